@@ -1,0 +1,81 @@
+# baremetal.tenancy — one-command setup and tests.
+#   make demo   the main job on an embedded default (Keystone + Ironic + sushy-tools on loopback)
+#   make test   everything CI runs: sanity, lint, docs lint, units, integration, molecule
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(abspath $(VENV))/bin
+export PATH := $(BIN):$(PATH)
+KUBE_VERSION ?= v1.36.3
+BMT_CACHE_DIR ?= $(HOME)/.cache/baremetal-tenancy
+KUBE_BIN := $(BMT_CACHE_DIR)/kube-$(KUBE_VERSION)/bin
+export KUBE_VERSION BMT_CACHE_DIR
+export BMT_KUBE_BIN := $(KUBE_BIN)
+# ansible-test needs the collection under ansible_collections/<namespace>/<name>.
+COLL_ROOT := $(abspath .tmp/collections)
+COLL := $(COLL_ROOT)/ansible_collections/baremetal/tenancy
+ANSIBLE_TEST := cd $(COLL) && $(BIN)/ansible-test
+PYTEST_ARGS ?=
+
+.PHONY: help setup system venv kube collection test sanity units unit lint docs-lint integration molecule demo bench lock clean
+
+help:
+	@grep -E '^#   make' Makefile | sed 's/^#   //'
+
+setup: system venv kube
+
+# Debian packages (shellcheck, genisoimage, postgresql), when missing.
+system:
+	scripts/install-system-packages.sh
+
+venv: $(VENV)/.installed
+$(VENV)/.installed: requirements-test.txt requirements.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -r requirements-test.txt
+	$(BIN)/python scripts/ansible_test_offline.py
+	touch $@
+
+# Re-resolve requirements-test.in into the fully pinned requirements-test.txt.
+lock:
+	$(BIN)/python -m pip freeze --exclude-editable | grep -v '^-e' > requirements-test.txt
+
+kube: $(KUBE_BIN)/.built-$(KUBE_VERSION)
+$(KUBE_BIN)/.built-$(KUBE_VERSION):
+	scripts/build-kube-binaries.sh $(KUBE_BIN)
+
+# A copy of the tracked (and new, unignored) files in an ansible_collections tree.
+collection: venv
+	rm -rf $(COLL) && mkdir -p $(COLL)
+	git ls-files -co --exclude-standard -z | tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -xf - -C $(COLL)
+	cd $(COLL) && git init -q && git add -A
+
+test: sanity lint docs-lint units integration molecule
+
+sanity: system collection
+	$(ANSIBLE_TEST) sanity --venv --python 3.11 --color no
+
+units unit: collection
+	$(ANSIBLE_TEST) units --venv --python 3.11 --color no
+
+lint: collection
+	cd $(COLL) && NO_COLOR=1 ANSIBLE_COLLECTIONS_PATH=$(COLL_ROOT) $(BIN)/ansible-lint --offline --profile production
+
+docs-lint: collection
+	cd $(COLL) && ANSIBLE_COLLECTIONS_PATH=$(COLL_ROOT) $(BIN)/antsibull-docs lint-collection-docs --plugin-docs --skip-rstcheck .
+
+integration: system venv kube
+	$(BIN)/python -m pytest tests/integration -p no:cacheprovider -q -rA $(PYTEST_ARGS)
+
+molecule: venv kube
+	@if ls -d extensions/molecule/*/ >/dev/null 2>&1; then scripts/molecule-all.sh; else echo "no molecule scenarios yet"; fi
+
+demo: system venv
+	$(BIN)/python scripts/demo.py
+
+bench: venv kube
+	for b in bench/*.py; do $(BIN)/python $$b; done
+
+clean:
+	rm -rf .tmp tests/output

@@ -1,0 +1,26 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.tenancy contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+
+class ModuleDocFragment(object):
+
+    DOCUMENTATION = r"""
+options:
+  backend:
+    description:
+      - The control plane that holds the hosts.
+      - V(metal3) works on C(HostClaim) and C(BareMetalHost) objects through the Kubernetes API.
+      - V(ironic) works on Ironic nodes and allocations through openstacksdk.
+    type: str
+    choices: [metal3, ironic]
+    default: metal3
+requirements:
+  - kubernetes >= 28.1.0 (backend V(metal3))
+  - openstacksdk >= 4.0.0 (backend V(ironic))
+"""

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Install the Debian packages the tests and the demo need, when missing.
+# shellcheck: ansible-test sanity; genisoimage: Ironic config drives;
+# postgresql: the Ironic database for concurrency tests.
+set -euo pipefail
+PACKAGES=(shellcheck genisoimage postgresql)
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && { echo "system packages: present"; exit 0; }
+if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+echo "installing system packages: ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
