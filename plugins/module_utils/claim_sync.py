@@ -1,0 +1,824 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.tenancy contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+"""What crosses between a HostClaim and its BareMetalHost, pure.
+
+Downward (claim -> BMH): ``online``, ``image``, the user/network/meta data
+Secret references (pointing at the binder's COPIES in the BMH namespace) and
+reserved ``host.metal3.io`` annotations, mapped as follows:
+
+* ``host.metal3.io/reboot`` -> ``reboot.metal3.io`` (one-shot reboot; the
+  baremetal-operator removes it once done, and the binder removes the claim
+  annotation once passed down, see ``one_shot_cleanup_patch``).
+* ``host.metal3.io/reboot.<suffix>`` -> ``reboot.metal3.io/hostclaim-<suffix>``
+  (power off and hold until the tenant removes the claim annotation).  The
+  ``hostclaim-`` prefix keeps tenants away from the administrator's own holds.
+  Passed keys are tracked on the BMH in ``hostclaim.metal3.io/passed-annotations``.
+* ``host.metal3.io/inspect`` -> ``inspect.metal3.io`` (one-shot re-inspection;
+  only the empty value: ``disabled`` and ``inspect.metal3.io/hardwaredetails``
+  are the administrator's).
+* Reboot values must be empty or JSON ``{"mode": "hard"|"soft", "force": bool}``.
+  Any other ``host.metal3.io`` key or value is ignored (and reported by
+  ``passed_annotations``).  Nothing else crosses downward.
+
+Upward (BMH -> claim): ``status`` (addresses, bootMACAddress, nics,
+conditions; never ``errorMessage``, which can quote the BMC) and metadata:
+
+* labels are imported unless their domain is reserved (``metal3.io``,
+  ``x-k8s.io``, ``kubernetes.io``, ``k8s.io``, ``openshift.io`` and their
+  subdomains, except ``topology.kubernetes.io``): those carry operator state
+  and the previous consumer's data (``node-reuse`` names another tenant's
+  namespace);
+* annotations are imported ONLY from an allow-list of domains (default
+  ``export.hostclaim.metal3.io``): the administrator opts in per annotation;
+* any key or value that looks sensitive (``bmc``, ``credential``,
+  ``password``, ``secret``, ``token``, ``ipmi``, ``redfish``, ``idrac``,
+  ``ilo<n>``, a URL whose scheme is not http/https or that has user info) is
+  never imported, whatever its domain.
+
+Imported keys are tracked on the claim in ``hostclaim.metal3.io/imported-labels``
+and ``hostclaim.metal3.io/imported-annotations`` (JSON lists) and removed when
+they vanish from the BMH.  The binding label ``hostclaim.metal3.io/host`` is
+only an indication: ``consumerRef`` on the BMH is the authority.
+
+Patches are JSON merge patches (plain dicts, ``None`` deletes).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+import hashlib
+import json
+
+from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import Conflict, InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.selectors import (
+    dns1123_label_problem,
+    dns1123_subdomain_problem,
+    label_key_problem,
+    label_value_problem,
+    validate_selector,
+)
+
+API_VERSION = 'metal3.io/v1alpha1'
+CLAIM_KIND = 'HostClaim'
+BINDING_DOMAIN = 'hostclaim.metal3.io'
+BINDING_LABEL = BINDING_DOMAIN + '/host'
+IMPORTED_LABELS = BINDING_DOMAIN + '/imported-labels'
+IMPORTED_ANNOTATIONS = BINDING_DOMAIN + '/imported-annotations'
+PASSED_ANNOTATIONS = BINDING_DOMAIN + '/passed-annotations'
+NODE_REUSE_LABEL = 'infrastructure.cluster.x-k8s.io/node-reuse'
+PAUSED_ANNOTATION = 'baremetalhost.metal3.io/paused'
+
+RESERVED_DOMAIN = 'host.metal3.io'
+CLAIM_REBOOT = RESERVED_DOMAIN + '/reboot'
+CLAIM_INSPECT = RESERVED_DOMAIN + '/inspect'
+HOST_REBOOT = 'reboot.metal3.io'
+HOST_INSPECT = 'inspect.metal3.io'
+HOLD_PREFIX = 'hostclaim-'
+ONE_SHOT = {CLAIM_REBOOT: HOST_REBOOT, CLAIM_INSPECT: HOST_INSPECT}
+
+CHECKSUM_TYPES = ('md5', 'sha256', 'sha512', 'auto')
+CHECKSUM_LENGTHS = {'md5': 32, 'sha256': 64, 'sha512': 128}
+IMAGE_FORMATS = ('raw', 'qcow2', 'vdi', 'vmdk', 'live-iso')
+IMAGE_FIELDS = ('url', 'checksum', 'checksumType', 'format')
+URL_SCHEMES = ('http', 'https')
+DATA_FIELDS = ('userData', 'networkData', 'metaData')
+SPEC_FIELDS = ('online', 'kind', 'hostSelector', 'image', 'nodeReuse', 'credentials') + DATA_FIELDS
+CLAIM_KINDS = ('baremetal',)
+
+DENIED_LABEL_DOMAINS = ('metal3.io', 'x-k8s.io', 'kubernetes.io', 'k8s.io', 'openshift.io')
+ALLOWED_LABEL_DOMAINS = ('topology.kubernetes.io',)
+EXPORT_ANNOTATION_DOMAINS = ('export.hostclaim.metal3.io',)
+MAX_IMPORTED_VALUE = 4096
+SENSITIVE_WORDS = ('bmc', 'credential', 'password', 'passwd', 'secret', 'token', 'ipmi', 'redfish',
+                   'idrac', 'irmc', 'kubeconfig', 'last-applied-configuration', 'private-key', 'privatekey')
+SENSITIVE_TOKENS = ('drac', 'cimc', 'xcc', 'ilo')
+
+HOST_STATES = ('', 'unmanaged', 'registering', 'match profile', 'preparing', 'ready', 'available',
+               'provisioning', 'provisioned', 'externally provisioned', 'deprovisioning', 'inspecting',
+               'deleting', 'powering off before delete', 'detached', 'servicing')
+HOST_ERROR_TYPES = ('provisioned registration error', 'registration error', 'inspection error',
+                    'preparation error', 'provisioning error', 'power management error', 'detach error',
+                    'servicing error')
+
+
+# ---------------------------------------------------------------- helpers
+
+def get_path(obj, *path):
+    """``obj[path[0]][path[1]]...`` or ``None`` when any step is missing or not a dict."""
+    for key in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(key)
+    return obj
+
+
+def object_name(obj, kind):
+    """``Kind namespace/name`` for messages."""
+    meta = (obj or {}).get('metadata') or {}
+    if meta.get('namespace'):
+        return '%s %s/%s' % (kind, meta.get('namespace'), meta.get('name'))
+    return '%s %s' % (kind, meta.get('name'))
+
+
+def _same(left, right):
+    return json.dumps(left, sort_keys=True) == json.dumps(right, sort_keys=True)
+
+
+_NOTHING = object()
+
+
+def apply_merge_patch(target, patch):
+    """Return ``target`` with the JSON merge patch (RFC 7386) applied; inputs are not changed."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    result = copy.deepcopy(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = apply_merge_patch(result.get(key), value)
+    return result
+
+
+def _minimal_member(current, key, value):
+    """The part of ``{key: value}`` that changes ``current``, or ``_NOTHING``."""
+    if value is None:
+        return None if key in current else _NOTHING
+    if not isinstance(value, dict):
+        return value if key not in current or not _same(current[key], value) else _NOTHING
+    base = current.get(key)
+    sub = minimal_patch(base if isinstance(base, dict) else {}, value)
+    if sub or (key in current and not isinstance(base, dict)):
+        return sub
+    return _NOTHING
+
+
+def minimal_patch(current, patch):
+    """Drop the parts of a merge patch that would not change ``current``.
+
+    Equivalent to ``patch`` for Kubernetes, which does not distinguish an
+    empty map from an absent one.
+    """
+    current = current if isinstance(current, dict) else {}
+    result = {}
+    for key, value in patch.items():
+        member = _minimal_member(current, key, value)
+        if member is not _NOTHING:
+            result[key] = member
+    return result
+
+
+def with_precondition(patch, obj):
+    """Add ``metadata.resourceVersion`` of ``obj`` to a non-empty patch (the API server then answers 409 on a race)."""
+    version = get_path(obj, 'metadata', 'resourceVersion')
+    if not patch or not version:
+        return patch
+    result = copy.deepcopy(patch)
+    result.setdefault('metadata', {})['resourceVersion'] = version
+    return result
+
+
+def _short_hash(text, length):
+    return hashlib.sha256(text.encode('utf-8')).hexdigest()[:length]
+
+
+# ------------------------------------------------------------ consumerRef
+
+def claim_identity(claim):
+    """``(namespace, name, uid)`` of a claim dict."""
+    meta = (claim or {}).get('metadata') or {}
+    return meta.get('namespace'), meta.get('name'), meta.get('uid')
+
+
+def consumer_ref_for(claim):
+    """The BMH ``spec.consumerRef`` naming ``claim`` (uid included when known)."""
+    namespace, name, uid = claim_identity(claim)
+    ref = {'apiVersion': API_VERSION, 'kind': CLAIM_KIND, 'namespace': namespace, 'name': name}
+    if uid:
+        ref['uid'] = uid
+    return ref
+
+
+def claim_ref_matches(host, claim):
+    """True if the BMH ``consumerRef`` points at this claim (uid compared when both have one)."""
+    ref = get_path(host, 'spec', 'consumerRef')
+    if not isinstance(ref, dict) or not ref:
+        return False
+    namespace, name, uid = claim_identity(claim)
+    if (ref.get('apiVersion'), ref.get('kind')) != (API_VERSION, CLAIM_KIND):
+        return False
+    if (ref.get('namespace'), ref.get('name')) != (namespace, name) or not name:
+        return False
+    return not (ref.get('uid') and uid and ref.get('uid') != uid)
+
+
+def _require_bound(host, claim):
+    if not claim_ref_matches(host, claim):
+        raise Conflict(object_name(host, 'BareMetalHost'),
+                       'consumerRef does not point at %s' % object_name(claim, 'HostClaim'))
+
+
+# ------------------------------------------------------- claim validation
+
+def _invalid(owner, where, cause):
+    raise InvalidInput(owner, 'spec.%s: %s' % (where, cause))
+
+
+def _validate_url(owner, where, url):
+    if not isinstance(url, str) or not url:
+        _invalid(owner, where, 'must be a non-empty string')
+    if any(char.isspace() for char in url):
+        _invalid(owner, where, 'must not contain white space')
+    scheme, sep, rest = url.partition('://')
+    if not sep or scheme.lower() not in URL_SCHEMES or not rest.split('/')[0]:
+        _invalid(owner, where, 'must be an http:// or https:// URL with a host, got %r' % url)
+    if '@' in rest.split('/')[0]:
+        _invalid(owner, where, 'must not carry user information')
+
+
+def _validate_choice(owner, where, value, choices):
+    if value is not None and value not in choices:
+        _invalid(owner, where, '%r is not one of %s' % (value, ', '.join(choices)))
+
+
+def _validate_checksum(owner, checksum, checksum_type):
+    if checksum is None:
+        return
+    if not isinstance(checksum, str) or not checksum or any(char.isspace() for char in checksum):
+        _invalid(owner, 'image.checksum', 'must be a non-empty string without white space')
+    if '://' in checksum:
+        _validate_url(owner, 'image.checksum', checksum)
+        return
+    expected = CHECKSUM_LENGTHS.get(checksum_type)
+    is_hex = all(char in '0123456789abcdefABCDEF' for char in checksum)
+    if expected and is_hex and len(checksum) != expected:
+        _invalid(owner, 'image.checksum', 'a %s checksum has %d hex digits, got %d' % (checksum_type, expected, len(checksum)))
+
+
+def _validate_image(owner, image):
+    if image is None:
+        return None
+    if not isinstance(image, dict):
+        _invalid(owner, 'image', 'must be a mapping with url, checksum, checksumType and format')
+    unknown = sorted(set(image) - set(IMAGE_FIELDS), key=str)
+    if unknown:
+        _invalid(owner, 'image', 'unknown field(s) %s' % ', '.join(repr(k) for k in unknown))
+    result = dict((field, image.get(field)) for field in IMAGE_FIELDS)
+    _validate_url(owner, 'image.url', result['url'])
+    _validate_choice(owner, 'image.checksumType', result['checksumType'], CHECKSUM_TYPES)
+    _validate_choice(owner, 'image.format', result['format'], IMAGE_FORMATS)
+    _validate_checksum(owner, result['checksum'], result['checksumType'])
+    if result['checksum'] is None and result['format'] != 'live-iso':
+        _invalid(owner, 'image', 'a checksum is required unless format is live-iso')
+    return result
+
+
+def _secret_name(owner, field, value):
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        unknown = sorted(set(value) - set(['name']), key=str)
+        if unknown:
+            _invalid(owner, field, 'only "name" is allowed (the Secret must be in the claim namespace), got %s'
+                     % ', '.join(repr(k) for k in unknown))
+        value = value.get('name')
+    problem = dns1123_subdomain_problem(value)
+    if problem:
+        _invalid(owner, field, 'Secret name %r %s' % (value, problem))
+    return value
+
+
+def _validate_node_reuse(owner, value, namespace):
+    if value is None:
+        return None
+    problem = dns1123_label_problem(value)
+    if problem:
+        _invalid(owner, 'nodeReuse', '%r %s' % (value, problem))
+    if namespace is not None and node_reuse_value(namespace, value) is None:
+        _invalid(owner, 'nodeReuse', '"%s.%s" must be a valid label value of at most 63 characters' % (namespace, value))
+    return value
+
+
+def _validate_scalars(owner, spec):
+    online = spec.get('online', False)
+    if online is None:
+        online = False
+    if not isinstance(online, bool):
+        _invalid(owner, 'online', 'must be true or false, got %r' % (online,))
+    kind = spec.get('kind') or 'baremetal'
+    if kind not in CLAIM_KINDS:
+        _invalid(owner, 'kind', '%r is not supported (expected %s)' % (kind, ', '.join(CLAIM_KINDS)))
+    return online, kind
+
+
+def validate_claim_spec(spec, name, namespace=None):
+    """Return the normalised HostClaim spec, or raise ``InvalidInput`` naming the claim and the field.
+
+    ``name`` names the claim in errors; with ``namespace`` the node-reuse label value is checked too.
+    Every field is present in the result (``None`` when unset); Secret names are plain strings.
+    """
+    owner = 'HostClaim %s' % (name if namespace is None else '%s/%s' % (namespace, name))
+    spec = {} if spec is None else spec
+    if not isinstance(spec, dict):
+        raise InvalidInput(owner, 'spec must be a mapping')
+    unknown = sorted(set(spec) - set(SPEC_FIELDS), key=str)
+    if unknown:
+        raise InvalidInput(owner, 'spec has unknown field(s) %s' % ', '.join(repr(k) for k in unknown))
+    online, kind = _validate_scalars(owner, spec)
+    result = {
+        'online': online,
+        'kind': kind,
+        'hostSelector': validate_selector(spec.get('hostSelector'), owner, 'spec.hostSelector'),
+        'image': _validate_image(owner, spec.get('image')),
+        'nodeReuse': _validate_node_reuse(owner, spec.get('nodeReuse'), namespace),
+        'credentials': _secret_name(owner, 'credentials', spec.get('credentials')),
+    }
+    for field in DATA_FIELDS:
+        result[field] = _secret_name(owner, field, spec.get(field))
+    return result
+
+
+def validate_claim(claim):
+    """``validate_claim_spec`` for a whole HostClaim dict."""
+    namespace, name, dummy = claim_identity(claim)
+    return validate_claim_spec((claim or {}).get('spec'), name, namespace)
+
+
+def node_reuse_value(namespace, node_reuse):
+    """``<namespace>.<nodeReuse>``, or ``None`` if that is not a valid label value."""
+    if not namespace or not node_reuse:
+        return None
+    value = '%s.%s' % (namespace, node_reuse)
+    return None if label_value_problem(value) else value
+
+
+# -------------------------------------------------------------- downward
+
+def secret_copy_names(claim):
+    """Names of the binder's Secret copies in the BMH namespace, per data field the claim sets."""
+    namespace, name, uid = claim_identity(claim)
+    token = uid if uid and not dns1123_label_problem(uid) else _short_hash('%s/%s/%s' % (namespace, name, uid), 32)
+    spec = validate_claim(claim)
+    return dict((field, 'hostclaim-%s-%s' % (token, field.lower()))
+                for field in DATA_FIELDS if spec[field])
+
+
+def _valid_reboot_value(value):
+    if value == '':
+        return True
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return False
+    if not isinstance(parsed, dict) or set(parsed) - set(['mode', 'force']):
+        return False
+    if 'mode' in parsed and parsed['mode'] not in ('hard', 'soft'):
+        return False
+    return 'force' not in parsed or isinstance(parsed['force'], bool)
+
+
+def _host_key_for(key, value):
+    """The BMH annotation for a reserved claim annotation, or ``None`` if it does not cross."""
+    if not isinstance(value, str):
+        return None
+    if key == CLAIM_INSPECT:
+        return HOST_INSPECT if value == '' else None
+    if key == CLAIM_REBOOT:
+        return HOST_REBOOT if _valid_reboot_value(value) else None
+    suffix = key[len(CLAIM_REBOOT) + 1:] if key.startswith(CLAIM_REBOOT + '.') else ''
+    host_key = '%s/%s%s' % (HOST_REBOOT, HOLD_PREFIX, suffix)
+    if suffix and not label_key_problem(host_key) and _valid_reboot_value(value):
+        return host_key
+    return None
+
+
+def passed_annotations(claim_annotations):
+    """Map the claim's ``host.metal3.io`` annotations to BMH annotations.
+
+    Returns ``(mapping, ignored)``: ``mapping`` is ``{bmh key: value}``, ``ignored``
+    lists the reserved claim keys that do not cross (unknown key or invalid value).
+    """
+    mapping, ignored = {}, []
+    for key in sorted(claim_annotations or {}):
+        if not key.startswith(RESERVED_DOMAIN + '/'):
+            continue
+        host_key = _host_key_for(key, claim_annotations[key])
+        if host_key is None:
+            ignored.append(key)
+        else:
+            mapping[host_key] = claim_annotations[key]
+    return mapping, ignored
+
+
+def is_hold_key(key):
+    """True for the reboot hold annotations the binder passes down (and removes on release)."""
+    return isinstance(key, str) and key.startswith('%s/%s' % (HOST_REBOOT, HOLD_PREFIX))
+
+
+def tracked_keys(annotations, tracking_key):
+    """The JSON list stored in ``annotations[tracking_key]`` (``[]`` when absent or malformed)."""
+    raw = (annotations or {}).get(tracking_key)
+    try:
+        keys = json.loads(raw) if isinstance(raw, str) else []
+    except ValueError:
+        return []
+    if not isinstance(keys, list):
+        return []
+    return [key for key in keys if isinstance(key, str)]
+
+
+def _tracking_value(keys):
+    return json.dumps(sorted(keys), separators=(',', ':')) if keys else None
+
+
+def _annotation_patch(host, claim_annotations):
+    current = get_path(host, 'metadata', 'annotations') or {}
+    mapping, dummy = passed_annotations(claim_annotations)
+    holds = [key for key in mapping if is_hold_key(key)]
+    patch = dict(mapping)
+    for key in tracked_keys(current, PASSED_ANNOTATIONS):
+        if is_hold_key(key) and key not in mapping:
+            patch[key] = None
+    patch[PASSED_ANNOTATIONS] = _tracking_value(holds)
+    return patch
+
+
+def _secret_ref(field, spec, copy_names, host_namespace, owner):
+    if not spec[field]:
+        return None
+    copy_name = (copy_names or {}).get(field)
+    problem = dns1123_subdomain_problem(copy_name)
+    if problem:
+        raise InvalidInput(owner, 'no valid name for the copy of %s Secret %r: %s' % (field, spec[field], problem))
+    return {'name': copy_name, 'namespace': host_namespace}
+
+
+def downward_patch(claim, host, secret_copy_names_by_field):
+    """The minimal BMH merge patch that applies the claim (with resourceVersion precondition); ``{}`` if none.
+
+    ``secret_copy_names_by_field`` maps ``userData``/``networkData``/``metaData``
+    to the names of the copies in the BMH namespace.  Raises ``Conflict`` if
+    the BMH is not bound to the claim, ``InvalidInput`` for an invalid claim.
+    """
+    _require_bound(host, claim)
+    spec = validate_claim(claim)
+    owner = object_name(claim, 'HostClaim')
+    host_namespace = get_path(host, 'metadata', 'namespace')
+    host_spec = {'online': spec['online'], 'image': spec['image']}
+    for field in DATA_FIELDS:
+        host_spec[field] = _secret_ref(field, spec, secret_copy_names_by_field, host_namespace, owner)
+    annotations = _annotation_patch(host, get_path(claim, 'metadata', 'annotations'))
+    patch = minimal_patch(host, {'spec': host_spec, 'metadata': {'annotations': annotations}})
+    return with_precondition(patch, host)
+
+
+def one_shot_cleanup_patch(claim):
+    """Claim merge patch removing one-shot annotations (reboot, inspect) once they were passed down."""
+    annotations = get_path(claim, 'metadata', 'annotations') or {}
+    mapping, dummy = passed_annotations(annotations)
+    removed = dict((key, None) for key, host_key in ONE_SHOT.items()
+                   if key in annotations and host_key in mapping)
+    return {'metadata': {'annotations': removed}} if removed else {}
+
+
+# ------------------------------------------------------------ upward: status
+
+def _condition(ctype, status, reason, message, existing, now):
+    previous = [c for c in existing if isinstance(c, dict) and c.get('type') == ctype]
+    since = now
+    if previous and previous[0].get('status') == status and previous[0].get('lastTransitionTime'):
+        since = previous[0]['lastTransitionTime']
+    return {'type': ctype, 'status': status, 'reason': reason, 'message': message, 'lastTransitionTime': since}
+
+
+def _addresses(host):
+    addresses = []
+    for nic in get_path(host, 'status', 'hardware', 'nics') or []:
+        if isinstance(nic, dict) and nic.get('ip'):
+            addresses.append({'type': 'InternalIP', 'address': nic['ip']})
+    hostname = get_path(host, 'status', 'hardware', 'hostname')
+    if hostname:
+        addresses.append({'type': 'Hostname', 'address': hostname})
+        addresses.append({'type': 'InternalDNS', 'address': hostname})
+    unique = []
+    for address in addresses:
+        if address not in unique:
+            unique.append(address)
+    return unique
+
+
+def _nics(host):
+    nics = []
+    for nic in get_path(host, 'status', 'hardware', 'nics') or []:
+        if not isinstance(nic, dict):
+            continue
+        entry = {'name': nic.get('name'), 'MAC': nic.get('mac'), 'ip': nic.get('ip') or None}
+        nics.append(dict((k, v) for k, v in entry.items() if v))
+    return nics
+
+
+def _desired_online(host, claim):
+    if claim is not None:
+        online = get_path(claim, 'spec', 'online')
+    else:
+        online = get_path(host, 'spec', 'online')
+    return online is True
+
+
+def _power_word(on):
+    return 'on' if on else 'off'
+
+
+def _provisioned_ready(host, online):
+    powered = get_path(host, 'status', 'poweredOn') is True
+    if powered == online:
+        return 'True', 'Provisioned', 'the host is provisioned and powered %s' % _power_word(online)
+    return 'False', 'PowerChanging', 'waiting for the host to power %s' % _power_word(online)
+
+
+def _ready(host, online):
+    """``(status, reason, message)`` of the Ready condition; never quotes errorMessage."""
+    state = get_path(host, 'status', 'provisioning', 'state')
+    error_type = get_path(host, 'status', 'errorType')
+    if get_path(host, 'metadata', 'deletionTimestamp'):
+        return 'False', 'HostDeleting', 'the host is being deleted'
+    if PAUSED_ANNOTATION in (get_path(host, 'metadata', 'annotations') or {}):
+        return 'False', 'HostPaused', 'the host is paused by its administrator'
+    if error_type or get_path(host, 'status', 'errorMessage'):
+        kind = error_type if error_type in HOST_ERROR_TYPES else 'error'
+        return 'False', 'HostError', 'the host reports a %s; ask the infrastructure administrator' % kind
+    if state == 'provisioned':
+        return _provisioned_ready(host, online)
+    if state == 'provisioning':
+        return 'False', 'Provisioning', 'the image is being written'
+    if state == 'deprovisioning':
+        return 'False', 'Deprovisioning', 'the host is being cleaned'
+    if state in ('available', 'ready'):
+        return 'False', 'NotProvisioned', 'no image is provisioned; set spec.image'
+    shown = state if state in HOST_STATES and state else 'unknown'
+    return 'False', 'HostNotReady', 'the host is in state %r' % shown
+
+
+def _finish_status(status, existing_status, now):
+    previous = dict(existing_status or {})
+    previous_updated = previous.pop('lastUpdated', None)
+    status['lastUpdated'] = previous_updated if previous_updated and _same(previous, status) else now
+    return status
+
+
+def upward_status(host, existing_status, now, claim=None):
+    """The claim status for its bound BMH (``host``), or an unbound status when ``host`` is ``None``.
+
+    ``now`` is an RFC 3339 string.  ``lastUpdated`` and each
+    ``lastTransitionTime`` only move when something changed.  Desired power is
+    the claim's ``spec.online`` when ``claim`` is given, else the BMH's.
+    With ``claim``, raises ``Conflict`` unless the BMH ``consumerRef`` points
+    at it (pass the claim: a tenant can forge the binding label).
+    """
+    if host is None:
+        return pending_status(existing_status, 'NotBound', 'the claim is not bound to a host', now)
+    if claim is not None:
+        _require_bound(host, claim)
+    existing = (existing_status or {}).get('conditions') or []
+    name = get_path(host, 'metadata', 'name')
+    ready = _ready(host, _desired_online(host, claim))
+    status = {
+        'addresses': _addresses(host),
+        'nics': _nics(host),
+        'conditions': [
+            _condition('AssociateBMH', 'True', 'Associated', 'bound to host %s' % name, existing, now),
+            _condition('Ready', ready[0], ready[1], ready[2], existing, now),
+        ],
+    }
+    boot_mac = get_path(host, 'spec', 'bootMACAddress')
+    if boot_mac:
+        status['bootMACAddress'] = boot_mac
+    return _finish_status(status, existing_status, now)
+
+
+def pending_status(existing_status, reason, message, now):
+    """Status of an unbound claim: no host data, AssociateBMH and Ready False with ``reason``/``message``."""
+    existing = (existing_status or {}).get('conditions') or []
+    status = {
+        'addresses': [],
+        'nics': [],
+        'conditions': [
+            _condition('AssociateBMH', 'False', reason, message, existing, now),
+            _condition('Ready', 'False', 'NotBound', 'the claim is not bound to a host', existing, now),
+        ],
+    }
+    return _finish_status(status, existing_status, now)
+
+
+# -------------------------------------------------------- upward: metadata
+
+def _key_domain(key):
+    prefix, sep, dummy = key.rpartition('/')
+    return prefix if sep else ''
+
+
+def _in_domains(prefix, domains):
+    return any(prefix == domain or prefix.endswith('.' + domain) for domain in domains)
+
+
+def _url_problem(text):
+    start = text.find('://')
+    while start != -1:
+        begin = start
+        while begin > 0 and (text[begin - 1].isalnum() or text[begin - 1] in '+.-'):
+            begin -= 1
+        scheme = text[begin:start].lower()
+        authority = text[start + 3:].split('/')[0]
+        if scheme not in URL_SCHEMES or '@' in authority:
+            return True
+        start = text.find('://', start + 3)
+    return False
+
+
+def looks_sensitive(text):
+    """True if ``text`` may carry BMC data or a credential (deny-list, case-insensitive)."""
+    if not isinstance(text, str):
+        return False
+    lower = text.lower()
+    if any(word in lower for word in SENSITIVE_WORDS):
+        return True
+    tokens = ''.join(char if char.isalnum() else ' ' for char in lower).split()
+    for token in tokens:
+        if token in SENSITIVE_TOKENS or (token.startswith('ilo') and token[3:].isdigit()):
+            return True
+    return _url_problem(text)
+
+
+def _bmc_host_part(address):
+    rest = address.split('://', 1)[-1]
+    authority = rest.split('/', 1)[0].rpartition('@')[2]
+    if authority.startswith('['):
+        return authority[1:].split(']', 1)[0]
+    return authority.split(':', 1)[0] if authority.count(':') == 1 else authority
+
+
+def bmc_values_of(host):
+    """The BMC address, its host part and the credentials Secret name of a BMH dict (for ``import_metadata``)."""
+    bmc = get_path(host, 'spec', 'bmc') or {}
+    values = []
+    address = bmc.get('address')
+    if isinstance(address, str) and address:
+        values.extend([address, _bmc_host_part(address)])
+    if isinstance(bmc.get('credentialsName'), str):
+        values.append(bmc['credentialsName'])
+    return [value for value in values if value]
+
+
+def _mentions(text, bmc_values):
+    lower = text.lower()
+    return any(value.lower() in lower for value in bmc_values or ())
+
+
+def label_importable(key, value='', bmc_values=()):
+    """True if a BMH label may be copied to the claim."""
+    if not isinstance(key, str) or label_key_problem(key) or label_value_problem(value):
+        return False
+    domain = _key_domain(key)
+    if _in_domains(domain, DENIED_LABEL_DOMAINS) and not _in_domains(domain, ALLOWED_LABEL_DOMAINS):
+        return False
+    if _mentions(key, bmc_values) or _mentions(value, bmc_values):
+        return False
+    return not looks_sensitive(key) and not looks_sensitive(value)
+
+
+def annotation_importable(key, value='', domains=EXPORT_ANNOTATION_DOMAINS, bmc_values=()):
+    """True if a BMH annotation may be copied to the claim (allow-listed domains only)."""
+    if not isinstance(key, str) or label_key_problem(key) or _key_domain(key) not in domains:
+        return False
+    if not isinstance(value, str) or len(value) > MAX_IMPORTED_VALUE:
+        return False
+    if _mentions(key, bmc_values) or _mentions(value, bmc_values):
+        return False
+    return not looks_sensitive(key) and not looks_sensitive(value)
+
+
+def _protected(key):
+    """Keys the import never removes, whatever the (tenant-editable) tracking annotation says."""
+    return _key_domain(key) in (BINDING_DOMAIN, RESERVED_DOMAIN)
+
+
+def _import_one(current, source, tracked, importable):
+    wanted = dict((k, v) for k, v in sorted(source.items()) if importable(k, v))
+    to_set = dict((k, v) for k, v in wanted.items() if current.get(k) != v)
+    stale = [k for k in tracked if k not in wanted and k in current and not _protected(k)]
+    return wanted, to_set, sorted(set(stale))
+
+
+def _section(current, source, tracking_key, tracking_holder, importable):
+    tracked = tracked_keys(tracking_holder, tracking_key)
+    wanted, to_set, stale = _import_one(current, source, tracked, importable)
+    return {'set': to_set, 'remove': stale, 'keys': sorted(wanted)}
+
+
+def _tracking_patch(annotations, key, keys):
+    value = _tracking_value(keys)
+    if value == (annotations or {}).get(key) or (value is None and key not in (annotations or {})):
+        return {}
+    return {key: value}
+
+
+def _section_patch(section):
+    patch = dict(section['set'])
+    patch.update((key, None) for key in section['remove'])
+    return patch
+
+
+def import_metadata(claim_meta, host_meta, annotation_domains=EXPORT_ANNOTATION_DOMAINS, bmc_values=()):
+    """Labels and annotations to import from the BMH metadata onto the claim.
+
+    ``host_meta`` ``None`` (unbound) removes every tracked import.  Nothing
+    containing one of ``bmc_values`` (pass ``bmc_values_of(host)``) is
+    imported, on top of the deny rules of this module.  Returns
+    ``{'labels': {'set', 'remove'}, 'annotations': {'set', 'remove'}, 'patch'}``
+    where ``annotations`` includes the two tracking annotations and ``patch``
+    is the claim merge patch (``{}`` when nothing changes).
+    """
+    claim_meta, host_meta = claim_meta or {}, host_meta or {}
+    claim_labels = claim_meta.get('labels') or {}
+    claim_annotations = claim_meta.get('annotations') or {}
+    bmc_values = [value for value in bmc_values or () if isinstance(value, str) and value]
+    labels = _section(claim_labels, host_meta.get('labels') or {}, IMPORTED_LABELS, claim_annotations,
+                      lambda k, v: label_importable(k, v, bmc_values))
+    annotations = _section(claim_annotations, host_meta.get('annotations') or {}, IMPORTED_ANNOTATIONS,
+                           claim_annotations, lambda k, v: annotation_importable(k, v, annotation_domains, bmc_values))
+    label_patch = _section_patch(labels)
+    annotation_patch = _section_patch(annotations)
+    annotation_patch.update(_tracking_patch(claim_annotations, IMPORTED_LABELS, labels['keys']))
+    annotation_patch.update(_tracking_patch(claim_annotations, IMPORTED_ANNOTATIONS, annotations['keys']))
+    metadata = {}
+    if label_patch:
+        metadata['labels'] = label_patch
+    if annotation_patch:
+        metadata['annotations'] = annotation_patch
+    return {
+        'labels': {'set': labels['set'], 'remove': labels['remove']},
+        'annotations': {'set': dict((k, v) for k, v in annotation_patch.items() if v is not None),
+                        'remove': sorted(k for k, v in annotation_patch.items() if v is None)},
+        'patch': {'metadata': metadata} if metadata else {},
+    }
+
+
+# ------------------------------------------------------------ binding label
+
+def binding_label_value(host_name):
+    """The binding label value for a BMH name (a hash when the name is not a valid label value)."""
+    if not label_value_problem(host_name) and host_name:
+        return host_name
+    return 'sha256-' + _short_hash(str(host_name), 56)
+
+
+def binding_label_fix(claim, bound_host_name):
+    """Claim merge patch making the binding label agree with ``consumerRef`` (``{}`` if it already does).
+
+    ``bound_host_name`` is the name of the BMH whose ``consumerRef`` points at
+    the claim, or ``None``: then any binding label is erased.
+    """
+    labels = get_path(claim, 'metadata', 'labels') or {}
+    wanted = None if bound_host_name is None else binding_label_value(bound_host_name)
+    if labels.get(BINDING_LABEL) == wanted and (wanted is not None or BINDING_LABEL not in labels):
+        return {}
+    return {'metadata': {'labels': {BINDING_LABEL: wanted}}}
+
+
+# ------------------------------------------------------------ leak scanner
+
+def _hits(text, needles):
+    lower = text.lower()
+    return any(needle in lower for needle in needles)
+
+
+def _scan(obj, needles, path, found):
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            child = '%s.%s' % (path, key) if path else str(key)
+            if _hits(str(key), needles):
+                found.append(child + ' (key)')
+            _scan(value, needles, child, found)
+    elif isinstance(obj, (list, tuple)):
+        for index, value in enumerate(obj):
+            _scan(value, needles, '%s[%d]' % (path, index), found)
+    elif obj is not None and not isinstance(obj, bool) and _hits(str(obj), needles):
+        found.append(path or '.')
+
+
+def find_bmc_data(obj, bmc_values):
+    """Paths in ``obj`` (nested dicts/lists/strings) whose key or value contains any of ``bmc_values``.
+
+    Matching is case-insensitive on substrings; empty needles are ignored.
+    Returns ``[]`` when nothing leaks.
+    """
+    needles = [str(value).lower() for value in bmc_values or [] if value is not None and str(value)]
+    found = []
+    if needles:
+        _scan(obj, needles, '', found)
+    return found

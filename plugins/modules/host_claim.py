@@ -1,0 +1,300 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.tenancy contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: host_claim
+short_description: Claim a bare-metal host as a tenant, deploy it and power it
+version_added: 0.1.0
+description:
+  - Creates, updates or deletes a tenant's claim on a host of the pool, with the tenant's own credentials.
+  - With O(backend=metal3), the claim is a C(HostClaim) in the tenant's namespace; an administrator's binder
+    (M(baremetal.tenancy.host_bind)) associates it with a C(BareMetalHost) the tenant cannot see.
+  - With O(backend=ironic), the claim is an Ironic allocation owned by the tenant's project, named O(name) so that
+    reruns find it; Ironic picks a node the project owns or leases, and the module deploys O(image) on it with a
+    config drive built from O(user_data), O(network_data) and O(meta_data).
+  - The result describes the claim and the host's addresses and NICs; it never carries a BMC address or credential.
+author:
+  - baremetal.tenancy contributors
+extends_documentation_fragment:
+  - baremetal.tenancy.backend
+  - baremetal.tenancy.kubernetes_auth
+  - baremetal.tenancy.openstack_auth
+  - baremetal.tenancy.tls
+  - baremetal.tenancy.wait
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+options:
+  name:
+    description:
+      - Name of the claim (the C(HostClaim), or the Ironic allocation).
+    type: str
+    required: true
+  namespace:
+    description:
+      - The tenant's namespace that holds the C(HostClaim). Required with O(backend=metal3).
+    type: str
+  state:
+    description:
+      - V(present) creates or updates the claim; V(absent) deletes it (see M(baremetal.tenancy.host_release) to wait for the host's return).
+    type: str
+    choices: [present, absent]
+    default: present
+  online:
+    description:
+      - Whether the host should be powered on. Left unchanged when not given (a new claim starts powered off).
+    type: bool
+  host_selector:
+    description:
+      - Labels the host must carry (O(backend=metal3)). Same shape as a Kubernetes label selector.
+    type: dict
+    suboptions:
+      matchLabels:
+        description: Labels and values the host must carry.
+        type: dict
+      matchExpressions:
+        description: Expressions with C(key), C(operator) (V(In), V(NotIn), V(Exists), V(DoesNotExist)) and C(values).
+        type: list
+        elements: dict
+  resource_class:
+    description:
+      - Resource class of the node to claim (O(backend=ironic)). Required when creating an Ironic claim.
+    type: str
+  traits:
+    description:
+      - Traits the node must have (O(backend=ironic)).
+    type: list
+    elements: str
+  candidate_nodes:
+    description:
+      - Names or UUIDs of the nodes the allocation may pick from (O(backend=ironic)).
+    type: list
+    elements: str
+  image:
+    description:
+      - The image to write on the host. Without it the host is claimed but not deployed.
+    type: dict
+    suboptions:
+      url:
+        description: URL of the image.
+        type: str
+        required: true
+      checksum:
+        description: Checksum of the image, or URL of a checksum file. Required unless O(image.format=live-iso).
+        type: str
+      checksum_type:
+        description: Algorithm of O(image.checksum).
+        type: str
+        choices: [md5, sha256, sha512, auto]
+        default: auto
+      format:
+        description: Disk format of the image.
+        type: str
+        choices: [raw, qcow2, vdi, vmdk, live-iso]
+  user_data_secret:
+    description:
+      - Name of a Secret in O(namespace) that holds cloud-init user-data (O(backend=metal3)).
+    type: str
+  network_data_secret:
+    description:
+      - Name of a Secret in O(namespace) that holds network-data (O(backend=metal3)).
+    type: str
+  meta_data_secret:
+    description:
+      - Name of a Secret in O(namespace) that holds meta-data (O(backend=metal3)).
+    type: str
+  user_data:
+    description:
+      - Cloud-init user-data put in the config drive (O(backend=ironic)).
+      - Text starting with C(#cloud-config) must be a valid YAML mapping.
+    type: str
+  network_data:
+    description:
+      - Network-data (OpenStack C(network_data.json) shape) put in the config drive (O(backend=ironic)).
+    type: dict
+  meta_data:
+    description:
+      - Extra meta-data put in the config drive (O(backend=ironic)).
+    type: dict
+  node_reuse:
+    description:
+      - Name under which a released host is kept for this namespace, so that a later claim with the same name gets
+        the same host (O(backend=metal3)).
+    type: str
+  wait_for:
+    description:
+      - What O(wait=true) waits for. V(associated) waits until a host is bound, V(ready) until the host is
+        provisioned (deployed) and its power matches O(online).
+    type: str
+    choices: [associated, ready]
+    default: ready
+notes:
+  - Tenants need no access to C(BareMetalHosts), BMC Secrets or other tenants' namespaces or projects.
+"""
+
+EXAMPLES = r"""
+- name: Claim a large host in my namespace and wait until it is bound
+  baremetal.tenancy.host_claim:
+    name: worker-0
+    namespace: tenant-a
+    host_selector:
+      matchLabels:
+        infra-kind: large
+    online: false
+    wait: true
+    wait_for: associated
+
+- name: Deploy my image with my cloud-init and power it on
+  baremetal.tenancy.host_claim:
+    name: worker-0
+    namespace: tenant-a
+    image:
+      url: http://images.example.com/ubuntu-24.04.qcow2
+      checksum: http://images.example.com/ubuntu-24.04.qcow2.sha256sum
+      checksum_type: sha256
+      format: qcow2
+    user_data_secret: worker-0-user-data
+    online: true
+    wait: true
+
+- name: Claim and deploy an Ironic node with my project's credentials
+  baremetal.tenancy.host_claim:
+    backend: ironic
+    cloud: tenant-a
+    name: db-0
+    resource_class: baremetal-large
+    traits: [CUSTOM_NVME]
+    image:
+      url: http://images.example.com/debian-13.qcow2
+      checksum: 9f6c1a0f5e2b4c8d7a3e1f0b2c4d6e8f
+      checksum_type: md5
+    user_data: |
+      #cloud-config
+      ssh_authorized_keys: [ssh-ed25519 AAAA... me@example.com]
+    online: true
+    wait: true
+"""
+
+RETURN = r"""
+claim:
+  description: The claim after the change (in check mode, as it would be).
+  returned: when O(state=present)
+  type: dict
+  contains:
+    name:
+      description: Name of the claim.
+      type: str
+      sample: worker-0
+    namespace:
+      description: Namespace of the claim (O(backend=metal3)), or the project ID (O(backend=ironic)).
+      type: str
+      sample: tenant-a
+    backend:
+      description: The backend.
+      type: str
+      sample: metal3
+    host:
+      description: Name of the bound host, or null while none is bound.
+      type: str
+      sample: host-07
+    online:
+      description: The requested power state.
+      type: bool
+    powered_on:
+      description: Whether the host is powered on, when known.
+      type: bool
+    associated:
+      description: Whether a host is bound to the claim.
+      type: bool
+    ready:
+      description: Whether the host is provisioned and its power matches O(online).
+      type: bool
+    provisioning_state:
+      description: Provisioning state of the host as the tenant may see it (for example V(provisioned), V(active)).
+      type: str
+    image:
+      description: The image of the claim.
+      type: dict
+    addresses:
+      description: Addresses of the host, each with C(type) and C(address).
+      type: list
+      elements: dict
+    nics:
+      description: NICs of the host, each with C(name), C(MAC) and C(ip).
+      type: list
+      elements: dict
+    boot_mac_address:
+      description: MAC address the host boots from.
+      type: str
+    conditions:
+      description: Conditions of the claim (C(AssociateBMH), C(Ready)) with C(status), C(reason) and C(message).
+      type: list
+      elements: dict
+    labels:
+      description: Labels of the claim (O(backend=metal3)), including those imported from the host.
+      type: dict
+    traits:
+      description: Traits of the node (O(backend=ironic)).
+      type: list
+      elements: str
+"""
+
+from ansible_collections.baremetal.tenancy.plugins.module_utils.base import TenancyModule
+from ansible_collections.baremetal.tenancy.plugins.module_utils.auth import WAIT_SPEC
+from ansible_collections.baremetal.tenancy.plugins.module_utils import metal3_claims, ironic_claims
+
+
+class HostClaimModule(TenancyModule):
+    object_kind = "host claim"
+    argument_spec = dict(
+        name=dict(type="str", required=True),
+        namespace=dict(type="str"),
+        state=dict(type="str", choices=["present", "absent"], default="present"),
+        online=dict(type="bool"),
+        host_selector=dict(type="dict", options=dict(
+            matchLabels=dict(type="dict"),
+            matchExpressions=dict(type="list", elements="dict"),
+        )),
+        resource_class=dict(type="str"),
+        traits=dict(type="list", elements="str"),
+        candidate_nodes=dict(type="list", elements="str"),
+        image=dict(type="dict", options=dict(
+            url=dict(type="str", required=True),
+            checksum=dict(type="str"),
+            checksum_type=dict(type="str", choices=["md5", "sha256", "sha512", "auto"], default="auto"),
+            format=dict(type="str", choices=["raw", "qcow2", "vdi", "vmdk", "live-iso"]),
+        )),
+        user_data_secret=dict(type="str"),
+        network_data_secret=dict(type="str"),
+        meta_data_secret=dict(type="str"),
+        user_data=dict(type="str"),
+        network_data=dict(type="dict"),
+        meta_data=dict(type="dict"),
+        node_reuse=dict(type="str"),
+        wait_for=dict(type="str", choices=["associated", "ready"], default="ready"),
+        **WAIT_SPEC
+    )
+    module_kwargs = dict(
+        required_if=[("backend", "metal3", ("namespace",))],
+    )
+
+    def run(self):
+        backend = metal3_claims if self.backend == "metal3" else ironic_claims
+        backend.run_host_claim(self)
+
+
+def main():
+    HostClaimModule()()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,93 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.tenancy contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: host_claim_info
+short_description: List or read a tenant's host claims
+version_added: 0.1.0
+description:
+  - Lists the tenant's claims, or reads one, with the tenant's own credentials.
+  - With O(backend=metal3), the C(HostClaims) of the given namespaces; with O(backend=ironic), the allocations of the
+    caller's project and the nodes they hold.
+  - The result never carries a BMC address or credential.
+author:
+  - baremetal.tenancy contributors
+extends_documentation_fragment:
+  - baremetal.tenancy.backend
+  - baremetal.tenancy.kubernetes_auth
+  - baremetal.tenancy.openstack_auth
+  - baremetal.tenancy.tls
+attributes:
+  check_mode:
+    support: full
+    details: The module only reads.
+  diff_mode:
+    support: none
+options:
+  name:
+    description:
+      - Name of one claim to read. All claims when not given.
+    type: str
+  namespace:
+    description:
+      - Namespace of the claims (O(backend=metal3)). Required with O(backend=metal3) unless O(namespaces) is given.
+    type: str
+  namespaces:
+    description:
+      - Several namespaces to list (O(backend=metal3)).
+    type: list
+    elements: str
+"""
+
+EXAMPLES = r"""
+- name: List my claims
+  baremetal.tenancy.host_claim_info:
+    namespace: tenant-a
+  register: my_claims
+
+- name: Read one Ironic claim of my project
+  baremetal.tenancy.host_claim_info:
+    backend: ironic
+    cloud: tenant-a
+    name: db-0
+"""
+
+RETURN = r"""
+claims:
+  description: The claims found, in the shape of the C(claim) result of M(baremetal.tenancy.host_claim).
+  returned: always
+  type: list
+  elements: dict
+"""
+
+from ansible_collections.baremetal.tenancy.plugins.module_utils.base import TenancyModule
+from ansible_collections.baremetal.tenancy.plugins.module_utils import metal3_claims, ironic_claims
+
+
+class HostClaimInfoModule(TenancyModule):
+    object_kind = "host claims"
+    argument_spec = dict(
+        name=dict(type="str"),
+        namespace=dict(type="str"),
+        namespaces=dict(type="list", elements="str"),
+    )
+    module_kwargs = dict(mutually_exclusive=[("namespace", "namespaces")])
+
+    def run(self):
+        backend = metal3_claims if self.backend == "metal3" else ironic_claims
+        self.result["claims"] = backend.claim_info(self)
+
+
+def main():
+    HostClaimInfoModule()()
+
+
+if __name__ == "__main__":
+    main()

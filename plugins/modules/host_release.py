@@ -1,0 +1,110 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.tenancy contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: host_release
+short_description: Release a claimed host back to the pool
+version_added: 0.1.0
+description:
+  - A tenant releases its claim, or an administrator evicts one.
+  - With O(backend=metal3), the C(HostClaim) is deleted; the binder deprovisions the host, clears its C(consumerRef),
+    removes the Secret copies and, when the claim has a node-reuse name, labels the host for reuse, then lets the
+    claim go. With O(wait=true) the module returns when the claim is gone, that is when the host is back in the pool.
+  - With O(backend=ironic), the node is undeployed (it goes through cleaning back to C(available)) and the
+    allocation is removed.
+  - Releasing a claim that does not exist changes nothing.
+author:
+  - baremetal.tenancy contributors
+extends_documentation_fragment:
+  - baremetal.tenancy.backend
+  - baremetal.tenancy.kubernetes_auth
+  - baremetal.tenancy.openstack_auth
+  - baremetal.tenancy.tls
+  - baremetal.tenancy.wait
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+options:
+  name:
+    description:
+      - Name of the claim to release.
+    type: str
+    required: true
+  namespace:
+    description:
+      - Namespace of the claim (O(backend=metal3)). Required with O(backend=metal3).
+    type: str
+  node_reuse:
+    description:
+      - Keep the host for this namespace under this name (O(backend=metal3)); a later claim in the same namespace with
+        the same C(nodeReuse) gets the same host. Sets the claim's C(spec.nodeReuse) before deleting it.
+    type: str
+"""
+
+EXAMPLES = r"""
+- name: Release my host and wait until it is back in the pool
+  baremetal.tenancy.host_release:
+    name: worker-0
+    namespace: tenant-a
+    wait: true
+
+- name: Release it but keep it for my next claim named worker-0
+  baremetal.tenancy.host_release:
+    name: worker-0
+    namespace: tenant-a
+    node_reuse: worker-0
+
+- name: Release an Ironic claim
+  baremetal.tenancy.host_release:
+    backend: ironic
+    cloud: tenant-a
+    name: db-0
+    wait: true
+"""
+
+RETURN = r"""
+released:
+  description: Whether a claim was found and released (or, in check mode, would be).
+  returned: always
+  type: bool
+host:
+  description: Name of the host that was bound to the claim, if any.
+  returned: always
+  type: str
+"""
+
+from ansible_collections.baremetal.tenancy.plugins.module_utils.base import TenancyModule
+from ansible_collections.baremetal.tenancy.plugins.module_utils.auth import WAIT_SPEC
+from ansible_collections.baremetal.tenancy.plugins.module_utils import metal3_claims, ironic_claims
+
+
+class HostReleaseModule(TenancyModule):
+    object_kind = "host claim"
+    argument_spec = dict(
+        name=dict(type="str", required=True),
+        namespace=dict(type="str"),
+        node_reuse=dict(type="str"),
+        **WAIT_SPEC
+    )
+    module_kwargs = dict(required_if=[("backend", "metal3", ("namespace",))])
+
+    def run(self):
+        backend = metal3_claims if self.backend == "metal3" else ironic_claims
+        backend.run_host_release(self)
+
+
+def main():
+    HostReleaseModule()()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,154 @@
+"""Run Ansible the way a user does, against this checkout of the collection.
+
+- ``collections_root()``: a temp tree ``ansible_collections/baremetal/tenancy``
+  that links to the repository root, so ``ansible-playbook`` and
+  ``ansible-inventory`` load this working copy (the ``ansible`` package's own
+  collections, kubernetes.core and openstack.cloud among them, come from
+  site-packages as usual).
+- ``run_playbook(plays, env, workdir, ...) -> PlaybookRun``: write ``plays``
+  (a list of plays, or a path) and run ``ansible-playbook`` on localhost with
+  the venv's Python. By default the ``ansible.posix.json`` callback is used
+  and ``PlaybookRun.tasks`` maps each task name to its per-host result; with
+  ``callback="default"`` the human output is kept (for ``-vvv`` scans).
+- ``run_inventory(source, env, workdir, ...)``: ``ansible-inventory --list``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import yaml
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+VENV_BIN = Path(sys.executable).parent
+_ROOT: Path | None = None
+
+
+def collections_root() -> Path:
+    """A directory whose ansible_collections/baremetal/tenancy is this checkout."""
+    global _ROOT
+    if _ROOT is None:
+        root = Path(tempfile.mkdtemp(prefix="bmt-collections-"))
+        target = root / "ansible_collections" / "baremetal"
+        target.mkdir(parents=True)
+        (target / "tenancy").symlink_to(REPO_ROOT)
+        _ROOT = root
+    return _ROOT
+
+
+def ansible_env(env: Mapping[str, str], workdir: Path) -> dict[str, str]:
+    """``env`` plus the settings that make a run hermetic and quiet."""
+    local_tmp = Path(workdir) / "ansible-tmp"
+    local_tmp.mkdir(parents=True, exist_ok=True)
+    merged = dict(env)
+    merged.update({
+        "ANSIBLE_COLLECTIONS_PATH": str(collections_root()),
+        "ANSIBLE_PYTHON_INTERPRETER": sys.executable,
+        "ANSIBLE_LOCAL_TEMP": str(local_tmp),
+        "ANSIBLE_REMOTE_TEMP": str(local_tmp),
+        "ANSIBLE_NOCOLOR": "1",
+        "ANSIBLE_FORCE_COLOR": "0",
+        "ANSIBLE_LOCALHOST_WARNING": "False",
+        "ANSIBLE_INVENTORY_UNPARSED_WARNING": "False",
+        "ANSIBLE_RETRY_FILES_ENABLED": "False",
+        "ANSIBLE_DEPRECATION_WARNINGS": "False",
+        "PATH": "%s:%s" % (VENV_BIN, env.get("PATH", os.environ.get("PATH", ""))),
+    })
+    merged.setdefault("HOME", os.environ.get("HOME", "/root"))
+    return merged
+
+
+@dataclasses.dataclass
+class PlaybookRun:
+    rc: int
+    stdout: str
+    stderr: str
+    report: dict | None  # the json callback's document
+
+    @property
+    def ok(self) -> bool:
+        return self.rc == 0
+
+    @property
+    def tasks(self) -> dict[str, dict]:
+        """Task name -> the localhost result (last one wins for repeated names)."""
+        out: dict[str, dict] = {}
+        for play in (self.report or {}).get("plays", []):
+            for task in play.get("tasks", []):
+                hosts = task.get("hosts", {})
+                if hosts:
+                    out[task["task"]["name"]] = next(iter(hosts.values()))
+        return out
+
+    def result(self, name: str) -> dict:
+        tasks = self.tasks
+        assert name in tasks, "task %r not in run; tasks: %s\n%s\n%s" % (name, list(tasks), self.stdout[-3000:], self.stderr[-3000:])
+        return tasks[name]
+
+    def explain(self) -> str:
+        return "rc=%s\nSTDOUT:\n%s\nSTDERR:\n%s" % (self.rc, self.stdout[-6000:], self.stderr[-3000:])
+
+
+def _localhost_play(tasks: Sequence[dict], vars: Mapping[str, Any] | None = None, **play: Any) -> dict:
+    base = {"name": "test", "hosts": "localhost", "connection": "local", "gather_facts": False,
+            "vars": dict(vars or {}), "tasks": list(tasks)}
+    base.update(play)
+    return base
+
+
+def localhost_play(tasks: Sequence[dict], vars: Mapping[str, Any] | None = None, **play: Any) -> list[dict]:
+    """A one-play playbook running ``tasks`` on localhost."""
+    return [_localhost_play(tasks, vars, **play)]
+
+
+def run_playbook(plays: Sequence[dict] | str | Path, env: Mapping[str, str], workdir: Path, *,
+                 extra_vars: Mapping[str, Any] | None = None, verbosity: int = 0, check: bool = False,
+                 diff: bool = False, callback: str = "json", inventory: str | None = None,
+                 timeout: float = 900) -> PlaybookRun:
+    """Run ``ansible-playbook`` once; never raises on a failed play (look at ``rc``)."""
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    if isinstance(plays, (str, Path)) and Path(plays).exists():
+        path = Path(plays)
+    else:
+        fd, name = tempfile.mkstemp(prefix="play-", suffix=".yml", dir=workdir)
+        os.close(fd)
+        path = Path(name)
+        path.write_text(yaml.safe_dump(list(plays), sort_keys=False))
+    argv = [str(VENV_BIN / "ansible-playbook"), "-i", inventory or "localhost,", str(path)]
+    if extra_vars:
+        argv += ["-e", json.dumps(dict(extra_vars))]
+    if verbosity:
+        argv.append("-" + "v" * verbosity)
+    if check:
+        argv.append("--check")
+    if diff:
+        argv.append("--diff")
+    run_env = ansible_env(env, workdir)
+    if callback == "json":
+        run_env["ANSIBLE_STDOUT_CALLBACK"] = "ansible.posix.json"
+        run_env["ANSIBLE_JSON_INDENT"] = "0"
+    proc = subprocess.run(argv, env=run_env, capture_output=True, text=True, timeout=timeout, check=False,
+                          cwd=str(workdir))
+    report = None
+    if callback == "json":
+        try:
+            report = json.loads(proc.stdout[proc.stdout.index("{"):])
+        except ValueError:
+            report = None
+    return PlaybookRun(proc.returncode, proc.stdout, proc.stderr, report)
+
+
+def run_inventory(source: str | Path, env: Mapping[str, str], workdir: Path, *, extra_args: Sequence[str] = (),
+                  timeout: float = 900) -> subprocess.CompletedProcess:
+    """``ansible-inventory -i source --list`` with the hermetic environment."""
+    argv = [str(VENV_BIN / "ansible-inventory"), "-i", str(source), "--list", *extra_args]
+    return subprocess.run(argv, env=ansible_env(env, Path(workdir)), capture_output=True, text=True,
+                          timeout=timeout, check=False, cwd=str(workdir))
