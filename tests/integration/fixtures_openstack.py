@@ -1,0 +1,79 @@
+"""pytest plugin: the OpenStack services (Keystone, Ironic, sushy-tools).
+
+Load it from ``tests/integration/conftest.py`` with
+``pytest_plugins = ["fixtures_openstack"]`` (``tests/integration`` must be on
+``sys.path``).
+
+Fixtures
+--------
+``openstack_env`` (session)
+    A :class:`harness.openstack.OpenStackEnv`: ``.keystone`` / ``.ironic`` /
+    ``.sushy`` (Service records: name, version, url, port, pid),
+    ``.admin_conn`` (system-scoped admin openstacksdk connection), ``.infra``
+    (the pool owner project), ``.tenants`` (``tenant-a``, ``tenant-b`` ->
+    Project with ``.project_id``, ``.member`` / ``.manager`` auth dicts and
+    ``.conn(role)``), ``.bmcs`` (sushy-tools BMCs), ``.policy_path`` (Ironic's
+    policy file), ``.clouds_yaml`` and ``.ansible_env(cloud)``.
+``openstack_admin`` (session)
+    ``openstack_env.admin_conn``.
+``enroll_node`` (session)
+    ``enroll_node(name, resource_class="baremetal", lessee=None, traits=(),
+    owner=None, bmc=None)``: enrols a node as admin and takes it to
+    ``available``; owner defaults to the infra project; with ``bmc`` (a Bmc)
+    a ``redfish`` node, else ``fake-hardware``.
+
+At the end of the session the services started are listed in the terminal
+summary, with versions, loopback ports and start-up times.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from harness import procs
+from harness import openstack as openstack_harness
+
+_TIMINGS: list[str] = []
+
+
+@pytest.fixture(scope="session")
+def openstack_env(tmp_path_factory):
+    env = openstack_harness.start_openstack(tmp_path_factory.mktemp("openstack"))
+    for service in env.services:
+        procs.record_service(service)
+    _TIMINGS.append(f"openstack (keystone + ironic + sushy-tools) up in {env.startup_seconds:.1f}s")
+    try:
+        yield env
+    finally:
+        env.stop()
+
+
+@pytest.fixture(scope="session")
+def openstack_admin(openstack_env):
+    return openstack_env.admin_conn
+
+
+@pytest.fixture(scope="session")
+def enroll_node(openstack_env):
+    def enroll(name, resource_class="baremetal", lessee=None, traits=(), owner=None,
+               bmc=None, properties=None):
+        conn = openstack_env.admin_conn
+        owner = owner or openstack_env.infra_project_id
+        if bmc is not None:
+            return openstack_harness.enroll_redfish_node(
+                conn, bmc, name, resource_class, owner, lessee, traits, properties)
+        return openstack_harness.enroll_fake_node(
+            conn, name, resource_class, owner, lessee, traits, properties)
+    return enroll
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Print the services the harness started (``-s`` not needed)."""
+    services = procs.recorded_services()
+    if not services:
+        return
+    terminalreporter.section("openstack services (real, loopback)")
+    for service in services:
+        terminalreporter.write_line(service.summary())
+    for line in _TIMINGS:
+        terminalreporter.write_line(line)

@@ -1,0 +1,276 @@
+"""Ironic as one process (API + conductor, ``rpc_transport = none``) on sqlite.
+
+``start_ironic(workdir, keystone_url=..., service_user=...)`` writes ``ironic.conf`` for the
+``fake-hardware`` and ``redfish`` hardware types with fast conductor polling,
+an (initially empty) policy file that tests may rewrite (oslo.policy re-reads
+it when it changes), and starts ``ironic`` on a free loopback port.
+
+- With a Keystone URL and service user it runs with
+  ``auth_strategy = keystone``, scope enforcement and the new default policies
+  (the way tenants are isolated).
+- With ``keystone_url=None`` it runs with ``auth_strategy = noauth``: every caller
+  sees and changes every node (the negative control for isolation tests).
+
+The empty database schema (``ironic-dbsync create_schema``, ~3 s) is made
+once per machine and Ironic version under the harness cache directory and
+copied. A small ``http.server`` serves ``[deploy] http_root`` on loopback so
+virtual-media boots through sushy-tools can download what Ironic publishes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.metadata
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from . import procs
+from .keystone import cache_root
+
+VENV_BIN = Path(sys.executable).parent
+CONDUCTOR_HOST = "ironic-test-conductor"
+SCHEMA_FORMAT = "1"  # bump when the schema recipe changes
+
+# Interfaces enabled for the two hardware types (fake variants + redfish).
+INTERFACES = {
+    "bios": "fake,redfish,no-bios",
+    "boot": "fake,redfish-virtual-media,redfish-https",
+    "console": "no-console",
+    "deploy": "fake,ramdisk",
+    "firmware": "fake,redfish,no-firmware",
+    "inspect": "fake,redfish,no-inspect",
+    "management": "fake,redfish",
+    "network": "noop",
+    "power": "fake,redfish",
+    "raid": "fake,redfish,no-raid",
+    "rescue": "fake,no-rescue",
+    "storage": "fake,noop",
+    "vendor": "fake,redfish,no-vendor",
+}
+
+# Conductor timing: react within seconds rather than minutes.
+FAST_CONDUCTOR = {
+    "sync_power_state_interval": 10,
+    "check_provision_state_interval": 2,
+    "check_allocations_interval": 5,
+    "check_rescue_state_interval": 2,
+    "deploy_callback_timeout": 120,
+    "clean_callback_timeout": 120,
+    "inspect_wait_timeout": 120,
+    "power_state_change_timeout": 30,
+    "heartbeat_interval": 5,
+    "node_locked_retry_interval": 1,
+    "node_locked_retry_attempts": 5,
+}
+
+
+def ironic_version() -> str:
+    return importlib.metadata.version("ironic")
+
+
+@dataclasses.dataclass
+class ServiceUser:
+    """The Keystone user keystonemiddleware validates tokens with."""
+
+    username: str
+    password: str
+    project_name: str = "service"
+
+
+@dataclasses.dataclass
+class Ironic:
+    service: procs.Service
+    proc: procs.Proc
+    http_proc: procs.Proc
+    root: Path
+    config_path: Path
+    policy_path: Path  # oslo.policy file; write rules here (YAML/JSON)
+    db_path: Path
+    http_root: Path
+    http_url: str
+    auth_strategy: str
+
+    @property
+    def url(self) -> str:
+        return self.service.url
+
+    def stop(self) -> None:
+        self.proc.stop()
+        self.http_proc.stop()
+
+
+def _config(root: Path, port: int, http_url: str, keystone_url: str | None,
+            service_user: ServiceUser | None) -> str:
+    lines = [
+        "[DEFAULT]",
+        f"host = {CONDUCTOR_HOST}",
+        "rpc_transport = none",
+        f"auth_strategy = {'keystone' if keystone_url else 'noauth'}",
+        "enabled_hardware_types = fake-hardware,redfish",
+        "default_network_interface = noop",
+        "use_stderr = true",
+        "debug = false",
+        *(f"enabled_{kind}_interfaces = {names}" for kind, names in INTERFACES.items()),
+        "",
+        "[api]",
+        "host_ip = 127.0.0.1",
+        f"port = {port}",
+        f"public_endpoint = http://127.0.0.1:{port}",
+        "",
+        "[database]",
+        f"connection = sqlite:///{root}/ironic.sqlite",
+        "",
+        "[dhcp]",
+        "dhcp_provider = none",
+        "",
+        "[conductor]",
+        "automated_clean = false",
+        f"api_url = http://127.0.0.1:{port}",
+        *(f"{key} = {value}" for key, value in FAST_CONDUCTOR.items()),
+        "",
+        "[deploy]",
+        f"http_root = {root}/httpboot",
+        f"http_url = {http_url}",
+        "",
+        "[redfish]",
+        "use_swift = false",
+        "auth_type = basic",  # sushy-tools has no SessionService
+        "connection_attempts = 3",
+        "connection_retry_interval = 1",
+        "",
+        "[oslo_concurrency]",
+        f"lock_path = {root}/locks",
+        "",
+        "[oslo_policy]",
+        "enforce_scope = true",
+        "enforce_new_defaults = true",
+        f"policy_file = {root}/policy.yaml",
+        "",
+    ]
+    if keystone_url is not None:
+        assert service_user is not None, "keystone auth needs a service user"
+        lines += [
+            "[keystone_authtoken]",
+            "auth_type = password",
+            f"auth_url = {keystone_url}",
+            f"www_authenticate_uri = {keystone_url}",
+            f"username = {service_user.username}",
+            f"password = {service_user.password}",
+            f"project_name = {service_user.project_name}",
+            "user_domain_name = Default",
+            "project_domain_name = Default",
+            "region_name = RegionOne",
+            "interface = internal",
+            "",
+            "[service_catalog]",
+            "auth_type = password",
+            f"auth_url = {keystone_url}",
+            f"username = {service_user.username}",
+            f"password = {service_user.password}",
+            f"project_name = {service_user.project_name}",
+            "user_domain_name = Default",
+            "project_domain_name = Default",
+            "region_name = RegionOne",
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def _schema_seed() -> Path:
+    """An empty Ironic database with the current schema, made once per machine."""
+    seed = cache_root() / f"ironic-{ironic_version()}-schema{SCHEMA_FORMAT}.sqlite"
+    if seed.exists():
+        return seed
+    seed.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=seed.parent) as tmp:
+        conf = Path(tmp) / "ironic.conf"
+        conf.write_text(f"[database]\nconnection = sqlite:///{tmp}/ironic.sqlite\n")
+        argv = [str(VENV_BIN / "ironic-dbsync"), "--config-file", str(conf), "create_schema"]
+        res = subprocess.run(argv, cwd=tmp, capture_output=True, text=True)
+        if res.returncode != 0:
+            raise procs.ServiceStartError(f"{' '.join(argv)} failed:\n{res.stderr[-4000:]}")
+        Path(tmp, "ironic.sqlite").replace(seed)  # atomic; last writer wins
+    return seed
+
+
+def start_ironic(workdir: str | Path, keystone_url: str | None = None,
+                 service_user: ServiceUser | None = None,
+                 db_from: Path | None = None, timeout: float = 120) -> Ironic:
+    """Start Ironic with its state in ``workdir`` (created).
+
+    ``keystone_url`` (``http://127.0.0.1:PORT/v3``) and ``service_user``
+    select ``auth_strategy = keystone``; without them Ironic runs ``noauth``.
+    Keystone need not be up yet: tokens are validated on the first request.
+    ``db_from``: copy this Ironic sqlite database (consistently, with sqlite's
+    backup API) instead of starting from an empty schema.
+    """
+    root = Path(workdir)
+    for sub in ("httpboot", "locks"):
+        (root / sub).mkdir(parents=True, exist_ok=True)
+    db_path = root / "ironic.sqlite"
+    if db_from is not None:
+        with sqlite3.connect(db_from) as src, sqlite3.connect(db_path) as dst:
+            src.backup(dst)
+            # Forget the source's conductor so we wait for our own to register.
+            dst.execute("DELETE FROM conductor_hardware_interfaces")
+            dst.execute("UPDATE conductors SET online = 0")
+    else:
+        shutil.copyfile(_schema_seed(), db_path)
+    policy_path = root / "policy.yaml"
+    policy_path.write_text("{}\n")
+
+    http_port = procs.free_port()
+    http_url = f"http://127.0.0.1:{http_port}"
+    http_proc = procs.start_process(
+        "ironic-httpboot",
+        [sys.executable, "-m", "http.server", "--bind", "127.0.0.1",
+         "--directory", str(root / "httpboot"), str(http_port)],
+        root)
+
+    port = procs.free_port()
+    config_path = root / "ironic.conf"
+    config_path.write_text(_config(root, port, http_url, keystone_url, service_user))
+    proc = procs.start_process(
+        "ironic", [str(VENV_BIN / "ironic"), "--config-file", str(config_path)], root)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        procs.wait_http(url + "/", timeout, proc, ok_statuses=(200,))
+        _wait_conductor(root / "ironic.sqlite", timeout, proc)
+        procs.wait_tcp("127.0.0.1", http_port, 10, http_proc)
+    except BaseException:
+        proc.stop()
+        http_proc.stop()
+        raise
+    service = procs.Service("ironic", ironic_version(), url, port, proc.pid)
+    return Ironic(service, proc, http_proc, root, config_path, policy_path, db_path,
+                  root / "httpboot", http_url, "keystone" if keystone_url else "noauth")
+
+
+def _wait_conductor(db_path: Path, timeout: float, proc: procs.Proc) -> None:
+    """Wait until the conductor has registered both hardware types.
+
+    The API answers before the conductor finishes starting; node creation
+    fails with "no valid host" until then.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with sqlite3.connect(db_path, timeout=5) as db:
+                rows = db.execute(
+                    "SELECT DISTINCT hardware_type FROM conductor_hardware_interfaces"
+                    " JOIN conductors ON conductors.id = conductor_id"
+                    " WHERE conductors.online = 1 AND conductors.hostname = ?",
+                    (CONDUCTOR_HOST,)).fetchall()
+            if {r[0] for r in rows} >= {"fake-hardware", "redfish"}:
+                return
+        except sqlite3.Error:
+            pass
+        if time.monotonic() > deadline or not proc.alive():
+            raise procs.ServiceStartError(
+                f"ironic conductor not registered after {timeout:.0f}s\n{proc.log_tail()}")
+        time.sleep(0.3)

@@ -1,0 +1,209 @@
+"""Generic process helpers for the integration harness.
+
+Small, dependency-free API (stdlib only) shared by every service module:
+
+- ``free_port() -> int``: a currently unused TCP port on 127.0.0.1.
+- ``start_process(name, argv, workdir, env=None) -> Proc``: start ``argv`` in
+  its own session with stdout+stderr appended to ``<workdir>/<name>.log``.
+- ``Proc``: ``.name``, ``.pid``, ``.log_path``, ``.alive()``, ``.log_tail()``,
+  ``.stop(timeout=10)`` (SIGTERM to the process group, then SIGKILL).
+- ``wait_http(url, timeout, proc=None, ok_statuses=range(200, 500))``: poll a
+  URL until it answers with one of ``ok_statuses``.
+- ``wait_tcp(host, port, timeout, proc=None)``: poll until a TCP connect works.
+- ``Service``: a record of a started service (name, version, url, port, pid).
+- ``ServiceStartError``: raised by the waiters; its message carries the log tail.
+- ``record_service(service)`` / ``recorded_services()``: a process-wide list of
+  the services this test session started; the pytest plugin
+  (``fixtures_openstack.pytest_terminal_summary``) prints it once at the end,
+  so other fixture modules should record their services here, not print them.
+
+Only processes started here are ever signalled, by their own PID/process group.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Container, Mapping, Sequence
+
+LOOPBACK = "127.0.0.1"
+
+
+class ServiceStartError(RuntimeError):
+    """A service did not become ready; the message includes its log tail."""
+
+
+def free_port() -> int:
+    """Return a TCP port that is free on 127.0.0.1 right now.
+
+    The kernel picks it (bind to port 0); there is a small race until the
+    service binds it, which is acceptable for tests.
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((LOOPBACK, 0))
+        return sock.getsockname()[1]
+
+
+@dataclasses.dataclass
+class Service:
+    """What a started service looks like to tests and to the summary printout."""
+
+    name: str
+    version: str
+    url: str
+    port: int
+    pid: int | None = None
+
+    def summary(self) -> str:
+        return f"{self.name} {self.version} at {self.url} (port {self.port}, pid {self.pid})"
+
+
+_RECORDED: list[Service] = []
+
+
+def record_service(service: Service) -> Service:
+    """Remember ``service`` for the end-of-session summary; returns it."""
+    _RECORDED.append(service)
+    return service
+
+
+def recorded_services() -> list[Service]:
+    return list(_RECORDED)
+
+
+class Proc:
+    """A process started by :func:`start_process`."""
+
+    def __init__(self, name: str, popen: subprocess.Popen, log_path: Path):
+        self.name = name
+        self.popen = popen
+        self.pid = popen.pid
+        self.log_path = log_path
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def log_tail(self, lines: int = 40) -> str:
+        """The last ``lines`` lines of the process log (for error messages)."""
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError as exc:
+            return f"<cannot read {self.log_path}: {exc}>"
+        return "\n".join(text.splitlines()[-lines:])
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """SIGTERM the process group we created, wait, then SIGKILL it."""
+        if self.popen.poll() is None:
+            self._signal(signal.SIGTERM)
+            try:
+                self.popen.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self._signal(signal.SIGKILL)
+                self.popen.wait(timeout)
+        # Workers left behind in the group (e.g. gunicorn children) get SIGKILL.
+        # The group id cannot be reused while any of them is alive.
+        self._signal(signal.SIGKILL)
+
+    def _signal(self, sig: int) -> None:
+        # The child was started with start_new_session=True, so its process
+        # group id is its own pid: this reaches only what we started.
+        try:
+            os.killpg(self.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def __repr__(self) -> str:
+        return f"Proc({self.name!r}, pid={self.pid}, log={str(self.log_path)!r})"
+
+
+def start_process(
+    name: str,
+    argv: Sequence[str],
+    workdir: str | os.PathLike,
+    env: Mapping[str, str] | None = None,
+) -> Proc:
+    """Start ``argv`` in ``workdir`` with output to ``<workdir>/<name>.log``.
+
+    ``env`` entries are added to (and override) the current environment.
+    The process gets its own session so :meth:`Proc.stop` can signal its whole
+    group without touching anything else.
+    """
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    log_path = workdir / f"{name}.log"
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    with open(log_path, "ab") as log:
+        popen = subprocess.Popen(
+            list(argv),
+            cwd=workdir,
+            env=full_env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    return Proc(name, popen, log_path)
+
+
+def _fail(what: str, timeout: float, proc: Proc | None, detail: str) -> ServiceStartError:
+    msg = f"{what} not ready after {timeout:.0f}s: {detail}"
+    if proc is not None:
+        state = "running" if proc.alive() else f"exited with {proc.popen.returncode}"
+        msg += f"\n--- {proc.name} (pid {proc.pid}, {state}) log {proc.log_path} ---\n{proc.log_tail()}"
+    return ServiceStartError(msg)
+
+
+def wait_http(
+    url: str,
+    timeout: float,
+    proc: Proc | None = None,
+    ok_statuses: Container[int] = range(200, 500),
+) -> int:
+    """Poll ``url`` (GET) until its status is in ``ok_statuses``; return it.
+
+    Raises :class:`ServiceStartError` on timeout, or early if ``proc`` exits.
+    """
+    deadline = time.monotonic() + timeout
+    last = "no attempt"
+    while True:
+        if proc is not None and not proc.alive():
+            raise _fail(url, timeout, proc, "process exited")
+        try:
+            with urllib.request.urlopen(url, timeout=5) as resp:
+                status = resp.status
+        except urllib.error.HTTPError as exc:
+            status = exc.code
+        except (OSError, urllib.error.URLError) as exc:
+            status, last = None, repr(exc)
+        if status is not None:
+            if status in ok_statuses:
+                return status
+            last = f"HTTP {status}"
+        if time.monotonic() > deadline:
+            raise _fail(url, timeout, proc, last)
+        time.sleep(0.2)
+
+
+def wait_tcp(host: str, port: int, timeout: float, proc: Proc | None = None) -> None:
+    """Poll until a TCP connection to ``host:port`` succeeds."""
+    deadline = time.monotonic() + timeout
+    last = "no attempt"
+    while True:
+        if proc is not None and not proc.alive():
+            raise _fail(f"{host}:{port}", timeout, proc, "process exited")
+        try:
+            with socket.create_connection((host, port), timeout=2):
+                return
+        except OSError as exc:
+            last = repr(exc)
+        if time.monotonic() > deadline:
+            raise _fail(f"{host}:{port}", timeout, proc, last)
+        time.sleep(0.2)
