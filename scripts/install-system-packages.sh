@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian packages the tests and the demo need, when missing.
-# shellcheck: ansible-test sanity; genisoimage: Ironic config drives;
-# postgresql: the Ironic database for concurrency tests.
+# For ansible-test sanity (shellcheck), Ironic config drives (genisoimage)
+# and the Ironic database of the concurrency tests (postgresql).
 set -euo pipefail
 PACKAGES=(shellcheck genisoimage postgresql)
 missing=()

@@ -21,7 +21,7 @@ description:
     config drive built from O(user_data), O(network_data) and O(meta_data).
   - The result describes the claim and the host's addresses and NICs; it never carries a BMC address or credential.
 author:
-  - baremetal.tenancy contributors
+  - Baremetal Tenancy Contributors (@baremetal-tenancy)
 extends_documentation_fragment:
   - baremetal.tenancy.backend
   - baremetal.tenancy.kubernetes_auth
@@ -30,8 +30,10 @@ extends_documentation_fragment:
   - baremetal.tenancy.wait
 attributes:
   check_mode:
+    description: Can run in check mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
     support: full
 options:
   name:
@@ -273,9 +275,9 @@ class HostClaimModule(TenancyModule):
             checksum_type=dict(type="str", choices=["md5", "sha256", "sha512", "auto"], default="auto"),
             format=dict(type="str", choices=["raw", "qcow2", "vdi", "vmdk", "live-iso"]),
         )),
-        user_data_secret=dict(type="str"),
-        network_data_secret=dict(type="str"),
-        meta_data_secret=dict(type="str"),
+        user_data_secret=dict(type="str", no_log=False),
+        network_data_secret=dict(type="str", no_log=False),
+        meta_data_secret=dict(type="str", no_log=False),
         user_data=dict(type="str"),
         network_data=dict(type="dict"),
         meta_data=dict(type="dict"),

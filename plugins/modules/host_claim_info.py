@@ -18,7 +18,7 @@ description:
     caller's project and the nodes they hold.
   - The result never carries a BMC address or credential.
 author:
-  - baremetal.tenancy contributors
+  - Baremetal Tenancy Contributors (@baremetal-tenancy)
 extends_documentation_fragment:
   - baremetal.tenancy.backend
   - baremetal.tenancy.kubernetes_auth
@@ -26,9 +26,11 @@ extends_documentation_fragment:
   - baremetal.tenancy.tls
 attributes:
   check_mode:
+    description: Can run in check mode and return changed status prediction without modifying target.
     support: full
     details: The module only reads.
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
     support: none
 options:
   name:

@@ -21,7 +21,7 @@ description:
     allocation is removed.
   - Releasing a claim that does not exist changes nothing.
 author:
-  - baremetal.tenancy contributors
+  - Baremetal Tenancy Contributors (@baremetal-tenancy)
 extends_documentation_fragment:
   - baremetal.tenancy.backend
   - baremetal.tenancy.kubernetes_auth
@@ -30,8 +30,10 @@ extends_documentation_fragment:
   - baremetal.tenancy.wait
 attributes:
   check_mode:
+    description: Can run in check mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
     support: full
 options:
   name:

@@ -81,6 +81,7 @@ def run_probes(tmp_path: Path, env: dict[str, str], probes: dict[str, dict]) -> 
         text=True,
         timeout=300,
         cwd=tmp_path,
+        check=False,
     )
     assert proc.returncode == 0, f"ansible-playbook failed:\n{proc.stdout}\n{proc.stderr}"
     return json.loads(results_file.read_text())

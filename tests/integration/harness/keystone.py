@@ -92,7 +92,7 @@ enforce_new_defaults = true
 def _manage(root: Path, *args: str) -> None:
     """Run ``keystone-manage`` against the config in ``root``; raise with output."""
     argv = [str(VENV_BIN / "keystone-manage"), "--config-file", str(root / "keystone.conf"), *args]
-    res = subprocess.run(argv, cwd=root, capture_output=True, text=True)
+    res = subprocess.run(argv, cwd=root, capture_output=True, text=True, check=False)
     if res.returncode != 0:
         raise procs.ServiceStartError(
             f"{' '.join(argv)} failed ({res.returncode}):\n{res.stdout}\n{res.stderr[-4000:]}")

@@ -133,7 +133,7 @@ def require_binaries(bin_dir: Path | None = None) -> Path:
 @functools.lru_cache(maxsize=None)
 def binary_version(path: Path) -> str:
     """The version a binary reports: ``v1.36.3`` or ``3.6.8`` style."""
-    out = subprocess.run([str(path), "--version"], capture_output=True, text=True, timeout=30).stdout
+    out = subprocess.run([str(path), "--version"], capture_output=True, text=True, timeout=30, check=False).stdout
     first = out.strip().splitlines()[0] if out.strip() else "unknown"
     # "Kubernetes v1.36.3" / "etcd Version: 3.6.8"
     return first.split()[-1]

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
-import os
 import secrets
 import time
 from pathlib import Path
