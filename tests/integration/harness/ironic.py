@@ -10,6 +10,11 @@ it when it changes), and starts ``ironic`` on a free loopback port.
   (the way tenants are isolated).
 - With ``keystone_url=None`` it runs with ``auth_strategy = noauth``: every caller
   sees and changes every node (the negative control for isolation tests).
+- With ``database_url`` (a PostgreSQL URL from :mod:`harness.postgres`) it
+  runs on that server database instead of sqlite, for concurrency tests:
+  the schema is created there with ``ironic-dbsync create_schema``.
+- ``[nova] send_power_notifications`` is off: there is no Nova, and each
+  power change would otherwise wait for a connection timeout.
 
 The empty database schema (``ironic-dbsync create_schema``, ~3 s) is made
 once per machine and Ironic version under the harness cache directory and
@@ -90,10 +95,11 @@ class Ironic:
     root: Path
     config_path: Path
     policy_path: Path  # oslo.policy file; write rules here (YAML/JSON)
-    db_path: Path
+    db_path: Path | None  # the sqlite file (None on a server database)
     http_root: Path
     http_url: str
     auth_strategy: str
+    database_url: str | None = None
 
     @property
     def url(self) -> str:
@@ -105,7 +111,7 @@ class Ironic:
 
 
 def _config(root: Path, port: int, http_url: str, keystone_url: str | None,
-            service_user: ServiceUser | None) -> str:
+            service_user: ServiceUser | None, database_url: str | None = None) -> str:
     lines = [
         "[DEFAULT]",
         f"host = {CONDUCTOR_HOST}",
@@ -123,7 +129,11 @@ def _config(root: Path, port: int, http_url: str, keystone_url: str | None,
         f"public_endpoint = http://127.0.0.1:{port}",
         "",
         "[database]",
-        f"connection = sqlite:///{root}/ironic.sqlite",
+        f"connection = {database_url or f'sqlite:///{root}/ironic.sqlite'}",
+        *(["max_pool_size = 20", "max_overflow = 40"] if database_url else []),
+        "",
+        "[nova]",
+        "send_power_notifications = false",
         "",
         "[dhcp]",
         "dhcp_provider = none",
@@ -191,7 +201,7 @@ def _schema_seed() -> Path:
         conf = Path(tmp) / "ironic.conf"
         conf.write_text(f"[database]\nconnection = sqlite:///{tmp}/ironic.sqlite\n")
         argv = [str(VENV_BIN / "ironic-dbsync"), "--config-file", str(conf), "create_schema"]
-        res = subprocess.run(argv, cwd=tmp, capture_output=True, text=True)
+        res = subprocess.run(argv, cwd=tmp, capture_output=True, text=True, check=False)
         if res.returncode != 0:
             raise procs.ServiceStartError(f"{' '.join(argv)} failed:\n{res.stderr[-4000:]}")
         Path(tmp, "ironic.sqlite").replace(seed)  # atomic; last writer wins
@@ -200,7 +210,8 @@ def _schema_seed() -> Path:
 
 def start_ironic(workdir: str | Path, keystone_url: str | None = None,
                  service_user: ServiceUser | None = None,
-                 db_from: Path | None = None, timeout: float = 120) -> Ironic:
+                 db_from: Path | None = None, timeout: float = 120,
+                 database_url: str | None = None) -> Ironic:
     """Start Ironic with its state in ``workdir`` (created).
 
     ``keystone_url`` (``http://127.0.0.1:PORT/v3``) and ``service_user``
@@ -208,12 +219,16 @@ def start_ironic(workdir: str | Path, keystone_url: str | None = None,
     Keystone need not be up yet: tokens are validated on the first request.
     ``db_from``: copy this Ironic sqlite database (consistently, with sqlite's
     backup API) instead of starting from an empty schema.
+    ``database_url``: an empty server database (PostgreSQL) to use instead of
+    sqlite; its schema is created here.
     """
     root = Path(workdir)
     for sub in ("httpboot", "locks"):
         (root / sub).mkdir(parents=True, exist_ok=True)
-    db_path = root / "ironic.sqlite"
-    if db_from is not None:
+    db_path = None if database_url else root / "ironic.sqlite"
+    if database_url:
+        assert db_from is None, "db_from copies a sqlite database"
+    elif db_from is not None:
         with sqlite3.connect(db_from) as src, sqlite3.connect(db_path) as dst:
             src.backup(dst)
             # Forget the source's conductor so we wait for our own to register.
@@ -234,13 +249,15 @@ def start_ironic(workdir: str | Path, keystone_url: str | None = None,
 
     port = procs.free_port()
     config_path = root / "ironic.conf"
-    config_path.write_text(_config(root, port, http_url, keystone_url, service_user))
+    config_path.write_text(_config(root, port, http_url, keystone_url, service_user, database_url))
+    if database_url:
+        _create_schema(config_path, root, http_proc)
     proc = procs.start_process(
         "ironic", [str(VENV_BIN / "ironic"), "--config-file", str(config_path)], root)
     url = f"http://127.0.0.1:{port}"
     try:
         procs.wait_http(url + "/", timeout, proc, ok_statuses=(200,))
-        _wait_conductor(root / "ironic.sqlite", timeout, proc)
+        _wait_conductor(database_url or root / "ironic.sqlite", timeout, proc)
         procs.wait_tcp("127.0.0.1", http_port, 10, http_proc)
     except BaseException:
         proc.stop()
@@ -248,10 +265,51 @@ def start_ironic(workdir: str | Path, keystone_url: str | None = None,
         raise
     service = procs.Service("ironic", ironic_version(), url, port, proc.pid)
     return Ironic(service, proc, http_proc, root, config_path, policy_path, db_path,
-                  root / "httpboot", http_url, "keystone" if keystone_url else "noauth")
+                  root / "httpboot", http_url, "keystone" if keystone_url else "noauth", database_url)
 
 
-def _wait_conductor(db_path: Path, timeout: float, proc: procs.Proc) -> None:
+def _create_schema(config_path: Path, root: Path, http_proc: procs.Proc) -> None:
+    argv = [str(VENV_BIN / "ironic-dbsync"), "--config-file", str(config_path), "create_schema"]
+    res = subprocess.run(argv, cwd=root, capture_output=True, text=True, check=False)
+    if res.returncode != 0:
+        http_proc.stop()
+        raise procs.ServiceStartError(f"{' '.join(argv)} failed:\n{res.stderr[-4000:]}")
+
+
+_CONDUCTOR_QUERY = ("SELECT DISTINCT hardware_type FROM conductor_hardware_interfaces"
+                    " JOIN conductors ON conductors.id = conductor_id"
+                    " WHERE conductors.online = {true} AND conductors.hostname = {param}")
+
+
+def _registered_types(db: Path | str) -> set[str]:
+    """Hardware types the conductor registered, from sqlite or PostgreSQL."""
+    if isinstance(db, str) and db.startswith("postgresql"):
+        import psycopg2
+
+        from urllib.parse import urlsplit
+        url = urlsplit(db)
+        try:
+            conn = psycopg2.connect(host=url.hostname, port=url.port, user=url.username,
+                                    dbname=url.path.lstrip("/"), connect_timeout=5)
+        except psycopg2.Error:
+            return set()
+        try:
+            with conn.cursor() as cur:
+                cur.execute(_CONDUCTOR_QUERY.format(true="true", param="%s"), (CONDUCTOR_HOST,))
+                return {r[0] for r in cur.fetchall()}
+        except psycopg2.Error:
+            return set()
+        finally:
+            conn.close()
+    try:
+        with sqlite3.connect(db, timeout=5) as conn:
+            rows = conn.execute(_CONDUCTOR_QUERY.format(true="1", param="?"), (CONDUCTOR_HOST,)).fetchall()
+        return {r[0] for r in rows}
+    except sqlite3.Error:
+        return set()
+
+
+def _wait_conductor(db: Path | str, timeout: float, proc: procs.Proc) -> None:
     """Wait until the conductor has registered both hardware types.
 
     The API answers before the conductor finishes starting; node creation
@@ -259,17 +317,8 @@ def _wait_conductor(db_path: Path, timeout: float, proc: procs.Proc) -> None:
     """
     deadline = time.monotonic() + timeout
     while True:
-        try:
-            with sqlite3.connect(db_path, timeout=5) as db:
-                rows = db.execute(
-                    "SELECT DISTINCT hardware_type FROM conductor_hardware_interfaces"
-                    " JOIN conductors ON conductors.id = conductor_id"
-                    " WHERE conductors.online = 1 AND conductors.hostname = ?",
-                    (CONDUCTOR_HOST,)).fetchall()
-            if {r[0] for r in rows} >= {"fake-hardware", "redfish"}:
-                return
-        except sqlite3.Error:
-            pass
+        if _registered_types(db) >= {"fake-hardware", "redfish"}:
+            return
         if time.monotonic() > deadline or not proc.alive():
             raise procs.ServiceStartError(
                 f"ironic conductor not registered after {timeout:.0f}s\n{proc.log_tail()}")
