@@ -187,4 +187,3 @@ def launch() -> None:
     fakedriver.FakeDriver.get_processors = get_processors
     sys.argv[0] = "sushy-emulator"
     main.main()
-
