@@ -71,6 +71,12 @@ IMPORTED_LABELS = BINDING_DOMAIN + '/imported-labels'
 IMPORTED_ANNOTATIONS = BINDING_DOMAIN + '/imported-annotations'
 PASSED_ANNOTATIONS = BINDING_DOMAIN + '/passed-annotations'
 NODE_REUSE_LABEL = 'infrastructure.cluster.x-k8s.io/node-reuse'
+FINALIZER = BINDING_DOMAIN + '/release'
+COPY_CLAIM_UID_LABEL = BINDING_DOMAIN + '/claim-uid'
+COPY_CLAIM_NAMESPACE_LABEL = BINDING_DOMAIN + '/claim-namespace'
+COPY_FIELD_LABEL = BINDING_DOMAIN + '/field'
+COPY_SOURCE_ANNOTATION = BINDING_DOMAIN + '/source'
+COPY_CLAIM_ANNOTATION = BINDING_DOMAIN + '/claim'
 PAUSED_ANNOTATION = 'baremetalhost.metal3.io/paused'
 
 RESERVED_DOMAIN = 'host.metal3.io'
@@ -368,6 +374,61 @@ def secret_copy_names(claim):
                 for field in DATA_FIELDS if spec[field])
 
 
+def secret_copy(source, claim, host, field, copy_name):
+    """The Secret the binder keeps in the BMH namespace for one data field of ``claim``.
+
+    ``source`` is the tenant's Secret (as the API returns it).  The copy is
+    labelled with the claim's uid and namespace (so the binder finds and
+    deletes it on release) and owned by the BMH (deleted with it).
+    """
+    namespace, name, uid = claim_identity(claim)
+    host_meta = (host or {}).get('metadata') or {}
+    labels = {COPY_CLAIM_NAMESPACE_LABEL: namespace, COPY_FIELD_LABEL: field.lower()}
+    if uid and not label_value_problem(uid):
+        labels[COPY_CLAIM_UID_LABEL] = uid
+    metadata = {
+        'name': copy_name,
+        'namespace': host_meta.get('namespace'),
+        'labels': labels,
+        'annotations': {COPY_SOURCE_ANNOTATION: '%s/%s' % (namespace, get_path(source, 'metadata', 'name')),
+                        COPY_CLAIM_ANNOTATION: '%s/%s' % (namespace, name)},
+    }
+    if host_meta.get('uid'):
+        metadata['ownerReferences'] = [{'apiVersion': API_VERSION, 'kind': 'BareMetalHost', 'name': host_meta.get('name'),
+                                        'uid': host_meta['uid']}]
+    return {'apiVersion': 'v1', 'kind': 'Secret', 'metadata': metadata,
+            'type': (source or {}).get('type') or 'Opaque', 'data': dict((source or {}).get('data') or {})}
+
+
+def secret_copy_patch(current, wanted):
+    """Merge patch making the existing copy ``current`` equal to ``wanted``.
+
+    ``{}`` when they already agree; ``None`` when the Secret type differs
+    (immutable: the copy must be deleted and created again).
+    """
+    if (current.get('type') or 'Opaque') != wanted.get('type'):
+        return None
+    data = dict((key, None) for key in current.get('data') or {} if key not in wanted['data'])
+    data.update(wanted['data'])
+    wanted_meta = wanted['metadata']
+    patch = {'data': data, 'metadata': {'labels': wanted_meta['labels'], 'annotations': wanted_meta['annotations']}}
+    if wanted_meta.get('ownerReferences'):
+        patch['metadata']['ownerReferences'] = wanted_meta['ownerReferences']
+    return with_precondition(minimal_patch(current, patch), current)
+
+
+def finalizer_patch(obj, present):
+    """Merge patch adding (``present``) or removing the binder's finalizer, with a resourceVersion precondition."""
+    finalizers = list(get_path(obj, 'metadata', 'finalizers') or [])
+    if (FINALIZER in finalizers) == bool(present):
+        return {}
+    if present:
+        finalizers.append(FINALIZER)
+    else:
+        finalizers = [item for item in finalizers if item != FINALIZER]
+    return with_precondition({'metadata': {'finalizers': finalizers}}, obj)
+
+
 def _valid_reboot_value(value):
     if value == '':
         return True
@@ -598,7 +659,58 @@ def upward_status(host, existing_status, now, claim=None):
     boot_mac = get_path(host, 'spec', 'bootMACAddress')
     if boot_mac:
         status['bootMACAddress'] = boot_mac
+    powered_on = get_path(host, 'status', 'poweredOn')
+    if isinstance(powered_on, bool):
+        status['poweredOn'] = powered_on
     return _finish_status(status, existing_status, now)
+
+
+def ready_problem(status, existing_status, reason, message, now):
+    """``status`` with its Ready condition replaced by ``False``/``reason``/``message`` (a problem the tenant can fix).
+
+    Used when the binder cannot apply the claim (for example a data Secret the
+    claim names does not exist); ``message`` must only name the tenant's own
+    objects.  Transition time and ``lastUpdated`` follow the usual rules.
+    """
+    existing = (existing_status or {}).get('conditions') or []
+    result = copy.deepcopy(status)
+    result.pop('lastUpdated', None)
+    result['conditions'] = [c for c in result.get('conditions') or [] if c.get('type') != 'Ready']
+    result['conditions'].append(_condition('Ready', 'False', reason, message, existing, now))
+    return _finish_status(result, existing_status, now)
+
+
+def status_patch(existing_status, status):
+    """Merge patch (``{'status': ...}``) turning ``existing_status`` into ``status``; ``{}`` if they are equal."""
+    existing_status = existing_status if isinstance(existing_status, dict) else {}
+    if _same(existing_status, status):
+        return {}
+    patch = dict((key, None) for key in existing_status if key not in status)
+    patch.update(status)
+    return {'status': patch}
+
+
+def merge_patches(*patches):
+    """One merge patch with the effect of applying ``patches`` in order (``{}``/``None`` are skipped).
+
+    Exact for patches that never delete a mapping (``None``) that a later
+    patch sets members of, which is how the binder composes its patches.
+    """
+    result = {}
+    for patch in patches:
+        if patch:
+            result = _merge_two(result, patch)
+    return result
+
+
+def _merge_two(first, second):
+    result = copy.deepcopy(first)
+    for key, value in second.items():
+        if isinstance(value, dict) and isinstance(result.get(key), dict):
+            result[key] = _merge_two(result[key], value)
+        else:
+            result[key] = copy.deepcopy(value)
+    return result
 
 
 def pending_status(existing_status, reason, message, now):

@@ -48,12 +48,15 @@ options:
   state:
     description:
       - V(present) creates or updates the claim; V(absent) deletes it (see M(baremetal.tenancy.host_release) to wait for the host's return).
+      - With V(absent) and O(wait=true), waits until the claim is gone.
     type: str
     choices: [present, absent]
     default: present
   online:
     description:
       - Whether the host should be powered on. Left unchanged when not given (a new claim starts powered off).
+      - With O(backend=ironic), Ironic powers a node on at the end of a deployment; O(online=false) powers it off
+        once the deployment is over (with O(wait=true), or on a later run).
     type: bool
   host_selector:
     description:
@@ -132,15 +135,37 @@ options:
       - Name under which a released host is kept for this namespace, so that a later claim with the same name gets
         the same host (O(backend=metal3)).
     type: str
+  annotations:
+    description:
+      - Annotations to set on the C(HostClaim) (O(backend=metal3)); a null value removes the annotation. Others are kept.
+      - >-
+        The reserved domain C(host.metal3.io) acts on the host through the binder. V(host.metal3.io/reboot) (an empty
+        value, or JSON with C(mode) V(hard) or V(soft) and a boolean C(force)) reboots it once, then the binder removes
+        the annotation; V(host.metal3.io/reboot.<name>) powers it off until the annotation is removed;
+        V(host.metal3.io/inspect) (an empty value) inspects it again.
+      - Keys of the C(hostclaim.metal3.io) domain belong to the binder and are refused.
+    type: dict
   wait_for:
     description:
       - What O(wait=true) waits for. V(associated) waits until a host is bound, V(ready) until the host is
         provisioned (deployed) and its power matches O(online).
+      - With O(backend=ironic), V(associated) returns once Ironic has allocated a node (a deployment started by the
+        same run goes on), V(ready) once the node is C(active) and its power matches O(online). The module polls
+        Ironic itself, at a short interval that grows to one second.
     type: str
     choices: [associated, ready]
     default: ready
 notes:
   - Tenants need no access to C(BareMetalHosts), BMC Secrets or other tenants' namespaces or projects.
+  - With O(backend=ironic), the credentials must be scoped to the tenant's project. Ironic's default policy lets
+    a lessee deploy only with the C(manager) or C(admin) role; the C(baremetal.tenancy.ironic_tenancy) role's
+    policy file lets C(member) do it too.
+  - With O(backend=ironic), allocation names are unique in the whole Ironic; a name another project uses is
+    refused with a clear error (that project's allocation is neither shown nor changed).
+  - With O(backend=ironic), the module records in the node's C(instance_info) a digest of the config drive
+    (C(baremetal_tenancy_drive_digest)), since Ironic never shows a config drive back, and the static addresses of
+    O(network_data) (C(baremetal_tenancy_addresses)); changing O(image), O(user_data), O(network_data) or
+    O(meta_data) of a deployed claim rebuilds the node.
 """
 
 EXAMPLES = r"""
@@ -167,6 +192,13 @@ EXAMPLES = r"""
     user_data_secret: worker-0-user-data
     online: true
     wait: true
+
+- name: Reboot my host once (the binder passes the annotation to the BareMetalHost)
+  baremetal.tenancy.host_claim:
+    name: worker-0
+    namespace: tenant-a
+    annotations:
+      host.metal3.io/reboot: ""
 
 - name: Claim and deploy an Ironic node with my project's credentials
   baremetal.tenancy.host_claim:
@@ -221,7 +253,10 @@ claim:
       description: Whether the host is provisioned and its power matches O(online).
       type: bool
     provisioning_state:
-      description: Provisioning state of the host as the tenant may see it (for example V(provisioned), V(active)).
+      description:
+        - Provisioning state of the host as the tenant may see it (for example V(provisioned), V(active)).
+        - With O(backend=metal3), derived from the claim's C(Ready) condition (V(available), V(provisioning),
+          V(provisioned), V(deprovisioning), V(error), ...), null while no host is bound.
       type: str
     image:
       description: The image of the claim.
@@ -238,12 +273,26 @@ claim:
       description: MAC address the host boots from.
       type: str
     conditions:
-      description: Conditions of the claim (C(AssociateBMH), C(Ready)) with C(status), C(reason) and C(message).
+      description:
+        - Conditions of the claim (C(AssociateBMH), C(Ready)) with C(status), C(reason) and C(message).
+        - With O(backend=ironic), C(Allocated) and C(Ready).
       type: list
       elements: dict
     labels:
       description: Labels of the claim (O(backend=metal3)), including those imported from the host.
       type: dict
+    annotations:
+      description: Annotations of the claim (O(backend=metal3)), including those imported from the host.
+      type: dict
+    node_reuse:
+      description: The claim's C(nodeReuse) (O(backend=metal3)).
+      type: str
+    host_selector:
+      description: The claim's C(hostSelector) (O(backend=metal3)).
+      type: dict
+    deleting:
+      description: Whether the claim is being deleted, its host being released (O(backend=metal3)).
+      type: bool
     traits:
       description: Traits of the node (O(backend=ironic)).
       type: list
@@ -282,6 +331,7 @@ class HostClaimModule(TenancyModule):
         network_data=dict(type="dict"),
         meta_data=dict(type="dict"),
         node_reuse=dict(type="str"),
+        annotations=dict(type="dict"),
         wait_for=dict(type="str", choices=["associated", "ready"], default="ready"),
         **WAIT_SPEC
     )

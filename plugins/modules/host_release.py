@@ -18,7 +18,10 @@ description:
     removes the Secret copies and, when the claim has a node-reuse name, labels the host for reuse, then lets the
     claim go. With O(wait=true) the module returns when the claim is gone, that is when the host is back in the pool.
   - With O(backend=ironic), the node is undeployed (it goes through cleaning back to C(available)) and the
-    allocation is removed.
+    allocation is removed (Ironic removes it when it undeploys; a node that was claimed but never deployed is powered
+    off and its allocation deleted). A deployment under way is let finish first. With O(wait=true) the module returns
+    when the allocation is gone and the node is C(available) again. The credentials must be scoped to the tenant's
+    project; a claim of another project is not visible, so releasing it changes nothing.
   - Releasing a claim that does not exist changes nothing.
 author:
   - Baremetal Tenancy Contributors (@baremetal-tenancy)
@@ -82,6 +85,10 @@ host:
   description: Name of the host that was bound to the claim, if any.
   returned: always
   type: str
+claim:
+  description: The claim as it was before the release, in the shape of the C(claim) result of M(baremetal.tenancy.host_claim).
+  returned: with O(backend=metal3), when a claim was found
+  type: dict
 """
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.base import TenancyModule

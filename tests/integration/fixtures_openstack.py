@@ -21,6 +21,15 @@ Fixtures
     owner=None, bmc=None)``: enrols a node as admin and takes it to
     ``available``; owner defaults to the infra project; with ``bmc`` (a Bmc)
     a ``redfish`` node, else ``fake-hardware``.
+``ironic_tenancy_policy`` (session)
+    Runs the ``baremetal.tenancy.ironic_tenancy`` role (policy only) through
+    ansible-playbook against ``openstack_env``'s Ironic policy file, so that
+    lessees with the ``member`` role may deploy; returns the policy's path.
+    Request it in tests that need it: it only widens what lessees may do.
+``openstack_pg_env`` (session, started on first use)
+    A second, separate environment whose Ironic runs on PostgreSQL (for
+    concurrency: sqlite locks under parallel lifecycles), with ten tenant
+    projects ``t01`` ... ``t10``, no BMCs, and the same policy role applied.
 
 At the end of the session the services started are listed in the terminal
 summary, with versions, loopback ports and start-up times.
@@ -28,10 +37,15 @@ summary, with versions, loopback ports and start-up times.
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from harness import procs
 from harness import openstack as openstack_harness
+from harness.ansible import localhost_play, run_playbook
+
+PG_TENANTS = tuple("t%02d" % i for i in range(1, 11))
 
 _TIMINGS: list[str] = []
 
@@ -65,6 +79,38 @@ def enroll_node(openstack_env):
         return openstack_harness.enroll_fake_node(
             conn, name, resource_class, owner, lessee, traits, properties)
     return enroll
+
+
+def apply_tenancy_policy(env, workdir):
+    """Write Ironic's owner/lessee policy with the ironic_tenancy role (policy only)."""
+    play = localhost_play([], roles=[{"role": "baremetal.tenancy.ironic_tenancy", "vars": {
+        "ironic_tenancy_cloud": "admin",
+        "ironic_tenancy_policy_file": str(env.policy_path),
+    }}])
+    run = run_playbook(play, env.ansible_env("admin"), workdir)
+    assert run.ok, run.explain()
+    # oslo.policy re-reads the file when its mtime changes; the next request sees it.
+    return env.policy_path
+
+
+@pytest.fixture(scope="session")
+def ironic_tenancy_policy(openstack_env, tmp_path_factory):
+    return apply_tenancy_policy(openstack_env, tmp_path_factory.mktemp("ironic-policy"))
+
+
+@pytest.fixture(scope="session")
+def openstack_pg_env(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("openstack-pg")
+    env = openstack_harness.start_openstack(workdir, tenants=PG_TENANTS, sushy_systems=[],
+                                            database="postgresql")
+    for service in env.services:
+        procs.record_service(dataclasses.replace(service, name=service.name + " (postgresql env)"))
+    _TIMINGS.append(f"openstack on postgresql ({len(PG_TENANTS)} tenants) up in {env.startup_seconds:.1f}s")
+    try:
+        apply_tenancy_policy(env, workdir / "policy")
+        yield env
+    finally:
+        env.stop()
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -13,6 +13,9 @@ it when it changes), and starts ``ironic`` on a free loopback port.
 - With ``database_url`` (a PostgreSQL URL from :mod:`harness.postgres`) it
   runs on that server database instead of sqlite, for concurrency tests:
   the schema is created there with ``ironic-dbsync create_schema``.
+- sqlite runs in WAL mode without synchronous writes, and a writer waits up
+  to 30 s for the lock, which lets a few lifecycles run side by side on a
+  loaded machine; more than a few still need PostgreSQL.
 - ``[nova] send_power_notifications`` is off: there is no Nova, and each
   power change would otherwise wait for a connection timeout.
 
@@ -129,8 +132,9 @@ def _config(root: Path, port: int, http_url: str, keystone_url: str | None,
         f"public_endpoint = http://127.0.0.1:{port}",
         "",
         "[database]",
-        f"connection = {database_url or f'sqlite:///{root}/ironic.sqlite'}",
-        *(["max_pool_size = 20", "max_overflow = 40"] if database_url else []),
+        # sqlite: a writer waits up to 30 s for the lock (pysqlite's default is 5 s).
+        f"connection = {database_url or f'sqlite:///{root}/ironic.sqlite?timeout=30'}",
+        *(["max_pool_size = 20", "max_overflow = 40"] if database_url else ["sqlite_synchronous = false"]),
         "",
         "[nova]",
         "send_power_notifications = false",
@@ -236,6 +240,11 @@ def start_ironic(workdir: str | Path, keystone_url: str | None = None,
             dst.execute("UPDATE conductors SET online = 0")
     else:
         shutil.copyfile(_schema_seed(), db_path)
+    if db_path is not None:
+        # Write-ahead logging: readers no longer block the writer, so parallel
+        # lifecycles (and enrolments) rarely meet "database is locked".
+        with sqlite3.connect(db_path) as db:
+            db.execute("PRAGMA journal_mode=WAL")
     policy_path = root / "policy.yaml"
     policy_path.write_text("{}\n")
 

@@ -31,6 +31,7 @@ import yaml
 from . import procs
 from .ironic import Ironic, ServiceUser, start_ironic
 from .keystone import REGION, Keystone, start_keystone
+from .postgres import Postgres, start_postgres
 from .sushy import Bmc, SushyEmulator, start_sushy
 
 DEFAULT_TENANTS = ("tenant-a", "tenant-b")
@@ -87,6 +88,7 @@ class OpenStackEnv:
     tenants: dict[str, Project]
     clouds_yaml: Path
     startup_seconds: float
+    postgres_server: Postgres | None = None
 
     # Service records (name, version, url, port, pid) for reports.
     @property
@@ -103,7 +105,8 @@ class OpenStackEnv:
 
     @property
     def services(self) -> list[procs.Service]:
-        return [self.keystone, self.ironic, self.sushy]
+        extra = [self.postgres_server.service] if self.postgres_server else []
+        return [self.keystone, self.ironic, self.sushy, *extra]
 
     @property
     def bmcs(self) -> list[Bmc]:
@@ -157,9 +160,11 @@ class OpenStackEnv:
         until the SIGKILL deadline. The other two then stop together.
         """
         self.ironic_server.stop()
-        with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-            futures = [pool.submit(server.stop)
-                       for server in (self.keystone_server, self.sushy_server)]
+        servers = [self.keystone_server, self.sushy_server]
+        if self.postgres_server is not None:
+            servers.append(self.postgres_server)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
+            futures = [pool.submit(server.stop) for server in servers]
             for future in futures:
                 future.result()
 
@@ -203,11 +208,28 @@ def _register_baremetal(conn, url: str) -> None:
 
 # --- start / stop -------------------------------------------------------------
 
+def _start_ironic_with_db(workdir: Path, keystone_url: str, service_user: ServiceUser,
+                          database: str, timeout: float) -> tuple[Ironic, Postgres | None]:
+    if database == "sqlite":
+        return start_ironic(workdir / "ironic", keystone_url, service_user, None, timeout), None
+    if database != "postgresql":
+        raise ValueError(f"database must be sqlite or postgresql, not {database!r}")
+    pg = start_postgres(workdir / "postgres", timeout)
+    try:
+        url = pg.create_database("ironic")
+        return start_ironic(workdir / "ironic", keystone_url, service_user, None, timeout,
+                            database_url=url), pg
+    except BaseException:
+        pg.stop()
+        raise
+
+
 def start_openstack(workdir: str | Path, tenants=DEFAULT_TENANTS,
                     sushy_systems: list[dict] | None = None,
-                    timeout: float = 120) -> OpenStackEnv:
+                    timeout: float = 120, database: str = "sqlite") -> OpenStackEnv:
     """Start Keystone, Ironic and sushy-tools under ``workdir``; provision tenants.
 
+    ``database``: ``sqlite`` (default) or ``postgresql`` for Ironic.
     On failure everything already started is stopped again.
     """
     started_at = time.monotonic()
@@ -223,21 +245,29 @@ def start_openstack(workdir: str | Path, tenants=DEFAULT_TENANTS,
     with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
         futures = {
             "keystone": pool.submit(start_keystone, workdir / "keystone", keystone_port, timeout),
-            "ironic": pool.submit(start_ironic, workdir / "ironic", keystone_url,
-                                  service_user, None, timeout),
+            "ironic": pool.submit(_start_ironic_with_db, workdir, keystone_url,
+                                  service_user, database, timeout),
             "sushy": pool.submit(start_sushy, workdir / "sushy", sushy_systems, timeout),
         }
         errors = []
+        postgres = None
         for name, future in futures.items():
             try:
-                started.append(future.result())
+                result = future.result()
             except Exception as exc:  # collect, stop the others, re-raise
                 errors.append(exc)
+                continue
+            if name == "ironic":
+                result, postgres = result
+                if postgres is not None:
+                    started.append(postgres)
+            started.append(result)
     if errors:
         for server in started:
             server.stop()
         raise errors[0]
-    keystone, ironic, sushy = started
+    keystone, ironic, sushy = (next(s for s in started if isinstance(s, cls))
+                               for cls in (Keystone, Ironic, SushyEmulator))
 
     try:
         admin = connect(keystone.admin_auth("system"))
@@ -254,7 +284,7 @@ def start_openstack(workdir: str | Path, tenants=DEFAULT_TENANTS,
         admin_conn.baremetal.get("/")  # fails early if the catalog or Ironic is wrong
         env = OpenStackEnv(workdir, keystone, ironic, sushy, admin_conn, infra,
                            tenant_projects, workdir / "clouds.yaml",
-                           time.monotonic() - started_at)
+                           time.monotonic() - started_at, postgres)
         env.write_clouds_yaml(env.clouds_yaml)
         return env
     except BaseException:

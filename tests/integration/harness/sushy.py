@@ -1,14 +1,45 @@
 """sushy-tools Redfish BMC emulator (fake driver) for the integration tests.
 
+TEST FIXTURE ONLY: nothing here is part of the collection. The collection
+talks to whatever Redfish service it is given; this module makes sushy-tools
+behave enough like a real BMC for the tests to prove it.
+
 ``start_sushy(workdir)`` writes a config with several fake systems, an
 htpasswd file (bcrypt) for HTTP basic auth and a private state directory, then
-runs the emulator through :func:`launch` (below), which patches the fake
-driver for tests before calling sushy-tools' own ``main()``:
+runs the emulator through :func:`launch` (below), which patches sushy-tools
+for tests before calling its own ``main()``:
 
 - power changes apply at once (upstream waits a random 1-11 s);
-- systems may carry ``memory_gb``, ``cpus`` and ``cpu_model`` keys, served as
-  ``MemorySummary``/``ProcessorSummary`` and a ``Processors`` collection
-  (upstream's fake driver reports none).
+- systems may carry ``memory_gb``, ``cpus``, ``cpu_model``, ``manufacturer``,
+  ``model``, ``serial`` and ``boot_mode`` keys, served as
+  ``MemorySummary``/``ProcessorSummary``/``Manufacturer``/``Model``/... and a
+  ``Processors`` collection (upstream's fake driver reports none, and always
+  says ``Manufacturer: Sushy Emulator``);
+  :data:`PROFILES` and :func:`profile_systems` build systems of several
+  hardware profiles;
+- an **AccountService** (upstream has none): roles ``Administrator``,
+  ``Operator`` and ``ReadOnly`` with the standard Redfish privileges, and
+  accounts that really authenticate: HTTP basic auth is checked against the
+  account store (enabled, not locked, ``AccountExpiration`` not passed), and
+  every request is authorised by the account's role (``Login`` to read,
+  ``ConfigureComponents`` to power or change the system, ``ConfigureUsers``
+  to manage accounts, ``ConfigureManager`` for managers, ``ConfigureSelf``
+  to change one's own password). The htpasswd users are Administrators.
+  Two account models:
+
+  * ``account_slots=None`` (default): accounts are created with ``POST`` on
+    the collection and removed with ``DELETE``;
+  * ``account_slots=N``: a fixed table of N slots like some vendors' BMCs:
+    ``POST``/``DELETE`` answer 405, slot 1 is reserved and read-only, an empty
+    slot has ``UserName: ""``; accounts are ``PATCH``ed into an empty slot and
+    "deleted" by ``PATCH``ing the slot back to empty.
+
+  Account resources carry an ``ETag``; a ``PATCH`` with a stale ``If-Match``
+  answers 412.
+
+One emulator process serves all its systems behind one AccountService (like a
+chassis manager in front of several nodes); tests that need an AccountService
+of their own start their own emulator.
 
 Each fake system is described by a :class:`Bmc` with its addresses and
 credentials, in the forms Ironic (``driver_info``) and Metal3
@@ -19,14 +50,37 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.metadata
+import json
 import secrets
 import sys
+import urllib.error
+import urllib.request
+import base64
 import uuid as uuidlib
 from pathlib import Path
 
 from . import procs
 
 HARNESS_PARENT = Path(__file__).resolve().parent.parent  # tests/integration
+
+# Hardware profiles of the fake systems: what Redfish reports for each.
+PROFILES: dict[str, dict] = {
+    "small": {"cpus": 16, "memory_gb": 64, "cpu_model": "Fake Xeon Silver 4310",
+              "manufacturer": "Contoso", "model": "CS-1100", "nics": 1, "boot_mode": "UEFI"},
+    "medium": {"cpus": 32, "memory_gb": 192, "cpu_model": "Fake Xeon Gold 6330",
+               "manufacturer": "Contoso", "model": "CS-2200", "nics": 2, "boot_mode": "UEFI"},
+    "large": {"cpus": 96, "memory_gb": 512, "cpu_model": "Fake EPYC 9454",
+              "manufacturer": "Fabrikam", "model": "FB-9000", "nics": 2, "boot_mode": "UEFI"},
+}
+
+ROLES = {
+    "Administrator": ["Login", "ConfigureManager", "ConfigureUsers", "ConfigureSelf", "ConfigureComponents"],
+    "Operator": ["Login", "ConfigureSelf", "ConfigureComponents"],
+    "ReadOnly": ["Login", "ConfigureSelf"],
+}
+MIN_PASSWORD_LENGTH = 8
+MAX_PASSWORD_LENGTH = 20  # small on purpose: generated passwords must honour it
+MAX_USERNAME_LENGTH = 16
 
 
 @dataclasses.dataclass
@@ -39,6 +93,7 @@ class Bmc:
     username: str
     password: str
     macs: list[str]
+    profile: str | None = None
 
     @property
     def system_id(self) -> str:
@@ -69,12 +124,70 @@ class SushyEmulator:
     config_path: Path
     username: str
     password: str
+    account_slots: int | None = None
+
+    @property
+    def base_url(self) -> str:
+        return self.service.url
 
     def bmc(self, name: str) -> Bmc:
         return next(b for b in self.bmcs if b.name == name)
 
     def stop(self) -> None:
         self.proc.stop()
+
+    def request(self, method: str, path: str, username: str | None = None,
+                password: str | None = None, body: dict | None = None,
+                headers: dict | None = None) -> tuple[int, dict | str]:
+        """One HTTP request to the emulator (admin credentials by default);
+        returns ``(status, parsed JSON body or text)``. Never raises on HTTP errors."""
+        username = self.username if username is None else username
+        password = self.password if password is None else password
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.base_url + path, data=data, method=method)
+        token = base64.b64encode(f"{username}:{password}".encode()).decode()
+        req.add_header("Authorization", f"Basic {token}")
+        if data is not None:
+            req.add_header("Content-Type", "application/json")
+        for key, value in (headers or {}).items():
+            req.add_header(key, value)
+        try:
+            with urllib.request.urlopen(req, timeout=30) as resp:
+                status, raw = resp.status, resp.read()
+        except urllib.error.HTTPError as exc:
+            status, raw = exc.code, exc.read()
+        text = raw.decode("utf-8", "replace")
+        try:
+            return status, json.loads(text) if text else {}
+        except ValueError:
+            return status, text
+
+    def accounts(self) -> list[dict]:
+        """Every account (admin view), empty slots included."""
+        status, coll = self.request("GET", "/redfish/v1/AccountService/Accounts")
+        assert status == 200, coll
+        out = []
+        for member in coll["Members"]:
+            status, doc = self.request("GET", member["@odata.id"])
+            assert status == 200, doc
+            out.append(doc)
+        return out
+
+    def add_account(self, username: str, password: str, role: str = "Operator") -> dict:
+        """Create an account as the admin, behind the collection's back (either model)."""
+        body = {"UserName": username, "Password": password, "RoleId": role, "Enabled": True}
+        if self.account_slots:
+            empty = next(a for a in self.accounts() if a["UserName"] == "" and a["Id"] != "1")
+            status, doc = self.request("PATCH", empty["@odata.id"], body=body)
+            assert status in (200, 204), doc
+            return self.request("GET", empty["@odata.id"])[1]
+        status, doc = self.request("POST", "/redfish/v1/AccountService/Accounts", body=body)
+        assert status == 201, doc
+        return doc
+
+
+def _mac(index: int, nic: int) -> str:
+    return f"52:54:{nic:02x}:00:{index // 256:02x}:{index % 256:02x}"
 
 
 def default_systems(count: int = 4) -> list[dict]:
@@ -96,17 +209,55 @@ def default_systems(count: int = 4) -> list[dict]:
     return systems
 
 
-def _htpasswd_line(username: str, password: str) -> str:
+def profile_systems(counts: dict[str, int], prefix: str = "sys", first_index: int = 0) -> list[dict]:
+    """Fake systems of the :data:`PROFILES` named in ``counts`` (profile -> how many),
+    named ``<prefix>-<profile>-<n>``, with the profile's hardware and NICs.
+    MACs are unique per ``first_index`` range (use different ranges per emulator)."""
+    systems = []
+    index = first_index
+    for profile, count in counts.items():
+        hw = PROFILES[profile]
+        for n in range(count):
+            systems.append({
+                "uuid": str(uuidlib.uuid4()),
+                "name": f"{prefix}-{profile}-{n}",
+                "power_state": "Off",
+                "external_notifier": False,
+                "nics": [{"mac": _mac(index, k), "ip": f"192.0.2.{(index % 200) + 10}"}
+                         for k in range(hw["nics"])],
+                "memory_gb": hw["memory_gb"],
+                "cpus": hw["cpus"],
+                "cpu_model": hw["cpu_model"],
+                "manufacturer": hw["manufacturer"],
+                "model": hw["model"],
+                "serial": f"SN{index:06d}",
+                "boot_mode": hw["boot_mode"],
+                "profile": profile,
+            })
+            index += 1
+    return systems
+
+
+def _bcrypt(password: str) -> str:
     import bcrypt  # a dependency of sushy-tools itself
 
     # Few rounds: the emulator checks the hash on every request.
-    hashed = bcrypt.hashpw(password.encode(), bcrypt.gensalt(rounds=4)).decode()
-    return f"{username}:{hashed}\n"
+    return bcrypt.hashpw(password.encode(), bcrypt.gensalt(rounds=4)).decode()
+
+
+def _htpasswd_line(username: str, password: str) -> str:
+    return f"{username}:{_bcrypt(password)}\n"
 
 
 def start_sushy(workdir: str | Path, systems: list[dict] | None = None,
-                timeout: float = 60) -> SushyEmulator:
-    """Start the emulator in ``workdir`` (created) on a free loopback port."""
+                timeout: float = 60, *, accounts: list[dict] | None = None,
+                account_slots: int | None = None) -> SushyEmulator:
+    """Start the emulator in ``workdir`` (created) on a free loopback port.
+
+    ``accounts``: extra accounts present from the start, dicts with
+    ``username``, ``password``, ``role`` (accounts "someone else" made).
+    ``account_slots``: fixed-slot account model with that many slots.
+    """
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     systems = systems if systems is not None else default_systems()
@@ -118,6 +269,8 @@ def start_sushy(workdir: str | Path, systems: list[dict] | None = None,
     state_dir = workdir / "state"
     state_dir.mkdir(exist_ok=True)
     config_path = workdir / "emulator.conf"
+    extra_accounts = [{"UserName": a["username"], "PasswordHash": _bcrypt(a["password"]),
+                       "RoleId": a.get("role", "Operator")} for a in (accounts or [])]
     # The config file is Python (Flask from_pyfile); repr() of JSON-ish data is valid.
     config_path.write_text(
         f"SUSHY_EMULATOR_LISTEN_IP = '127.0.0.1'\n"
@@ -126,6 +279,8 @@ def start_sushy(workdir: str | Path, systems: list[dict] | None = None,
         f"SUSHY_EMULATOR_STATE_DIR = {str(state_dir)!r}\n"
         f"SUSHY_EMULATOR_AUTH_FILE = {str(auth_file)!r}\n"
         f"SUSHY_EMULATOR_FAKE_SYSTEMS = {systems!r}\n"
+        f"BMT_TEST_ACCOUNTS = {extra_accounts!r}\n"
+        f"BMT_TEST_ACCOUNT_SLOTS = {account_slots!r}\n"
     )
     launcher = (
         "import sys; sys.path.insert(0, %r); "
@@ -137,22 +292,37 @@ def start_sushy(workdir: str | Path, systems: list[dict] | None = None,
         workdir,
     )
     base_url = f"http://127.0.0.1:{port}"
-    # Unauthenticated requests get 401 once the server is up.
+    # The service root needs no auth: 200 once the server is up.
     procs.wait_http(base_url + "/redfish/v1/", timeout, proc)
     bmcs = [
         Bmc(s["name"], s["uuid"], base_url, username, password,
-            [n["mac"] for n in s.get("nics", [])])
+            [n["mac"] for n in s.get("nics", [])], s.get("profile"))
         for s in systems
     ]
     service = procs.Service("sushy-tools", importlib.metadata.version("sushy-tools"),
                             base_url, port, proc.pid)
-    return SushyEmulator(service, proc, bmcs, config_path, username, password)
+    return SushyEmulator(service, proc, bmcs, config_path, username, password, account_slots)
+
+
+def start_plain_http(workdir: str | Path, timeout: float = 30) -> tuple[procs.Proc, str]:
+    """A web server that is not Redfish (``python -m http.server`` on an empty
+    directory: every ``/redfish/v1`` path is an HTML 404). Returns (proc, URL)."""
+    workdir = Path(workdir)
+    root = workdir / "www"
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "index.html").write_text("<html><body>not a BMC</body></html>\n")
+    port = procs.free_port()
+    proc = procs.start_process("plain-http", [sys.executable, "-m", "http.server", "--bind", "127.0.0.1",
+                                              "--directory", str(root), str(port)], workdir)
+    url = f"http://127.0.0.1:{port}"
+    procs.wait_http(url + "/", timeout, proc)
+    return proc, url
 
 
 # --- runs inside the emulator process -------------------------------------
 
 def launch() -> None:
-    """Patch the fake driver for tests, then run ``sushy-emulator`` main()."""
+    """Patch sushy-tools for tests, then run ``sushy-emulator`` main()."""
     from sushy_tools import error
     from sushy_tools.emulator import main
     from sushy_tools.emulator.resources.systems import fakedriver
@@ -179,11 +349,340 @@ def launch() -> None:
         if not system.get("cpus"):
             raise error.NotSupportedError("Not implemented")
         return [{"id": "CPU0", "Id": "CPU0", "socket": "CPU 0",
-                 "vendor": "Fake", "model": system.get("cpu_model", "Fake CPU"),
+                 "vendor": system.get("manufacturer", "Fake"),
+                 "model": system.get("cpu_model", "Fake CPU"),
                  "cores": system["cpus"], "threads": system["cpus"]}]
 
     fakedriver.FakeDriver.get_total_memory = _field("memory_gb")
     fakedriver.FakeDriver.get_total_cpus = _field("cpus")
     fakedriver.FakeDriver.get_processors = get_processors
+
+    _install_system_details(main)
+    _install_account_service(main, error)
     sys.argv[0] = "sushy-emulator"
     main.main()
+
+
+def _install_system_details(main) -> None:
+    """Serve per-system Manufacturer/Model/SerialNumber/ProcessorSummary.Model."""
+    import flask
+
+    app = main.app
+    original = app.view_functions["system_resource"]
+
+    def system_resource(identity):
+        response = original(identity)
+        if flask.request.method != "GET" or response.status_code != 200:
+            return response
+        doc = json.loads(response.get_data())
+        try:
+            system = app.systems._get(doc.get("UUID") or identity)
+        except Exception:  # an alias: leave the document as it is
+            return response
+        if system.get("manufacturer"):
+            doc["Manufacturer"] = system["manufacturer"]
+        if system.get("model"):
+            doc["Model"] = system["model"]
+        if system.get("serial"):
+            doc["SerialNumber"] = system["serial"]
+        if system.get("cpu_model"):
+            doc.setdefault("ProcessorSummary", {})["Model"] = system["cpu_model"]
+        response.set_data(json.dumps(doc))
+        return response
+
+    app.view_functions["system_resource"] = system_resource
+
+
+def _install_account_service(main, error) -> None:  # noqa: C901 - one emulated service
+    """AccountService with roles, privileges and expiring accounts (see module doc)."""
+    import datetime
+    import hashlib
+    import threading
+
+    import bcrypt
+    import flask
+    from sushy_tools.emulator import auth_basic
+
+    app = main.app
+    root_path = "/redfish/v1/AccountService"
+    accounts_path = root_path + "/Accounts"
+    roles_path = root_path + "/Roles"
+    lock = threading.RLock()
+
+    class Store:
+        accounts: dict[str, dict] = {}
+        slots: int | None = None
+        next_id = 1
+
+    store = Store()
+
+    def add(username, pw_hash, role, ident=None):
+        ident = ident or str(store.next_id)
+        store.next_id = max(store.next_id, int(ident)) + 1
+        store.accounts[ident] = {"Id": ident, "UserName": username, "pw": pw_hash, "RoleId": role,
+                                 "Enabled": bool(username), "Locked": False, "AccountExpiration": None}
+        return store.accounts[ident]
+
+    def redfish_error(status, message_id, message):
+        body = {"error": {"code": "Base.1.8." + message_id, "message": message,
+                          "@Message.ExtendedInfo": [{"MessageId": "Base.1.8." + message_id,
+                                                     "Message": message}]}}
+        return flask.Response(json.dumps(body), status=status, content_type="application/json")
+
+    def etag(account):
+        digest = hashlib.sha256(json.dumps(dict(account), sort_keys=True,
+                                           default=str).encode()).hexdigest()[:16]
+        return f'W/"{digest}"'
+
+    def parse_time(value):
+        text = value[:-1] + "+00:00" if value.endswith("Z") else value
+        parsed = datetime.datetime.fromisoformat(text)
+        if parsed.tzinfo is None:
+            raise ValueError("a time zone is required")
+        return parsed
+
+    def expired(account):
+        value = account.get("AccountExpiration")
+        return bool(value) and parse_time(value) <= datetime.datetime.now(datetime.timezone.utc)
+
+    def account_doc(account):
+        doc = {
+            "@odata.id": f"{accounts_path}/{account['Id']}",
+            "@odata.type": "#ManagerAccount.v1_10_0.ManagerAccount",
+            "Id": account["Id"], "Name": "User Account", "Description": "User Account",
+            "UserName": account["UserName"], "RoleId": account["RoleId"],
+            "Enabled": account["Enabled"], "Locked": account["Locked"],
+            "Password": None, "AccountTypes": ["Redfish"],
+            "AccountExpiration": account["AccountExpiration"],
+            "Links": {"Role": {"@odata.id": f"{roles_path}/{account['RoleId']}"}},
+        }
+        doc["@odata.etag"] = etag(account)
+        return doc
+
+    def json_response(doc, status=200, headers=None):
+        response = flask.Response(json.dumps(doc), status=status, content_type="application/json")
+        for key, value in (headers or {}).items():
+            response.headers[key] = value
+        return response
+
+    def seed(auth_file):
+        """htpasswd users are Administrators, then the configured extra accounts.
+        Runs when main() has loaded the config file and installs the middleware."""
+        config = app.config
+        store.slots = config.get("BMT_TEST_ACCOUNT_SLOTS")
+        if store.slots:
+            add("", None, "None", "1")  # reserved slot, like some vendors' slot 1
+        with open(auth_file) as handle:
+            for line in handle:
+                if ":" in line.strip():
+                    user, hashed = line.strip().split(":", 1)
+                    add(user, hashed, "Administrator")
+        for extra in config.get("BMT_TEST_ACCOUNTS") or []:
+            add(extra["UserName"], extra["PasswordHash"], extra["RoleId"])
+        if store.slots:
+            while store.next_id <= store.slots:
+                add("", None, "None")
+
+    def authenticate(username, password):
+        with lock:
+            for account in store.accounts.values():
+                if account["UserName"] and account["UserName"] == username:
+                    break
+            else:
+                raise error.Unauthorized("Incorrect username or password")
+            ok = account["pw"] and bcrypt.checkpw(password, account["pw"].encode())
+            if not ok or not account["Enabled"] or account["Locked"] or expired(account):
+                raise error.Unauthorized("Incorrect username or password")
+            return dict(account)
+
+    def needed_privilege(method, path, body, account):
+        if method in ("GET", "HEAD"):
+            return "Login"
+        if path.startswith(root_path):
+            own = f"{accounts_path}/{account['Id']}"
+            if method == "PATCH" and path.rstrip("/") == own and set(body or {}) <= {"Password"}:
+                return "ConfigureSelf"
+            return "ConfigureUsers"
+        if path.startswith("/redfish/v1/Managers"):
+            return "ConfigureManager"
+        return "ConfigureComponents"
+
+    class AccountAuthMiddleware(main.RedfishAuthMiddleware):
+        """Basic auth against the account store, then role-based authorisation."""
+
+        def __init__(self, wsgi, auth_file):
+            self.app = wsgi
+            self.auth_file = auth_file
+            with lock:
+                if not store.accounts:
+                    seed(auth_file)
+
+        def __call__(self, env, start_response):
+            path = env.get("PATH_INFO", "")
+            if path.strip("/") in self._EXCLUDE_PATHS:
+                return self.app(env, start_response)
+            try:
+                token = auth_basic.parse_header(env)
+                username, password = auth_basic.parse_token(token)
+                account = authenticate(username, password)
+            except error.FishyError as exc:
+                return self.format_exception(exc)(env, start_response)
+            env["HTTP_X_USER"] = env["HTTP_X_USER_NAME"] = account["UserName"]
+            env["bmt.account"] = account
+            method = env.get("REQUEST_METHOD", "GET")
+            body = None
+            if method in ("PATCH", "POST", "PUT"):
+                import io
+                length = int(env.get("CONTENT_LENGTH") or 0)
+                raw = env["wsgi.input"].read(length) if length else b""
+                env["wsgi.input"] = io.BytesIO(raw)
+                try:
+                    body = json.loads(raw) if raw else {}
+                except ValueError:
+                    body = None
+            privilege = needed_privilege(method, path, body if isinstance(body, dict) else None, account)
+            if privilege not in ROLES.get(account["RoleId"], []):
+                response = redfish_error(403, "InsufficientPrivilege",
+                                         f"{account['RoleId']} lacks privilege {privilege} for {method} {path}")
+                return response(env, start_response)
+            return self.app(env, start_response)
+
+    main.RedfishAuthMiddleware = AccountAuthMiddleware
+
+    root_view = app.view_functions["root_resource"]
+
+    def root_resource():
+        response = root_view()
+        doc = json.loads(response.get_data())
+        doc["AccountService"] = {"@odata.id": root_path}
+        response.set_data(json.dumps(doc))
+        return response
+
+    app.view_functions["root_resource"] = root_resource
+
+    def account_service():
+        return json_response({
+            "@odata.id": root_path, "@odata.type": "#AccountService.v1_11_0.AccountService",
+            "Id": "AccountService", "Name": "Account Service", "ServiceEnabled": True,
+            "MinPasswordLength": MIN_PASSWORD_LENGTH, "MaxPasswordLength": MAX_PASSWORD_LENGTH,
+            "AccountLockoutThreshold": 0,
+            "Accounts": {"@odata.id": accounts_path}, "Roles": {"@odata.id": roles_path},
+        })
+
+    def check_fields(body, creating):
+        allowed = {"UserName", "Password", "RoleId", "Enabled", "Locked", "AccountExpiration"}
+        unknown = sorted(set(body) - allowed)
+        if unknown:
+            return redfish_error(400, "PropertyUnknown", f"The property {unknown[0]} is not in the list of valid properties")
+        if "UserName" in body:
+            name = body["UserName"]
+            if not isinstance(name, str) or len(name) > MAX_USERNAME_LENGTH or (
+                    name and not all(c.isalnum() or c in "-_." for c in name)):
+                return redfish_error(400, "PropertyValueFormatError", "invalid UserName")
+        if body.get("Password") is not None:
+            pw = body["Password"]
+            if not isinstance(pw, str) or not MIN_PASSWORD_LENGTH <= len(pw) <= MAX_PASSWORD_LENGTH:
+                return redfish_error(400, "PropertyValueFormatError",
+                                     f"Password must be {MIN_PASSWORD_LENGTH}-{MAX_PASSWORD_LENGTH} characters")
+        if "RoleId" in body and body["RoleId"] not in ROLES and not (body["RoleId"] == "None" and not creating):
+            return redfish_error(400, "PropertyValueNotInList", f"RoleId {body['RoleId']} is not a role")
+        if body.get("AccountExpiration") is not None:
+            try:
+                parse_time(body["AccountExpiration"])
+            except (TypeError, ValueError):
+                return redfish_error(400, "PropertyValueFormatError", "AccountExpiration must be a date-time")
+        if body.get("Locked") is True:
+            return redfish_error(400, "PropertyValueNotInList", "Locked can only be set to false")
+        return None
+
+    def name_taken(name, except_id=None):
+        return any(a["UserName"] == name and a["Id"] != except_id for a in store.accounts.values() if name)
+
+    def accounts_collection():
+        if flask.request.method == "GET":
+            with lock:
+                members = [{"@odata.id": f"{accounts_path}/{i}"}
+                           for i in sorted(store.accounts, key=int)]
+            return json_response({"@odata.id": accounts_path, "Name": "Accounts",
+                                  "@odata.type": "#ManagerAccountCollection.ManagerAccountCollection",
+                                  "Members": members, "Members@odata.count": len(members)})
+        if store.slots:
+            return redfish_error(405, "OperationNotAllowed", "accounts live in fixed slots: PATCH an empty slot")
+        body = flask.request.get_json(silent=True)
+        if not isinstance(body, dict):
+            return redfish_error(400, "MalformedJSON", "body must be a JSON object")
+        problem = check_fields(body, creating=True)
+        if problem is not None:
+            return problem
+        for required in ("UserName", "Password", "RoleId"):
+            if not body.get(required):
+                return redfish_error(400, "PropertyMissing", f"{required} is required")
+        with lock:
+            if name_taken(body["UserName"]):
+                return redfish_error(409, "ResourceAlreadyExists", f"account {body['UserName']} exists")
+            account = add(body["UserName"], _bcrypt(body["Password"]), body["RoleId"])
+            account["Enabled"] = body.get("Enabled", True)
+            account["AccountExpiration"] = body.get("AccountExpiration")
+            doc = account_doc(account)
+        return json_response(doc, 201, {"Location": doc["@odata.id"], "ETag": doc["@odata.etag"]})
+
+    def account_resource(ident):
+        with lock:
+            account = store.accounts.get(ident)
+            if account is None:
+                return redfish_error(404, "ResourceMissingAtURI", f"no account {ident}")
+            if flask.request.method == "GET":
+                doc = account_doc(account)
+                return json_response(doc, headers={"ETag": doc["@odata.etag"]})
+            if flask.request.method == "DELETE":
+                if store.slots:
+                    return redfish_error(405, "OperationNotAllowed", "slots cannot be deleted: PATCH UserName to empty")
+                del store.accounts[ident]
+                return flask.Response(status=204)
+            # PATCH
+            if store.slots and ident == "1":
+                return redfish_error(400, "PropertyNotWritable", "slot 1 is reserved")
+            if_match = flask.request.headers.get("If-Match")
+            if if_match and if_match not in (etag(account), "*"):
+                return redfish_error(412, "PreconditionFailed", "ETag does not match")
+            body = flask.request.get_json(silent=True)
+            if not isinstance(body, dict):
+                return redfish_error(400, "MalformedJSON", "body must be a JSON object")
+            problem = check_fields(body, creating=False)
+            if problem is not None:
+                return problem
+            if body.get("UserName") and name_taken(body["UserName"], ident):
+                return redfish_error(409, "ResourceAlreadyExists", f"account {body['UserName']} exists")
+            if "UserName" in body and body["UserName"] == "":
+                if not store.slots:
+                    return redfish_error(400, "PropertyValueFormatError", "UserName cannot be empty")
+                account.update(UserName="", pw=None, RoleId="None", Enabled=False, Locked=False,
+                               AccountExpiration=None)
+                return flask.Response(status=204)
+            if not account["UserName"] and not (body.get("UserName") and body.get("Password")):
+                return redfish_error(400, "PropertyMissing", "an empty slot needs UserName and Password")
+            for key in ("UserName", "RoleId", "Enabled", "Locked", "AccountExpiration"):
+                if key in body:
+                    account[key] = body[key]
+            if body.get("Password") is not None:
+                account["pw"] = _bcrypt(body["Password"])
+            return flask.Response(status=204)
+
+    def roles_collection():
+        members = [{"@odata.id": f"{roles_path}/{r}"} for r in ROLES]
+        return json_response({"@odata.id": roles_path, "Name": "Roles", "Members": members,
+                              "Members@odata.count": len(members)})
+
+    def role_resource(role):
+        if role not in ROLES:
+            return redfish_error(404, "ResourceMissingAtURI", f"no role {role}")
+        return json_response({"@odata.id": f"{roles_path}/{role}", "@odata.type": "#Role.v1_3_1.Role",
+                              "Id": role, "Name": role, "RoleId": role, "IsPredefined": True,
+                              "AssignedPrivileges": ROLES[role]})
+
+    app.add_url_rule(root_path, "bmt_account_service", account_service, methods=["GET"])
+    app.add_url_rule(accounts_path, "bmt_accounts", accounts_collection, methods=["GET", "POST"])
+    app.add_url_rule(accounts_path + "/<ident>", "bmt_account", account_resource,
+                     methods=["GET", "PATCH", "DELETE"])
+    app.add_url_rule(roles_path, "bmt_roles", roles_collection, methods=["GET"])
+    app.add_url_rule(roles_path + "/<role>", "bmt_role", role_resource, methods=["GET"])

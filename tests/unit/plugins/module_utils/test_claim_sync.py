@@ -462,7 +462,8 @@ def test_upward_status_of_a_provisioned_host():
     assert conds['Ready'] == {'type': 'Ready', 'status': 'True', 'reason': 'Provisioned',
                               'message': 'the host is provisioned and powered on', 'lastTransitionTime': NOW}
     assert status['lastUpdated'] == NOW
-    assert set(status) == {'addresses', 'bootMACAddress', 'nics', 'conditions', 'lastUpdated'}
+    assert status['poweredOn'] is True
+    assert set(status) == {'addresses', 'bootMACAddress', 'nics', 'conditions', 'poweredOn', 'lastUpdated'}
 
 
 @pytest.mark.parametrize('host_args,online,reason,ready', [

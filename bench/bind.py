@@ -1,0 +1,248 @@
+#!/usr/bin/env python
+"""Benchmark: one host_bind pass over 500 pending claims (10 namespaces) and 1,000 hosts.
+
+Starts its own control plane (etcd + kube-apiserver + kube-controller-manager,
+``tests/integration/harness/kube.py``), installs the CRDs of the
+hostclaim_setup role, creates the hosts and claims, and measures:
+
+- one pass of the binder (the code host_bind runs, in process, so the figures
+  are the pass and not Ansible's start-up): wall time, requests per verb,
+  requests and writes per bound claim, and lists per pass;
+- the same number of raw ``consumerRef`` merge patches (with a
+  resourceVersion precondition, one at a time, same client stack) and the
+  ratio of the pass time to that time;
+- four binders at once (four processes, each running passes until one
+  changes nothing) over 500 fresh claims: total time, passes, conflicts
+  retried, and whether any host or claim was bound twice.
+
+Prints ONE JSON line. Usage: ``.venv/bin/python bench/bind.py`` (``make bench``).
+Environment: ``BENCH_HOSTS``, ``BENCH_CLAIMS``, ``BENCH_NAMESPACES``, ``BENCH_WORKERS``.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import shutil
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "integration"))
+
+import yaml  # noqa: E402
+from kubernetes import client  # noqa: E402
+
+from harness import kube  # noqa: E402
+from harness.ansible import collections_root  # noqa: E402
+
+HOSTS = int(os.environ.get("BENCH_HOSTS", "1000"))
+CLAIMS = int(os.environ.get("BENCH_CLAIMS", "500"))
+NAMESPACES = int(os.environ.get("BENCH_NAMESPACES", "10"))
+WORKERS = int(os.environ.get("BENCH_WORKERS", "8"))
+BINDERS = 4
+INFRA = "bench-infra"
+GROUP, VERSION = "metal3.io", "v1alpha1"
+MERGE = "application/merge-patch+json"
+CRD_FILES = ("hostclaim-crd.yaml", "baremetalhost-crd.yaml")
+
+
+def metal3_modules():
+    sys.path.insert(0, str(collections_root()))
+    from ansible_collections.baremetal.tenancy.plugins.module_utils import metal3
+
+    return metal3
+
+
+def install_crds(api) -> None:
+    ext = client.ApiextensionsV1Api(api)
+    for name in CRD_FILES:
+        ext.create_custom_resource_definition(yaml.safe_load((REPO / "roles" / "hostclaim_setup" / "files" / name).read_text()))
+    custom = client.CustomObjectsApi(api)
+    deadline = time.monotonic() + 60
+    for plural in ("hostclaims", "baremetalhosts"):
+        while True:
+            try:
+                custom.list_cluster_custom_object(GROUP, VERSION, plural)
+                break
+            except client.exceptions.ApiException:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+
+
+def create_world(api, prefix: str, with_hosts: bool) -> None:
+    core = client.CoreV1Api(api)
+    custom = client.CustomObjectsApi(api)
+    names = ["%s-%d" % (prefix, i) for i in range(NAMESPACES)]
+    for name in names + ([INFRA] if with_hosts else []):
+        core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
+
+    def host(index: int) -> None:
+        name = "h%04d" % index
+        body = {"apiVersion": "%s/%s" % (GROUP, VERSION), "kind": "BareMetalHost",
+                "metadata": {"name": name, "namespace": INFRA, "labels": {"suite": "bench", "rack": "r%d" % (index % 20)}},
+                "spec": {"online": False, "bootMACAddress": "52:54:00:%02x:%02x:01" % (index // 256, index % 256),
+                         "bmc": {"address": "redfish://10.0.%d.%d/redfish/v1/Systems/1" % (index // 256, index % 256),
+                                 "credentialsName": "%s-bmc" % name},
+                         "hostClaimNamespaces": {"matches": "bench.*"}}}
+        custom.create_namespaced_custom_object(GROUP, VERSION, INFRA, "baremetalhosts", body)
+        custom.patch_namespaced_custom_object_status(GROUP, VERSION, INFRA, "baremetalhosts", name, {"status": {
+            "provisioning": {"state": "available"}, "operationalStatus": "OK", "poweredOn": False,
+            "hardware": {"nics": [{"name": "eno1", "mac": "52:54:00:%02x:%02x:01" % (index // 256, index % 256),
+                                   "ip": "192.0.%d.%d" % (index // 250, index % 250 + 1)}]}}}, _content_type=MERGE)
+
+    def claim(index: int) -> None:
+        namespace = names[index % NAMESPACES]
+        body = {"apiVersion": "%s/%s" % (GROUP, VERSION), "kind": "HostClaim",
+                "metadata": {"name": "c%04d" % index, "namespace": namespace},
+                "spec": {"online": False, "hostSelector": {"matchLabels": {"suite": "bench"}}}}
+        custom.create_namespaced_custom_object(GROUP, VERSION, namespace, "hostclaims", body)
+
+    with ThreadPoolExecutor(8) as pool:
+        if with_hosts:
+            list(pool.map(host, range(HOSTS)))
+        list(pool.map(claim, range(CLAIMS)))
+
+
+def raw_consumer_ref_writes(io, count: int) -> float:
+    """``count`` merge patches of ``spec.consumerRef`` on free hosts, one at a time, with a precondition."""
+    free = [h for h in io.list_hosts([INFRA]) if not h["spec"].get("consumerRef")][:count]
+    started = time.monotonic()
+    for number, host in enumerate(free):
+        io.patch_host(INFRA, host["metadata"]["name"], {
+            "metadata": {"resourceVersion": host["metadata"]["resourceVersion"]},
+            "spec": {"consumerRef": {"apiVersion": "metal3.io/v1alpha1", "kind": "HostClaim", "namespace": "raw",
+                                     "name": "raw-%d" % number}}})
+    elapsed = time.monotonic() - started
+    return elapsed / max(1, len(free)) * count
+
+
+def reset(api) -> None:
+    """Free every host and delete every claim (finalizers dropped)."""
+    custom = client.CustomObjectsApi(api)
+    hosts = custom.list_namespaced_custom_object(GROUP, VERSION, INFRA, "baremetalhosts")["items"]
+    claims = custom.list_cluster_custom_object(GROUP, VERSION, "hostclaims")["items"]
+
+    def free(host):
+        if host["spec"].get("consumerRef"):
+            custom.patch_namespaced_custom_object(GROUP, VERSION, INFRA, "baremetalhosts", host["metadata"]["name"],
+                                                  {"spec": {"consumerRef": None}}, _content_type=MERGE)
+
+    def drop(claim):
+        meta = claim["metadata"]
+        custom.patch_namespaced_custom_object(GROUP, VERSION, meta["namespace"], "hostclaims", meta["name"],
+                                              {"metadata": {"finalizers": None}}, _content_type=MERGE)
+        custom.delete_namespaced_custom_object(GROUP, VERSION, meta["namespace"], "hostclaims", meta["name"])
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(free, hosts))
+        list(pool.map(drop, claims))
+
+
+def binder_process(kubeconfig: str, number: int, queue) -> None:
+    """One binder: passes until one changes nothing (at most 10)."""
+    metal3 = metal3_modules()
+    from kubernetes import config
+
+    passes, conflicts, requests = 0, 0, 0
+    started = time.monotonic()
+    with config.new_client_from_config(config_file=kubeconfig) as api:
+        for dummy in range(10):
+            io = metal3.KubeIO(api)
+            report = metal3.Binder(io, binder_id="binder-%d" % number, host_namespaces=[INFRA], workers=WORKERS).run()
+            passes += 1
+            conflicts += report["requests"]["conflicts"]
+            requests += report["requests"]["total"]
+            if report["settled"]:
+                break
+    queue.put({"binder": number, "passes": passes, "conflicts": conflicts, "requests": requests,
+               "seconds": round(time.monotonic() - started, 2)})
+
+
+def check_bindings(api) -> dict:
+    custom = client.CustomObjectsApi(api)
+    hosts = custom.list_namespaced_custom_object(GROUP, VERSION, INFRA, "baremetalhosts")["items"]
+    refs = [(h["spec"]["consumerRef"]["namespace"], h["spec"]["consumerRef"]["name"]) for h in hosts
+            if h["spec"].get("consumerRef")]
+    claims = custom.list_cluster_custom_object(GROUP, VERSION, "hostclaims")["items"]
+    labelled = sum(1 for c in claims if (c["metadata"].get("labels") or {}).get("hostclaim.metal3.io/host"))
+    return {"bound": len(set(refs)), "claims_bound_twice": len(refs) - len(set(refs)), "labelled": labelled}
+
+
+def main() -> None:
+    metal3 = metal3_modules()
+    workdir = Path(tempfile.mkdtemp(prefix="bmt-bench-bind-"))
+    result: dict = {"bench": "bind", "hosts": HOSTS, "claims": CLAIMS, "namespaces": NAMESPACES, "workers": WORKERS,
+                    "cpus": os.cpu_count()}
+    env = kube.KubeEnv(workdir)
+    try:
+        env.start()
+        with env.api("admin") as api:
+            install_crds(api)
+            started = time.monotonic()
+            create_world(api, "bench", with_hosts=True)
+            result["setup_seconds"] = round(time.monotonic() - started, 1)
+        result["load_before"] = round(os.getloadavg()[0], 2)
+
+        # one pass
+        with env.api("admin") as api:
+            io = metal3.KubeIO(api)
+            binder = metal3.Binder(io, binder_id="bench-1", workers=WORKERS)
+            started = time.monotonic()
+            report = binder.run()
+            pass_seconds = time.monotonic() - started
+            bound = report["summary"]["bound"]
+            counts = report["requests"]
+            raw = raw_consumer_ref_writes(metal3.KubeIO(api), bound)
+        lists = counts["list"]
+        result["single_pass"] = {
+            "seconds": round(pass_seconds, 3),
+            "bound": bound,
+            "requests": counts,
+            "lists_per_pass": lists,
+            "requests_per_bound_claim": round((counts["total"]) / max(1, bound), 3),
+            "non_list_requests_per_bound_claim": round((counts["total"] - lists) / max(1, bound), 3),
+            "writes_per_bound_claim": round(counts["writes"] / max(1, bound), 3),
+            "timings": report["timings"],
+            "raw_consumer_ref_writes_seconds": round(raw, 3),
+            "ratio_to_raw_writes": round(pass_seconds / raw, 3) if raw else None,
+        }
+
+        # four binders at once
+        with env.api("admin") as api:
+            reset(api)
+            create_world(api, "bench4", with_hosts=False)
+        context = multiprocessing.get_context("spawn")
+        queue = context.Queue()
+        started = time.monotonic()
+        processes = [context.Process(target=binder_process, args=(str(env.kubeconfig("admin")), n, queue))
+                     for n in range(BINDERS)]
+        for process in processes:
+            process.start()
+        binders = [queue.get(timeout=900) for dummy in processes]
+        for process in processes:
+            process.join(timeout=60)
+        total = time.monotonic() - started
+        with env.api("admin") as api:
+            checked = check_bindings(api)
+        result["four_binders"] = {
+            "seconds": round(total, 3),
+            "passes": [b["passes"] for b in sorted(binders, key=lambda b: b["binder"])],
+            "conflicts_retried": sum(b["conflicts"] for b in binders),
+            "requests": sum(b["requests"] for b in binders),
+            **checked,
+        }
+        result["load_after"] = round(os.getloadavg()[0], 2)
+    finally:
+        env.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+    print(json.dumps(result, sort_keys=True))
+
+
+if __name__ == "__main__":
+    main()

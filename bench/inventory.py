@@ -1,0 +1,472 @@
+"""Benchmark: the ``claimed_hosts`` inventory plugin against what a tenant does without it.
+
+Run standalone: ``.venv/bin/python bench/inventory.py`` (not part of ``make test``;
+``--sizes``, ``--ironic-nodes`` and ``--skip`` change what runs). It starts its
+own services through the test harness (etcd + kube-apiserver with RBAC;
+Keystone + Ironic + sushy-tools), seeds data, measures side by side in the
+same run and prints ONE JSON line (progress goes to stderr).
+
+Figures, per data set (wall-clock seconds, medians; the machine's load
+average at start and end is reported because other work on a shared
+machine slows every figure):
+
+- ``plugin_cli_s``: ``ansible-inventory -i <src> --list --output FILE`` (process
+  start, plugin, Ansible's own processing and JSON output), median of 3;
+- ``plugin_parse_s``: the plugin inside Ansible's inventory manager in a warm
+  process (``InventoryManager(sources=[src])``: credentials, list requests,
+  decoding, building hosts), median of 5; ``ansible_inventory_api_s`` is the
+  part of it spent inside Ansible's inventory API (``add_host``,
+  ``add_group``, ``add_child``, and ``set_variable``, where ansible-core 2.19
+  visits and origin-tags every value a plugin sets), and ``plugin_own_s`` the
+  rest: what the plugin itself costs;
+- ``raw_list_s``: the same list requests alone (same page size, body read and
+  JSON-decoded, warm connection), median of 5;
+- ``baseline_s``: what a tenant does today, one ``ansible-playbook`` run:
+  ``kubernetes.core.k8s_info`` (or ``openstack.cloud.baremetal_node_info``)
+  then ``ansible.builtin.add_host`` in a loop, and a play on the group;
+- ``plugin_playbook_s``: ``ansible-playbook -i <src>`` running the baseline's
+  final play (no JSON dump): the like-for-like comparison with the baseline,
+  median of 3;
+- ``first_requests`` / ``cached_requests``: API requests of a first run and of a
+  second run with the cache enabled (counted by a proxy in front of the
+  APIs; the second must be 0), ``cached_cli_s`` the second run's time;
+- ratios: ``baseline_over_plugin`` (``ansible-inventory --list`` against the
+  baseline playbook; goal >= 10 at 5,000), ``baseline_over_plugin_playbook``
+  (playbook against playbook), ``plugin_parse_over_raw`` and ``plugin_own_over_raw`` (goal <= 1.5),
+  ``plugin_cli_over_raw``.
+
+metal3: bound HostClaims (status as the binder writes it) in one tenant
+namespace, read as that tenant, at 1,000 and 5,000 claims.
+
+ironic: 1,000 claimed, deployed fake-hardware nodes of one project, read with
+that project's credentials. A few nodes are created through the API (enrol,
+manage, provide, allocation by the tenant, deploy); the rest are cloned
+inside this bench-only Ironic's sqlite database (node, port, traits and
+allocation rows copied with new UUIDs, names, MACs and addresses), because
+taking 1,000 nodes through their lifecycle one by one takes too long here and
+sqlite rejects parallel lifecycles. Every read measured goes through Ironic's
+API with Keystone tokens and policy; the bench checks that the API lists all
+of them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "integration"))
+
+from fixtures_inventory import (  # noqa: E402
+    CountingProxy,
+    _deploy,
+    _wait_allocation,
+    ironic_clouds_via,
+    kube_proxy,
+    kubeconfig_via,
+    seed_claims,
+    write_source,
+)
+from harness import kube  # noqa: E402
+from harness import openstack as openstack_harness  # noqa: E402
+from harness.ansible import ansible_env, run_inventory, run_playbook  # noqa: E402
+
+NAMESPACE = "bench-a"
+PAGE_SIZE = 500
+READER_ROLE = "bench-hostclaims-reader"
+
+# Runs the plugin inside Ansible's inventory manager, warm, and prints the parse times as JSON.
+# Runs the plugin inside Ansible's inventory manager, warm, and prints JSON: the parse times, and the part of
+# each spent inside Ansible's inventory API (add_host, add_group, add_child, and set_variable with the value
+# visit and origin tagging that ansible-core 2.19 applies to every value a plugin sets).
+IN_PROCESS = r"""
+import gc, json, sys, time
+from ansible.plugins.loader import init_plugin_loader
+init_plugin_loader()
+from ansible.inventory import manager as inventory_manager
+from ansible.inventory.data import InventoryData
+from ansible.parsing.dataloader import DataLoader
+spent = [0.0]
+def timed(function):
+    def wrapper(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            spent[0] += time.perf_counter() - start
+    return wrapper
+inventory_manager._InventoryDataWrapper.set_variable = timed(inventory_manager._InventoryDataWrapper.set_variable)
+for name in ('add_host', 'add_group', 'add_child'):
+    setattr(InventoryData, name, timed(getattr(InventoryData, name)))
+source, repeat, expected = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+times, api = [], []
+for attempt in range(repeat + 1):
+    gc.collect()
+    spent[0] = 0.0
+    start = time.perf_counter()
+    manager = inventory_manager.InventoryManager(loader=DataLoader(), sources=[source])
+    elapsed = time.perf_counter() - start
+    count = len(manager.hosts)
+    assert count == expected, (count, expected)
+    del manager
+    if attempt:  # the first run warms imports
+        times.append(elapsed)
+        api.append(spent[0])
+print(json.dumps({"parse": times, "ansible_api": api}))
+"""
+
+
+def median(values):
+    return round(statistics.median(values), 3)
+
+
+def timed(fn, repeat):
+    times = []
+    for dummy in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return median(times)
+
+
+# --------------------------------------------------------------------------- metal3
+
+def install_hostclaims(api) -> None:
+    """The HostClaim CRD (the collection's file) and a read-only tenant role in the bench namespace."""
+    from kubernetes import client
+    ext = client.ApiextensionsV1Api(api)
+    crd = yaml.safe_load((ROOT / "roles/hostclaim_setup/files/hostclaim-crd.yaml").read_text())
+    ext.create_custom_resource_definition(crd)
+    core = client.CoreV1Api(api)
+    core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=NAMESPACE)))
+    rbac = client.RbacAuthorizationV1Api(api)
+    rbac.create_cluster_role(client.V1ClusterRole(
+        metadata=client.V1ObjectMeta(name=READER_ROLE),
+        rules=[client.V1PolicyRule(api_groups=["metal3.io"], resources=["hostclaims"], verbs=["get", "list", "watch"])]))
+    rbac.create_namespaced_role_binding(NAMESPACE, client.V1RoleBinding(
+        metadata=client.V1ObjectMeta(name="bench-tenant", namespace=NAMESPACE),
+        role_ref=client.V1RoleRef(api_group="rbac.authorization.k8s.io", kind="ClusterRole", name=READER_ROLE),
+        subjects=[client.RbacV1Subject(api_group="rbac.authorization.k8s.io", kind="User",
+                                       name=kube.IDENTITIES["tenant-a"].user)]))
+    custom = client.CustomObjectsApi(api)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            custom.list_namespaced_custom_object("metal3.io", "v1alpha1", NAMESPACE, "hostclaims")
+            return
+        except client.exceptions.ApiException:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+def raw_kube_list(kubeconfig: Path) -> int:
+    """The list requests alone, as the plugin makes them: returns the number of items."""
+    from kubernetes import config
+    api = config.new_client_from_config(config_file=str(kubeconfig))
+    headers = {"Accept": "application/json"}
+    for setting in api.configuration.auth_settings().values():
+        headers[setting["key"]] = setting["value"]
+    url = api.configuration.host + "/apis/metal3.io/v1alpha1/namespaces/%s/hostclaims" % NAMESPACE
+    count, token = 0, None
+    while True:
+        fields = {"limit": str(PAGE_SIZE)}
+        if token:
+            fields["continue"] = token
+        response = api.rest_client.pool_manager.request("GET", url, fields=fields, headers=headers)
+        assert response.status == 200, response.data[:300]
+        body = json.loads(response.data)
+        count += len(body["items"])
+        token = body["metadata"].get("continue")
+        if not token:
+            api.close()
+            return count
+
+
+def plugin_cli(source: Path, env: dict, workdir: Path, expected: int, *extra: str) -> float:
+    out = workdir / "inventory.json"
+
+    def run():
+        proc = run_inventory(source, env, workdir, extra_args=["--output", str(out), *extra])
+        assert proc.returncode == 0, proc.stderr[-2000:]
+    seconds = timed(run, 1)
+    hosts = json.loads(out.read_text())["_meta"]["hostvars"]
+    assert len(hosts) == expected, (len(hosts), expected)
+    return seconds
+
+
+def plugin_in_process(source: Path, env: dict, workdir: Path, expected: int, repeat: int = 5) -> tuple[float, float]:
+    """Median parse time and median time spent inside Ansible's inventory API, in a warm process."""
+    proc = subprocess.run([sys.executable, "-c", IN_PROCESS, str(source), str(repeat), str(expected)],
+                          env=ansible_env(env, workdir), capture_output=True, text=True, cwd=str(workdir), timeout=1800,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    return median(result["parse"]), median(result["ansible_api"])
+
+
+def plugin_playbook(source: Path, env: dict, workdir: Path, expected: int, group: str = "claimed_hosts") -> float:
+    """``ansible-playbook -i <src>`` with the same final play as the baseline: the like-for-like comparison."""
+    plays = [{"name": "count them", "hosts": "localhost", "connection": "local", "gather_facts": False, "tasks": [
+        {"name": "check", "ansible.builtin.assert": {"that": "groups['%s'] | length == %d" % (group, expected)}}]}]
+    start = time.perf_counter()
+    run = run_playbook(plays, dict(env, ANSIBLE_INVENTORY_UNPARSED_FAILED="True"), workdir, callback="default",
+                       inventory=str(source), timeout=3600)
+    seconds = time.perf_counter() - start
+    assert run.ok, run.explain()
+    return round(seconds, 3)
+
+
+def kube_baseline(env: dict, workdir: Path, expected: int) -> float:
+    plays = [
+        {"name": "what a tenant does without the plugin", "hosts": "localhost", "connection": "local",
+         "gather_facts": False, "tasks": [
+             {"name": "list my claims", "kubernetes.core.k8s_info": {
+                 "api_version": "metal3.io/v1alpha1", "kind": "HostClaim", "namespace": NAMESPACE},
+              "register": "claims"},
+             {"name": "add each claimed host", "ansible.builtin.add_host": {
+                 "name": "{{ item.metadata.name }}",
+                 "groups": ["claimed"],
+                 "ansible_host": "{{ (item.status.addresses | default([]) | selectattr('type', 'eq', 'InternalIP')"
+                                 " | map(attribute='address') | list + [omit]) | first }}",
+                 "claim_ready": "{{ (item.status.conditions | default([]) | selectattr('type', 'eq', 'Ready')"
+                                "| map(attribute='status') | list) == ['True'] }}"},
+              "loop": "{{ claims.resources | selectattr('status', 'defined') }}",
+              "loop_control": {"label": "{{ item.metadata.name }}"}},
+         ]},
+        {"name": "count them", "hosts": "localhost", "connection": "local", "gather_facts": False, "tasks": [
+            {"name": "check", "ansible.builtin.assert": {"that": "groups['claimed'] | length == %d" % expected}}]},
+    ]
+    start = time.perf_counter()
+    run = run_playbook(plays, env, workdir, callback="default", timeout=7200)
+    seconds = time.perf_counter() - start
+    assert run.ok, run.explain()
+    return round(seconds, 3)
+
+
+def bench_metal3(sizes, workdir: Path) -> dict:
+    results = {}
+    with kube.KubeEnv(workdir / "kube") as env:
+        with env.api("admin") as api:
+            install_hostclaims(api)
+        tenant_env = env.ansible_env("tenant-a")
+        source = write_source(workdir / "bench.claimed_hosts.yml", namespaces=[NAMESPACE], page_size=PAGE_SIZE)
+        seeded = 0
+        for size in sizes:
+            t0 = time.perf_counter()
+            with env.api("admin") as api:
+                seed_claims(api, NAMESPACE, size - seeded, start=seeded)
+            seed_seconds = time.perf_counter() - t0
+            seeded = size
+            run_dir = workdir / ("metal3-%d" % size)
+            run_dir.mkdir()
+            kubeconfig = env.kubeconfig("tenant-a")
+            raw_kube_list(kubeconfig)  # warm
+            raw = timed(lambda: raw_kube_list(kubeconfig), 5)
+            parse, ansible_api = plugin_in_process(source, tenant_env, run_dir, size)
+            cli = median([plugin_cli(source, tenant_env, run_dir, size) for dummy in range(3)])
+            playbook = median([plugin_playbook(source, tenant_env, run_dir, size) for dummy in range(3)])
+            baseline = kube_baseline(tenant_env, run_dir, size)
+            with kube_proxy(env) as proxy:
+                proxied = dict(tenant_env, K8S_AUTH_KUBECONFIG=str(
+                    kubeconfig_via(env, "tenant-a", proxy.url, run_dir / "proxy.kubeconfig")))
+                cached_source = write_source(run_dir / "cached.claimed_hosts.yml", namespaces=[NAMESPACE],
+                                             page_size=PAGE_SIZE, cache=True, cache_plugin="ansible.builtin.jsonfile",
+                                             cache_connection=str(run_dir / "cache"), cache_timeout=3600)
+                plugin_cli(cached_source, proxied, run_dir, size)
+                first_requests = len(proxy.paths())
+                proxy.reset()
+                cached = plugin_cli(cached_source, proxied, run_dir, size)
+                cached_requests = len(proxy.paths())
+            results[str(size)] = {
+                "claims": size, "seed_s": round(seed_seconds, 1),
+                "plugin_cli_s": cli, "plugin_parse_s": parse, "ansible_inventory_api_s": ansible_api,
+                "plugin_own_s": round(parse - ansible_api, 3), "raw_list_s": raw, "baseline_s": baseline,
+                "cached_cli_s": cached, "first_requests": first_requests, "cached_requests": cached_requests,
+                "plugin_playbook_s": playbook,
+                "baseline_over_plugin": round(baseline / cli, 1),
+                "baseline_over_plugin_playbook": round(baseline / playbook, 1),
+                "plugin_parse_over_raw": round(parse / raw, 2),
+                "plugin_own_over_raw": round((parse - ansible_api) / raw, 2),
+                "plugin_cli_over_raw": round(cli / raw, 2),
+            }
+            print("metal3 %d: %s" % (size, json.dumps(results[str(size)])), file=sys.stderr)
+    return results
+
+
+# --------------------------------------------------------------------------- ironic
+
+IRONIC_CLASS = "bench"
+TEMPLATES = 2
+
+
+def _insert(db, table: str, row: dict) -> int:
+    columns = sorted(row)
+    cursor = db.execute("INSERT INTO %s (%s) VALUES (%s)" % (table, ", ".join(columns), ", ".join("?" * len(columns))),
+                        [row[c] for c in columns])
+    return cursor.lastrowid
+
+
+def clone_claimed_nodes(db_path: Path, template_uuid: str, count: int, first: int) -> None:
+    """Copy a claimed, deployed node (its row, port, traits and allocation) ``count`` times in Ironic's database."""
+    with sqlite3.connect(db_path, timeout=120) as db:
+        db.row_factory = sqlite3.Row
+        node = dict(db.execute("SELECT * FROM nodes WHERE uuid = ?", (template_uuid,)).fetchone())
+        allocation = dict(db.execute("SELECT * FROM allocations WHERE node_id = ?", (node["id"],)).fetchone())
+        port = dict(db.execute("SELECT * FROM ports WHERE node_id = ?", (node["id"],)).fetchone())
+        traits = [dict(r) for r in db.execute("SELECT * FROM node_traits WHERE node_id = ?", (node["id"],))]
+        for row in (node, allocation, port):
+            del row["id"]
+        for index in range(first, first + count):
+            allocation_uuid = str(uuid.uuid4())
+            node_id = _insert(db, "nodes", dict(node, uuid=str(uuid.uuid4()), name="bench-node-%05d" % index,
+                                                instance_uuid=allocation_uuid, allocation_id=None, reservation=None))
+            extra = json.dumps({"addresses": [{"type": "InternalIP",
+                                               "address": "10.%d.%d.%d" % (index >> 16 & 255, index >> 8 & 255, index & 255)}]})
+            allocation_id = _insert(db, "allocations", dict(allocation, uuid=allocation_uuid, name="bench-claim-%05d" % index,
+                                                            node_id=node_id, extra=extra))
+            db.execute("UPDATE nodes SET allocation_id = ? WHERE id = ?", (allocation_id, node_id))
+            _insert(db, "ports", dict(port, uuid=str(uuid.uuid4()), node_id=node_id,
+                                      address="52:54:02:%02x:%02x:%02x" % (index >> 16 & 255, index >> 8 & 255, index & 255)))
+            for trait in traits:
+                _insert(db, "node_traits", dict(trait, node_id=node_id))
+
+
+def raw_ironic_list(conn, project_id: str, page_size: int = PAGE_SIZE) -> int:
+    """The three list requests alone, as the plugin makes them; returns the number of allocations."""
+    from ansible_collections.baremetal.tenancy.plugins.plugin_utils import inventory_model as model
+    lists = (("/allocations", "allocations", {"fields": ",".join(model.IRONIC_ALLOCATION_FIELDS), "owner": project_id}),
+             ("/nodes", "nodes", {"associated": "true", "fields": ",".join(model.IRONIC_NODE_FIELDS)}),
+             ("/ports", "ports", {"fields": ",".join(model.IRONIC_PORT_FIELDS)}))
+    counts = {}
+    for path, key, params in lists:
+        marker, total = None, 0
+        while True:
+            query = dict(params, limit=page_size)
+            if marker:
+                query["marker"] = marker
+            body = conn.baremetal.get(path, params=query, microversion="1.78").json()
+            page = body[key]
+            total += len(page)
+            if not body.get("next") or not page:
+                break
+            marker = page[-1]["uuid"]
+        counts[key] = total
+    return counts["allocations"]
+
+
+def ironic_baseline(env: dict, workdir: Path, expected: int) -> float:
+    plays = [
+        {"name": "what a tenant does without the plugin", "hosts": "localhost", "connection": "local",
+         "gather_facts": False, "tasks": [
+             {"name": "list my nodes", "openstack.cloud.baremetal_node_info": {"cloud": env["OS_CLOUD"]},
+              "register": "nodes"},
+             {"name": "add each claimed node", "ansible.builtin.add_host": {
+                 "name": "{{ item.name }}", "groups": ["claimed"],
+                 "node_ready": "{{ item.provision_state == 'active' }}"},
+              "loop": "{{ nodes.nodes | selectattr('instance_id') }}",
+              "loop_control": {"label": "{{ item.name }}"}},
+         ]},
+        {"name": "count them", "hosts": "localhost", "connection": "local", "gather_facts": False, "tasks": [
+            {"name": "check", "ansible.builtin.assert": {"that": "groups['claimed'] | length == %d" % expected}}]},
+    ]
+    start = time.perf_counter()
+    run = run_playbook(plays, env, workdir, callback="default", timeout=7200)
+    seconds = time.perf_counter() - start
+    assert run.ok, run.explain()
+    return round(seconds, 3)
+
+
+def bench_ironic(count: int, workdir: Path) -> dict:
+    env = openstack_harness.start_openstack(workdir / "openstack")
+    try:
+        admin, tenant = env.admin_conn, env.tenants["tenant-a"]
+        conn = tenant.conn("member")
+        t0 = time.perf_counter()
+        templates = []
+        for index in range(TEMPLATES):
+            node = openstack_harness.enroll_fake_node(admin, "bench-template-%d" % index, IRONIC_CLASS,
+                                                      env.infra_project_id, lessee=tenant.project_id,
+                                                      traits=["CUSTOM_BENCH"])
+            admin.baremetal.create_port(node_id=node.id, address="52:54:01:00:00:%02x" % index)
+            allocation = conn.baremetal.create_allocation(name="bench-template-claim-%d" % index,
+                                                          resource_class=IRONIC_CLASS)
+            _wait_allocation(conn, allocation.id)
+            conn.baremetal.update_allocation(allocation.id, extra={"addresses": [
+                {"type": "InternalIP", "address": "10.255.0.%d" % (index + 1)}]})
+            _deploy(admin, node.id)
+            templates.append(node.id)
+        clone_claimed_nodes(env.ironic_server.db_path, templates[0], count - TEMPLATES, 0)
+        seed_seconds = time.perf_counter() - t0
+        listed = raw_ironic_list(conn, tenant.project_id)
+        assert listed == count, (listed, count)
+        run_dir = workdir / "ironic"
+        run_dir.mkdir()
+        tenant_env = env.ansible_env("tenant-a")
+        source = write_source(run_dir / "ironic.claimed_hosts.yml", backend="ironic", page_size=PAGE_SIZE)
+        raw = timed(lambda: raw_ironic_list(conn, tenant.project_id), 5)
+        parse, ansible_api = plugin_in_process(source, tenant_env, run_dir, count)
+        cli = median([plugin_cli(source, tenant_env, run_dir, count) for dummy in range(3)])
+        playbook = median([plugin_playbook(source, tenant_env, run_dir, count) for dummy in range(3)])
+        baseline = ironic_baseline(tenant_env, run_dir, count)
+        keystone_base = env.keystone.url.rsplit("/v3", 1)[0]
+        with CountingProxy(keystone_base) as keystone, CountingProxy(env.ironic.url) as ironic:
+            clouds = ironic_clouds_via(env, keystone.url, ironic.url, run_dir / "clouds.yaml")
+            proxied = {"OS_CLIENT_CONFIG_FILE": str(clouds), "OS_CLOUD": "tenant-a"}
+            cached_source = write_source(run_dir / "cached.claimed_hosts.yml", backend="ironic", page_size=PAGE_SIZE,
+                                         cache=True, cache_plugin="ansible.builtin.jsonfile",
+                                         cache_connection=str(run_dir / "cache"), cache_timeout=3600)
+            plugin_cli(cached_source, proxied, run_dir, count)
+            first_requests = len(keystone.paths()) + len(ironic.paths())
+            keystone.reset()
+            ironic.reset()
+            cached = plugin_cli(cached_source, proxied, run_dir, count)
+            cached_requests = len(keystone.paths()) + len(ironic.paths())
+        result = {
+            "nodes": count, "seed_s": round(seed_seconds, 1), "cloned_in_db": count - TEMPLATES,
+            "plugin_cli_s": cli, "plugin_parse_s": parse, "ansible_inventory_api_s": ansible_api,
+            "plugin_own_s": round(parse - ansible_api, 3), "raw_list_s": raw, "baseline_s": baseline,
+            "cached_cli_s": cached, "first_requests": first_requests, "cached_requests": cached_requests,
+            "plugin_playbook_s": playbook,
+            "baseline_over_plugin": round(baseline / cli, 1),
+            "baseline_over_plugin_playbook": round(baseline / playbook, 1),
+            "plugin_parse_over_raw": round(parse / raw, 2),
+            "plugin_own_over_raw": round((parse - ansible_api) / raw, 2),
+            "plugin_cli_over_raw": round(cli / raw, 2),
+        }
+        print("ironic %d: %s" % (count, json.dumps(result)), file=sys.stderr)
+        return result
+    finally:
+        env.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
+    parser.add_argument("--sizes", default="1000,5000", help="claim counts for metal3 (cumulative)")
+    parser.add_argument("--ironic-nodes", type=int, default=1000)
+    parser.add_argument("--skip", choices=["metal3", "ironic"], action="append", default=[])
+    args = parser.parse_args()
+    workdir = Path(tempfile.mkdtemp(prefix="bmt-bench-inventory-"))
+    report = {"bench": "inventory", "workdir": str(workdir), "cpus": os.cpu_count(),
+              "loadavg_start": [round(x, 1) for x in os.getloadavg()]}
+    if "metal3" not in args.skip:
+        report["metal3"] = bench_metal3([int(s) for s in args.sizes.split(",")], workdir)
+    if "ironic" not in args.skip:
+        report["ironic"] = bench_ironic(args.ironic_nodes, workdir)
+    report["loadavg_end"] = [round(x, 1) for x in os.getloadavg()]
+    print(json.dumps(report, sort_keys=True))
+
+
+if __name__ == "__main__":
+    main()

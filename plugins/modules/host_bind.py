@@ -1,0 +1,275 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.tenancy contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: host_bind
+short_description: Bind HostClaims to BareMetalHosts, one reconcile pass
+version_added: 0.1.0
+description:
+  - The administrator's side of the Metal3 C(HostClaim) system. One run is one reconcile pass over the claims of all
+    namespaces, of O(namespaces), or of one claim (O(name)); run it in a loop (see the C(baremetal.tenancy.reconcile)
+    playbook) or on a schedule.
+  - "Binding: the hosts, claims, namespaces and the binder's Secret copies are listed once per pass. A pending claim is
+    bound to a C(BareMetalHost) whose C(spec.hostClaimNamespaces) shares it with the claim's namespace (C(matches) is an
+    RE2 pattern that must match the whole namespace name, C(withLabel) a list of C(key) or C(key=value) namespace labels),
+    whose labels match the claim's C(hostSelector) (C(matchLabels) and C(matchExpressions)), and which is not consumed,
+    not being deleted, not paused, C(ready) or C(available) and without error. A host labelled for the claim's
+    C(nodeReuse) is preferred."
+  - The host's C(consumerRef) is written first, with a C(resourceVersion) precondition; a conflict (another binder won)
+    moves on to the next candidate. Then the claim is committed (binding label C(hostclaim.metal3.io/host), finalizer,
+    imported metadata), also with a precondition, and its status is written.
+  - "Bound claims are kept in sync: the claim's user-data, network-data and meta-data Secrets are copied into the host's
+    namespace; C(online), C(image) and the reserved annotations C(host.metal3.io/reboot) (to C(reboot.metal3.io)) and
+    C(host.metal3.io/inspect) (to C(inspect.metal3.io)) are passed down; addresses, NICs, boot MAC address, power and
+    conditions are copied up, with the host's labels and the annotations of the allowed domains (tracked in two
+    annotations so that they are removed when they vanish). Nothing that can carry BMC data is ever copied up."
+  - "Release: a deleted claim keeps its finalizer until its host is deprovisioned: the image, data and power are taken
+    off the host, and once the host is clean C(consumerRef) is cleared, the node-reuse label
+    C(infrastructure.cluster.x-k8s.io/node-reuse=<namespace>.<nodeReuse>) is set, the Secret copies are deleted and the
+    finalizer removed."
+  - Hosts whose C(consumerRef) points at a claim that no longer exists, or that duplicate another host's binding, are
+    released (the sweep), and Secret copies of claims that no longer exist are deleted.
+  - A binding label that C(consumerRef) does not confirm is erased and never honoured.
+  - Several binders may run at once; every write is conditional, so a host is never bound twice. During a pass the
+    binder follows hosts and claims with a watch, so that it skips what another binder has just taken instead of
+    writing and getting a conflict; each binder works through the claims in its own order.
+author:
+  - Baremetal Tenancy Contributors (@baremetal-tenancy)
+extends_documentation_fragment:
+  - baremetal.tenancy.kubernetes_auth
+  - baremetal.tenancy.tls
+attributes:
+  check_mode:
+    description: Can run in check mode and return changed status prediction without modifying target.
+    support: full
+    details: Reads everything and reports what the pass would do; writes nothing.
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
+    support: full
+    details: The diff shows each claim's bound host (C(namespace/name)) before and after the pass.
+options:
+  namespaces:
+    description:
+      - Only reconcile the claims of these namespaces (and sweep only hosts bound to claims of these namespaces).
+      - All namespaces when not given.
+    type: list
+    elements: str
+  name:
+    description:
+      - Only reconcile this claim; O(namespaces) must then name exactly one namespace.
+    type: str
+  host_namespaces:
+    description:
+      - Only consider C(BareMetalHosts) (and Secret copies) in these namespaces. All namespaces when not given.
+    type: list
+    elements: str
+  binder_id:
+    description:
+      - Identity of this binder. Concurrent binders with different identities spread over the candidate hosts instead of
+        racing for the same one. Defaults to C(<hostname>:<pid>).
+    type: str
+  import_annotation_domains:
+    description:
+      - Domains of the host annotations that are copied to the claim (for example V(export.hostclaim.metal3.io) copies
+        C(export.hostclaim.metal3.io/rack)). Host labels are copied unless their domain is reserved; annotations only
+        from these domains. Keys or values that look like BMC data are never copied.
+    type: list
+    elements: str
+    default: [export.hostclaim.metal3.io]
+  sweep:
+    description:
+      - Release hosts bound to claims that no longer exist (or bound twice) and delete orphaned Secret copies.
+    type: bool
+    default: true
+  workers:
+    description:
+      - How many claims are written at the same time.
+    type: int
+    default: 8
+notes:
+  - Needs the binder's credentials (the ClusterRole that the C(baremetal.tenancy.hostclaim_setup) role creates), never a
+    tenant's.
+  - The baremetal-operator does the provisioning; this module only writes the C(BareMetalHost) spec and annotations.
+seealso:
+  - module: baremetal.tenancy.host_claim
+  - module: baremetal.tenancy.host_release
+"""
+
+EXAMPLES = r"""
+- name: One reconcile pass over every namespace
+  baremetal.tenancy.host_bind:
+  register: pass_result
+
+- name: Show what a pass would do, without writing
+  baremetal.tenancy.host_bind:
+    namespaces: [tenant-a, tenant-b]
+  check_mode: true
+  diff: true
+
+- name: Reconcile until a pass settles (at most 20 passes)
+  baremetal.tenancy.host_bind:
+    binder_id: binder-1
+  register: pass_result
+  until: pass_result.settled
+  retries: 20
+  delay: 2
+"""
+
+RETURN = r"""
+claims:
+  description: What the pass did for each claim in scope, oldest claim first.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    namespace:
+      description: Namespace of the claim.
+      type: str
+    name:
+      description: Name of the claim.
+      type: str
+    action:
+      description:
+        - V(bound) newly bound, V(adopted) a host already pointing at the claim was recorded, V(updated) a bound claim or
+          its host was brought in sync, V(unchanged) nothing to do, V(pending) no host (see RV(claims[].reason)),
+          V(releasing) waiting for the host to be deprovisioned, V(released) the host is back in the pool and the claim
+          was let go, V(lost) another binder bound the claim first, V(gone) the claim vanished while binding,
+          V(conflict) every candidate was taken by other binders (retried on the next pass), V(deferred) the claim
+          changed during the pass (another binder or its tenant; left to the next pass), V(error).
+      type: str
+      sample: bound
+    host:
+      description: Name of the host bound to the claim, if any.
+      type: str
+      sample: host-07
+    host_namespace:
+      description: Namespace of that host.
+      type: str
+      sample: metal3
+    reason:
+      description:
+        - Reason of the claim's condition (for example V(Bound), V(NoAvailableHost), V(NoSharedHost), V(NoMatchingHost),
+          V(InvalidSpec), V(DataSecretMissing)).
+      type: str
+    message:
+      description: Why, in words.
+      type: str
+    writes:
+      description: Number of writes done (or, in check mode, that would be done) for this claim.
+      type: int
+    error:
+      description: The error, when RV(claims[].action=error).
+      type: str
+      returned: on error
+swept:
+  description: Hosts released because their claim no longer exists or is bound elsewhere, and deleted orphaned Secret copies.
+  returned: always
+  type: list
+  elements: dict
+errors:
+  description: The entries of RV(claims) and RV(swept) whose action is V(error).
+  returned: always
+  type: list
+  elements: dict
+host_problems:
+  description: Hosts whose C(spec.hostClaimNamespaces) is invalid; such a host is shared with no namespace.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{host: metal3/host-3, problems: ["matches '(' is not a valid RE2 pattern: missing ): ("]}]
+summary:
+  description: Number of claims per action, plus C(swept) and C(claims) (total).
+  returned: always
+  type: dict
+  sample: {bound: 3, pending: 1, unchanged: 10, claims: 14, swept: 0}
+requests:
+  description:
+    - API requests of the pass per verb (C(list), C(watch), C(get), C(create), C(patch), C(delete)), C(total), C(writes),
+      and C(conflicts) (HTTP 409 answers, each followed by a re-read or the next candidate).
+    - Lists are per pass (hosts, claims, namespaces, Secret copies), not per claim. Binding a claim takes 3 writes (the
+      host's C(consumerRef), the claim's commit, its status), plus the Secret copies and the host's image and power
+      when the claim sets them.
+  returned: always
+  type: dict
+settled:
+  description:
+    - True when the pass changed nothing and left nothing to the next pass (no V(deferred) or V(conflict) claim).
+      A reconcile loop can stop then (C(until) in the C(baremetal.tenancy.reconcile) playbook).
+  returned: always
+  type: bool
+timings:
+  description: Seconds spent reading (C(read)), planning (C(plan)), writing (C(apply)) and in total (C(total)).
+  returned: always
+  type: dict
+binder_id:
+  description: The identity this binder used.
+  returned: always
+  type: str
+"""
+
+from ansible_collections.baremetal.tenancy.plugins.module_utils.base import TenancyModule
+from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.kube_client import kube_api_client
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import Binder, KubeIO
+from ansible_collections.baremetal.tenancy.plugins.module_utils.selectors import dns1123_label_problem, dns1123_subdomain_problem
+
+
+class HostBindModule(TenancyModule):
+    object_kind = "host_bind"
+    backends = ("metal3",)
+    argument_spec = dict(
+        namespaces=dict(type="list", elements="str"),
+        name=dict(type="str"),
+        host_namespaces=dict(type="list", elements="str"),
+        binder_id=dict(type="str"),
+        import_annotation_domains=dict(type="list", elements="str", default=["export.hostclaim.metal3.io"]),
+        sweep=dict(type="bool", default=True),
+        workers=dict(type="int", default=8),
+    )
+
+    def check_options(self):
+        for option in ("namespaces", "host_namespaces"):
+            for namespace in self.params[option] or []:
+                problem = dns1123_label_problem(namespace)
+                if problem:
+                    raise InvalidInput("option %s" % option, "namespace name %r %s" % (namespace, problem))
+        if self.params["name"]:
+            problem = dns1123_subdomain_problem(self.params["name"])
+            if problem:
+                raise InvalidInput("option name", "%r %s" % (self.params["name"], problem))
+            if len(self.params["namespaces"] or []) != 1:
+                raise InvalidInput("option name", "needs exactly one namespace in namespaces")
+        if self.params["workers"] < 1:
+            raise InvalidInput("option workers", "must be 1 or more, got %s" % self.params["workers"])
+
+    def run(self):
+        self.check_options()
+        io = KubeIO(kube_api_client(self.params))
+        binder = Binder(io, binder_id=self.params["binder_id"], namespaces=self.params["namespaces"],
+                        name=self.params["name"], host_namespaces=self.params["host_namespaces"],
+                        annotation_domains=self.params["import_annotation_domains"], sweep=self.params["sweep"],
+                        check_mode=self.check_mode, workers=self.params["workers"])
+        report = binder.run()
+        bindings = report.pop("bindings")
+        self.changed(report.pop("changed"))
+        self.result.update(report)
+        self.set_diff({"bindings": bindings["before"]}, {"bindings": bindings["after"]})
+        if report["errors"]:
+            self.warn("%d claim(s) or host(s) could not be reconciled; see the errors result" % len(report["errors"]))
+        for problem in report["host_problems"]:
+            self.warn("%s: %s" % (problem["host"], "; ".join(problem["problems"])))
+
+
+def main():
+    HostBindModule()()
+
+
+if __name__ == "__main__":
+    main()

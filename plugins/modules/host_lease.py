@@ -1,0 +1,258 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.tenancy contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: host_lease
+short_description: Lease Ironic nodes to tenant projects for a time window, list leases and end expired ones
+version_added: 0.1.0
+description:
+  - The owner of a pool of Ironic nodes (a system administrator, or a member of the project that owns the nodes) lends
+    nodes to tenant projects. A lease sets the node's C(lessee) to the tenant's project for a time window; the tenant
+    can then claim and deploy the node with its own credentials (M(baremetal.tenancy.host_claim) with
+    O(baremetal.tenancy.host_claim#module:backend=ironic)).
+  - O(state=present) leases the nodes named in O(nodes), or O(count) nodes chosen by O(resource_class) and O(traits),
+    to O(project), from O(start) (default now) until O(end) (default open-ended). A lease that starts later is
+    recorded and begins when O(state=expired) runs after its start.
+  - Two leases of one node never overlap; an overlapping request is refused with the lease it overlaps, and nothing is
+    changed. Rerunning the same request changes nothing; a request for the same project and start with another O(end)
+    moves the end of the lease.
+  - O(state=absent) ends leases now (those of O(project), or O(lease_id), on O(nodes) or on every node).
+  - O(state=expired) brings the pool up to date with the clock, as a periodic job would. Leases whose end has passed
+    are ended the way ESI-Leap ends one, and leases whose start has come begin.
+  - Ending a lease removes the node's C(lessee), its C(instance_info) and the lease record in one update; a deployed
+    node is then undeployed (Ironic cleans it and removes the tenant's allocation), an allocated node that was never
+    deployed loses its allocation.
+  - O(state=query) lists leases and changes nothing.
+  - Lease records are kept in the node's C(properties) under C(baremetal_tenancy_leases) (a list of C(id), C(project),
+    C(start), C(end), C(created)). A lessee cannot write C(properties) under Ironic's default policy, so a tenant cannot
+    lengthen its own lease. A C(lessee) set without a lease record (by hand or by another tool) is reported with status
+    V(unmanaged) and blocks leases of other projects until it is ended.
+author:
+  - Baremetal Tenancy Contributors (@baremetal-tenancy)
+extends_documentation_fragment:
+  - baremetal.tenancy.openstack_auth
+  - baremetal.tenancy.tls
+  - baremetal.tenancy.wait
+attributes:
+  check_mode:
+    description: Can run in check mode and return changed status prediction without modifying target.
+    support: full
+    details: Reads the nodes and reports what would change (RV(actions), RV(leases)); writes nothing.
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
+    support: full
+    details: The diff shows the lease records of each node that changes.
+options:
+  state:
+    description:
+      - V(present) leases nodes, V(absent) ends leases now, V(expired) ends the leases whose end has passed and starts
+        the leases whose start has come, V(query) only lists leases.
+    type: str
+    choices: [present, absent, expired, query]
+    default: present
+  project:
+    description:
+      - The tenant's project, by ID or by name (a name needs credentials that may look projects up in Keystone).
+      - Required with O(state=present); with the other states it narrows the leases ended or listed to this project.
+    type: str
+  nodes:
+    description:
+      - Names or UUIDs of the nodes. Each must exist and be visible to the caller.
+      - Without O(nodes), O(state=present) chooses O(count) nodes among every node the caller sees, and the other states
+        look at every node the caller sees.
+    type: list
+    elements: str
+  resource_class:
+    description:
+      - Only nodes of this resource class.
+    type: str
+  traits:
+    description:
+      - Only nodes that have all these traits (with O(count)).
+    type: list
+    elements: str
+  count:
+    description:
+      - How many nodes to lease (O(state=present)). Nodes already leased to O(project) for the same window count
+        towards it; the others are chosen among the free nodes (available, not claimed, no overlapping lease) by name.
+      - When fewer nodes are free, nothing is leased.
+    type: int
+  start:
+    description:
+      - When the lease starts, as an ISO 8601 date and time (V(2026-05-01T08:00:00Z); without a time zone, UTC).
+        Default now.
+    type: str
+  end:
+    description:
+      - When the lease ends, as an ISO 8601 date and time. Default never (until it is ended with O(state=absent)).
+    type: str
+  lease_id:
+    description:
+      - The ID of one lease to end (O(state=absent)).
+    type: str
+notes:
+  - Ironic's PATCH has no precondition; the module reads each node again after writing it and reports a lease list
+    that a concurrent run overwrote. Run one O(state=expired) job at a time (for example one AWX schedule).
+  - With O(wait=true), the module waits for nodes that are being deployed or cleaned before changing them, and for
+    undeployed nodes to be C(available) again; without it such nodes are listed in RV(deferred) and handled on a later
+    run.
+seealso:
+  - module: baremetal.tenancy.host_claim
+  - name: Ironic node multi-tenancy
+    description: Owner and lessee of Ironic nodes.
+    link: https://docs.openstack.org/ironic/latest/admin/node-multitenancy.html
+  - name: ESI-Leap
+    description: The leasing service of the Elastic Secure Infrastructure project, whose way of ending a lease this module follows.
+    link: https://github.com/CCI-MOC/esi-leap
+"""
+
+EXAMPLES = r"""
+- name: Lease two named nodes to tenant-a for a week
+  baremetal.tenancy.host_lease:
+    cloud: infra
+    project: 4b7c0e5d2f1a4e8b9c3d6f7a8b9c0d1e
+    nodes: [node-07, node-08]
+    start: "2026-05-01T08:00:00Z"
+    end: "2026-05-08T08:00:00Z"
+
+- name: Lease three large nodes with NVMe to tenant-b from now on
+  baremetal.tenancy.host_lease:
+    cloud: admin
+    project: tenant-b
+    resource_class: baremetal-large
+    traits: [CUSTOM_NVME]
+    count: 3
+
+- name: List the leases of tenant-b
+  baremetal.tenancy.host_lease:
+    cloud: admin
+    state: query
+    project: tenant-b
+  register: tenant_b_leases
+
+- name: End the leases whose time is up, start those that are due (run it from a schedule)
+  baremetal.tenancy.host_lease:
+    cloud: admin
+    state: expired
+    wait: true
+
+- name: End every lease of tenant-a now
+  baremetal.tenancy.host_lease:
+    cloud: admin
+    state: absent
+    project: tenant-a
+"""
+
+RETURN = r"""
+leases:
+  description:
+    - The leases of the nodes the module looked at (those of O(project) when it is given), after the change (in check
+      mode, as they would be).
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    id:
+      description: ID of the lease (null for a C(lessee) set outside this module).
+      type: str
+      sample: 3f2a9c1e7b0d
+    node:
+      description: Name (or UUID) of the node.
+      type: str
+      sample: node-07
+    node_uuid:
+      description: UUID of the node.
+      type: str
+    project:
+      description: The lessee project ID.
+      type: str
+    start:
+      description: Start of the lease (ISO 8601, UTC).
+      type: str
+      sample: "2026-05-01T08:00:00Z"
+    end:
+      description: End of the lease (ISO 8601, UTC), or null for an open-ended lease.
+      type: str
+    status:
+      description: V(pending), V(active), V(expired) or V(unmanaged).
+      type: str
+      sample: active
+actions:
+  description: What the run did (or, in check mode, would do), one entry per lease and node.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    node:
+      description: Name (or UUID) of the node.
+      type: str
+    lease:
+      description: ID of the lease (null for a C(lessee) set outside this module).
+      type: str
+    project:
+      description: The lessee project ID.
+      type: str
+    action:
+      description: V(created), V(updated) (end moved), V(started), V(ended) (access ended, node undeployed if it was
+        deployed) or V(removed) (a record dropped without ending access).
+      type: str
+deferred:
+  description: Nodes that were busy (being deployed or cleaned) and are handled on a later run, with the reason.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    node:
+      description: Name (or UUID) of the node.
+      type: str
+    reason:
+      description: Why it was not changed.
+      type: str
+now:
+  description: The time the run compared the lease windows with (ISO 8601, UTC).
+  returned: always
+  type: str
+  sample: "2026-05-08T08:00:03Z"
+"""
+
+from ansible_collections.baremetal.tenancy.plugins.module_utils.auth import WAIT_SPEC
+from ansible_collections.baremetal.tenancy.plugins.module_utils.base import TenancyModule
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic_leases import run_host_lease
+
+
+class HostLeaseModule(TenancyModule):
+    object_kind = "host lease"
+    backends = ("ironic",)
+    argument_spec = dict(
+        state=dict(type="str", choices=["present", "absent", "expired", "query"], default="present"),
+        project=dict(type="str"),
+        nodes=dict(type="list", elements="str"),
+        resource_class=dict(type="str"),
+        traits=dict(type="list", elements="str"),
+        count=dict(type="int"),
+        start=dict(type="str"),
+        end=dict(type="str"),
+        lease_id=dict(type="str"),
+        **WAIT_SPEC
+    )
+    module_kwargs = dict(
+        required_if=[("state", "present", ("project",))],
+    )
+
+    def run(self):
+        run_host_lease(self)
+
+
+def main():
+    HostLeaseModule()()
+
+
+if __name__ == "__main__":
+    main()

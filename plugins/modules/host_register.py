@@ -1,0 +1,397 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.tenancy contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: host_register
+short_description: Enrol hosts from their BMCs and classify them from what Redfish reports
+version_added: 0.1.0
+description:
+  - For an administrator. Reads each given BMC over Redfish (system UUID, manufacturer and model, CPU count and
+    model, memory, NICs with their MACs, boot mode, power state), classifies the system with ordered rules
+    (JMESPath predicates over the Redfish system document) and creates or updates the host on the chosen backend.
+  - With O(backend=metal3), the host is a C(BareMetalHost) in O(namespace) with its BMC credentials C(Secret)
+    named C(<name>-bmc-secret). The host gets C(bmc.address) in the form baremetal-operator expects, C(bootMACAddress)
+    (the first NIC), C(bootMode), the labels of the classification and, when given, O(host_claim_namespaces).
+  - With O(backend=ironic), the host is a node with the C(redfish) hardware type (its UUID is the system UUID),
+    one port per NIC, C(resource_class) and traits from the classification, O(owner), C(properties) (cpus,
+    memory_mb, cpu_arch, boot mode capability), taken through C(manage) to C(available).
+  - Hosts are matched by their system UUID, so reruns update the same host. Labels and traits that the rules
+    no longer give are removed; labels and traits set by others are kept.
+  - Every BMC is handled on its own. An unreachable BMC, rejected credentials, an endpoint that is not Redfish or
+    a host the backend refuses is reported in RV(failed_hosts) and RV(hosts) and does not stop the other hosts.
+  - The result never carries a BMC address or credential.
+author:
+  - baremetal.tenancy contributors (@baremetal-tenancy)
+extends_documentation_fragment:
+  - baremetal.tenancy.backend
+  - baremetal.tenancy.kubernetes_auth
+  - baremetal.tenancy.openstack_auth
+  - baremetal.tenancy.tls
+attributes:
+  check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
+    support: full
+    details: Reads the BMCs and the backend, reports what would change, writes nothing.
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    support: full
+    details: Per host, before and after of the fields the module manages (never a credential or BMC address).
+options:
+  hosts:
+    description:
+      - The BMCs to register, one system each.
+    type: list
+    elements: dict
+    required: true
+    suboptions:
+      address:
+        description:
+          - Address of the BMC, in baremetal-operator's form (V(redfish://bmc.example.com/redfish/v1/Systems/1),
+            V(redfish+http://127.0.0.1:8000/redfish/v1/Systems/<uuid>), V(idrac-redfish://...)) or a plain
+            V(https://bmc.example.com) URL when the BMC has only one system.
+        type: str
+        required: true
+      username:
+        description: User name of a BMC account with administrator rights.
+        type: str
+        required: true
+      password:
+        description: Password of O(hosts[].username).
+        type: str
+        required: true
+      name:
+        description:
+          - Name of the host (BareMetalHost or Ironic node). Defaults to C(host-<system UUID>).
+          - A system already registered keeps its name.
+        type: str
+      validate_certs:
+        description: Whether to verify the BMC's TLS certificate.
+        type: bool
+        default: true
+      boot_mac_address:
+        description: MAC address the host boots from, instead of the first NIC's.
+        type: str
+      labels:
+        description: Labels for this host on top of those of the classification (they win over the rules).
+        type: dict
+  rules:
+    description:
+      - Ordered classification rules. Each is a dict with C(name) (optional), C(when) (a JMESPath expression over the
+        Redfish C(ComputerSystem) document with its C(Processors) and C(EthernetInterfaces) collections expanded into
+        C(Members); a rule without C(when) matches every host), C(labels), C(resource_class), C(traits) and C(stop).
+      - Every matching rule contributes; a label or the resource class comes from the first matching rule that sets
+        it; traits accumulate; a matching rule with C(stop=true) ends the evaluation.
+      - For example C(MemorySummary.TotalSystemMemoryGiB >= `256` && ProcessorSummary.Count >= `64`).
+    type: list
+    elements: dict
+    default: []
+  namespace:
+    description:
+      - Infrastructure namespace of the C(BareMetalHosts) and their Secrets. Required with O(backend=metal3).
+    type: str
+  host_claim_namespaces:
+    description:
+      - Which tenant namespaces may claim the hosts (O(backend=metal3)), set as C(spec.hostClaimNamespaces).
+      - Left as it is on existing hosts when not given; new hosts are then not shared.
+    type: dict
+    suboptions:
+      matches:
+        description: RE2 regular expression the whole namespace name must match.
+        type: str
+      withLabel:
+        description: C(key) or C(key=value) labels of which the namespace must carry one.
+        type: list
+        elements: str
+  owner:
+    description:
+      - Project (ID or name) that owns the nodes (O(backend=ironic)), usually the infrastructure project.
+    type: str
+  default_resource_class:
+    description:
+      - Resource class of nodes no rule gives one (O(backend=ironic)).
+    type: str
+    default: baremetal
+  interfaces:
+    description:
+      - Hardware interfaces of new and existing nodes (O(backend=ironic)), for example C(boot_interface) set to
+        V(redfish-virtual-media) and C(deploy_interface) set to V(ramdisk). Keys must end with C(_interface).
+    type: dict
+  update_password:
+    description:
+      - With O(backend=ironic), Ironic never shows the stored BMC password, so it cannot be compared.
+        V(on_create) sets it on new nodes only; V(always) writes it on every run (and reports a change).
+      - With O(backend=metal3) the Secret is compared and updated when it differs, whatever this option says.
+    type: str
+    choices: [always, on_create]
+    default: on_create
+  workers:
+    description:
+      - How many BMCs are read, and Ironic nodes enrolled, at the same time.
+    type: int
+    default: 4
+  bmc_timeout:
+    description:
+      - Timeout of each Redfish request, in seconds (connection attempts use at most 15).
+    type: int
+    default: 30
+  wait_timeout:
+    description:
+      - How long an Ironic node may take to reach each state on its way to C(available), in seconds.
+    type: int
+    default: 600
+  allow_partial:
+    description:
+      - When V(true), BMCs that fail are reported in RV(failed_hosts) (and as warnings) and the task succeeds with the
+        others registered. When V(false), the task fails after handling every BMC if any of them failed.
+    type: bool
+    default: true
+requirements:
+  - sushy >= 5.0.0
+  - jmespath >= 1.0.0
+notes:
+  - The BMC credentials are never returned or logged; the Secret's contents are compared without being shown.
+"""
+
+EXAMPLES = r"""
+- name: Register three BMCs as BareMetalHosts, classified by size, shareable with tenant namespaces
+  baremetal.tenancy.host_register:
+    namespace: metal3
+    hosts:
+      - address: redfish://10.0.0.11/redfish/v1/Systems/1
+        username: "{{ bmc_user }}"
+        password: "{{ bmc_password }}"
+        name: rack1-u01
+      - address: redfish://10.0.0.12/redfish/v1/Systems/1
+        username: "{{ bmc_user }}"
+        password: "{{ bmc_password }}"
+      - address: https://10.0.0.13
+        username: "{{ bmc_user }}"
+        password: "{{ bmc_password }}"
+    rules:
+      - name: large
+        when: "MemorySummary.TotalSystemMemoryGiB >= `256` && ProcessorSummary.Count >= `64`"
+        labels:
+          infra-kind: large
+        resource_class: baremetal-large
+        stop: true
+      - name: medium
+        when: "MemorySummary.TotalSystemMemoryGiB >= `128`"
+        labels:
+          infra-kind: medium
+      - name: default
+        labels:
+          infra-kind: small
+    host_claim_namespaces:
+      withLabel: [baremetal.tenancy/tenant]
+  register: registration
+
+- name: Show the BMCs that could not be registered
+  ansible.builtin.debug:
+    var: registration.failed_hosts
+
+- name: Enrol the same BMCs as Ironic nodes owned by the infrastructure project
+  baremetal.tenancy.host_register:
+    backend: ironic
+    cloud: admin
+    owner: infra
+    hosts: "{{ bmcs }}"
+    rules:
+      - when: "MemorySummary.TotalSystemMemoryGiB >= `256`"
+        resource_class: baremetal-large
+        traits: [CUSTOM_LARGE_MEMORY]
+      - when: "contains(Processors.Members[].Model, 'EPYC 9454')"
+        traits: [CUSTOM_GENOA]
+    interfaces:
+      boot_interface: redfish-virtual-media
+      deploy_interface: ramdisk
+"""
+
+RETURN = r"""
+hosts:
+  description: One entry per BMC of O(hosts), in the same order.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    index:
+      description: Position of the BMC in O(hosts).
+      type: int
+      sample: 0
+    name:
+      description: Name of the host (null when its BMC could not be read and no name was given).
+      type: str
+      sample: rack1-u01
+    status:
+      description: V(registered) (created), V(updated), V(unchanged) or V(failed).
+      type: str
+      sample: registered
+    changed:
+      description: Whether this host was (or in check mode would be) changed.
+      type: bool
+    uuid:
+      description: System UUID reported by the BMC.
+      type: str
+      returned: when the BMC was read
+    facts:
+      description: What Redfish reports (C(manufacturer), C(model), C(serial_number), C(cpus), C(cpu_cores),
+        C(cpu_threads), C(cpu_model), C(cpu_arch), C(memory_gib), C(nics) with C(name) and C(mac), C(boot_mode),
+        C(power_state), C(uuid)).
+      type: dict
+      returned: when the BMC was read
+    labels:
+      description: Labels given by the classification (and O(hosts[].labels)).
+      type: dict
+      returned: when the BMC was read
+    resource_class:
+      description: Resource class given by the classification (null when no rule gave one).
+      type: str
+      returned: when the BMC was read
+    traits:
+      description: Traits given by the classification.
+      type: list
+      elements: str
+      returned: when the BMC was read
+    matched_rules:
+      description: Names (or C(#index)) of the rules that matched, in order.
+      type: list
+      elements: str
+      returned: when the BMC was read
+    unevaluable_rules:
+      description: Rules whose expression could not be evaluated on this system (for example C(length(null))); they
+        did not match.
+      type: list
+      elements: str
+      returned: when the BMC was read
+    bareMetalHost:
+      description: Name of the C(BareMetalHost) (O(backend=metal3)).
+      type: str
+      returned: when registered on metal3
+    namespace:
+      description: Namespace of the C(BareMetalHost) (O(backend=metal3)).
+      type: str
+      returned: when registered on metal3
+    node:
+      description: Name of the Ironic node (O(backend=ironic)).
+      type: str
+      returned: when registered on ironic
+    node_uuid:
+      description: UUID of the Ironic node (O(backend=ironic)).
+      type: str
+      returned: when registered on ironic
+    error:
+      description: Why this BMC failed (never its address or credentials).
+      type: str
+      returned: when RV(hosts[].status=failed)
+      sample: "BMC #3: BMC unreachable: connection refused"
+    error_kind:
+      description: V(unreachable), V(unauthorized), V(forbidden), V(not_redfish), V(not_found), V(bad_request),
+        V(error), or the error class (V(InvalidInput), V(Conflict), V(BackendError), V(WaitTimeout)).
+      type: str
+      returned: when RV(hosts[].status=failed)
+registered:
+  description: Names of the hosts registered, updated or found unchanged.
+  returned: always
+  type: list
+  elements: str
+failed_hosts:
+  description: The BMCs that failed, each with C(index), C(name), C(error) and C(error_kind).
+  returned: always
+  type: list
+  elements: dict
+"""
+
+import re
+
+from ansible_collections.baremetal.tenancy.plugins.module_utils.base import TenancyModule
+from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import InvalidInput, wrap_errors
+from ansible_collections.baremetal.tenancy.plugins.module_utils.kube_client import kube_api_client
+from ansible_collections.baremetal.tenancy.plugins.module_utils import registration_backends as backends
+
+
+class HostRegisterModule(TenancyModule):
+    object_kind = "host_register"
+    argument_spec = dict(
+        hosts=dict(type="list", elements="dict", required=True, options=dict(
+            address=dict(type="str", required=True),
+            username=dict(type="str", required=True),
+            password=dict(type="str", required=True, no_log=True),
+            name=dict(type="str"),
+            validate_certs=dict(type="bool", default=True),
+            boot_mac_address=dict(type="str"),
+            labels=dict(type="dict"),
+        )),
+        rules=dict(type="list", elements="dict", default=[]),
+        namespace=dict(type="str"),
+        host_claim_namespaces=dict(type="dict", options=dict(
+            matches=dict(type="str"),
+            withLabel=dict(type="list", elements="str"),
+        )),
+        owner=dict(type="str"),
+        default_resource_class=dict(type="str", default="baremetal"),
+        interfaces=dict(type="dict"),
+        update_password=dict(type="str", choices=["always", "on_create"], default="on_create", no_log=False),
+        workers=dict(type="int", default=4),
+        bmc_timeout=dict(type="int", default=30),
+        wait_timeout=dict(type="int", default=600),
+        allow_partial=dict(type="bool", default=True),
+    )
+    module_kwargs = dict(
+        required_if=[("backend", "metal3", ("namespace",))],
+    )
+
+    def _check(self):
+        params = self.params
+        if params["workers"] < 1:
+            raise InvalidInput("option workers", "must be at least 1")
+        if params["bmc_timeout"] < 1:
+            raise InvalidInput("option bmc_timeout", "must be at least 1 second")
+        for key in (params.get("interfaces") or {}):
+            if not key.endswith("_interface"):
+                raise InvalidInput("option interfaces", "key %s does not end with _interface" % key)
+        if self.backend == "metal3":
+            for key in ("owner", "interfaces"):
+                if params.get(key):
+                    raise InvalidInput("option %s" % key, "only applies to backend ironic")
+        elif params.get("host_claim_namespaces") is not None:
+            raise InvalidInput("option host_claim_namespaces", "only applies to backend metal3")
+
+    def _registrar(self):
+        params = self.params
+        if self.backend == "metal3":
+            return backends.Metal3Registrar(kube_api_client(params), params["namespace"], self.check_mode,
+                                            params.get("host_claim_namespaces"))
+        owner = params.get("owner")
+        first = backends.ironic_connection(params)
+        if owner and not re.match(r"^[0-9a-f]{32}$", owner):
+            with wrap_errors("project %s" % owner):
+                project = first.identity.find_project(owner, ignore_missing=True)
+            if project is None:
+                raise InvalidInput("option owner", "project %s not found" % owner)
+            owner = project.id
+        conns = [first]
+
+        def connect():
+            return conns.pop() if conns else backends.ironic_connection(params)
+
+        return backends.IronicRegistrar(connect, self.check_mode, owner, params["default_resource_class"],
+                                        params.get("interfaces"), params["update_password"] == "always",
+                                        params["wait_timeout"])
+
+    def run(self):
+        self._check()
+        backends.run_host_register(self, self._registrar)
+
+
+def main():
+    HostRegisterModule()()
+
+
+if __name__ == "__main__":
+    main()

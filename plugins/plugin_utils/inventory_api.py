@@ -1,0 +1,287 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.tenancy contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+"""The API reads of the ``claimed_hosts`` inventory, with the tenant's credentials.
+
+The number of requests does not depend on the number of hosts:
+
+* metal3: one paginated list (``limit`` + ``continue``) of HostClaims per
+  namespace, namespaces read in parallel.  The JSON body is decoded directly
+  (no model deserialisation by the kubernetes client, which is only used to
+  load the credentials and its connection pool).
+* ironic: three paginated lists (``limit`` + ``marker``), read in parallel,
+  each asking only for the fields the inventory uses and filtered by the
+  server: the allocations owned by the caller's project (``owner``), the
+  nodes with an instance (``associated=true``; a project-scoped token sees
+  only the nodes its project owns or leases), and the ports (only those of
+  visible nodes).  openstacksdk's own listing would filter ``owner``/``lessee``
+  on the client after fetching every visible node, so the raw API is used.
+
+Every failure becomes a TenancyError naming what was read and the cause.
+The client libraries are imported only for the backend in use (importing
+openstacksdk or kubernetes costs about a second each).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import traceback
+from concurrent.futures import ThreadPoolExecutor
+
+from urllib.parse import quote
+
+from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import (
+    BackendError, InvalidInput, TenancyError, from_exception, wrap_errors)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.selectors import dns1123_label_problem
+from ansible_collections.baremetal.tenancy.plugins.plugin_utils import inventory_model as model
+
+try:
+    import urllib3
+    HAS_URLLIB3 = True
+    URLLIB3_IMPORT_ERROR = None
+except ImportError:
+    HAS_URLLIB3 = False
+    URLLIB3_IMPORT_ERROR = traceback.format_exc()
+
+IRONIC_MICROVERSION = '1.78'  # openstack_client.IRONIC_MICROVERSION: 1.65 lessee, 1.60 owned allocations
+HOSTCLAIMS_PATH = '/apis/metal3.io/v1alpha1/namespaces/%s/hostclaims'
+DEFAULT_PAGE_SIZE = 500
+DEFAULT_TIMEOUT = 60
+MAX_PARALLEL = 4
+USER_AGENT = 'baremetal.tenancy-claimed_hosts'
+
+
+class HttpError(Exception):
+    """A non-success HTTP answer, shaped for ``errors.from_exception``."""
+
+    def __init__(self, status, reason, body):
+        self.status = status
+        self.reason = reason
+        self.body = body
+        super(HttpError, self).__init__('%s %s' % (status, reason))
+
+
+def _text(body):
+    if isinstance(body, bytes):
+        return body.decode('utf-8', 'replace')
+    return body if isinstance(body, str) else ''
+
+
+def _api_message(body):
+    """The human message of a Kubernetes Status or an Ironic error body, or ``None``."""
+    try:
+        data = json.loads(_text(body))
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    if isinstance(data.get('message'), str):
+        return data['message']
+    fault = data.get('error_message')
+    if isinstance(fault, str):
+        try:
+            fault = json.loads(fault)
+        except ValueError:
+            return fault
+    if isinstance(fault, dict) and isinstance(fault.get('faultstring'), str):
+        return fault['faultstring']
+    return None
+
+
+_HINTS = {
+    401: 'the credentials were refused',
+    403: 'the credentials do not allow it',
+    404: 'not found',
+}
+
+
+def http_error(what, status, reason, body, hint_404=None):
+    """The TenancyError for an HTTP error answer about ``what``."""
+    message = _api_message(body) or _HINTS.get(status) or reason or 'HTTP error'
+    if status == 401 and 'credentials' not in message:
+        message = '%s: %s' % (_HINTS[401], message)
+    if status == 404 and hint_404:
+        message = '%s (%s)' % (message, hint_404)
+    return from_exception(what, HttpError(status, message, None))
+
+
+def _connection_reason(exc):
+    """A short reason for a urllib3 failure (no object reprs)."""
+    reason = getattr(exc, 'reason', None) or exc
+    text = str(reason)
+    marker = 'Failed to establish a new connection: '
+    if marker in text:
+        return text[text.index(marker) + len(marker):]
+    return text.split('): ', 1)[-1] if '): ' in text and 'object at 0x' in text else text
+
+
+def shorten(error):
+    """``error`` (a TenancyError) with a connection failure cause cut to its reason (no urllib3 retry story)."""
+    marker = 'Failed to establish a new connection: '
+    cause = error.cause if isinstance(error.cause, str) else ''
+    if marker in cause:
+        reason = cause[cause.index(marker) + len(marker):].rstrip('")\'')
+        error.cause = 'cannot connect: %s' % reason
+    return error
+
+
+def _check_namespaces(namespaces):
+    if not namespaces:
+        raise InvalidInput('option namespaces', 'required with backend metal3: list the namespaces whose HostClaims '
+                                                'make the inventory (a tenant can list only its own)')
+    for namespace in namespaces:
+        problem = dns1123_label_problem(namespace)
+        if problem:
+            raise InvalidInput('option namespaces', 'namespace %r %s' % (namespace, problem))
+
+
+class KubeClaims(object):
+    """Lists HostClaims through the Kubernetes API as raw JSON."""
+
+    def __init__(self, params, timeout=DEFAULT_TIMEOUT):
+        if not HAS_URLLIB3:
+            raise InvalidInput('python library urllib3', 'is required for backend metal3 (pip install kubernetes)')
+        from ansible_collections.baremetal.tenancy.plugins.module_utils.kube_client import kube_api_client
+        self.client = kube_api_client(params)
+        self.base = (self.client.configuration.host or '').rstrip('/')
+        self.pool = self.client.rest_client.pool_manager
+        self.timeout = urllib3.Timeout(connect=min(timeout, 30), read=timeout)
+        self.retries = urllib3.Retry(total=2, connect=2, read=1, status=0, redirect=0, backoff_factor=0.2)
+        self.requests = 0
+
+    def _headers(self):
+        headers = {'Accept': 'application/json', 'User-Agent': USER_AGENT}
+        for setting in (self.client.configuration.auth_settings() or {}).values():
+            if setting.get('in') == 'header' and setting.get('value'):
+                headers[setting['key']] = setting['value']
+        return headers
+
+    def _get(self, path, fields, what):
+        try:
+            response = self.pool.request('GET', self.base + path, fields=fields, headers=self._headers(),
+                                         timeout=self.timeout, retries=self.retries, preload_content=True)
+        except urllib3.exceptions.HTTPError as exc:
+            raise BackendError('Kubernetes API %s' % self.base, 'cannot connect: %s' % _connection_reason(exc))
+        self.requests += 1
+        if response.status != 200:
+            raise http_error(what, response.status, response.reason, response.data,
+                             hint_404='is the HostClaim CRD installed?')
+        try:
+            return json.loads(response.data)
+        except ValueError:
+            raise BackendError(what, 'the API answered with something that is not JSON')
+
+    def namespace_records(self, namespace, page_size=DEFAULT_PAGE_SIZE):
+        """Records of the bound HostClaims of one namespace (one paginated list).
+
+        The next page is requested as soon as its ``continue`` token is known,
+        so the API server prepares it while this page's claims are converted.
+        """
+        what = 'HostClaims in namespace %s' % namespace
+        path = HOSTCLAIMS_PATH % quote(namespace, safe='')
+        records = []
+        with ThreadPoolExecutor(max_workers=1) as fetcher:
+            pending = fetcher.submit(self._get, path, {'limit': str(page_size)}, what)
+            while pending is not None:
+                body = pending.result()
+                token = (body.get('metadata') or {}).get('continue')
+                pending = fetcher.submit(self._get, path, {'limit': str(page_size), 'continue': token}, what) \
+                    if token else None
+                for item in body.get('items') or ():
+                    record = model.metal3_record(item)
+                    if record is not None:
+                        records.append(record)
+        return records
+
+    def records(self, namespaces, page_size=DEFAULT_PAGE_SIZE):
+        """Records of every listed namespace (read in parallel)."""
+        _check_namespaces(namespaces)
+        namespaces = sorted(set(namespaces))
+        if len(namespaces) == 1:
+            return self.namespace_records(namespaces[0], page_size)
+        with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(namespaces))) as pool:
+            pages = list(pool.map(lambda ns: self.namespace_records(ns, page_size), namespaces))
+        return [record for page in pages for record in page]
+
+
+class IronicClaims(object):
+    """Lists the caller's allocations, their nodes and ports through the Ironic API."""
+
+    def __init__(self, params):
+        from ansible_collections.baremetal.tenancy.plugins.module_utils.openstack_client import openstack_connection
+        # openstack_connection() ignores OS_CLIENT_CONFIG_FILE (load_envvars=False); ironic.py reads a named cloud from it.
+        from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import _with_clouds_yaml
+        try:
+            self.conn = openstack_connection(_with_clouds_yaml(params))
+        except TenancyError as error:
+            raise shorten(error)
+        self.adapter = self.conn.baremetal
+        self.microversion = IRONIC_MICROVERSION
+        self.requests = 0
+        self.project_id, self.project_name = self._scope()
+
+    def _scope(self):
+        """Project ID and name of a project-scoped token, ``(None, None)`` otherwise."""
+        session = self.conn.session
+        try:
+            access = session.auth.get_access(session)
+        except Exception:  # pylint: disable=broad-except
+            return None, None
+        return getattr(access, 'project_id', None), getattr(access, 'project_name', None)
+
+    def _list(self, path, key, params, page_size):
+        what = 'Ironic %s' % key
+        items, marker = [], None
+        while True:
+            query = dict(params, limit=page_size)
+            if marker:
+                query['marker'] = marker
+            try:
+                with wrap_errors(what):
+                    response = self.adapter.get(path, params=query, microversion=self.microversion, raise_exc=False)
+            except TenancyError as error:
+                raise shorten(error)
+            self.requests += 1
+            if response.status_code != 200:
+                raise http_error(what, response.status_code, response.reason, response.content)
+            with wrap_errors(what):
+                body = response.json()
+            page = body.get(key) or []
+            items.extend(page)
+            if not body.get('next') or not page or not isinstance(page[-1], dict) or not page[-1].get('uuid'):
+                return items
+            marker = page[-1]['uuid']
+
+    def records(self, page_size=DEFAULT_PAGE_SIZE):
+        """Records of the project's allocations that hold a node (three lists, read in parallel)."""
+        allocation_params = {'fields': ','.join(model.IRONIC_ALLOCATION_FIELDS)}
+        if self.project_id:
+            allocation_params['owner'] = self.project_id
+        lists = (
+            ('/allocations', 'allocations', allocation_params),
+            ('/nodes', 'nodes', {'associated': 'true', 'fields': ','.join(model.IRONIC_NODE_FIELDS)}),
+            ('/ports', 'ports', {'fields': ','.join(model.IRONIC_PORT_FIELDS)}),
+        )
+        with ThreadPoolExecutor(max_workers=len(lists)) as pool:
+            futures = [pool.submit(self._list, path, key, params, page_size) for path, key, params in lists]
+            allocations, nodes, ports = [future.result() for future in futures]
+        names = {self.project_id: self.project_name} if self.project_id else {}
+        return model.ironic_records(allocations, nodes, ports, names)
+
+
+def fetch_records(backend, params, namespaces=None, page_size=DEFAULT_PAGE_SIZE, timeout=DEFAULT_TIMEOUT):
+    """``(records, requests)`` for ``backend`` with the credentials in ``params``."""
+    if backend == 'metal3':
+        _check_namespaces(namespaces)
+        reader = KubeClaims(params, timeout)
+        records = reader.records(namespaces, page_size)
+    elif backend == 'ironic':
+        reader = IronicClaims(dict(params, api_timeout=params.get('api_timeout') or timeout))
+        records = reader.records(page_size)
+    else:
+        raise InvalidInput('option backend', '%r is not one of %s' % (backend, ', '.join(model.BACKENDS)))
+    return records, reader.requests

@@ -1,0 +1,485 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.tenancy contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+"""What the ``claimed_hosts`` inventory makes of the claims it lists, pure.
+
+Two steps, both free of I/O and of Ansible:
+
+1. *records*: one plain, JSON-serialisable dict per claimed host, built from
+   the API objects (``metal3_record`` for a HostClaim, ``ironic_records`` for
+   the allocations of a project joined to their nodes and ports).  Only
+   claims bound to a host become records.  Records hold only the fields this
+   file names, so nothing else a control plane returns (a node's
+   ``driver_info``, ``last_error``, ``maintenance_reason``, other ``extra``
+   keys...) can reach the inventory.  Records are what the inventory cache
+   stores.
+2. *hosts*: ``prepare_hosts`` turns records into inventory entries for the
+   current options: default host name, host variables under a prefix,
+   ``ansible_host`` chosen by address type and family, default groups.
+
+Rules decided here (the plugin documents them):
+
+* A HostClaim is a host once its ``AssociateBMH`` condition is ``True``
+  (written by the binder; the binding label alone can be forged by a tenant).
+  An Ironic allocation is a host once it holds a node the caller can see.
+* Default host name: the claim's name (the Ironic allocation's name, else the
+  node's name, else its UUID).  Qualified as ``<name>.<namespace>`` (Ironic:
+  ``<name>.<project name or ID>``) with ``qualify_host_names=always``, or with
+  ``auto`` (the default) when a metal3 source lists more than one namespace:
+  names are then stable whatever claims exist (Ironic allocation names are
+  unique, so ``auto`` never qualifies them).  Two hosts with one name are an
+  error, never a silent merge of their variables.
+* ``ansible_host``: for each address type in order (``*`` is any type), for
+  each family in order (``ipv4``, ``ipv6``, ``hostname``), the first address
+  of the claim of that type and family.
+* Ironic addresses: ``baremetal_tenancy_addresses`` in the node's
+  ``instance_info`` (what ``host_claim`` records from the network-data it
+  deploys), then ``addresses`` in the allocation's ``extra`` (the tenant's
+  own record), then ``addresses`` in the node's ``extra`` (the owner's),
+  concatenated without duplicates.  Each is a list of ``{type, address}`` (or
+  of plain strings, taken as ``InternalIP``); the types ``InternalIP6`` and
+  ``ExternalIP6`` are read as ``InternalIP`` and ``ExternalIP``.
+* An Ironic host is ready when its node is ``active`` with no provision
+  state change under way and not in maintenance, as a metal3 host is ready
+  once provisioned: a claimed but undeployed node cannot run a playbook.
+* Group names contain only letters, digits and ``_`` (anything else becomes
+  ``_``) and never start with a digit.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import ipaddress
+import re
+
+from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic_model import image_of
+
+BACKENDS = ('metal3', 'ironic')
+ANY_TYPE = '*'
+ADDRESS_FAMILIES = ('ipv4', 'ipv6', 'hostname')
+DEFAULT_ADDRESS_TYPES = ('ExternalIP', 'InternalIP')
+DEFAULT_ADDRESS_FAMILIES = ('ipv4', 'ipv6')
+DEFAULT_UNTYPED_ADDRESS = 'InternalIP'
+DEFAULT_HOST_CLASS_LABEL = 'baremetal.tenancy/host-class'
+DEFAULT_HOSTVAR_PREFIX = 'tenancy_'
+DEFAULT_GROUP = 'claimed_hosts'
+DEFAULT_GROUP_PREFIX = 'tenancy_'
+QUALIFY_MODES = ('auto', 'always', 'never')
+WITHOUT_ADDRESS = ('keep', 'skip')
+
+ASSOCIATED = 'AssociateBMH'
+ALLOCATED = 'Allocated'
+READY = 'Ready'
+BINDING_LABEL = 'hostclaim.metal3.io/host'
+EXPORT_ANNOTATION_DOMAINS = ('export.hostclaim.metal3.io',)
+IMAGE_FIELDS = ('url', 'checksum', 'checksumType', 'format')
+CONDITION_FIELDS = ('type', 'status', 'reason', 'message', 'lastTransitionTime')
+NIC_FIELDS = ('name', 'MAC', 'ip')
+ADDRESSES_KEY = 'addresses'
+IRONIC_ADDRESSES_KEY = 'baremetal_tenancy_addresses'  # ironic_model.ADDRESSES_KEY, written by host_claim
+TYPE_ALIASES = {'InternalIP6': 'InternalIP', 'ExternalIP6': 'ExternalIP'}
+
+# Host variables (without prefix) every record has, then per backend.
+COMMON_VARS = ('name', 'namespace', 'backend', 'host', 'online', 'powered_on', 'associated', 'ready',
+               'conditions', 'labels', 'annotations', 'image', 'addresses', 'nics', 'boot_mac_address')
+METAL3_VARS = ('uid',)
+IRONIC_VARS = ('project_id', 'project_name', 'node_uuid', 'allocation_uuid', 'resource_class', 'traits',
+               'provision_state', 'power_state', 'maintenance')
+
+# What the Ironic lists ask for: these fields and no other.
+IRONIC_ALLOCATION_FIELDS = ('uuid', 'name', 'node_uuid', 'state', 'owner', 'extra')
+IRONIC_NODE_FIELDS = ('uuid', 'name', 'provision_state', 'target_provision_state', 'power_state', 'maintenance',
+                      'resource_class', 'traits', 'instance_info', 'extra', 'owner', 'lessee', 'instance_uuid')
+IRONIC_PORT_FIELDS = ('uuid', 'address', 'node_uuid', 'pxe_enabled')
+
+_LABEL = r'[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?'
+_HOSTNAME_RE = re.compile(r'%s(?:\.%s)*\Z' % (_LABEL, _LABEL))
+_OCTET = r'(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])'
+_IPV4_RE = re.compile(r'%s(?:\.%s){3}\Z' % (_OCTET, _OCTET))
+_UNSAFE_GROUP_CHARS = re.compile(r'[^A-Za-z0-9_]')
+
+
+# ---------------------------------------------------------------- helpers
+
+def _dict(value):
+    return value if isinstance(value, dict) else {}
+
+
+def _str(value):
+    return value if isinstance(value, str) and value else None
+
+
+def _bool(value):
+    return value if isinstance(value, bool) else None
+
+
+def _str_map(value):
+    """The ``str -> str`` entries of a mapping (labels, annotations)."""
+    return dict((k, v) for k, v in _dict(value).items() if isinstance(k, str) and isinstance(v, str))
+
+
+def _pick(value, fields):
+    """The string fields of ``value`` named in ``fields`` (others dropped)."""
+    value = _dict(value)
+    return dict((field, value[field]) for field in fields if _str(value.get(field)))
+
+
+# -------------------------------------------------------------- addresses
+
+def address_family(address):
+    """``ipv4``, ``ipv6``, ``hostname`` (a valid DNS name) or ``None`` (unusable)."""
+    if not isinstance(address, str) or not address or len(address) > 253:
+        return None
+    if _IPV4_RE.match(address):
+        return 'ipv4'
+    if ':' in address:
+        try:
+            ipaddress.IPv6Address(address)
+        except ValueError:
+            return None
+        return 'ipv6'
+    name = address[:-1] if address.endswith('.') else address
+    if not _HOSTNAME_RE.match(name) or name.rsplit('.', 1)[-1].isdigit():
+        return None
+    return 'hostname'
+
+
+def normalise_addresses(value, default_type=DEFAULT_UNTYPED_ADDRESS):
+    """A list of ``{type, address}`` from what an API holds, duplicates and junk removed.
+
+    Accepts a list of ``{type, address}`` dicts or of strings, or one of them
+    alone.  A string, or a dict without a type, gets ``default_type``.
+    """
+    if isinstance(value, (str, dict)):
+        value = [value]
+    if not isinstance(value, list):
+        return []
+    result = []
+    for item in value:
+        if isinstance(item, str):
+            entry = {'type': default_type, 'address': item.strip()}
+        elif isinstance(item, dict) and isinstance(item.get('address'), str):
+            entry = {'type': _str(item.get('type')) or default_type, 'address': item['address'].strip()}
+        else:
+            continue
+        if entry['address'] and entry not in result:
+            result.append(entry)
+    return result
+
+
+def select_address(addresses, types=DEFAULT_ADDRESS_TYPES, families=DEFAULT_ADDRESS_FAMILIES):
+    """The preferred address of ``addresses`` (``{type, address}`` dicts), or ``None``.
+
+    Types are tried in order (``*`` matches any type; no types means any),
+    within a type the families in order (no families means all three), and
+    within both the addresses in their order.
+    """
+    types = list(types or ()) or [ANY_TYPE]
+    families = list(families or ()) or list(ADDRESS_FAMILIES)
+    known = [(entry.get('type'), entry.get('address'), address_family(entry.get('address')))
+             for entry in addresses or () if isinstance(entry, dict)]
+    for wanted_type in types:
+        for family in families:
+            for entry_type, address, entry_family in known:
+                if entry_family == family and (wanted_type == ANY_TYPE or entry_type == wanted_type):
+                    return address
+    return None
+
+
+# ------------------------------------------------------------- conditions
+
+def normalise_conditions(value):
+    """The conditions of a status: dicts with a type, string fields only."""
+    if not isinstance(value, list):
+        return []
+    return [_pick(item, CONDITION_FIELDS) for item in value if isinstance(item, dict) and _str(item.get('type'))]
+
+
+def condition_status(conditions, ctype):
+    """``status`` of the first condition of type ``ctype``, or ``None``."""
+    for condition in conditions or ():
+        if condition.get('type') == ctype:
+            return condition.get('status')
+    return None
+
+
+# ------------------------------------------------------------------ metal3
+
+def _domain(key):
+    prefix, sep, dummy = key.rpartition('/')
+    return prefix if sep else ''
+
+
+def exported_annotations(annotations):
+    """The annotations of a claim in the export domain (imported from the host by the binder)."""
+    result = {}
+    for key, value in _str_map(annotations).items():
+        domain = _domain(key)
+        if any(domain == allowed or domain.endswith('.' + allowed) for allowed in EXPORT_ANNOTATION_DOMAINS):
+            result[key] = value
+    return result
+
+
+def _metal3_nics(value):
+    if not isinstance(value, list):
+        return []
+    nics = [_pick(item, NIC_FIELDS) for item in value if isinstance(item, dict)]
+    return [nic for nic in nics if nic]
+
+
+def metal3_record(claim):
+    """The record of a HostClaim dict, or ``None`` while it is not bound to a host."""
+    claim = _dict(claim)
+    meta, spec, status = _dict(claim.get('metadata')), _dict(claim.get('spec')), _dict(claim.get('status'))
+    conditions = normalise_conditions(status.get('conditions'))
+    if condition_status(conditions, ASSOCIATED) != 'True' or not _str(meta.get('name')):
+        return None
+    labels = _str_map(meta.get('labels'))
+    image = _pick(spec.get('image'), IMAGE_FIELDS)
+    return {
+        'backend': 'metal3',
+        'name': meta['name'],
+        'namespace': _str(meta.get('namespace')),
+        'uid': _str(meta.get('uid')),
+        'host': _str(labels.get(BINDING_LABEL)),
+        'online': spec.get('online') is True,
+        'powered_on': _bool(status.get('poweredOn')),
+        'associated': True,
+        'ready': condition_status(conditions, READY) == 'True',
+        'conditions': conditions,
+        'labels': labels,
+        'annotations': exported_annotations(meta.get('annotations')),
+        'image': image or None,
+        'addresses': normalise_addresses(status.get('addresses')),
+        'nics': _metal3_nics(status.get('nics')),
+        'boot_mac_address': _str(status.get('bootMACAddress')),
+    }
+
+
+# ------------------------------------------------------------------ ironic
+
+def _power(power_state):
+    return {'power on': True, 'power off': False}.get(power_state)
+
+
+def ironic_ready(node):
+    """``(ready, reason, message)`` of a claimed node."""
+    state = node.get('provision_state')
+    if node.get('maintenance') is True:
+        return False, 'Maintenance', 'the node is in maintenance; ask the infrastructure administrator'
+    if state == 'active' and not node.get('target_provision_state'):
+        return True, 'Provisioned', 'the node is deployed'
+    shown = state if isinstance(state, str) and state else 'unknown'
+    if node.get('target_provision_state'):
+        shown = '%s -> %s' % (shown, node['target_provision_state'])
+    return False, 'NotProvisioned', 'the node is in provision state %s' % shown
+
+
+def _ironic_conditions(allocation, node):
+    ready, reason, message = ironic_ready(node)
+    return [
+        {'type': ALLOCATED, 'status': 'True', 'reason': 'Allocated',
+         'message': 'allocation %s holds node %s' % (allocation.get('uuid'), node.get('name') or node.get('uuid'))},
+        {'type': READY, 'status': 'True' if ready else 'False', 'reason': reason, 'message': message},
+    ]
+
+
+def ironic_addresses(allocation, node):
+    """Addresses recorded for an Ironic claim (see the module docstring for where)."""
+    allocation, node = _dict(allocation), _dict(node)
+    result = []
+    for value in (_dict(node.get('instance_info')).get(IRONIC_ADDRESSES_KEY), _dict(allocation.get('extra')).get(ADDRESSES_KEY),
+                  _dict(node.get('extra')).get(ADDRESSES_KEY)):
+        for entry in normalise_addresses(value):
+            entry['type'] = TYPE_ALIASES.get(entry['type'], entry['type'])
+            if entry not in result:
+                result.append(entry)
+    return result
+
+
+def _ports_by_node(ports):
+    by_node = {}
+    for port in ports or ():
+        if isinstance(port, dict) and _str(port.get('node_uuid')) and _str(port.get('address')):
+            by_node.setdefault(port['node_uuid'], []).append(port)
+    for node_ports in by_node.values():
+        node_ports.sort(key=lambda port: port['address'])
+    return by_node
+
+
+def _ironic_record(allocation, node, ports, project_names):
+    owner = _str(allocation.get('owner'))
+    node_name = _str(node.get('name'))
+    traits = node.get('traits')
+    conditions = _ironic_conditions(allocation, node)
+    boot = [port['address'] for port in ports if port.get('pxe_enabled') is True] or [port['address'] for port in ports]
+    image = image_of(_dict(node.get('instance_info')))
+    return {
+        'backend': 'ironic',
+        'name': _str(allocation.get('name')) or node_name or node['uuid'],
+        'namespace': owner,
+        'project_id': owner,
+        'project_name': _str(_dict(project_names).get(owner)),
+        'host': node_name or node['uuid'],
+        'node_uuid': node['uuid'],
+        'allocation_uuid': _str(allocation.get('uuid')),
+        'online': None,
+        'powered_on': _power(node.get('power_state')),
+        'power_state': _str(node.get('power_state')),
+        'associated': True,
+        'ready': condition_status(conditions, READY) == 'True',
+        'conditions': conditions,
+        'labels': {},
+        'annotations': {},
+        'resource_class': _str(node.get('resource_class')),
+        'traits': sorted(trait for trait in traits if _str(trait)) if isinstance(traits, list) else [],
+        'provision_state': _str(node.get('provision_state')),
+        'maintenance': node.get('maintenance') is True,
+        'image': dict(image) if image else None,
+        'addresses': ironic_addresses(allocation, node),
+        'nics': [{'name': _str(port.get('uuid')), 'MAC': port['address']} for port in ports],
+        'boot_mac_address': boot[0] if boot else None,
+    }
+
+
+def ironic_records(allocations, nodes, ports=(), project_names=None):
+    """Records of the allocations that hold a node (joined to ``nodes`` and their ``ports``).
+
+    An allocation without a node, or whose node is not in ``nodes`` (not
+    visible to the caller), is not a host.  ``project_names`` maps project
+    IDs to names where known.
+    """
+    by_uuid = dict((node['uuid'], node) for node in nodes or () if isinstance(node, dict) and _str(node.get('uuid')))
+    by_node = _ports_by_node(ports)
+    records = []
+    for allocation in allocations or ():
+        if not isinstance(allocation, dict):
+            continue
+        node = by_uuid.get(allocation.get('node_uuid'))
+        if node is not None:
+            records.append(_ironic_record(allocation, node, by_node.get(node['uuid'], []), project_names))
+    return records
+
+
+# ------------------------------------------------------------ host entries
+
+def safe_group_name(name):
+    """``name`` with every character other than a letter, digit or ``_`` replaced by ``_``."""
+    safe = _UNSAFE_GROUP_CHARS.sub('_', name if isinstance(name, str) else '')
+    if safe[:1].isdigit():
+        safe = '_' + safe
+    return safe or None
+
+
+def describe(record):
+    """How messages name the claim behind a record."""
+    if record.get('backend') == 'ironic':
+        return 'allocation %s (node %s)' % (record.get('name'), record.get('node_uuid'))
+    return 'HostClaim %s/%s' % (record.get('namespace'), record.get('name'))
+
+
+def should_qualify(mode, backend, namespaces=()):
+    """Whether default host names carry the namespace/project (see the module docstring)."""
+    if mode == 'always':
+        return True
+    if mode == 'never':
+        return False
+    return backend == 'metal3' and len(set(namespaces or ())) > 1
+
+
+def scope_of(record):
+    """The namespace, or for Ironic the project name (ID when the name is unknown)."""
+    if record.get('backend') == 'ironic':
+        return record.get('project_name') or record.get('namespace')
+    return record.get('namespace')
+
+
+def default_host_name(record, qualify=False):
+    """The claim's name, ``<name>.<namespace or project>`` when qualified."""
+    if qualify and scope_of(record):
+        return '%s.%s' % (record['name'], scope_of(record))
+    return record['name']
+
+
+def host_class(record, class_label=DEFAULT_HOST_CLASS_LABEL):
+    """Ironic: the node's resource class; metal3: the value of ``class_label`` on the claim."""
+    if record.get('backend') == 'ironic':
+        return record.get('resource_class')
+    if not class_label:
+        return None
+    return _str(_dict(record.get('labels')).get(class_label))
+
+
+def hostvars(record, prefix=DEFAULT_HOSTVAR_PREFIX, class_label=DEFAULT_HOST_CLASS_LABEL):
+    """Host variables of a record, each name prefixed (``ansible_host`` is not set here)."""
+    names = COMMON_VARS + (IRONIC_VARS if record.get('backend') == 'ironic' else METAL3_VARS)
+    result = dict((prefix + name, record.get(name)) for name in names)
+    result[prefix + 'host_class'] = host_class(record, class_label)
+    return result
+
+
+def default_groups(record, prefix=DEFAULT_GROUP_PREFIX, class_label=DEFAULT_HOST_CLASS_LABEL):
+    """Default group names: namespace (or project), readiness, host class."""
+    scope_kind = 'project' if record.get('backend') == 'ironic' else 'namespace'
+    groups = []
+    if scope_of(record):
+        groups.append('%s%s_%s' % (prefix, scope_kind, scope_of(record)))
+    groups.append(prefix + ('ready' if record.get('ready') else 'not_ready'))
+    klass = host_class(record, class_label)
+    if klass:
+        groups.append('%sclass_%s' % (prefix, klass))
+    return [safe_group_name(group) for group in groups]
+
+
+def _sort_key(record):
+    return (record.get('namespace') or '', record.get('name') or '', record.get('node_uuid') or '')
+
+
+def prepare_hosts(records, options):
+    """Inventory entries for ``records`` under ``options`` (a dict; missing keys take the defaults).
+
+    Options: ``backend``, ``namespaces``, ``qualify_host_names``,
+    ``hostvar_prefix``, ``address_types``, ``address_families``,
+    ``hosts_without_address``, ``only_ready``, ``default_groups``,
+    ``group_prefix``, ``host_class_label``.  Returns a list of dicts with
+    ``name`` (the default host name), ``hostvars``, ``groups`` and ``record``,
+    sorted by namespace and name.
+    """
+    prefix = options.get('hostvar_prefix', DEFAULT_HOSTVAR_PREFIX)
+    class_label = options.get('host_class_label', DEFAULT_HOST_CLASS_LABEL)
+    qualify = should_qualify(options.get('qualify_host_names') or 'auto', options.get('backend'), options.get('namespaces'))
+    types = options.get('address_types', DEFAULT_ADDRESS_TYPES)
+    families = options.get('address_families', DEFAULT_ADDRESS_FAMILIES)
+    skip_without_address = options.get('hosts_without_address') == 'skip'
+    entries = []
+    for record in sorted(records or (), key=_sort_key):
+        if options.get('only_ready') and not record.get('ready'):
+            continue
+        variables = hostvars(record, prefix, class_label)
+        address = select_address(record.get('addresses'), types, families)
+        if address:
+            variables['ansible_host'] = address
+        elif skip_without_address:
+            continue
+        groups = default_groups(record, options.get('group_prefix', DEFAULT_GROUP_PREFIX), class_label) \
+            if options.get('default_groups', True) else []
+        entries.append({'name': default_host_name(record, qualify), 'hostvars': variables, 'groups': groups,
+                        'record': record})
+    return entries
+
+
+def check_unique_names(named):
+    """Raise ``InvalidInput`` if two ``(host name, record)`` pairs share a host name."""
+    seen = {}
+    for name, record in named:
+        if not isinstance(name, str) or not name.strip():
+            raise InvalidInput(describe(record), 'the host name template gave an empty name')
+        if name in seen:
+            raise InvalidInput('host name %r' % name,
+                               'given to both %s and %s; set qualify_host_names=always or a hostname template that '
+                               'tells them apart' % (describe(seen[name]), describe(record)))
+        seen[name] = record

@@ -1,0 +1,156 @@
+"""A private PostgreSQL cluster on 127.0.0.1 for Ironic under concurrency.
+
+sqlite answers "database is locked" once several Ironic lifecycles run at the
+same time; a server database does not. ``start_postgres(workdir)`` runs
+Debian's PostgreSQL (``/usr/lib/postgresql/<version>/bin``, installed by
+``scripts/install-system-packages.sh``) as a throwaway cluster:
+
+- ``initdb`` refuses to run as root, so as root the cluster runs as the
+  ``postgres`` system user (created by the Debian package), else ``nobody``,
+  through ``setpriv`` (which execs: the PID we track is the server's). Its
+  data directory is a fresh ``/tmp/bmt-pg-*`` directory owned by that user
+  (pytest's temp dirs are private to root); as any other user it runs as
+  that user.
+- It listens on 127.0.0.1 only, on a free port, with no Unix socket in a
+  shared place, ``trust`` authentication (loopback, throwaway data) and
+  durability off (``fsync``, ``synchronous_commit``, ``full_page_writes``).
+- ``stop()`` asks for a fast shutdown (SIGINT) of the process group we
+  started, then removes the data directory.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import glob
+import os
+import pwd
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from . import procs
+
+SUPERUSER = "ironic"
+
+
+def pg_bin_dir() -> Path:
+    """The newest ``/usr/lib/postgresql/<version>/bin`` with ``initdb``."""
+    override = os.environ.get("BMT_PG_BIN")
+    if override:
+        return Path(override)
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"),
+                   key=lambda p: int(Path(p).parent.parent.name) if Path(p).parent.parent.name.isdigit() else 0)
+    if not found:
+        raise procs.ServiceStartError(
+            "PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb): run scripts/install-system-packages.sh")
+    return Path(found[-1]).parent
+
+
+def _run_as() -> tuple[list[str], pwd.struct_passwd | None]:
+    """The argv prefix that drops root (``[]`` when not root) and the user."""
+    if os.geteuid() != 0:
+        return [], None
+    for name in ("postgres", "nobody"):
+        try:
+            user = pwd.getpwnam(name)
+        except KeyError:
+            continue
+        return ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--init-groups",
+                "--reset-env", "--"], user
+    raise procs.ServiceStartError("running as root and neither a postgres nor a nobody user exists")
+
+
+@dataclasses.dataclass
+class Postgres:
+    service: procs.Service
+    proc: procs.Proc
+    root: Path  # data directory's parent (removed on stop)
+    port: int
+
+    def url(self, database: str, driver: str = "postgresql+psycopg2") -> str:
+        return f"{driver}://{SUPERUSER}@127.0.0.1:{self.port}/{database}"
+
+    def connect(self, database: str = "postgres"):
+        import psycopg2
+
+        return psycopg2.connect(host="127.0.0.1", port=self.port, user=SUPERUSER, dbname=database,
+                                connect_timeout=5)
+
+    def create_database(self, name: str) -> str:
+        """Create database ``name``; return its SQLAlchemy URL."""
+        conn = self.connect()
+        try:
+            conn.autocommit = True
+            with conn.cursor() as cur:
+                cur.execute(f'CREATE DATABASE "{name}"')
+        finally:
+            conn.close()
+        return self.url(name)
+
+    def stop(self) -> None:
+        if self.proc.alive():
+            try:
+                os.killpg(self.proc.pid, signal.SIGINT)  # fast shutdown
+                self.proc.popen.wait(15)
+            except (ProcessLookupError, PermissionError, subprocess.TimeoutExpired):
+                pass
+        self.proc.stop()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def start_postgres(workdir: str | Path, timeout: float = 60) -> Postgres:
+    """Start a private cluster (logs in ``workdir``, data in /tmp/bmt-pg-*)."""
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    bindir = pg_bin_dir()
+    prefix, user = _run_as()
+    root = Path(tempfile.mkdtemp(prefix="bmt-pg-"))
+    data = root / "data"
+    if user is not None:
+        os.chown(root, user.pw_uid, user.pw_gid)
+    try:
+        argv = prefix + [str(bindir / "initdb"), "-D", str(data), "-U", SUPERUSER, "--auth=trust",
+                         "-E", "UTF8", "--locale=C", "--no-sync"]
+        res = subprocess.run(argv, capture_output=True, text=True, check=False, cwd=root)
+        if res.returncode != 0:
+            raise procs.ServiceStartError(f"initdb failed ({res.returncode}):\n{res.stdout}\n{res.stderr}")
+        port = procs.free_port()
+        argv = prefix + [
+            str(bindir / "postgres"), "-D", str(data),
+            "-h", "127.0.0.1", "-p", str(port), "-k", str(root),
+            "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+            "-c", "max_connections=400", "-c", "shared_buffers=64MB",
+            "-c", "log_min_messages=warning",
+        ]
+        proc = procs.start_process("postgres", argv, workdir)
+    except BaseException:
+        shutil.rmtree(root, ignore_errors=True)
+        raise
+    server = Postgres(procs.Service("postgresql", bindir.parent.name, f"postgresql://127.0.0.1:{port}", port,
+                                    proc.pid), proc, root, port)
+    try:
+        _wait_ready(server, timeout)
+    except BaseException:
+        server.stop()
+        raise
+    return server
+
+
+def _wait_ready(server: Postgres, timeout: float) -> None:
+    import psycopg2
+
+    deadline = time.monotonic() + timeout
+    while True:
+        if not server.proc.alive():
+            raise procs.ServiceStartError(f"postgres exited\n{server.proc.log_tail()}")
+        try:
+            server.connect().close()
+            return
+        except psycopg2.OperationalError as exc:
+            if time.monotonic() > deadline:
+                raise procs.ServiceStartError(f"postgres not ready after {timeout:.0f}s: {exc}\n"
+                                              f"{server.proc.log_tail()}") from exc
+        time.sleep(0.2)

@@ -1,0 +1,137 @@
+"""``spec.hostClaimNamespaces`` decides which namespaces may claim a host (RE2, full-name match).
+
+One host_bind pass (binder identity, through ansible-playbook) over claims
+from many namespaces, each claim selecting the hosts of one policy case:
+
+- ``.*`` shares with anyone; ``n1|n2`` with n1 and n2 only (not n3, not n12);
+  a refused claim stays pending while a host of its policy is still free;
+- ``p-.*`` is a prefix rule: ``p-a`` may, ``xp-a`` may not (a substring
+  search would accept it);
+- ``withLabel: [gold]`` needs the label with any value, ``[tier=gold]`` the
+  exact value; ``matches`` with ``withLabel`` needs both;
+- an invalid pattern shares nothing and is reported (result and warning);
+- a pathological pattern (``(a+)+$`` against a 62-character name, which a
+  backtracking engine would take ages on) is decided in milliseconds.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import pytest
+
+from harness.ansible import collections_root
+
+INFRA = "pol-infra"
+PATHOLOGICAL_NS = "a" * 60 + "-b"
+NAMESPACES = {
+    "n1": {}, "n2": {}, "n3": {}, "n12": {}, "p-a": {}, "xp-a": {},
+    "lab-gold": {"gold": "yes"}, "lab-plain": {}, "lab-tier-gold": {"tier": "gold"}, "lab-tier-silver": {"tier": "silver"},
+    PATHOLOGICAL_NS: {},
+}
+# case -> (policy, number of hosts)
+CASES = {
+    "any": ({"matches": ".*"}, 1),
+    "n1n2": ({"matches": "n1|n2"}, 3),
+    "prefix": ({"matches": "p-.*"}, 2),
+    "key": ({"withLabel": ["gold"]}, 2),
+    "keyvalue": ({"withLabel": ["tier=gold"]}, 2),
+    "both": ({"matches": "lab-.*", "withLabel": ["tier=gold"]}, 2),
+    "invalid": ({"matches": "("}, 1),
+    "pathological": ({"matches": "(a+)+$"}, 1),
+}
+# (case, namespace, expected): claims are created in this order (oldest first)
+CLAIMS = [
+    ("any", "n3", "bound"),
+    ("n1n2", "n3", "refused"),
+    ("n1n2", "n12", "refused"),
+    ("n1n2", "n1", "bound"),
+    ("n1n2", "n2", "bound"),
+    ("prefix", "xp-a", "refused"),
+    ("prefix", "p-a", "bound"),
+    ("key", "lab-plain", "refused"),
+    ("key", "lab-gold", "bound"),
+    ("keyvalue", "lab-tier-silver", "refused"),
+    ("keyvalue", "lab-tier-gold", "bound"),
+    ("both", "lab-gold", "refused"),
+    ("both", "n1", "refused"),
+    ("both", "lab-tier-gold", "bound"),
+    ("invalid", "n1", "refused"),
+    ("pathological", PATHOLOGICAL_NS, "refused"),
+]
+
+
+@pytest.fixture(scope="module")
+def policy_world(metal3_env):
+    metal3_env.tenant_namespace(INFRA, None)
+    for namespace, labels in NAMESPACES.items():
+        metal3_env.tenant_namespace(namespace, None, labels)
+    index = 100
+    for case, (policy, count) in CASES.items():
+        for number in range(count):
+            index += 1
+            metal3_env.create_host(INFRA, "pol-%s-%d" % (case, number), index=index, policy=policy,
+                                   labels={"suite": "policy", "case": case})
+    for number, (case, namespace, dummy) in enumerate(CLAIMS):
+        metal3_env.create_claim(namespace, "claim-%s-%02d" % (case, number),
+                                {"hostSelector": {"matchLabels": {"suite": "policy", "case": case}}})
+        time.sleep(0.01)
+    yield metal3_env
+    for namespace in NAMESPACES:
+        metal3_env.forget_claims(namespace)
+    metal3_env.delete_hosts(INFRA)
+
+
+def test_namespace_policies(policy_world):
+    env = policy_world
+    run = env.playbook("binder", [{"name": "bind", "baremetal.tenancy.host_bind": {
+        "namespaces": sorted(NAMESPACES), "host_namespaces": [INFRA]}}])
+    assert run.ok, run.explain()
+    result = run.result("bind")
+    by_claim = dict(((c["namespace"], c["name"]), c) for c in result["claims"])
+    for number, (case, namespace, expected) in enumerate(CLAIMS):
+        action = by_claim[(namespace, "claim-%s-%02d" % (case, number))]
+        if expected == "bound":
+            assert action["action"] == "bound", (case, namespace, action)
+            assert action["host"].startswith("pol-%s-" % case)
+        else:
+            # refused although a host of its case is still free (checked below); the only host shared with
+            # every namespace is the ".*" one, of another case: so no shared host matches the selector
+            assert action["action"] == "pending", (case, namespace, action)
+            assert action["reason"] == "NoMatchingHost", (case, namespace, action)
+            assert action["message"] == "no host shared with namespace %s matches hostSelector" % namespace
+            claim = env.claim(namespace, "claim-%s-%02d" % (case, number))
+            condition = [c for c in claim["status"]["conditions"] if c["type"] == "AssociateBMH"][0]
+            assert (condition["status"], condition["reason"]) == ("False", "NoMatchingHost")
+            assert "pol-" not in condition["message"]  # never names a host
+    free = dict((case, 0) for case in CASES)
+    for host in env.hosts(INFRA):
+        if not host["spec"].get("consumerRef"):
+            free[host["metadata"]["labels"]["case"]] += 1
+    for case, namespace, expected in CLAIMS:
+        if expected == "refused":
+            assert free[case] > 0, case
+    # the invalid pattern is reported, in the result and as a warning
+    problems = dict((p["host"], p["problems"]) for p in result["host_problems"])
+    assert list(problems) == ["%s/pol-invalid-0" % INFRA]
+    assert "is not a valid RE2 pattern" in problems["%s/pol-invalid-0" % INFRA][0]
+    assert any("pol-invalid-0" in warning and "RE2" in warning for warning in result["warnings"])
+    # the pathological pattern did not slow the pass down
+    assert result["timings"]["plan"] < 2.0, result["timings"]
+
+
+def test_pathological_pattern_is_decided_in_milliseconds():
+    """The binder's own evaluation, in process: RE2 is linear where a backtracking engine is exponential."""
+    sys.path.insert(0, str(collections_root()))
+    from ansible_collections.baremetal.tenancy.plugins.module_utils import namespace_policy
+
+    namespace_policy.clear_cache()
+    started = time.perf_counter()
+    decision = namespace_policy.evaluate({"matches": "(a+)+$"}, PATHOLOGICAL_NS, {})
+    elapsed = time.perf_counter() - started
+    assert decision.allowed is False
+    assert elapsed < 0.05, elapsed
+    for pattern, namespace, allowed in (("p-.*", "p-a", True), ("p-.*", "xp-a", False), ("n1|n2", "n12", False),
+                                        ("(a+)+$", "a" * 63, True)):
+        assert namespace_policy.evaluate({"matches": pattern}, namespace, {}).allowed is allowed

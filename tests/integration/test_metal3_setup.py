@@ -1,0 +1,214 @@
+"""The hostclaim_setup role on a real kube-apiserver.
+
+- on the session cluster (no Metal3): both CRDs installed, structural, with a
+  status subresource and printer columns; the role is idempotent; the binder
+  and tenant ClusterRoles grant what the design says and nothing more;
+- on a fresh cluster that already has a Metal3-shaped BareMetalHost CRD: the
+  role adds ``spec.hostClaimNamespaces`` to it and keeps the rest; with a
+  HostClaim CRD of another shape (baremetal-operator's), it refuses clearly
+  and changes nothing.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+
+import pytest
+from kubernetes import client
+
+from fixtures_metal3 import BINDER_SUBJECTS, changed_count, setup_play
+from harness import kube
+from harness.ansible import run_playbook
+
+CRDS = ("hostclaims.metal3.io", "baremetalhosts.metal3.io")
+
+
+def test_role_installs_structural_crds_and_is_idempotent(metal3_env):
+    first, second = metal3_env.setup_runs
+    assert changed_count(first) > 0
+    assert changed_count(second) == 0, second.explain()
+    with metal3_env.api() as api:
+        ext = client.ApiextensionsV1Api(api)
+        for name in CRDS:
+            crd = ext.read_custom_resource_definition(name)
+            conditions = {c.type: c.status for c in crd.status.conditions}
+            assert conditions["Established"] == "True"
+            assert conditions.get("NonStructuralSchema") is None, name
+            version = crd.spec.versions[0]
+            assert version.name == "v1alpha1" and version.subresources.status is not None
+            assert version.additional_printer_columns
+        claim_crd = ext.read_custom_resource_definition("hostclaims.metal3.io")
+        columns = [c.name for c in claim_crd.spec.versions[0].additional_printer_columns]
+        assert columns == ["Host", "Online", "Associated", "Ready", "Age"]
+        spec = claim_crd.spec.versions[0].schema.open_apiv3_schema.properties["spec"].properties
+        assert spec["userData"].type == "string" and spec["nodeReuse"].type == "string"
+        bmh = ext.read_custom_resource_definition("baremetalhosts.metal3.io")
+        bmh_spec = bmh.spec.versions[0].schema.open_apiv3_schema.properties["spec"].properties
+        assert set(bmh_spec["hostClaimNamespaces"].properties) == {"matches", "withLabel"}
+        assert bmh_spec["userData"].properties["namespace"].type == "string"
+
+
+def _rules(api, name):
+    return client.RbacAuthorizationV1Api(api).read_cluster_role(name).rules or []
+
+
+def _grants(rules, group, resource, verb):
+    return any((group in r.api_groups or "*" in r.api_groups) and (resource in r.resources or "*" in r.resources)
+               and (verb in r.verbs or "*" in r.verbs) for r in rules)
+
+
+def test_tenant_role_grants_claims_and_secrets_only(metal3_env):
+    with metal3_env.api() as api:
+        rules = _rules(api, "baremetal-tenancy-tenant")
+        for verb in ("get", "list", "watch", "create", "update", "patch", "delete"):
+            assert _grants(rules, "metal3.io", "hostclaims", verb)
+            assert _grants(rules, "", "secrets", verb)
+        for verb in ("get", "list", "update", "patch", "create", "delete"):
+            assert not _grants(rules, "metal3.io", "hostclaims/status", verb)
+            assert not _grants(rules, "metal3.io", "baremetalhosts", verb)
+        assert not _grants(rules, "", "namespaces", "get")
+
+
+def test_binder_runs_with_the_binder_clusterrole_only(metal3_env):
+    with metal3_env.api() as api:
+        rbac = client.RbacAuthorizationV1Api(api)
+        user = kube.IDENTITIES["binder"].user
+        roles = [b.role_ref.name for b in rbac.list_cluster_role_binding().items
+                 if any(s.name == user for s in b.subjects or [])]
+        assert roles == ["hostclaim-binder"]
+        rules = _rules(api, "hostclaim-binder")
+        assert _grants(rules, "metal3.io", "hostclaims/status", "patch")
+        assert _grants(rules, "metal3.io", "baremetalhosts", "patch")
+        assert not _grants(rules, "metal3.io", "baremetalhosts", "delete")
+        sa = client.CoreV1Api(api).read_namespaced_service_account("hostclaim-binder", "metal3")
+        assert sa.metadata.name == "hostclaim-binder"
+
+
+# ---------------------------------------------------------------------------
+# A cluster that already has Metal3, or another HostClaim controller
+# ---------------------------------------------------------------------------
+
+def metal3_bmh_crd() -> dict:
+    """The shape of baremetal-operator's CRD (abridged): typed spec properties, no hostClaimNamespaces."""
+    crd = kube.minimal_bmh_crd()
+    crd["metadata"]["labels"] = {"clusterctl.cluster.x-k8s.io": ""}
+    version = crd["spec"]["versions"][0]
+    version["schema"]["openAPIV3Schema"]["properties"]["spec"] = {
+        "type": "object",
+        "properties": {
+            "online": {"type": "boolean"},
+            "consumerRef": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+            "bmc": {"type": "object", "properties": {"address": {"type": "string"}, "credentialsName": {"type": "string"}}},
+        },
+    }
+    second = copy.deepcopy(version)
+    second.update(name="v1beta1", storage=False)
+    # an open spec without properties (as the harness' stand-in CRD has): the role must create them
+    second["schema"]["openAPIV3Schema"]["properties"]["spec"] = {"type": "object",
+                                                                 "x-kubernetes-preserve-unknown-fields": True}
+    crd["spec"]["versions"].append(second)
+    return crd
+
+
+def bmo_hostclaim_crd() -> dict:
+    """A HostClaim CRD of baremetal-operator's shape (spec.poweredOn, no annotation of ours)."""
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "hostclaims.metal3.io"},
+        "spec": {
+            "group": "metal3.io", "scope": "Namespaced",
+            "names": {"kind": "HostClaim", "listKind": "HostClaimList", "plural": "hostclaims", "singular": "hostclaim"},
+            "versions": [{"name": "v1alpha1", "served": True, "storage": True, "subresources": {"status": {}},
+                          "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                              "spec": {"type": "object", "properties": {"poweredOn": {"type": "boolean"},
+                                                                        "deployPolicy": {"type": "string"}}},
+                              "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}}}],
+        },
+    }
+
+
+def wait_established(ext, name):
+    deadline = time.monotonic() + 60
+    while True:
+        crd = ext.read_custom_resource_definition(name)
+        if any(c.type == "Established" and c.status == "True" for c in (crd.status.conditions or [])):
+            return crd
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+
+
+@pytest.fixture(scope="module")
+def other_cluster(tmp_path_factory):
+    """A second, fresh control plane (etcd, apiserver, controller-manager) for the pre-existing CRD cases."""
+    env = kube.KubeEnv(tmp_path_factory.mktemp("kube-metal3-crds"), kube.require_binaries())
+    env.start()
+    try:
+        with env.api("admin") as api:
+            kube.setup_namespaces(api)
+        yield env
+    finally:
+        env.stop()
+
+
+def test_role_extends_metal3_bmh_crd_and_refuses_a_foreign_hostclaim_crd(other_cluster, tmp_path):
+    with other_cluster.api("admin") as api:
+        ext = client.ApiextensionsV1Api(api)
+        ext.create_custom_resource_definition(metal3_bmh_crd())
+        wait_established(ext, "baremetalhosts.metal3.io")
+    variables = {"hostclaim_setup_binder_subjects": BINDER_SUBJECTS}
+    run = run_playbook(setup_play(variables), other_cluster.ansible_env("admin"), tmp_path / "first")
+    assert run.ok, run.explain()
+    again = run_playbook(setup_play(variables), other_cluster.ansible_env("admin"), tmp_path / "again")
+    assert again.ok and changed_count(again) == 0, again.explain()
+    with other_cluster.api("admin") as api:
+        ext = client.ApiextensionsV1Api(api)
+        bmh = ext.read_custom_resource_definition("baremetalhosts.metal3.io")
+        assert bmh.metadata.labels == {"clusterctl.cluster.x-k8s.io": ""}
+        assert not (bmh.metadata.annotations or {}).get("baremetal.tenancy/schema")
+        versions = dict((version.name, version.schema.open_apiv3_schema.properties["spec"]) for version in bmh.spec.versions)
+        assert set(versions["v1alpha1"].properties) == {"online", "consumerRef", "bmc", "hostClaimNamespaces"}
+        assert set(versions["v1beta1"].properties) == {"hostClaimNamespaces"}
+        assert versions["v1beta1"].x_kubernetes_preserve_unknown_fields is True
+        for spec in versions.values():
+            assert spec.properties["hostClaimNamespaces"].properties["withLabel"].type == "array"
+        # the field is now validated by the API server
+        custom = client.CustomObjectsApi(api)
+        with pytest.raises(client.exceptions.ApiException) as refused:
+            custom.create_namespaced_custom_object("metal3.io", "v1alpha1", "metal3", "baremetalhosts", {
+                "apiVersion": "metal3.io/v1alpha1", "kind": "BareMetalHost", "metadata": {"name": "bad"},
+                "spec": {"hostClaimNamespaces": {"matches": ["not", "a", "string"]}}})
+        assert refused.value.status == 422
+    # state absent removes the binder and tenant RBAC, never the CRDs (that would delete every claim)
+    absent = run_playbook(setup_play(dict(variables, hostclaim_setup_state="absent")), other_cluster.ansible_env("admin"),
+                          tmp_path / "absent")
+    assert absent.ok and changed_count(absent) > 0, absent.explain()
+    with other_cluster.api("admin") as api:
+        rbac = client.RbacAuthorizationV1Api(api)
+        names = [role.metadata.name for role in rbac.list_cluster_role().items]
+        assert not [n for n in names if n.startswith("hostclaim-binder") or n.startswith("baremetal-tenancy-tenant")]
+        assert client.ApiextensionsV1Api(api).read_custom_resource_definition("hostclaims.metal3.io")
+        ext = client.ApiextensionsV1Api(api)
+        # now replace our HostClaim CRD by baremetal-operator's shape: the role must refuse to touch it
+        ext.delete_custom_resource_definition("hostclaims.metal3.io")
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                ext.read_custom_resource_definition("hostclaims.metal3.io")
+            except client.exceptions.ApiException as exc:
+                assert exc.status == 404
+                break
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        ext.create_custom_resource_definition(bmo_hostclaim_crd())
+        foreign = wait_established(ext, "hostclaims.metal3.io")
+    refused = run_playbook(setup_play(variables), other_cluster.ansible_env("admin"), tmp_path / "refused")
+    assert refused.rc != 0
+    failure = refused.result("baremetal.tenancy.hostclaim_setup : Refuse to replace a HostClaim CRD of a different shape")
+    assert failure["failed"]
+    assert "hostclaims.metal3.io exists with a different shape" in failure["msg"]
+    assert "poweredOn" in failure["msg"] and "refusing to replace it" in failure["msg"]
+    with other_cluster.api("admin") as api:
+        after = client.ApiextensionsV1Api(api).read_custom_resource_definition("hostclaims.metal3.io")
+        assert after.metadata.resource_version == foreign.metadata.resource_version

@@ -1,0 +1,243 @@
+"""The HostClaim proposal's user story, end to end, on the real kube-apiserver.
+
+Tenant steps run ``ansible-playbook`` with tenant-a's kubeconfig (bound only to
+the aggregated tenant ClusterRole in its namespace); binder steps run
+``host_bind`` with the binder identity (bound only to the binder ClusterRole).
+The test plays the baremetal-operator (``harness.bmo``) where a host must
+change state.
+
+claim (online: false) -> bound, status and labels filled from the host ->
+Secrets, image, online: true -> image, power and Secret copies on the host ->
+ready -> reboot annotation reaches the host -> release: deprovisioned,
+consumerRef cleared, copies removed, node-reuse label set -> a new claim with
+the same nodeReuse gets the same host -> release with wait through the
+``release_hosts`` playbook while ``reconcile.yml`` runs.
+"""
+
+from __future__ import annotations
+
+import base64
+import subprocess
+import time
+
+import pytest
+from kubernetes import client
+
+from harness.ansible import REPO_ROOT, VENV_BIN, ansible_env, run_playbook
+
+INFRA = "story-infra"
+NS = "story-a"
+SELECTOR = {"matchLabels": {"infra-kind": "medium", "suite": "story"}}
+IMAGE = {"url": "http://images.example.com/ubuntu-24.04.qcow2", "checksum": "9" * 64, "checksum_type": "sha256",
+         "format": "qcow2"}
+REUSE_LABEL = "infrastructure.cluster.x-k8s.io/node-reuse"
+BINDING_LABEL = "hostclaim.metal3.io/host"
+
+
+@pytest.fixture(scope="module")
+def story(metal3_env):
+    metal3_env.tenant_namespace(INFRA, None)
+    metal3_env.tenant_namespace(NS, "tenant-a")
+    annotations = {
+        "export.hostclaim.metal3.io/rack-position": "u12",
+        "export.hostclaim.metal3.io/mgmt": metal3_env.bmc_address("story-h1"),
+        "internal.example.com/note": "not exported",
+    }
+    for index, name in enumerate(("story-h1", "story-h2"), start=1):
+        metal3_env.create_host(INFRA, name, index=index, hostname="node-%d" % index, annotations=annotations,
+                               labels={"infra-kind": "medium", "suite": "story", "example.com/rack": "r1"},
+                               policy={"matches": "story-.*"})
+    yield metal3_env
+    metal3_env.forget_claims(NS)
+    metal3_env.delete_hosts(INFRA)
+
+
+def run_ok(env, steps, **kwargs):
+    run = env.steps(steps, **kwargs)
+    assert run.ok, run.explain()
+    return run
+
+
+def claim_step(task, name="web", **args):
+    return {"name": task, "as": "tenant-a", "baremetal.tenancy.host_claim": dict(name=name, namespace=NS, **args)}
+
+
+def bind_step(task):
+    return {"name": task, "as": "binder", "baremetal.tenancy.host_bind": {"namespaces": [NS]}}
+
+
+def conditions(claim):
+    return dict((c["type"], c) for c in claim["status"]["conditions"])
+
+
+def test_user_story(story):
+    env = story
+    # 1. the tenant claims a medium host, powered off, to be kept for reuse as "web"; the binder binds it
+    run = run_ok(env, [
+        claim_step("claim", host_selector=SELECTOR, online=False, node_reuse="web"),
+        claim_step("claim again", host_selector=SELECTOR, online=False, node_reuse="web"),
+        bind_step("bind"),
+        bind_step("bind again"),
+        {"name": "info", "as": "tenant-a", "baremetal.tenancy.host_claim_info": {"namespace": NS}},
+    ])
+    assert run.result("claim")["changed"] is True
+    assert run.result("claim again")["changed"] is False
+    assert run.result("bind again")["changed"] is False
+    result = run.result("bind")
+    assert result["changed"] is True
+    (action,) = result["claims"]
+    assert action["action"] == "bound" and action["writes"] == 3
+    host_name = action["host"]
+    host = env.host(INFRA, host_name)
+    claim = env.claim(NS, "web")
+    assert claim["spec"] == {"online": False, "kind": "baremetal", "hostSelector": SELECTOR, "nodeReuse": "web"}
+    assert host["spec"]["consumerRef"] == {"apiVersion": "metal3.io/v1alpha1", "kind": "HostClaim", "namespace": NS,
+                                           "name": "web", "uid": claim["metadata"]["uid"]}
+    assert claim["metadata"]["labels"][BINDING_LABEL] == host_name
+    assert claim["metadata"]["finalizers"] == ["hostclaim.metal3.io/release"]
+    # status and metadata come up from the host
+    status = claim["status"]
+    index = 1 if host_name == "story-h1" else 2
+    assert {"type": "InternalIP", "address": "192.0.2.%d" % (index + 1)} in status["addresses"]
+    assert {"type": "Hostname", "address": "node-%d" % index} in status["addresses"]
+    assert status["bootMACAddress"] == host["spec"]["bootMACAddress"]
+    assert [n["name"] for n in status["nics"]] == ["eno1", "eno2"]
+    assert conditions(claim)["AssociateBMH"]["status"] == "True"
+    assert conditions(claim)["Ready"]["reason"] == "NotProvisioned"
+    labels = claim["metadata"]["labels"]
+    assert labels["infra-kind"] == "medium" and labels["example.com/rack"] == "r1"
+    annotations = claim["metadata"]["annotations"]
+    assert annotations["export.hostclaim.metal3.io/rack-position"] == "u12"
+    assert "export.hostclaim.metal3.io/mgmt" not in annotations  # carries the BMC address
+    assert "internal.example.com/note" not in annotations  # not an exported domain
+    assert annotations["hostclaim.metal3.io/imported-labels"] == '["example.com/rack","infra-kind","suite"]'
+    # the tenant sees it
+    (view,) = run.result("info")["claims"]
+    assert view["host"] == host_name and view["associated"] is True and view["ready"] is False
+    assert view["provisioning_state"] == "available" and view["online"] is False
+    assert view["labels"]["infra-kind"] == "medium"
+
+    # 2. the tenant adds its Secrets, an image and online: true; the binder passes them down
+    secrets = [{"name": "secret %s" % name, "as": "tenant-a", "kubernetes.core.k8s": {"definition": {
+        "apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": NS},
+        "stringData": {"value": value}}}} for name, value in (("web-user-data", "#cloud-config\nhostname: web\n"),
+                                                              ("web-network-data", '{"links": []}'))]
+    claim_args = dict(image=IMAGE, user_data_secret="web-user-data", network_data_secret="web-network-data", online=True)
+    check = dict(claim_step("claim in check mode", **claim_args), check_mode=True)
+    run = run_ok(env, secrets + [claim_step("claim", **claim_args), check, bind_step("bind"), bind_step("bind again")])
+    assert run.result("claim")["changed"] is True
+    assert run.result("claim in check mode")["changed"] is False
+    assert run.result("bind")["claims"][0]["action"] == "updated"
+    assert run.result("bind again")["changed"] is False
+    host = env.host(INFRA, host_name)
+    uid = claim["metadata"]["uid"]
+    assert host["spec"]["online"] is True
+    assert host["spec"]["image"] == {"url": IMAGE["url"], "checksum": IMAGE["checksum"], "checksumType": "sha256",
+                                     "format": "qcow2"}
+    assert host["spec"]["userData"] == {"name": "hostclaim-%s-userdata" % uid, "namespace": INFRA}
+    assert host["spec"]["networkData"] == {"name": "hostclaim-%s-networkdata" % uid, "namespace": INFRA}
+    with env.api() as api:
+        core = client.CoreV1Api(api)
+        copy = core.read_namespaced_secret("hostclaim-%s-userdata" % uid, INFRA)
+        assert base64.b64decode(copy.data["value"]).decode() == "#cloud-config\nhostname: web\n"
+        assert copy.metadata.labels["hostclaim.metal3.io/claim-uid"] == uid
+        assert copy.metadata.owner_references[0].name == host_name
+        assert core.read_namespaced_secret("hostclaim-%s-networkdata" % uid, INFRA).data
+
+        # 3. the operator provisions the host; the claim becomes ready (a wait for it returns at once);
+        #    a reboot annotation on the claim reaches the host as reboot.metal3.io
+        bmo = env.bmo(api, [INFRA])
+        assert bmo.settle() == 2  # provisioning, then provisioned and powered on
+        run = run_ok(env, [
+            bind_step("bind"),
+            claim_step("wait ready", wait=True, wait_for="ready", wait_timeout=30, **claim_args),
+            claim_step("reboot", annotations={"host.metal3.io/reboot": ""}),
+            bind_step("pass reboot down"),
+        ])
+        ready = run.result("wait ready")
+        assert ready["changed"] is False
+        view = ready["claim"]
+        assert view["ready"] is True and view["powered_on"] is True and view["provisioning_state"] == "provisioned"
+        assert view["host"] == host_name and view["boot_mac_address"] == host["spec"]["bootMACAddress"]
+        assert run.result("reboot")["changed"] is True
+        host = env.host(INFRA, host_name)
+        assert host["metadata"]["annotations"]["reboot.metal3.io"] == ""
+        assert "host.metal3.io/reboot" not in env.claim(NS, "web")["metadata"]["annotations"]
+        bmo.step()
+        assert bmo.reboots == [(INFRA, host_name, "")]
+
+        # 4. deleting the claim deprovisions the host, then releases it with the node-reuse label
+        run = run_ok(env, [
+            bind_step("nothing to do"),
+            {"name": "release", "as": "tenant-a", "baremetal.tenancy.host_release": {"name": "web", "namespace": NS}},
+            bind_step("deprovision"),
+        ])
+        assert run.result("nothing to do")["changed"] is False
+        assert run.result("release")["host"] == host_name
+        assert run.result("deprovision")["claims"][0]["action"] == "releasing"
+        host = env.host(INFRA, host_name)
+        assert "image" not in host["spec"] and host["spec"]["online"] is False and "userData" not in host["spec"]
+        assert host["spec"]["consumerRef"]["name"] == "web"  # still bound while it is cleaned
+        assert env.claim(NS, "web")["metadata"]["deletionTimestamp"]
+        assert bmo.settle() == 2  # deprovisioning, then available
+
+        # 5. the binder finishes the release; a new claim with the same nodeReuse gets the same host
+        run = run_ok(env, [
+            bind_step("finish release"),
+            claim_step("claim again for reuse", name="web-2", host_selector=SELECTOR, node_reuse="web"),
+            {"name": "host labelled for reuse", "as": "admin", "kubernetes.core.k8s_info": {
+                "api_version": "metal3.io/v1alpha1", "kind": "BareMetalHost", "namespace": INFRA, "name": host_name}},
+            bind_step("bind for reuse"),
+        ])
+        assert run.result("finish release")["claims"][0]["action"] == "released"
+        labelled = run.result("host labelled for reuse")["resources"][0]
+        assert "consumerRef" not in labelled["spec"]
+        assert labelled["metadata"]["labels"][REUSE_LABEL] == "%s.web" % NS
+        names = [s.metadata.name for s in client.CoreV1Api(api).list_namespaced_secret(INFRA).items]
+        assert not [n for n in names if n.startswith("hostclaim-")]
+    assert env.claim(NS, "web") is None
+    (action,) = run.result("bind for reuse")["claims"]
+    assert action["name"] == "web-2" and action["host"] == host_name
+    host = env.host(INFRA, host_name)
+    assert host["spec"]["consumerRef"]["name"] == "web-2"
+    assert REUSE_LABEL not in host["metadata"]["labels"]  # spent
+
+
+def test_claim_and_release_playbooks_wait_while_the_reconcile_playbook_runs(story, tmp_path):
+    """claim_hosts.yml (wait for ready) and release_hosts.yml (wait for the pool) return once reconcile.yml
+    (binder, in the background) and the operator (test helper) have done their part."""
+    env = story
+    argv = [str(VENV_BIN / "ansible-playbook"), "-i", "localhost,", str(REPO_ROOT / "playbooks" / "reconcile.yml"),
+            "-e", '{"reconcile_namespaces": ["%s"], "reconcile_until_quiet": false, "reconcile_passes": 300, '
+                  '"reconcile_interval": 0}' % NS]
+    background = subprocess.Popen(argv, env=ansible_env(env.kube.ansible_env("binder"), tmp_path), cwd=str(tmp_path),
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        with env.api() as api, env.bmo(api, [INFRA]).running(interval=0.2):
+            claimed = run_playbook(REPO_ROOT / "playbooks" / "claim_hosts.yml", env.kube.ansible_env("tenant-a"),
+                                   tmp_path / "claim", extra_vars={
+                                       "claim_namespace": NS, "claim_wait": True, "claim_wait_for": "ready",
+                                       "claim_wait_timeout": 120,
+                                       "claim_hosts": [{"name": "db", "host_selector": SELECTOR, "image": IMAGE,
+                                                        "online": True}]})
+            assert claimed.ok, claimed.explain()
+            (result,) = claimed.result("Create or update the claims")["results"]
+            view = result["claim"]
+            assert view["ready"] is True and view["provisioning_state"] == "provisioned" and view["powered_on"] is True
+            host_name = view["host"]
+            assert env.host(INFRA, host_name)["spec"]["consumerRef"]["name"] == "db"
+            started = time.monotonic()
+            release = run_playbook(REPO_ROOT / "playbooks" / "release_hosts.yml", env.kube.ansible_env("tenant-a"),
+                                   tmp_path / "release", extra_vars={"claim_namespace": NS, "release_claims": ["db"],
+                                                                     "release_wait_timeout": 120})
+            elapsed = time.monotonic() - started
+            assert release.ok, release.explain()
+            assert release.result("Release the claims")["results"][0]["host"] == host_name
+            assert env.claim(NS, "db") is None
+            host = env.host(INFRA, host_name)
+            assert "consumerRef" not in host["spec"] and "image" not in host["spec"]
+            assert host["status"]["provisioning"]["state"] == "available"
+            assert elapsed < 120
+    finally:
+        background.terminate()
+        background.wait(timeout=30)

@@ -1,0 +1,113 @@
+"""A host registered by host_register is claimable by a tenant through host_claim, on each backend.
+
+metal3: host_register (admin) creates the BareMetalHost from its sushy-tools
+BMC, classified ``infra-kind: large`` and shared with the tenant's namespace;
+the test plays baremetal-operator's inspection (status ``available``); the
+tenant claims by those labels with its own kubeconfig, the binder
+(``host_bind``, binder identity) binds: the BMH's ``consumerRef`` names the
+claim, and the claim (read by the tenant) carries the classification labels
+and no BMC data.
+
+ironic: host_register (admin) enrols the node (redfish driver, resource class
+from the rules, owner infra, available); host_lease leases it to tenant-a;
+tenant-a claims by the resource class with its project-scoped credentials
+and gets exactly that node; host_release gives it back.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness import sushy as sushy_harness
+from harness.ansible import localhost_play, run_playbook
+from harness.bmo import PlaysBareMetalOperator
+
+GROUP, VERSION = "metal3.io", "v1alpha1"
+INFRA = "bmt-rf-infra"
+TENANT_NS = "bmt-rf-claims"
+RULES = [{"name": "large", "when": "MemorySummary.TotalSystemMemoryGiB >= `256` && ProcessorSummary.Count >= `64`",
+          "labels": {"infra-kind": "large"}, "resource_class": "rc-rf-large", "traits": ["CUSTOM_RF_LARGE"]}]
+
+
+@pytest.fixture(scope="module")
+def claim_bmc(tmp_path_factory):
+    em = sushy_harness.start_sushy(tmp_path_factory.mktemp("rf-claims"),
+                                   sushy_harness.profile_systems({"large": 2}, prefix="rfc", first_index=230))
+    try:
+        yield em
+    finally:
+        em.stop()
+
+
+def _failures(run) -> str:
+    out = ["%s: %s" % (name, r.get("msg")) for name, r in run.tasks.items() if r.get("failed")]
+    return "\n".join(out) or run.explain()
+
+
+def test_registered_host_is_claimable_on_metal3(kube_env, metal3_env, claim_bmc, tmp_path):
+    metal3_env.tenant_namespace(INFRA, None)
+    metal3_env.tenant_namespace(TENANT_NS, "tenant-a")
+    bmc = claim_bmc.bmcs[0]
+    register = run_playbook(localhost_play([{"name": "register", "baremetal.tenancy.host_register": {
+        "namespace": INFRA, "rules": RULES, "host_claim_namespaces": {"matches": TENANT_NS},
+        "hosts": [{"address": bmc.address, "username": bmc.username, "password": bmc.password, "name": "rf-large-0",
+                   "labels": {"suite": "redfish-claims"}}]}}]), kube_env.ansible_env("admin"), tmp_path / "reg")
+    assert register.ok, _failures(register)
+    try:
+        with kube_env.api("admin") as api:
+            PlaysBareMetalOperator(api, [INFRA]).register(INFRA, "rf-large-0", state="available")
+        claim = {"name": "rf-claim", "namespace": TENANT_NS, "online": False,
+                 "host_selector": {"matchLabels": {"infra-kind": "large", "suite": "redfish-claims"}}}
+        first = metal3_env.playbook("tenant-a", [{"name": "claim", "baremetal.tenancy.host_claim": claim}])
+        assert first.ok, _failures(first)
+        metal3_env.bind([TENANT_NS], host_namespaces=[INFRA])
+        info = metal3_env.playbook("tenant-a", [
+            {"name": "claim", "baremetal.tenancy.host_claim": dict(claim, wait=True, wait_for="associated",
+                                                                   wait_timeout=60)}], verbosity=3,
+            callback="default")
+        assert info.rc == 0, info.explain()
+        host = metal3_env.host(INFRA, "rf-large-0")
+        assert host["spec"]["consumerRef"]["name"] == "rf-claim"
+        assert host["spec"]["consumerRef"]["namespace"] == TENANT_NS
+        stored = metal3_env.claim(TENANT_NS, "rf-claim")
+        assert stored["metadata"]["labels"]["infra-kind"] == "large"
+        text = json.dumps(stored) + info.stdout + info.stderr
+        for secret in (bmc.password, claim_bmc.base_url.split("//")[1], bmc.system_id):
+            assert secret not in text
+    finally:
+        metal3_env.forget_claims(TENANT_NS)
+        metal3_env.delete_hosts(INFRA)
+
+
+def test_registered_node_is_claimable_on_ironic(openstack_env, ironic_tenancy_policy, claim_bmc, tmp_path):
+    bmc = claim_bmc.bmcs[1]
+    tenant = openstack_env.tenants["tenant-a"]
+    admin = openstack_env.ansible_env("admin")
+    setup = run_playbook(localhost_play([
+        {"name": "register", "baremetal.tenancy.host_register": {
+            "backend": "ironic", "cloud": "admin", "owner": "infra", "rules": RULES,
+            "hosts": [{"address": bmc.address, "username": bmc.username, "password": bmc.password,
+                       "name": "rf-node-0"}]}},
+        {"name": "lease", "baremetal.tenancy.host_lease": {"project": tenant.project_id, "nodes": ["rf-node-0"]}},
+    ]), admin, tmp_path / "setup")
+    assert setup.ok, _failures(setup)
+    conn = openstack_env.admin_conn
+    node = conn.baremetal.get_node("rf-node-0")
+    assert (node.resource_class, node.provision_state, node.lessee) == ("rc-rf-large", "available", tenant.project_id)
+    try:
+        claim = run_playbook(localhost_play([
+            {"name": "claim", "baremetal.tenancy.host_claim": {
+                "backend": "ironic", "name": "rf-claim", "resource_class": "rc-rf-large",
+                "traits": ["CUSTOM_RF_LARGE"], "wait": True, "wait_for": "associated", "wait_timeout": 120}},
+            {"name": "release",
+             "baremetal.tenancy.host_release": {"backend": "ironic", "name": "rf-claim", "wait": True}},
+        ]), openstack_env.ansible_env(tenant.cloud_name("member")), tmp_path / "claim")
+        assert claim.ok, _failures(claim)
+        result = claim.result("claim")
+        assert result["claim"]["host"] == "rf-node-0"
+        assert result["claim"]["associated"] is True
+        assert claim.result("release")["changed"] is True
+    finally:
+        conn.baremetal.update_node(node, lessee=None)
