@@ -7,7 +7,7 @@ Load it from ``tests/integration/conftest.py`` with
 Fixtures
 --------
 ``openstack_env`` (session)
-    A :class:`harness.openstack.OpenStackEnv`: ``.keystone`` / ``.ironic`` /
+    A :class:`harness.openstack.OpenStackEnv` (Ironic on PostgreSQL): ``.keystone`` / ``.ironic`` /
     ``.sushy`` (Service records: name, version, url, port, pid),
     ``.admin_conn`` (system-scoped admin openstacksdk connection), ``.infra``
     (the pool owner project), ``.tenants`` (``tenant-a``, ``tenant-b`` ->
@@ -52,7 +52,10 @@ _TIMINGS: list[str] = []
 
 @pytest.fixture(scope="session")
 def openstack_env(tmp_path_factory):
-    env = openstack_harness.start_openstack(tmp_path_factory.mktemp("openstack"))
+    # PostgreSQL rather than sqlite: several suites run lifecycles side by side
+    # (two tenants claiming at once, enrolment with several workers), and
+    # sqlite answers "database is locked" to that even in WAL mode.
+    env = openstack_harness.start_openstack(tmp_path_factory.mktemp("openstack"), database="postgresql")
     for service in env.services:
         procs.record_service(service)
     _TIMINGS.append(f"openstack (keystone + ironic + sushy-tools) up in {env.startup_seconds:.1f}s")

@@ -293,7 +293,10 @@ def test_bad_input_fails_clearly_and_changes_nothing(openstack_env, enroll_node,
 @pytest.fixture(scope="module")
 def own_bmc(tmp_path_factory):
     """A sushy-tools emulator of our own: other suites use the shared one's BMCs."""
-    emulator = sushy_harness.start_sushy(tmp_path_factory.mktemp("ic-sushy"), sushy_harness.default_systems(1))
+    systems = sushy_harness.default_systems(1)
+    # Ironic refuses a second port with a MAC it knows: not the shared emulator's MACs.
+    systems[0]["nics"] = [{"mac": "52:54:00:1c:00:01", "ip": "192.0.2.201"}]
+    emulator = sushy_harness.start_sushy(tmp_path_factory.mktemp("ic-sushy"), systems)
     try:
         yield emulator.bmcs[0]
     finally:

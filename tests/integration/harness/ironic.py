@@ -215,7 +215,7 @@ def _schema_seed() -> Path:
 def start_ironic(workdir: str | Path, keystone_url: str | None = None,
                  service_user: ServiceUser | None = None,
                  db_from: Path | None = None, timeout: float = 120,
-                 database_url: str | None = None) -> Ironic:
+                 database_url: str | None = None, create_schema: bool = True) -> Ironic:
     """Start Ironic with its state in ``workdir`` (created).
 
     ``keystone_url`` (``http://127.0.0.1:PORT/v3``) and ``service_user``
@@ -223,8 +223,9 @@ def start_ironic(workdir: str | Path, keystone_url: str | None = None,
     Keystone need not be up yet: tokens are validated on the first request.
     ``db_from``: copy this Ironic sqlite database (consistently, with sqlite's
     backup API) instead of starting from an empty schema.
-    ``database_url``: an empty server database (PostgreSQL) to use instead of
-    sqlite; its schema is created here.
+    ``database_url``: a server database (PostgreSQL) to use instead of
+    sqlite; its schema is created here unless ``create_schema=False`` (a copy
+    of another Ironic's database).
     """
     root = Path(workdir)
     for sub in ("httpboot", "locks"):
@@ -259,7 +260,7 @@ def start_ironic(workdir: str | Path, keystone_url: str | None = None,
     port = procs.free_port()
     config_path = root / "ironic.conf"
     config_path.write_text(_config(root, port, http_url, keystone_url, service_user, database_url))
-    if database_url:
+    if database_url and create_schema:
         _create_schema(config_path, root, http_proc)
     proc = procs.start_process(
         "ironic", [str(VENV_BIN / "ironic"), "--config-file", str(config_path)], root)

@@ -279,6 +279,13 @@ def start_openstack(workdir: str | Path, tenants=DEFAULT_TENANTS,
         infra = _create_project_with_users(admin, INFRA_PROJECT, keystone_url)
         tenant_projects = {name: _create_project_with_users(admin, name, keystone_url)
                            for name in tenants}
+        # Log every user in once, one after the other: Keystone records the
+        # day's last_active_at on a user's first login of the day, and on
+        # sqlite ten tenants logging in at the same moment would otherwise
+        # meet "database is locked" there.
+        for project in [infra, *tenant_projects.values()]:
+            for role in ROLES:
+                project.conn(role).authorize()
         # A fresh connection sees the catalog with the baremetal endpoint.
         admin_conn = connect(keystone.admin_auth("system"))
         admin_conn.baremetal.get("/")  # fails early if the catalog or Ironic is wrong
@@ -357,7 +364,15 @@ def start_noauth_ironic(env: OpenStackEnv, workdir: str | Path, timeout: float =
     """A second Ironic with ``auth_strategy = noauth`` over a snapshot of the
     first one's database (same nodes, same owners/lessees): the negative
     control showing that isolation comes from Keystone-authenticated policy."""
-    server = start_ironic(workdir, keystone_url=None, db_from=env.ironic_server.db_path,
-                          timeout=timeout)
+    if env.postgres_server is not None:
+        # A snapshot of the PostgreSQL database, without the first conductor's registration.
+        name = "ironic_noauth_%d" % int(time.time() * 1000)
+        url = env.postgres_server.clone_database("ironic", name)
+        env.postgres_server.execute(name, "DELETE FROM conductor_hardware_interfaces; UPDATE conductors SET online = false")
+        server = start_ironic(workdir, keystone_url=None, timeout=timeout, database_url=url,
+                              create_schema=False)
+    else:
+        server = start_ironic(workdir, keystone_url=None, db_from=env.ironic_server.db_path,
+                              timeout=timeout)
     procs.record_service(dataclasses.replace(server.service, name="ironic (noauth control)"))
     return server

@@ -90,6 +90,31 @@ class Postgres:
             conn.close()
         return self.url(name)
 
+    def clone_database(self, source: str, target: str) -> str:
+        """Copy database ``source`` (which may be in use) into a new ``target``
+        with pg_dump | psql; return the target's SQLAlchemy URL."""
+        self.create_database(target)
+        bindir = pg_bin_dir()
+        common = ["-h", "127.0.0.1", "-p", str(self.port), "-U", SUPERUSER]
+        dump = subprocess.run([str(bindir / "pg_dump"), *common, "--no-owner", "-d", source],
+                              capture_output=True, check=False)
+        if dump.returncode != 0:
+            raise procs.ServiceStartError(f"pg_dump {source} failed: {dump.stderr.decode()[-2000:]}")
+        load = subprocess.run([str(bindir / "psql"), *common, "-q", "-v", "ON_ERROR_STOP=1", "-d", target],
+                              input=dump.stdout, capture_output=True, check=False)
+        if load.returncode != 0:
+            raise procs.ServiceStartError(f"psql {target} failed: {load.stderr.decode()[-2000:]}")
+        return self.url(target)
+
+    def execute(self, database: str, sql: str) -> None:
+        conn = self.connect(database)
+        try:
+            conn.autocommit = True
+            with conn.cursor() as cur:
+                cur.execute(sql)
+        finally:
+            conn.close()
+
     def stop(self) -> None:
         if self.proc.alive():
             try:
