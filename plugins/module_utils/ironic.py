@@ -27,9 +27,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import copy
 import json
-import os
 import time
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import (
@@ -86,37 +84,6 @@ def _is_lock_conflict(status, message):
     return status == 409 and ('locked' in lowered or 'reserved' in lowered)
 
 
-def _with_clouds_yaml(params):
-    """``params`` with a named ``cloud`` read from E(OS_CLIENT_CONFIG_FILE).
-
-    openstack_connection() loads clouds.yaml with ``load_envvars=False``, so
-    openstacksdk skips OS_CLIENT_CONFIG_FILE (the variable AWX's OpenStack
-    credential sets) and only finds the default locations.  When the
-    variable names a file that defines the cloud, its settings are passed as
-    a dict instead.
-    """
-    cloud = params.get('cloud')
-    path = os.environ.get('OS_CLIENT_CONFIG_FILE')
-    if not isinstance(cloud, str) or not cloud or not path or not os.path.isfile(path):
-        return params
-    try:
-        import yaml
-        with open(path) as stream:
-            clouds = (yaml.safe_load(stream) or {}).get('clouds') or {}
-    except Exception as exc:  # unreadable or invalid YAML
-        raise InvalidInput('OS_CLIENT_CONFIG_FILE %s' % path, 'cannot be read: %s' % exc)
-    if cloud not in clouds:
-        return params
-    settings = copy.deepcopy(clouds[cloud])
-    if params.get('auth'):
-        settings['auth'] = dict(settings.get('auth') or {}, **params['auth'])
-    merged = dict(params)
-    merged['cloud'] = settings
-    # (openstack_connection() also wants ``auth`` itself when ``cloud`` is a dict)
-    merged['auth'] = settings.get('auth')
-    return merged
-
-
 def _query(params):
     items = []
     for key, value in params:
@@ -144,7 +111,7 @@ class Ironic(object):
 
     @classmethod
     def from_params(cls, params):
-        return cls(openstack_connection(_with_clouds_yaml(params)))
+        return cls(openstack_connection(params))
 
     # -------------------------------------------------------------- identity
     @property

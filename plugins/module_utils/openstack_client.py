@@ -9,12 +9,15 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import os
 import traceback
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import InvalidInput, from_exception
 
 try:
     import openstack
+    import openstack.connection
+    from openstack.config import loader as openstack_config
     HAS_OPENSTACKSDK = True
     OPENSTACKSDK_IMPORT_ERROR = None
 except ImportError:
@@ -25,11 +28,30 @@ except ImportError:
 IRONIC_MICROVERSION = "1.78"
 
 
+def _cloud_region(cloud, kwargs):
+    """openstacksdk's settings for ``cloud`` (a clouds.yaml name, or None) and ``kwargs``.
+
+    The module options already carry the OS_* variables (auth.py), so the
+    environment is not read again, except for the two variables that say
+    where clouds.yaml lives: OS_CLIENT_CONFIG_FILE (which AWX's OpenStack
+    credential sets) and OS_CLIENT_SECURE_FILE.
+    """
+    config_files = list(openstack_config.CONFIG_FILES)
+    secure_files = list(openstack_config.SECURE_FILES)
+    for variable, files in (("OS_CLIENT_CONFIG_FILE", config_files), ("OS_CLIENT_SECURE_FILE", secure_files)):
+        if os.environ.get(variable):
+            files.insert(0, os.environ[variable])
+    config = openstack_config.OpenStackConfig(
+        config_files=config_files, secure_files=secure_files, app_name="baremetal.tenancy",
+        load_yaml_config=bool(cloud), load_envvars=False)
+    return config.get_one(cloud=cloud, **kwargs)
+
+
 def openstack_connection(params):
     """An ``openstack.connection.Connection`` for the options in ``params``."""
     if not HAS_OPENSTACKSDK:
         raise InvalidInput("python library openstacksdk", "is required for backend ironic (pip install openstacksdk)")
-    kwargs = dict(app_name="baremetal.tenancy", baremetal_api_version=IRONIC_MICROVERSION)
+    kwargs = dict(baremetal_api_version=IRONIC_MICROVERSION)
     for key in ("auth", "auth_type", "region_name", "interface", "api_timeout"):
         if params.get(key) is not None:
             kwargs[key] = params[key]
@@ -45,7 +67,7 @@ def openstack_connection(params):
         raise InvalidInput("OpenStack credentials",
                            "none found: set cloud or auth (or OS_CLOUD / OS_AUTH_URL and friends)")
     try:
-        conn = openstack.connect(cloud=cloud, load_yaml_config=bool(cloud), load_envvars=False, **kwargs)
+        conn = openstack.connection.Connection(config=_cloud_region(cloud, kwargs))
         conn.authorize()
     except Exception as exc:
         raise from_exception("OpenStack cloud %s" % (cloud or kwargs.get("auth", {}).get("auth_url")), exc)

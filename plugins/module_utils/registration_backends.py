@@ -34,17 +34,12 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import (
     from_exception,
     wrap_errors,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.openstack_client import IRONIC_MICROVERSION, openstack_connection
+from ansible_collections.baremetal.tenancy.plugins.module_utils.openstack_client import IRONIC_MICROVERSION
 from ansible_collections.baremetal.tenancy.plugins.module_utils.params import check_timeout
 
 BMH_GROUP, BMH_VERSION, BMH_PLURAL = "metal3.io", "v1alpha1", "baremetalhosts"
 NODE_FIELDS = ("uuid", "name", "driver", "driver_info", "resource_class", "owner", "properties", "extra",
                "provision_state", "target_provision_state", "last_error", "traits", "maintenance")
-try:  # the fix for clouds.yaml found through OS_CLIENT_CONFIG_FILE (see ironic_connection)
-    from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import _with_clouds_yaml
-except ImportError:  # pragma: no cover
-    def _with_clouds_yaml(params):
-        return params
 
 POLL = 1.0
 RETRIES = 8
@@ -387,16 +382,6 @@ def _scrub(text):
     """Ironic errors may quote the BMC URL: keep the cause, drop URLs."""
     import re
     return re.sub(r"[a-z][a-z0-9+.-]*://\S+", "<bmc>", str(text or ""))[:500]
-
-
-def ironic_connection(params):
-    """openstack_connection() that also finds a named cloud in E(OS_CLIENT_CONFIG_FILE).
-
-    openstack_client.openstack_connection() loads clouds.yaml with
-    ``load_envvars=False``, which skips that variable; module_utils/ironic.py
-    has the fix (until it moves into openstack_client.py).
-    """
-    return openstack_connection(_with_clouds_yaml(params))
 
 
 # ------------------------------------------------------------------ entry point

@@ -251,7 +251,7 @@ from ansible.module_utils.basic import env_fallback
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.base import TenancyModule
 from ansible_collections.baremetal.tenancy.plugins.module_utils.kube_client import kube_api_client
-from ansible_collections.baremetal.tenancy.plugins.module_utils.registration_backends import ironic_connection
+from ansible_collections.baremetal.tenancy.plugins.module_utils.openstack_client import openstack_connection
 from ansible_collections.baremetal.tenancy.plugins.module_utils import bmc_access
 
 
@@ -280,7 +280,7 @@ class BmcAccountModule(TenancyModule):
     def _connect(self):
         if self.backend == "metal3":
             return kube_api_client(self.params)
-        return ironic_connection(self.params)
+        return openstack_connection(self.params)
 
     def run(self):
         bmc_access.run_bmc_account(self, self._connect)

@@ -312,6 +312,7 @@ import re
 from ansible_collections.baremetal.tenancy.plugins.module_utils.base import TenancyModule
 from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import InvalidInput, wrap_errors
 from ansible_collections.baremetal.tenancy.plugins.module_utils.kube_client import kube_api_client
+from ansible_collections.baremetal.tenancy.plugins.module_utils.openstack_client import openstack_connection
 from ansible_collections.baremetal.tenancy.plugins.module_utils import registration_backends as backends
 
 
@@ -368,7 +369,7 @@ class HostRegisterModule(TenancyModule):
             return backends.Metal3Registrar(kube_api_client(params), params["namespace"], self.check_mode,
                                             params.get("host_claim_namespaces"))
         owner = params.get("owner")
-        first = backends.ironic_connection(params)
+        first = openstack_connection(params)
         if owner and not re.match(r"^[0-9a-f]{32}$", owner):
             with wrap_errors("project %s" % owner):
                 project = first.identity.find_project(owner, ignore_missing=True)
@@ -378,7 +379,7 @@ class HostRegisterModule(TenancyModule):
         conns = [first]
 
         def connect():
-            return conns.pop() if conns else backends.ironic_connection(params)
+            return conns.pop() if conns else openstack_connection(params)
 
         return backends.IronicRegistrar(connect, self.check_mode, owner, params["default_resource_class"],
                                         params.get("interfaces"), params["update_password"] == "always",

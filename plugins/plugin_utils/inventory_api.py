@@ -213,10 +213,8 @@ class IronicClaims(object):
 
     def __init__(self, params):
         from ansible_collections.baremetal.tenancy.plugins.module_utils.openstack_client import openstack_connection
-        # openstack_connection() ignores OS_CLIENT_CONFIG_FILE (load_envvars=False); ironic.py reads a named cloud from it.
-        from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import _with_clouds_yaml
         try:
-            self.conn = openstack_connection(_with_clouds_yaml(params))
+            self.conn = openstack_connection(params)
         except TenancyError as error:
             raise shorten(error)
         self.adapter = self.conn.baremetal

@@ -189,20 +189,6 @@ def test_project_scope_is_required():
     assert 'scoped' in info.value.cause
 
 
-def test_clouds_yaml_from_the_environment(tmp_path, monkeypatch):
-    path = tmp_path / 'clouds.yaml'
-    path.write_text('clouds:\n  tenant-a:\n    auth: {auth_url: "http://ks/v3", username: u, password: p}\n'
-                    '    region_name: R\n')
-    monkeypatch.setenv('OS_CLIENT_CONFIG_FILE', str(path))
-    merged = IR._with_clouds_yaml({'cloud': 'tenant-a', 'auth': None})
-    assert merged['cloud'] == {'auth': {'auth_url': 'http://ks/v3', 'username': 'u', 'password': 'p'},
-                               'region_name': 'R'}
-    assert merged['auth'] == merged['cloud']['auth']
-    assert IR._with_clouds_yaml({'cloud': 'other', 'auth': None}) == {'cloud': 'other', 'auth': None}
-    monkeypatch.delenv('OS_CLIENT_CONFIG_FILE')
-    assert IR._with_clouds_yaml({'cloud': 'tenant-a', 'auth': None}) == {'cloud': 'tenant-a', 'auth': None}
-
-
 # ------------------------------------------------------------------ lease patches
 
 def leased_node(**extra):
