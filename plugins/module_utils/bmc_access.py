@@ -269,7 +269,9 @@ def revoke_host_accounts(backend, host, namespace=None, api_client=None, conn=No
       ``redfish_password``, so the password must be given unless the
       caller's policy shows it.
 
-    ``grantee=None`` removes every recorded account (whoever it was for);
+    ``grantee`` may also be a collection of the names one grantee goes by
+    (a project's ID and name); ``grantee=None`` removes every recorded
+    account (whoever it was for);
     ``only_expired`` only those whose expiry passed.  A host with an empty
     ledger returns at once without contacting the BMC.  Entries whose account
     is gone, or was replaced by an account the collection did not create,

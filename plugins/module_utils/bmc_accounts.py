@@ -346,19 +346,29 @@ def entry_matches(entry, doc):
     return bool(doc) and _doc_uri(doc) == (entry.get("uri") or "").rstrip("/") and doc.get("UserName") == entry.get("username")
 
 
+def _grantees(grantee):
+    """``None`` (everyone), or the set of grantee names that one grantee goes by (a project's ID and name)."""
+    if grantee is None:
+        return None
+    if isinstance(grantee, (list, tuple, set, frozenset)):
+        return set(grantee)
+    return set([grantee])
+
+
 def revocations(entries, docs, grantee=None, only_expired=False, now=None):
     """Which recorded accounts to remove now.
 
     Returns ``(to_remove, stale)``: ``to_remove`` is a list of ``(entry,
     doc)`` for accounts still on the BMC (filtered by ``grantee`` when
-    given, and by expiry with ``only_expired``); ``stale`` lists the entries
+    given - one name, or a collection of the names one grantee goes by - and by expiry with ``only_expired``); ``stale`` lists the entries
     (same filters) whose account is gone or no longer matches: they are
     dropped from the ledger, and the BMC is not touched for them.
     """
     by_uri = dict((_doc_uri(d), d) for d in docs)
+    grantees = _grantees(grantee)
     to_remove, stale = [], []
     for entry in entries:
-        if grantee is not None and entry.get("grantee") != grantee:
+        if grantees is not None and entry.get("grantee") not in grantees:
             continue
         if only_expired and not is_expired(entry.get("expires"), now):
             doc = by_uri.get((entry.get("uri") or "").rstrip("/"))

@@ -27,10 +27,12 @@ __metaclass__ = type
 import re
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils import leases as model
+from ansible_collections.baremetal.tenancy.plugins.module_utils.bmc_access import revoke_host_accounts
 from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import (
     Conflict,
     InvalidInput,
     NotFound,
+    TenancyError,
     from_exception,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import Ironic, node_settled, node_where
@@ -131,8 +133,10 @@ def busy(node):
 class LeaseRun(object):
     """One host_lease run: reads, plans, writes, reports."""
 
-    def __init__(self, mod, client=None, now=None):
+    def __init__(self, mod, client=None, now=None, revoke=None):
         self.mod = mod
+        # revoke(node_uuid, lessee) -> revoke_host_accounts() result
+        self.revoke = revoke or self._revoke_on_bmc
         self.p = mod.params
         self.client = client
         self.now = now or model.utcnow()
@@ -316,12 +320,44 @@ class LeaseRun(object):
         if reason:
             self.deferred.append({'node': label, 'reason': '%s; the lease is ended on a later run' % reason})
             return
+        if not self._revoke_bmc_access(node, label):
+            return
         ops, undeploy = end_access_patch(node, new_leases, new_lessee)
         if ops:
             self.client.patch_node(node['uuid'], ops, label)
         if undeploy:
             self.client.set_provision_state(node['uuid'], 'deleted', label)
             self.undeployed.append(node)
+
+    def _revoke_bmc_access(self, node, label):
+        """Delete the BMC accounts granted on ``node`` to its lessee, before the
+        lessee goes.  False (node deferred) when they could not be deleted."""
+        lessee = node.get('lessee')
+        if not lessee:
+            return True
+        try:
+            result = self.revoke(node['uuid'], lessee)
+        except TenancyError as exc:
+            reason = 'the BMC accounts granted to the lessee could not be deleted (%s); the lease is ended on a later run'
+            self.deferred.append({'node': label, 'reason': reason % exc.message})
+            return False
+        for action in self.actions:
+            if result['removed'] and action['node'] == label and action['action'] == 'ended':
+                action['bmc_accounts_removed'] = result['removed']
+        return True
+
+    def _revoke_on_bmc(self, node_uuid, lessee):
+        return revoke_host_accounts('ironic', node_uuid, conn=self.client.conn, grantee=self._project_names(lessee),
+                                    bmc_password=self.p.get('bmc_password'))
+
+    def _project_names(self, project_id):
+        """The names a project goes by in BMC account records: its ID, and its name when Keystone tells it."""
+        names = set([project_id])
+        try:
+            names.add(self.client.conn.identity.get_project(project_id).name)
+        except Exception:  # the caller may not look projects up: the ID alone then
+            pass
+        return names
 
     def _wait_available(self):
         for node in self.undeployed:

@@ -59,6 +59,8 @@ except ImportError:  # pragma: no cover - Python 2 is not supported by the colle
 
 from concurrent.futures import ThreadPoolExecutor
 
+from ansible_collections.baremetal.tenancy.plugins.module_utils import bmc_access
+from ansible_collections.baremetal.tenancy.plugins.module_utils.bmc_accounts import LEDGER_ANNOTATION, ledger_load
 from ansible_collections.baremetal.tenancy.plugins.module_utils.binding import (
     find_adopted_host,
     host_is_candidate,
@@ -430,6 +432,7 @@ class _Outcome(object):
         self.writes = 0
         self.error = None
         self.retry = False
+        self.bmc_accounts_removed = []
 
     def as_dict(self):
         result = dict(namespace=self.namespace, name=self.name, action=self.action, host=self.host,
@@ -437,6 +440,8 @@ class _Outcome(object):
                       reason=self.reason, message=self.message, writes=self.writes)
         if self.error:
             result['error'] = self.error
+        if self.bmc_accounts_removed:
+            result['bmc_accounts_removed'] = list(self.bmc_accounts_removed)
         return result
 
 
@@ -942,6 +947,11 @@ class Binder(object):
             outcome.host, outcome.host_namespace = _host_name(host), host_key(host)[0]
             for attempt in range(2):
                 step, patch = release_step(host, claim, node_reuse)
+                if step == 'finish':
+                    host = self.revoke_bmc_access(host, namespace, outcome)
+                    if host is None:
+                        return
+                    step, patch = release_step(host, claim, node_reuse)
                 try:
                     host = self.write_host(host, patch, outcome)
                     break
@@ -974,6 +984,37 @@ class Binder(object):
                 self.write_claim(fresh, finalizer_patch(fresh, False), outcome)
         outcome.action, outcome.reason = 'released', 'Released'
         outcome.message = 'host %s is back in the pool' % outcome.host if outcome.host else 'no host was bound'
+
+    def revoke_bmc_access(self, host, grantee, outcome):
+        """Delete the BMC accounts granted on ``host`` to ``grantee`` (the claim's
+        namespace) before the host goes back to the pool.
+
+        Returns the host as it is now, or ``None`` when the accounts could not
+        be deleted: then the host keeps its ``consumerRef``, and the release
+        is retried on the next pass (``outcome`` says why).  Hosts without
+        such an account (the ledger annotation) cost no request.
+        """
+        entries = ledger_load((get_path(host, 'metadata', 'annotations') or {}).get(LEDGER_ANNOTATION))
+        granted = sorted(e['username'] for e in entries if e.get('grantee') == grantee)
+        if not granted:
+            return host
+        if self.check_mode:
+            self._wrote(outcome)
+            outcome.bmc_accounts_removed = granted
+            return host
+        namespace, name = host_key(host)
+        try:
+            result = bmc_access.revoke_host_accounts('metal3', name, namespace=namespace, api_client=self.io.api_client,
+                                                     grantee=grantee)
+        except TenancyError as exc:
+            outcome.action, outcome.reason = 'releasing', 'BMCAccountsNotRevoked'
+            outcome.message = ('the BMC accounts granted on host %s could not be deleted (%s); retried on the next pass'
+                               % (name, exc.message))
+            return None
+        if result['changed']:
+            self._wrote(outcome)
+        outcome.bmc_accounts_removed = result['removed']
+        return self.io.get_host(namespace, name)
 
     def sweep_hosts(self, claims):
         """Release hosts bound to claims that no longer exist, and duplicate bindings; delete orphaned copies."""
@@ -1011,6 +1052,10 @@ class Binder(object):
         try:
             if orphan and not self._claim_gone(ref.get('namespace'), ref.get('name'), ref.get('uid')):
                 return None
+            if orphan:
+                host = self.revoke_bmc_access(host, ref.get('namespace'), outcome)
+                if host is None:
+                    return outcome
             self.write_host(host, release_plan(host, claim, None), outcome)
         except Conflict:
             self.io.count_conflict()

@@ -168,6 +168,14 @@ claims:
       description: The error, when RV(claims[].action=error).
       type: str
       returned: on error
+    bmc_accounts_removed:
+      description:
+        - User names of the temporary BMC accounts (see M(baremetal.tenancy.bmc_account)) granted on the host to
+          the claim's namespace, deleted before the host went back to the pool. When they cannot be deleted, the
+          host keeps its C(consumerRef) and the claim stays C(releasing) with reason C(BMCAccountsNotRevoked).
+      type: list
+      elements: str
+      returned: when accounts were deleted
 swept:
   description: Hosts released because their claim no longer exists or is bound elsewhere, and deleted orphaned Secret copies.
   returned: always

@@ -29,6 +29,10 @@ description:
   - Ending a lease removes the node's C(lessee), its C(instance_info) and the lease record in one update; a deployed
     node is then undeployed (Ironic cleans it and removes the tenant's allocation), an allocated node that was never
     deployed loses its allocation.
+  - Before the C(lessee) goes, the temporary BMC accounts granted on the node to the lessee project (by its ID or
+    name, see M(baremetal.tenancy.bmc_account)) are deleted. Ironic masks the stored BMC password, so give
+    O(bmc_password) when such accounts may exist. A node whose accounts cannot be deleted keeps its lessee and is
+    listed in RV(deferred) with the reason.
   - O(state=query) lists leases and changes nothing.
   - Lease records are kept in the node's C(properties) under C(baremetal_tenancy_leases) (a list of C(id), C(project),
     C(start), C(end), C(created)). A lessee cannot write C(properties) under Ironic's default policy, so a tenant cannot
@@ -96,6 +100,12 @@ options:
   lease_id:
     description:
       - The ID of one lease to end (O(state=absent)).
+    type: str
+  bmc_password:
+    description:
+      - Password of the BMC user stored in the node's C(driver_info), used to delete the temporary BMC accounts of
+        a lessee whose lease ends. Needed only for nodes with such accounts (Ironic masks the stored password).
+      - The environment variable E(BMT_BMC_PASSWORD) is used when the option is not set.
     type: str
 notes:
   - Ironic's PATCH has no precondition; the module reads each node again after writing it and reports a lease list
@@ -203,6 +213,11 @@ actions:
       description: V(created), V(updated) (end moved), V(started), V(ended) (access ended, node undeployed if it was
         deployed) or V(removed) (a record dropped without ending access).
       type: str
+    bmc_accounts_removed:
+      description: User names of the lessee's temporary BMC accounts deleted when its access ended.
+      type: list
+      elements: str
+      returned: when accounts were deleted
 deferred:
   description: Nodes that were busy (being deployed or cleaned) and are handled on a later run, with the reason.
   returned: always
@@ -222,6 +237,8 @@ now:
   sample: "2026-05-08T08:00:03Z"
 """
 
+from ansible.module_utils.basic import env_fallback
+
 from ansible_collections.baremetal.tenancy.plugins.module_utils.auth import WAIT_SPEC
 from ansible_collections.baremetal.tenancy.plugins.module_utils.base import TenancyModule
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic_leases import run_host_lease
@@ -240,6 +257,7 @@ class HostLeaseModule(TenancyModule):
         start=dict(type="str"),
         end=dict(type="str"),
         lease_id=dict(type="str"),
+        bmc_password=dict(type="str", no_log=True, fallback=(env_fallback, ["BMT_BMC_PASSWORD"])),
         **WAIT_SPEC
     )
     module_kwargs = dict(

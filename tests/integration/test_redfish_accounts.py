@@ -288,39 +288,54 @@ def test_host_accounts_on_metal3_are_revoked_at_release(kube_env, metal3_env, bm
 
 
 def test_host_accounts_on_ironic_are_revoked_at_lease_end(openstack_env, bmc, tmp_path):
+    """host_lease ends the lease: the lessee's BMC account goes first (bmc_password
+    needed, since Ironic masks the stored one); without it the lease is deferred."""
     before = _foreign(bmc)
     b = bmc.bmcs[0]
+    tenant = openstack_env.tenants["tenant-a"]
     out = tmp_path / "out.json"
+    lease = {"cloud": "admin", "project": tenant.project_id, "nodes": ["acct-node"]}
     tasks = [
         {"name": "register", "baremetal.tenancy.host_register": {
             "backend": "ironic", "cloud": "admin", "owner": "infra",
             "hosts": [{"address": b.address, "username": b.username, "password": b.password, "name": "acct-node"}]}},
+        {"name": "lease", "baremetal.tenancy.host_lease": lease},
+        # recorded by project name: the lease end knows the lessee by ID and finds it by name too
         {"name": "grant", "baremetal.tenancy.bmc_account": {
             "backend": "ironic", "cloud": "admin", "host_name": "acct-node", "bmc_password": b.password,
-            "grantee": openstack_env.tenants["tenant-a"].project_id, "role": "Operator", "expires_in": "2h"},
+            "grantee": "tenant-a", "role": "Operator", "expires_in": "2h"},
          "register": "acct"},
         _uri("lessee powers off", bmc, _reset(bmc), "POST", {"ResetType": "ForceOff"}, register="power"),
-        _save(out, "{'username': acct.username, 'password': acct.password, 'power': power.status}"),
+        {"name": "end without the BMC password", "baremetal.tenancy.host_lease": dict(lease, state="absent"),
+         "register": "deferred"},
+        _save(out, "{'username': acct.username, 'password': acct.password, 'power': power.status,"
+                   " 'deferred': deferred.deferred}"),
     ]
-    run = run_playbook(localhost_play(tasks), openstack_env.ansible_env("admin"), tmp_path)
+    run = run_playbook(localhost_play(tasks), openstack_env.ansible_env("admin"), tmp_path / "grant")
     assert run.ok, _failures(run)
     res = json.loads(out.read_text())
     assert res["power"] == 204
-    node = openstack_env.admin_conn.baremetal.get_node("acct-node")
+    assert [d["node"] for d in res["deferred"]] == ["acct-node"]
+    assert "bmc_password" in res["deferred"][0]["reason"]
+    conn = openstack_env.admin_conn
+    node = conn.baremetal.get_node("acct-node")
+    assert node.lessee == tenant.project_id, "the lease must stay while the account cannot be deleted"
     ledger = json.loads(node.driver_info["bmt_bmc_accounts"])
     assert [e["username"] for e in ledger] == [res["username"]]
     # A lessee cannot read the record (driver_info is redacted for it).
-    tenant = openstack_env.tenants["tenant-a"]
-    conn = openstack_env.admin_conn
-    conn.baremetal.update_node(node, lessee=tenant.project_id)
     seen = tenant.conn("member").baremetal.get_node(node.id)
     assert "bmt_bmc_accounts" not in json.dumps(seen.driver_info or {})
 
-    bmc_access = _module_utils()
-    done = bmc_access.revoke_host_accounts("ironic", "acct-node", conn=conn, grantee=tenant.project_id,
-                                           bmc_password=b.password)
-    assert done["removed"] == [res["username"]]
-    assert "bmt_bmc_accounts" not in conn.baremetal.get_node("acct-node").driver_info
+    end = run_playbook(localhost_play([
+        {"name": "end", "baremetal.tenancy.host_lease": dict(lease, state="absent", bmc_password=b.password)},
+    ]), openstack_env.ansible_env("admin"), tmp_path / "end", verbosity=3)
+    assert end.ok, _failures(end)
+    ended = end.result("end")
+    assert [(a["node"], a["action"], a.get("bmc_accounts_removed")) for a in ended["actions"]] == [
+        ("acct-node", "ended", [res["username"]])]
+    node = conn.baremetal.get_node("acct-node")
+    assert node.lessee is None and "bmt_bmc_accounts" not in node.driver_info
+    assert res["username"] not in [a["UserName"] for a in bmc.accounts()]
     assert bmc.request("GET", b.system_id, res["username"], res["password"])[0] == 401
+    assert b.password not in end.stdout + end.stderr
     assert _foreign(bmc) == before
-    conn.baremetal.update_node(node, lessee=None)

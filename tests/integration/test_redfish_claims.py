@@ -76,6 +76,30 @@ def test_registered_host_is_claimable_on_metal3(kube_env, metal3_env, claim_bmc,
         text = json.dumps(stored) + info.stdout + info.stderr
         for secret in (bmc.password, claim_bmc.base_url.split("//")[1], bmc.system_id):
             assert secret not in text
+
+        # The administrator grants the tenant a temporary BMC account on its host ...
+        saved = tmp_path / "acct.json"
+        grant = run_playbook(localhost_play([
+            {"name": "grant", "baremetal.tenancy.bmc_account": {
+                "host_name": "rf-large-0", "namespace": INFRA, "grantee": TENANT_NS, "expires_in": "2h"},
+             "register": "acct"},
+            {"name": "save", "ansible.builtin.copy": {"dest": str(saved), "content": "{{ acct | to_json }}"},
+             "no_log": True}]), kube_env.ansible_env("admin"), tmp_path / "grant")
+        assert grant.ok, _failures(grant)
+        acct = json.loads(saved.read_text())
+        assert claim_bmc.request("GET", bmc.system_id, acct["username"], acct["password"])[0] == 200
+        # ... and the binder deletes it when the tenant releases the claim, before the host goes back to the pool.
+        release = metal3_env.playbook("tenant-a", [
+            {"name": "release", "baremetal.tenancy.host_release": {"name": "rf-claim", "namespace": TENANT_NS}}])
+        assert release.ok, _failures(release)
+        passed = metal3_env.bind([TENANT_NS], host_namespaces=[INFRA])
+        outcome = [c for c in passed["claims"] if c["name"] == "rf-claim"]
+        assert [(c["action"], c.get("bmc_accounts_removed")) for c in outcome] == [("released", [acct["username"]])]
+        host = metal3_env.host(INFRA, "rf-large-0")
+        assert not host["spec"].get("consumerRef")
+        assert "baremetal.tenancy/bmc-accounts" not in (host["metadata"].get("annotations") or {})
+        assert acct["username"] not in [a["UserName"] for a in claim_bmc.accounts()]
+        assert claim_bmc.request("GET", bmc.system_id, acct["username"], acct["password"])[0] == 401
     finally:
         metal3_env.forget_claims(TENANT_NS)
         metal3_env.delete_hosts(INFRA)

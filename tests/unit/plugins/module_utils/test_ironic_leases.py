@@ -86,7 +86,7 @@ class FakeIronic(object):
 class FakeModule(object):
     def __init__(self, check_mode=False, **params):
         base = dict(state='present', project=None, nodes=None, resource_class=None, traits=None, count=None,
-                    start=None, end=None, lease_id=None, wait=False, wait_timeout=600)
+                    start=None, end=None, lease_id=None, bmc_password=None, wait=False, wait_timeout=600)
         base.update(params)
         self.params = base
         self.check_mode = check_mode
@@ -112,9 +112,28 @@ def node(name, **extra):
     return base
 
 
-def run(ironic, check_mode=False, now=NOW, **params):
+class FakeRevoke(object):
+    """Stands for revoke_host_accounts(): the BMC accounts each node has, per lessee."""
+
+    def __init__(self, ironic, accounts=None, error=None):
+        self.ironic = ironic
+        self.accounts = accounts or {}
+        self.error = error
+        self.calls = []
+
+    def __call__(self, node_uuid, lessee):
+        node = self.ironic.nodes[node_uuid]
+        # the accounts go while the lessee is still there
+        self.calls.append((node['name'], lessee, node['lessee']))
+        if self.error:
+            raise self.error
+        removed = self.accounts.pop((node['name'], lessee), [])
+        return dict(removed=removed, dropped=[], changed=bool(removed))
+
+
+def run(ironic, check_mode=False, now=NOW, revoke=None, **params):
     mod = FakeModule(check_mode=check_mode, **params)
-    LeaseRun(mod, client=ironic, now=now).run()
+    LeaseRun(mod, client=ironic, now=now, revoke=revoke or FakeRevoke(ironic)).run()
     return mod
 
 
@@ -197,6 +216,32 @@ def test_expiry_ends_access_the_esi_leap_way():
     assert n3['lessee'] == B
     assert n4['lessee'] == B and [w for w in ironic.writes if w[1] == 'n4'] == []
     assert run(ironic, state='expired').result['changed'] is False
+
+
+def test_ending_access_first_deletes_the_lessees_bmc_accounts():
+    leased = node('n1', lessee=A, properties={L.LEASES_KEY: [L.make_lease(A, NOW - datetime.timedelta(hours=5),
+                                                                          NOW - datetime.timedelta(hours=1), NOW)]})
+    other = node('n2', lessee=B, properties={L.LEASES_KEY: [L.make_lease(B, NOW, None, NOW)]})
+    ironic = FakeIronic([leased, other])
+    revoke = FakeRevoke(ironic, accounts={('n1', A): ['bmt-a1']})
+    assert run(ironic, check_mode=True, state='expired', revoke=revoke).result['changed'] is True
+    assert revoke.calls == [] and ironic.writes == []
+    mod = run(ironic, state='expired', revoke=revoke)
+    assert revoke.calls == [('n1', A, A)]
+    assert mod.result['actions'][0]['bmc_accounts_removed'] == ['bmt-a1']
+    assert ironic.nodes['n1-uuid']['lessee'] is None and ironic.nodes['n2-uuid']['lessee'] == B
+
+
+def test_bmc_accounts_that_cannot_be_deleted_keep_the_lessee():
+    leased = node('n1', lessee=A, properties={L.LEASES_KEY: [L.make_lease(A, NOW - datetime.timedelta(hours=5),
+                                                                          NOW - datetime.timedelta(hours=1), NOW)]})
+    ironic = FakeIronic([leased])
+    refused = InvalidInput('node n1', 'Ironic masks driver_info.redfish_password: give the BMC password (bmc_password)')
+    mod = run(ironic, state='expired', revoke=FakeRevoke(ironic, error=refused))
+    assert ironic.writes == [] and ironic.nodes['n1-uuid']['lessee'] == A
+    assert 'bmc_password' in mod.result['deferred'][0]['reason']
+    mod = run(ironic, state='absent', project=A, nodes=['n1'], revoke=FakeRevoke(ironic))
+    assert ironic.nodes['n1-uuid']['lessee'] is None and 'bmc_accounts_removed' not in mod.result['actions'][0]
 
 
 def test_busy_nodes_are_deferred():
