@@ -1,7 +1,6 @@
 # baremetal.tenancy — one-command setup and tests.
 #   make demo   the main job on an embedded default (Keystone + Ironic + sushy-tools on loopback)
-#   make test   everything CI runs: sanity, lint, docs lint, units, integration
-#   make test-all  also the suites not yet in CI (integration-all, molecule)
+#   make test   everything CI runs: sanity, lint, docs lint, units, integration, molecule
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 PYTHON ?= python3
@@ -19,7 +18,7 @@ COLL := $(COLL_ROOT)/ansible_collections/baremetal/tenancy
 ANSIBLE_TEST := cd $(COLL) && $(BIN)/ansible-test
 PYTEST_ARGS ?=
 
-.PHONY: help setup system venv kube collection test test-all sanity units unit lint docs-lint integration integration-all molecule demo bench lock clean
+.PHONY: help setup system venv kube collection test sanity units unit lint docs-lint integration molecule demo bench lock clean
 
 help:
 	@grep -E '^#   make' Makefile | sed 's/^#   //'
@@ -52,10 +51,7 @@ collection: venv
 	git ls-files -co --exclude-standard -z | tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -xf - -C $(COLL)
 	cd $(COLL) && git init -q && git add -A
 
-test: sanity lint docs-lint units integration
-
-# Suites still being brought to green run here, outside CI, until they join INTEGRATION_CI.
-test-all: test integration-all molecule
+test: sanity lint docs-lint units integration molecule
 
 sanity: system collection
 	$(ANSIBLE_TEST) sanity --venv --python 3.11 --color no
@@ -69,14 +65,11 @@ lint: collection
 docs-lint: collection
 	cd $(COLL) && ANSIBLE_COLLECTIONS_PATH=$(COLL_ROOT) $(BIN)/antsibull-docs lint-collection-docs --plugin-docs --skip-rstcheck .
 
-# The integration suites CI runs (verified green on a clean clone).
-INTEGRATION_CI ?= tests/integration/test_harness_kube.py tests/integration/test_harness_openstack.py
+# Every suite by default; INTEGRATION=tests/integration/test_metal3_story.py (files or node IDs) for a part.
+INTEGRATION ?= tests/integration
 
 integration: system venv kube
-	$(BIN)/python -m pytest $(INTEGRATION_CI) -p no:cacheprovider -q -rA $(PYTEST_ARGS)
-
-integration-all: system venv kube
-	$(BIN)/python -m pytest tests/integration -p no:cacheprovider -q -rA $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(INTEGRATION) -p no:cacheprovider -q -rA --durations=15 $(PYTEST_ARGS)
 
 molecule: venv kube
 	@if ls -d extensions/molecule/*/ >/dev/null 2>&1; then scripts/molecule-all.sh; else echo "no molecule scenarios yet"; fi
