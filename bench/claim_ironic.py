@@ -239,7 +239,8 @@ def main(argv=None):
             "samples_s": {k: [round(x, 3) for x in v] for k, v in timings.items()},
             "concurrent": {"tenants": len(TENANTS), "claims": 4 * len(TENANTS), "total_s": round(concurrent_s, 2),
                            "errors": errors, "distinct_nodes": len(set(hosts))},
-            "poll": {"first_s": ironic_io.POLL_FIRST, "factor": ironic_io.POLL_FACTOR, "max_s": ironic_io.POLL_MAX},
+            "poll": {"first_s": ironic_io.POLL_FIRST, "fast_for_s": ironic_io.POLL_FAST_SECONDS,
+                     "factor": ironic_io.POLL_FACTOR, "max_s": ironic_io.POLL_MAX},
             "ironic_db": "postgresql",
         }))
     finally:

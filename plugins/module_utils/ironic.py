@@ -49,7 +49,10 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.openstack_client
     openstack_connection,
 )
 
+# Waiting: every POLL_FIRST seconds for the first POLL_FAST_SECONDS (fake-hardware
+# and quick steps finish within it), then intervals growing by POLL_FACTOR to POLL_MAX.
 POLL_FIRST = 0.05
+POLL_FAST_SECONDS = 1.0
 POLL_FACTOR = 1.25
 POLL_MAX = 1.0
 LOCK_RETRY_SECONDS = 20.0
@@ -236,7 +239,8 @@ class Ironic(object):
         says where things stand when the timeout (seconds, ``0``: look once)
         passes.
         """
-        deadline = self.clock() + max(0, timeout or 0)
+        started = self.clock()
+        deadline = started + max(0, timeout or 0)
         delay = POLL_FIRST
         while True:
             value = fetch()
@@ -250,7 +254,8 @@ class Ironic(object):
                 where = ': %s' % describe(value) if describe else ''
                 raise WaitTimeout(what, 'not done after %s seconds%s' % (timeout, where))
             self.sleep(min(delay, deadline - now))
-            delay = min(delay * POLL_FACTOR, POLL_MAX)
+            if now - started >= POLL_FAST_SECONDS:
+                delay = min(delay * POLL_FACTOR, POLL_MAX)
 
 
 def node_settled(node, provision_state=None, power_state=None):

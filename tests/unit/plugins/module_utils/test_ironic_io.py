@@ -157,9 +157,11 @@ def test_lists_follow_next_links_and_send_filters():
 def test_poll_intervals_start_short_and_grow_to_a_cap():
     ironic, clock = client([])
     values = iter(range(100))
-    result = ironic.poll(lambda: next(values), lambda v: v >= 20, 600, 'node n1')
-    assert result == 20
-    assert clock.sleeps[0] == IR.POLL_FIRST
+    result = ironic.poll(lambda: next(values), lambda v: v >= 60, 600, 'node n1')
+    assert result == 60
+    fast = int(round(IR.POLL_FAST_SECONDS / IR.POLL_FIRST))
+    assert clock.sleeps[:fast] == [IR.POLL_FIRST] * fast
+    assert clock.sleeps[fast + 1] > IR.POLL_FIRST
     assert all(b >= a for a, b in zip(clock.sleeps, clock.sleeps[1:]))
     assert max(clock.sleeps) == IR.POLL_MAX
 
