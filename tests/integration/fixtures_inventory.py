@@ -479,7 +479,9 @@ def inventory_ironic(openstack_env, enroll_node, tmp_path_factory):
     """Nodes leased to tenant-a and tenant-b, claimed by allocations of their projects; some deployed."""
     workdir = tmp_path_factory.mktemp("inventory-ironic")
     admin = openstack_env.admin_conn
-    bmc = openstack_env.bmcs[0]
+    # A BMC of the shared emulator no other suite enrols (test_harness_openstack
+    # takes bmcs[0]): Ironic refuses a second port with a MAC it already has.
+    bmc = openstack_env.bmcs[1]
     # (tenant, allocation, node, resource class, deploy, address record, redfish)
     plan = [
         ("tenant-a", "inv-web", "inv-node-a1", "inv-large", True, ("allocation", "198.51.100.11"), True),
