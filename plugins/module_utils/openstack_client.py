@@ -66,9 +66,17 @@ def openstack_connection(params):
     if not cloud and not params.get("auth"):
         raise InvalidInput("OpenStack credentials",
                            "none found: set cloud or auth (or OS_CLOUD / OS_AUTH_URL and friends)")
+    what = "OpenStack cloud %s" % (cloud or (kwargs.get("auth") or {}).get("auth_url"))
     try:
-        conn = openstack.connection.Connection(config=_cloud_region(cloud, kwargs))
+        region = _cloud_region(cloud, kwargs)
+    except Exception as exc:
+        raise from_exception(what, exc)
+    auth_url = (region.config.get("auth") or {}).get("auth_url")
+    if cloud and auth_url:
+        what = "%s (%s)" % (what, auth_url)  # the endpoint, in the words of an error reaching it
+    try:
+        conn = openstack.connection.Connection(config=region)
         conn.authorize()
     except Exception as exc:
-        raise from_exception("OpenStack cloud %s" % (cloud or kwargs.get("auth", {}).get("auth_url")), exc)
+        raise from_exception(what, exc)
     return conn

@@ -57,3 +57,19 @@ def test_no_credentials_at_all_is_one_clear_error(clouds_yaml):
     with pytest.raises(InvalidInput) as info:
         OC.openstack_connection({'cloud': None, 'auth': None})
     assert 'OS_CLOUD' in info.value.cause
+
+
+def test_an_unreachable_cloud_is_named_with_its_endpoint(clouds_yaml, tmp_path, monkeypatch):
+    import socket
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        port = sock.getsockname()[1]
+    path = tmp_path / 'closed.yaml'
+    path.write_text('clouds:\n  tenant-a:\n    auth: {auth_url: "http://127.0.0.1:%d/v3", username: u, password: secret-pw,'
+                    ' project_name: p, user_domain_name: Default, project_domain_name: Default}\n' % port)
+    monkeypatch.setenv('OS_CLIENT_CONFIG_FILE', str(path))
+    with pytest.raises(Exception) as info:
+        OC.openstack_connection({'cloud': 'tenant-a', 'auth': None, 'api_timeout': 5})
+    text = str(info.value)
+    assert 'OpenStack cloud tenant-a (http://127.0.0.1:%d/v3)' % port in text
+    assert 'secret-pw' not in text
