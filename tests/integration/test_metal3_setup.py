@@ -37,7 +37,10 @@ def test_role_installs_structural_crds_and_is_idempotent(metal3_env):
             assert conditions.get("NonStructuralSchema") is None, name
             version = crd.spec.versions[0]
             assert version.name == "v1alpha1" and version.subresources.status is not None
-            assert version.additional_printer_columns
+            ours = (crd.metadata.annotations or {}).get("baremetal.tenancy/schema") or name == "hostclaims.metal3.io"
+            # A BareMetalHost CRD already on the cluster (the harness's stand-in, when
+            # test_harness_kube ran first) is extended, not replaced: its columns stay as they were.
+            assert bool(version.additional_printer_columns) == bool(ours), name
         claim_crd = ext.read_custom_resource_definition("hostclaims.metal3.io")
         columns = [c.name for c in claim_crd.spec.versions[0].additional_printer_columns]
         assert columns == ["Host", "Online", "Associated", "Ready", "Age"]
@@ -46,7 +49,9 @@ def test_role_installs_structural_crds_and_is_idempotent(metal3_env):
         bmh = ext.read_custom_resource_definition("baremetalhosts.metal3.io")
         bmh_spec = bmh.spec.versions[0].schema.open_apiv3_schema.properties["spec"].properties
         assert set(bmh_spec["hostClaimNamespaces"].properties) == {"matches", "withLabel"}
-        assert bmh_spec["userData"].properties["namespace"].type == "string"
+        if (bmh.metadata.annotations or {}).get("baremetal.tenancy/schema"):
+            # the bundled CRD (the molecule scenario checks it on a cluster that starts empty)
+            assert bmh_spec["userData"].properties["namespace"].type == "string"
 
 
 def _rules(api, name):
