@@ -335,6 +335,12 @@ def test_redfish_power_follows_online_and_no_bmc_data_leaks(
     assert bmc_power(own_bmc) == "Off"
     node = openstack_env.admin_conn.baremetal.get_node("ic-redfish-0")
     assert node.driver == "redfish" and node.power_state == "power off" and node.lessee == a
+    # Through the API itself, with the policy in place, the lessee reads no BMC data either.
+    lessee = openstack_env.tenants["tenant-a"].conn("member").baremetal
+    seen = lessee.get("/nodes/%s" % node.id, microversion="1.78").json()
+    assert seen["lessee"] == a and "redfish_address" not in json.dumps(seen), seen.get("driver_info")
+    for path in ("/nodes/%s/history", "/nodes/%s/inventory"):
+        assert lessee.get(path % node.id, microversion="1.81").status_code in (403, 404), path
 
     release = run_playbook(localhost_play([task("release", "baremetal.tenancy.host_release",
                                                 claim_args("ic-rf", wait=True))]),

@@ -324,7 +324,8 @@ def test_host_accounts_on_ironic_are_revoked_at_lease_end(openstack_env, bmc, tm
     assert [e["username"] for e in ledger] == [res["username"]]
     # A lessee cannot read the record (driver_info is redacted for it).
     seen = tenant.conn("member").baremetal.get_node(node.id)
-    assert "bmt_bmc_accounts" not in json.dumps(seen.driver_info or {})
+    assert "bmt_bmc_accounts" not in json.dumps(seen.driver_info or {}), (
+        seen.owner, seen.lessee, tenant.project_id, openstack_env.infra_project_id)
 
     end = run_playbook(localhost_play([
         {"name": "end", "baremetal.tenancy.host_lease": dict(lease, state="absent", bmc_password=b.password)},
