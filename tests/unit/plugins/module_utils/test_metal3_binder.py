@@ -11,7 +11,7 @@ import pytest
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils import metal3
 from ansible_collections.baremetal.tenancy.plugins.module_utils.claim_sync import BINDING_LABEL, FINALIZER, NODE_REUSE_LABEL
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import Conflict, Forbidden, InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import BackendError, Conflict, Forbidden, InvalidInput
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.fake_kube import FakeApiClient, FakeKube
 
 INFRA = 'infra'
@@ -188,6 +188,51 @@ def test_release_in_two_steps_and_sweep():
     swept = binder(fake).run()
     assert [(s['name'], s['host'], s['reason']) for s in swept['swept']] == [('ghost', 'h1', 'ClaimGone')]
     assert bound(fake) == {}
+
+
+def _granted_and_deleted(fake):
+    """c0 bound to a host carrying a BMC account granted to tenant-a, then deleted by the tenant."""
+    binder(fake).run()
+    host = bound(fake)['c0']
+    ledger = '[{"username": "bmt-1", "uri": "/redfish/v1/AccountService/Accounts/3", "grantee": "tenant-a"}]'
+    fake.write('baremetalhosts', INFRA, host, {'metadata': {'annotations': {'baremetal.tenancy/bmc-accounts': ledger}}})
+    fake.request('DELETE', 'https://x/apis/metal3.io/v1alpha1/namespaces/tenant-a/hostclaims/c0')
+    return host
+
+
+def test_release_deletes_the_tenants_bmc_accounts_first(monkeypatch):
+    fake = world(hosts=2, claims=1)
+    host = _granted_and_deleted(fake)
+    calls = []
+
+    def revoke(backend, name, namespace=None, api_client=None, grantee=None, **kwargs):
+        # the host is still bound while its accounts go
+        calls.append((backend, namespace, name, grantee, bound(fake)))
+        fake.write('baremetalhosts', namespace, name, {'metadata': {'annotations': {'baremetal.tenancy/bmc-accounts': None}}})
+        return dict(removed=['bmt-1'], dropped=[], changed=True)
+
+    monkeypatch.setattr(metal3.bmc_access, 'revoke_host_accounts', revoke)
+    check = binder(fake, check_mode=True).run()
+    assert calls == [] and check['claims'][0]['bmc_accounts_removed'] == ['bmt-1'] and bound(fake) == {'c0': host}
+    done = binder(fake).run()
+    assert calls == [('metal3', INFRA, host, 'tenant-a', {'c0': host})]
+    assert done['claims'][0]['action'] == 'released' and done['claims'][0]['bmc_accounts_removed'] == ['bmt-1']
+    assert bound(fake) == {}
+
+
+def test_a_bmc_that_refuses_keeps_the_host_bound_until_a_later_pass(monkeypatch):
+    fake = world(hosts=2, claims=1)
+    host = _granted_and_deleted(fake)
+
+    def refuse(*args, **kwargs):
+        raise BackendError('BMC of BareMetalHost infra/%s' % host, 'cannot connect')
+
+    monkeypatch.setattr(metal3.bmc_access, 'revoke_host_accounts', refuse)
+    result = binder(fake).run()
+    outcome = result['claims'][0]
+    assert (outcome['action'], outcome['reason']) == ('releasing', 'BMCAccountsNotRevoked')
+    assert 'cannot connect' in outcome['message'] and bound(fake) == {'c0': host}
+    assert fake.get('hostclaims', 'tenant-a', 'c0') is not None  # the finalizer stays
 
 
 def test_missing_namespace_is_refused_before_any_write():
