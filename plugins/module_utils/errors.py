@@ -98,6 +98,16 @@ def _cause_of(exc):
     return text
 
 
+class HttpError(Exception):
+    """A non-success HTTP answer (``status``, ``reason``, ``body``) of a raw request, for :func:`from_exception`."""
+
+    def __init__(self, status, reason, body):
+        self.status = status
+        self.reason = reason
+        self.body = body
+        super(HttpError, self).__init__("%s %s" % (status, reason))
+
+
 _BY_STATUS = {400: InvalidInput, 403: Forbidden, 404: NotFound, 409: Conflict, 422: InvalidInput}
 
 

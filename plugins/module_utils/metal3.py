@@ -104,6 +104,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.claim_sync impor
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import (
     Conflict,
+    HttpError,
     InvalidInput,
     NotFound,
     TenancyError,
@@ -130,16 +131,6 @@ def now_rfc3339():
 def default_binder_id():
     """``<hostname>:<pid>``: distinct for concurrent binders, so that they spread over candidates."""
     return '%s:%d' % (socket.gethostname(), os.getpid())
-
-
-class HttpError(Exception):
-    """A non-2xx answer of the API server (``status``, ``reason``, ``body``), for :func:`errors.from_exception`."""
-
-    def __init__(self, status, reason, body):
-        self.status = status
-        self.reason = reason
-        self.body = body
-        super(HttpError, self).__init__('%s %s' % (status, reason))
 
 
 def _path(group_version, plural, namespace=None, name=None, subresource=None):

@@ -35,7 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import quote
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import (
-    BackendError, InvalidInput, TenancyError, from_exception, wrap_errors)
+    BackendError, HttpError, InvalidInput, TenancyError, from_exception, wrap_errors)
 from ansible_collections.baremetal.tenancy.plugins.module_utils.selectors import dns1123_label_problem
 from ansible_collections.baremetal.tenancy.plugins.plugin_utils import inventory_model as model
 
@@ -53,16 +53,6 @@ DEFAULT_PAGE_SIZE = 500
 DEFAULT_TIMEOUT = 60
 MAX_PARALLEL = 4
 USER_AGENT = 'baremetal.tenancy-claimed_hosts'
-
-
-class HttpError(Exception):
-    """A non-success HTTP answer, shaped for ``errors.from_exception``."""
-
-    def __init__(self, status, reason, body):
-        self.status = status
-        self.reason = reason
-        self.body = body
-        super(HttpError, self).__init__('%s %s' % (status, reason))
 
 
 def _text(body):
