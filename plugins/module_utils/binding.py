@@ -236,16 +236,23 @@ def release_plan(host, claim, node_reuse):
     the value is not a valid label value).  Raises ``Conflict`` if the host is
     consumed by someone else.
     """
-    if not get_path(host, 'spec', 'consumerRef'):
+    if not _consumed_by(host, claim):
         return {}
-    if not claim_ref_matches(host, claim):
-        raise Conflict(object_name(host, 'BareMetalHost'),
-                       'consumerRef does not point at %s; not released' % object_name(claim, 'HostClaim'))
     spec, removed = _workload_removal(host)
     spec['consumerRef'] = None
     reuse = node_reuse_value(claim_identity(claim)[0], node_reuse)
     patch = {'spec': spec, 'metadata': {'labels': {NODE_REUSE_LABEL: reuse}, 'annotations': removed}}
     return with_precondition(minimal_patch(host, patch), host)
+
+
+def _consumed_by(host, claim):
+    """Whether ``host`` is consumed (``False``: bound to nothing); ``Conflict`` if by another claim than ``claim``."""
+    if not get_path(host, 'spec', 'consumerRef'):
+        return False
+    if not claim_ref_matches(host, claim):
+        raise Conflict(object_name(host, 'BareMetalHost'),
+                       'consumerRef does not point at %s; not released' % object_name(claim, 'HostClaim'))
+    return True
 
 
 def deprovision_patch(host, claim):
@@ -256,11 +263,8 @@ def deprovision_patch(host, claim):
     then, so no other claim can take it half cleaned.  ``{}`` for a host
     bound to nothing; raises ``Conflict`` if it is bound to another claim.
     """
-    if not get_path(host, 'spec', 'consumerRef'):
+    if not _consumed_by(host, claim):
         return {}
-    if not claim_ref_matches(host, claim):
-        raise Conflict(object_name(host, 'BareMetalHost'),
-                       'consumerRef does not point at %s; not released' % object_name(claim, 'HostClaim'))
     spec, removed = _workload_removal(host)
     return with_precondition(minimal_patch(host, {'spec': spec, 'metadata': {'annotations': removed}}), host)
 
