@@ -50,9 +50,9 @@ from typing import Any, Sequence
 import pytest
 import yaml
 from kubernetes import client
-from kubernetes.client.exceptions import ApiException
 
 from harness import kube
+from harness.kube import call_ignoring as _ignore
 from harness import openstack as openstack_harness
 from harness.ansible import REPO_ROOT, collections_root, run_inventory
 
@@ -270,15 +270,6 @@ def example_source(example: str, directory: Path, **changes) -> Path:
 # --------------------------------------------------------------------------
 # Metal3 objects, as the cluster admin
 # --------------------------------------------------------------------------
-
-
-def _ignore(status: int, call, *args, **kwargs):
-    try:
-        return call(*args, **kwargs)
-    except ApiException as exc:
-        if exc.status != status:
-            raise
-        return None
 
 
 def bind_claim(api, claim: dict, host: dict, now: str = NOW) -> dict:

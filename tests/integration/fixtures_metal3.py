@@ -27,9 +27,9 @@ from typing import Any, Sequence
 
 import pytest
 from kubernetes import client
-from kubernetes.client.exceptions import ApiException
 
 from harness import kube
+from harness.kube import call_ignoring as _ignore
 from harness.ansible import PlaybookRun, localhost_play, run_playbook
 from harness.bmo import PlaysBareMetalOperator
 
@@ -37,15 +37,6 @@ TENANT_CLUSTERROLE = "baremetal-tenancy-tenant"
 BINDER_CLUSTERROLE = "hostclaim-binder"
 GROUP, VERSION = "metal3.io", "v1alpha1"
 MERGE = "application/merge-patch+json"
-
-
-def _ignore(status: int, call, *args, **kwargs):
-    try:
-        return call(*args, **kwargs)
-    except ApiException as exc:
-        if exc.status != status:
-            raise
-        return None
 
 
 @dataclasses.dataclass

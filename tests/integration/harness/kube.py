@@ -633,16 +633,21 @@ class KubeEnv:
 # --------------------------------------------------------------------------
 
 
-def _create_or_keep(create, *args, **kwargs):
-    """Call a kubernetes client ``create_*``; an existing object (409) is fine."""
+def call_ignoring(status: int, call, *args, **kwargs):
+    """Call a kubernetes client method; an answer with HTTP ``status`` gives ``None`` instead of an error."""
     from kubernetes.client.exceptions import ApiException
 
     try:
-        return create(*args, **kwargs)
+        return call(*args, **kwargs)
     except ApiException as exc:
-        if exc.status != 409:
+        if exc.status != status:
             raise
         return None
+
+
+def _create_or_keep(create, *args, **kwargs):
+    """Call a kubernetes client ``create_*``; an existing object (409) is fine."""
+    return call_ignoring(409, create, *args, **kwargs)
 
 
 def setup_namespaces(api) -> None:
