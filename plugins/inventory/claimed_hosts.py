@@ -25,15 +25,16 @@ description:
   - BMC addresses, BMC credentials and the names of their Secrets never reach the inventory. With O(backend=ironic)
     no node field that can carry them (C(driver_info), C(last_error), C(maintenance_reason), C(extra) other than
     C(addresses)) is requested or kept.
-  - Host variables, all named with O(hostvar_prefix) (default C(tenancy_)) - C(name), C(namespace) (with
-    O(backend=ironic) the project ID), C(backend), C(host) (the bound host or node), C(online) (the requested power,
-    O(backend=metal3)), C(powered_on), C(associated), C(ready), C(conditions) (C(AssociateBMH) and C(Ready) with
-    O(backend=metal3), C(Allocated) and C(Ready) with O(backend=ironic), each with C(status), C(reason) and
-    C(message)), C(labels) (the claim's labels, including those imported from the host), C(annotations) (those the
-    infrastructure administrator exports, in the C(export.hostclaim.metal3.io) domain), C(image), C(addresses),
-    C(nics), C(boot_mac_address) and C(host_class). O(backend=metal3) adds C(uid); O(backend=ironic) adds
-    C(project_id), C(project_name), C(node_uuid), C(allocation_uuid), C(resource_class), C(traits),
-    C(provision_state), C(power_state) and C(maintenance).
+  - Host variables, all named with O(hostvar_prefix) (default C(tenancy_)); O(host_variables) chooses which are set.
+    C(name), C(namespace) (with O(backend=ironic) the project ID), C(backend), C(host) (the bound host or node),
+    C(host_class), C(online) (the requested power, O(backend=metal3)), C(powered_on), C(associated), C(ready),
+    C(conditions) (the status of each condition by type - C(AssociateBMH) and C(Ready) with O(backend=metal3),
+    C(Allocated) and C(Ready) with O(backend=ironic)), C(condition_details) (the conditions as a list, each with
+    C(type), C(status), C(reason), C(message) and C(lastTransitionTime)), C(labels) (the claim's labels, including
+    those imported from the host), C(annotations) (those the infrastructure administrator exports, in the
+    C(export.hostclaim.metal3.io) domain), C(image), C(addresses), C(nics) and C(boot_mac_address).
+    O(backend=metal3) only - C(uid). O(backend=ironic) only - C(project_id), C(project_name), C(node_uuid),
+    C(allocation_uuid), C(resource_class), C(traits), C(provision_state), C(power_state) and C(maintenance).
   - A host is ready when its C(Ready) condition is true; with O(backend=ironic), when the node is C(active) with no
     provision state change under way and not in maintenance (a claimed but undeployed node cannot run a playbook).
   - Addresses of an Ironic claim are read from C(baremetal_tenancy_addresses) in the node's C(instance_info) (what
@@ -92,6 +93,23 @@ options:
       - The prefix of the names of the host variables this plugin sets (except C(ansible_host)).
     type: str
     default: tenancy_
+  host_variables:
+    description:
+      - The host variables to set, named without O(hostvar_prefix) (see above for what each holds). A name that
+        exists only with the other backend is ignored.
+      - Every value costs time with many hosts (Ansible visits and tags each value an inventory sets, and
+        C(ansible-inventory --list) writes each one out), so the default leaves out C(condition_details),
+        C(addresses), C(nics), C(boot_mac_address), C(associated), C(uid), C(project_id), C(node_uuid),
+        C(allocation_uuid), C(resource_class) and C(power_state).
+      - The host variables of O(compose), O(groups), O(keyed_groups) and O(hostname) are those set here.
+    type: list
+    elements: str
+    choices: [name, namespace, backend, host, host_class, online, powered_on, associated, ready, conditions,
+              condition_details, labels, annotations, image, addresses, nics, boot_mac_address, uid, project_id,
+              project_name, node_uuid, allocation_uuid, resource_class, traits, provision_state, power_state,
+              maintenance]
+    default: [name, namespace, backend, host, host_class, online, powered_on, ready, conditions, labels, annotations,
+              image, project_name, traits, provision_state, maintenance]
   address_types:
     description:
       - The address types to choose C(ansible_host) from, most preferred first (for example V(ExternalIP),
@@ -277,6 +295,14 @@ keyed_groups:
     prefix: zone
 
 ---
+# Only the host variables the playbooks use, and every address (fewer values: faster with thousands of hosts).
+plugin: baremetal.tenancy.claimed_hosts
+namespaces: [tenant-a]
+host_variables: [name, namespace, ready, conditions, labels, addresses]
+groups:
+  degraded: tenancy_conditions.Ready | default('Unknown') != 'True'
+
+---
 # Ironic, with the project-scoped credentials of OS_CLOUD/OS_CLIENT_CONFIG_FILE (or OS_AUTH_URL and friends).
 plugin: baremetal.tenancy.claimed_hosts
 backend: ironic
@@ -308,7 +334,7 @@ from ansible.utils.vars import combine_vars
 from ansible_collections.baremetal.tenancy.plugins.module_utils.auth import openstack_auth_from_env
 from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import InvalidInput, TenancyError
 from ansible_collections.baremetal.tenancy.plugins.plugin_utils import inventory_model as model
-from ansible_collections.baremetal.tenancy.plugins.plugin_utils.unsafe import make_unsafe
+from ansible_collections.baremetal.tenancy.plugins.plugin_utils.unsafe import HAS_DATA_TAGGING, make_unsafe
 
 FILE_NAMES = ('claimed_hosts.yml', 'claimed_hosts.yaml')
 FILE_SUFFIXES = ('.claimed_hosts.yml', '.claimed_hosts.yaml')
@@ -319,7 +345,8 @@ TLS_ENV = {
     'ironic': (('ca_cert', 'OS_CACERT'), ('validate_certs', 'OS_VERIFY')),
 }
 MODEL_OPTIONS = ('backend', 'namespaces', 'qualify_host_names', 'hostvar_prefix', 'address_types', 'address_families',
-                 'hosts_without_address', 'only_ready', 'default_groups', 'group_prefix', 'host_class_label')
+                 'hosts_without_address', 'only_ready', 'default_groups', 'group_prefix', 'host_class_label',
+                 'host_variables')
 CLOUDS_YAML = ('clouds.yaml', '~/.config/openstack/clouds.yaml', '/etc/openstack/clouds.yaml')
 
 
@@ -427,7 +454,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         params = self._auth_params(backend)
         use_cache = bool(self.get_option('cache'))
         cache_key = '%s_%s' % (self.get_cache_key(path), self._identity_digest(backend, params)) if use_cache else None
-        records = None
+        records, fresh = None, False
         if use_cache and cache:
             try:
                 records = self._cache[cache_key]
@@ -443,9 +470,12 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
             records, requests = fetch_records(backend, params, self.get_option('namespaces'),
                                               self.get_option('page_size'), self.get_option('api_timeout'))
             self.display.vvv('%s: %d claimed hosts read with %d API requests' % (self.NAME, len(records), requests))
+            fresh = True
             if use_cache:
                 self._cache[cache_key] = records
-        self._populate(make_unsafe(records))
+        # Decoded JSON holds plain strings, which data tagging never templates; values restored from a cache file
+        # (or on a core without data tagging) are made unsafe first.
+        self._populate(records if fresh and HAS_DATA_TAGGING else make_unsafe(records))
 
     def _host_name(self, template, variables, entry):
         self.templar.available_variables = combine_vars(variables, self._vars)

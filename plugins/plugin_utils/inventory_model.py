@@ -83,12 +83,21 @@ ADDRESSES_KEY = 'addresses'
 IRONIC_ADDRESSES_KEY = 'baremetal_tenancy_addresses'  # ironic_model.ADDRESSES_KEY, written by host_claim
 TYPE_ALIASES = {'InternalIP6': 'InternalIP', 'ExternalIP6': 'ExternalIP'}
 
-# Host variables (without prefix) every record has, then per backend.
-COMMON_VARS = ('name', 'namespace', 'backend', 'host', 'online', 'powered_on', 'associated', 'ready',
-               'conditions', 'labels', 'annotations', 'image', 'addresses', 'nics', 'boot_mac_address')
-METAL3_VARS = ('uid',)
-IRONIC_VARS = ('project_id', 'project_name', 'node_uuid', 'allocation_uuid', 'resource_class', 'traits',
-               'provision_state', 'power_state', 'maintenance')
+# Host variables (without prefix): every one a source can ask for, those set when it does not say, and those
+# that exist with one backend only.  ``conditions`` maps each condition type to its status; ``condition_details``
+# is the list of conditions with their reasons and messages.
+HOST_VARIABLES = ('name', 'namespace', 'backend', 'host', 'host_class', 'online', 'powered_on', 'associated', 'ready',
+                  'conditions', 'condition_details', 'labels', 'annotations', 'image', 'addresses', 'nics',
+                  'boot_mac_address', 'uid', 'project_id', 'project_name', 'node_uuid', 'allocation_uuid',
+                  'resource_class', 'traits', 'provision_state', 'power_state', 'maintenance')
+DEFAULT_HOST_VARIABLES = ('name', 'namespace', 'backend', 'host', 'host_class', 'online', 'powered_on', 'ready',
+                          'conditions', 'labels', 'annotations', 'image', 'project_name', 'traits', 'provision_state',
+                          'maintenance')
+BACKEND_VARIABLES = {
+    'metal3': ('uid',),
+    'ironic': ('project_id', 'project_name', 'node_uuid', 'allocation_uuid', 'resource_class', 'traits',
+               'provision_state', 'power_state', 'maintenance'),
+}
 
 # What the Ironic lists ask for: these fields and no other.
 IRONIC_ALLOCATION_FIELDS = ('uuid', 'name', 'node_uuid', 'state', 'owner', 'extra')
@@ -414,11 +423,51 @@ def host_class(record, class_label=DEFAULT_HOST_CLASS_LABEL):
     return _str(_dict(record.get('labels')).get(class_label))
 
 
-def hostvars(record, prefix=DEFAULT_HOSTVAR_PREFIX, class_label=DEFAULT_HOST_CLASS_LABEL):
-    """Host variables of a record, each name prefixed (``ansible_host`` is not set here)."""
-    names = COMMON_VARS + (IRONIC_VARS if record.get('backend') == 'ironic' else METAL3_VARS)
-    result = dict((prefix + name, record.get(name)) for name in names)
-    result[prefix + 'host_class'] = host_class(record, class_label)
+def variable_names(backend, wanted=DEFAULT_HOST_VARIABLES):
+    """The names of ``wanted`` (host variables without prefix) that exist with ``backend``, in order.
+
+    A name that is not a host variable is an error; one that exists only with the other backend is left out.
+    """
+    unknown = [name for name in wanted if name not in HOST_VARIABLES]
+    if unknown:
+        raise InvalidInput('option host_variables', '%s: not a host variable (known: %s)'
+                           % (', '.join(repr(name) for name in unknown), ', '.join(HOST_VARIABLES)))
+    other = set(name for kind, names in BACKEND_VARIABLES.items() if kind != backend for name in names)
+    seen = set()
+    result = []
+    for name in wanted:
+        if name not in other and name not in seen:
+            seen.add(name)
+            result.append(name)
+    return tuple(result)
+
+
+def condition_map(conditions):
+    """``{type: status}`` of conditions (the first of a type wins, as in ``condition_status``)."""
+    result = {}
+    for condition in conditions or ():
+        result.setdefault(condition.get('type'), condition.get('status'))
+    return result
+
+
+def hostvars(record, prefix=DEFAULT_HOSTVAR_PREFIX, class_label=DEFAULT_HOST_CLASS_LABEL, names=None):
+    """Host variables ``names`` of a record, each prefixed (``ansible_host`` is not set here).
+
+    ``names`` defaults to ``variable_names(<the record's backend>)``.
+    """
+    if names is None:
+        names = variable_names(record.get('backend'))
+    result = {}
+    for name in names:
+        if name == 'host_class':
+            value = host_class(record, class_label)
+        elif name == 'conditions':
+            value = condition_map(record.get('conditions'))
+        elif name == 'condition_details':
+            value = record.get('conditions') or []
+        else:
+            value = record.get(name)
+        result[prefix + name] = value
     return result
 
 
@@ -445,7 +494,7 @@ def prepare_hosts(records, options):
     Options: ``backend``, ``namespaces``, ``qualify_host_names``,
     ``hostvar_prefix``, ``address_types``, ``address_families``,
     ``hosts_without_address``, ``only_ready``, ``default_groups``,
-    ``group_prefix``, ``host_class_label``.  Returns a list of dicts with
+    ``group_prefix``, ``host_class_label``, ``host_variables``.  Returns a list of dicts with
     ``name`` (the default host name), ``hostvars``, ``groups`` and ``record``,
     sorted by namespace and name.
     """
@@ -455,11 +504,13 @@ def prepare_hosts(records, options):
     types = options.get('address_types', DEFAULT_ADDRESS_TYPES)
     families = options.get('address_families', DEFAULT_ADDRESS_FAMILIES)
     skip_without_address = options.get('hosts_without_address') == 'skip'
+    wanted = options.get('host_variables') or DEFAULT_HOST_VARIABLES
+    names = dict((backend, variable_names(backend, wanted)) for backend in BACKENDS)
     entries = []
     for record in sorted(records or (), key=_sort_key):
         if options.get('only_ready') and not record.get('ready'):
             continue
-        variables = hostvars(record, prefix, class_label)
+        variables = hostvars(record, prefix, class_label, names.get(record.get('backend')) or ())
         address = select_address(record.get('addresses'), types, families)
         if address:
             variables['ansible_host'] = address

@@ -203,6 +203,12 @@ def write_source(path: Path, **options: Any) -> Path:
     return path
 
 
+# Every host variable the plugin can set (its option host_variables), named without prefix.
+ALL_HOST_VARIABLES = [
+    "name", "namespace", "backend", "host", "host_class", "online", "powered_on", "associated", "ready", "conditions",
+    "condition_details", "labels", "annotations", "image", "addresses", "nics", "boot_mac_address", "uid",
+    "project_id", "project_name", "node_uuid", "allocation_uuid", "resource_class", "traits", "provision_state",
+    "power_state", "maintenance"]
 PLUGIN_ERROR = PLUGIN + ": "
 EXAMPLES = REPO_ROOT / "examples"
 FAIL_ON_ERROR = {"ANSIBLE_INVENTORY_UNPARSED_FAILED": "True"}

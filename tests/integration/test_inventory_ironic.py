@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from fixtures_inventory import (
+    ALL_HOST_VARIABLES,
     FAIL_ON_ERROR,
     CountingProxy,
     example_source,
@@ -37,7 +38,9 @@ def test_each_project_sees_exactly_its_claimed_nodes(inventory_ironic, tmp_path)
     env = inventory_ironic
     seen = {}
     for tenant in ("tenant-a", "tenant-b"):
-        source = write_source(tmp_path / ("%s.claimed_hosts.yml" % tenant), backend="ironic")
+        every = tenant == "tenant-a"  # every host variable (all scanned below), tenant-b the default set
+        source = write_source(tmp_path / ("%s.claimed_hosts.yml" % tenant), backend="ironic",
+                              **({"host_variables": ALL_HOST_VARIABLES} if every else {}))
         data, text = inventory(source, env.env(tenant), tmp_path, "-vvv")
         claims = expected(env, tenant)
         hostvars = data["_meta"]["hostvars"]
@@ -47,16 +50,25 @@ def test_each_project_sees_exactly_its_claimed_nodes(inventory_ironic, tmp_path)
         for name, claim in claims.items():
             variables = hostvars[name]
             assert variables["tenancy_backend"] == "ironic"
-            assert variables["tenancy_namespace"] == variables["tenancy_project_id"] == project.project_id
-            assert variables["tenancy_project_name"] == tenant
-            assert variables["tenancy_node_uuid"] == claim.node_uuid and variables["tenancy_host"] == claim.node
-            assert variables["tenancy_resource_class"] == variables["tenancy_host_class"] == claim.resource_class
+            assert variables["tenancy_namespace"] == project.project_id
+            assert variables["tenancy_project_name"] == tenant and variables["tenancy_host"] == claim.node
+            assert variables["tenancy_host_class"] == claim.resource_class
             assert variables["tenancy_ready"] is claim.ready
             assert variables["tenancy_provision_state"] == ("active" if claim.ready else "available")
-            assert {c["type"]: c["status"] for c in variables["tenancy_conditions"]} == {
-                "Allocated": "True", "Ready": "True" if claim.ready else "False"}
-            assert variables["tenancy_nics"] and all(nic["MAC"] for nic in variables["tenancy_nics"])
-            assert variables["tenancy_boot_mac_address"] in [nic["MAC"] for nic in variables["tenancy_nics"]]
+            assert variables["tenancy_conditions"] == {"Allocated": "True", "Ready": "True" if claim.ready else "False"}
+            if every:
+                assert variables["tenancy_project_id"] == project.project_id
+                assert variables["tenancy_node_uuid"] == claim.node_uuid
+                assert variables["tenancy_resource_class"] == claim.resource_class
+                assert {c["type"]: c["status"] for c in variables["tenancy_condition_details"]} == \
+                    variables["tenancy_conditions"]
+                assert variables["tenancy_nics"] and all(nic["MAC"] for nic in variables["tenancy_nics"])
+                assert variables["tenancy_boot_mac_address"] in [nic["MAC"] for nic in variables["tenancy_nics"]]
+            else:  # the default set
+                assert {name[len("tenancy_"):] for name in variables if name.startswith("tenancy_")} == {
+                    "name", "namespace", "backend", "host", "host_class", "online", "powered_on", "ready",
+                    "conditions", "labels", "annotations", "image", "project_name", "traits", "provision_state",
+                    "maintenance"}
             if claim.ready:
                 assert variables["tenancy_image"]["url"] == "http://images.example.test/os.qcow2"
             assert name in members(data, "claimed_hosts")

@@ -14,6 +14,7 @@ import os
 import pytest
 
 from fixtures_inventory import (
+    ALL_HOST_VARIABLES,
     FAIL_ON_ERROR,
     INJECTED,
     example_source,
@@ -38,7 +39,10 @@ def expected_names(env, identity: str) -> dict[str, object]:
 def test_each_tenant_sees_exactly_its_claimed_hosts(inventory_metal3, tmp_path):
     env = inventory_metal3
     for identity in ("tenant-a", "tenant-b"):
-        source = write_source(tmp_path / ("%s.claimed_hosts.yml" % identity), namespaces=env.namespaces[identity])
+        # tenant-a asks for every host variable (so the scan below covers them all), tenant-b takes the default set.
+        every = identity == "tenant-a"
+        source = write_source(tmp_path / ("%s.claimed_hosts.yml" % identity), namespaces=env.namespaces[identity],
+                              **({"host_variables": ALL_HOST_VARIABLES} if every else {}))
         data, text = inventory(source, env.env(identity), tmp_path, "-vvv")
         expected = expected_names(env, identity)
         hostvars = data["_meta"]["hostvars"]
@@ -49,9 +53,8 @@ def test_each_tenant_sees_exactly_its_claimed_hosts(inventory_metal3, tmp_path):
             assert variables["ansible_host"] == host.address, name
             assert variables["tenancy_name"] == host.claim and variables["tenancy_namespace"] == host.namespace
             assert variables["tenancy_backend"] == "metal3" and variables["tenancy_host"] == host.host
-            assert variables["tenancy_ready"] is host.ready and variables["tenancy_associated"] is True
-            assert {c["type"]: c["status"] for c in variables["tenancy_conditions"]} == {
-                "AssociateBMH": "True", "Ready": "True" if host.ready else "False"}
+            assert variables["tenancy_ready"] is host.ready
+            assert variables["tenancy_conditions"] == {"AssociateBMH": "True", "Ready": "True" if host.ready else "False"}
             assert variables["tenancy_labels"]["app"] == host.claim
             assert variables["tenancy_labels"]["topology.kubernetes.io/zone"].startswith("zone-")
             assert variables["tenancy_host_class"] == host.host_class
@@ -60,8 +63,19 @@ def test_each_tenant_sees_exactly_its_claimed_hosts(inventory_metal3, tmp_path):
                 "export.hostclaim.metal3.io/motd": INJECTED}
             assert variables["tenancy_image"]["url"] == "http://images.example.test/os.qcow2"
             assert variables["tenancy_online"] is False and variables["tenancy_powered_on"] is False
-            assert {"type": "Hostname", "address": "%s.hosts.example.test" % host.host} in variables["tenancy_addresses"]
-            assert [nic["name"] for nic in variables["tenancy_nics"]] == ["eno1", "eno2"]
+            if every:
+                assert variables["tenancy_associated"] is True and variables["tenancy_uid"]
+                assert {c["type"]: c["status"] for c in variables["tenancy_condition_details"]} == \
+                    variables["tenancy_conditions"]
+                assert all(c["reason"] and c["message"] for c in variables["tenancy_condition_details"])
+                assert {"type": "Hostname", "address": "%s.hosts.example.test" % host.host} in \
+                    variables["tenancy_addresses"]
+                assert [nic["name"] for nic in variables["tenancy_nics"]] == ["eno1", "eno2"]
+                assert variables["tenancy_boot_mac_address"] == variables["tenancy_nics"][0]["MAC"]
+            else:  # the default set
+                assert {name[len("tenancy_"):] for name in variables if name.startswith("tenancy_")} == {
+                    "name", "namespace", "backend", "host", "host_class", "online", "powered_on", "ready",
+                    "conditions", "labels", "annotations", "image"}
             assert name in members(data, "tenancy_namespace_" + host.namespace.replace("-", "_"))
             assert name in members(data, "tenancy_ready" if host.ready else "tenancy_not_ready")
             if host.host_class:

@@ -131,6 +131,33 @@ def test_options_change_names_and_groups(tmp_path, fetch, clean_env):
     assert 'claimed_hosts' not in inventory.groups
 
 
+def test_host_variables_choose_what_is_set(tmp_path, fetch, clean_env):
+    inventory = parse(tmp_path, host_variables=['name', 'condition_details', 'traits'],
+                      keyed_groups=[{'key': "tenancy_condition_details | map(attribute='type')", 'prefix': 'c'}])
+    web = host_vars(inventory, 'web.ns-a')
+    assert sorted(name for name in web if name.startswith('tenancy_')) == ['tenancy_condition_details', 'tenancy_name']
+    assert web['tenancy_condition_details'] == RECORDS[0]['conditions']
+    assert 'c_AssociateBMH' in inventory.groups and 'tenancy_class_large' in inventory.groups  # groups need no variable
+    default = host_vars(parse(tmp_path), 'web.ns-a')
+    assert default['tenancy_conditions'] == {'AssociateBMH': 'True', 'Ready': 'True'}
+    assert 'tenancy_addresses' not in default and 'tenancy_uid' not in default and 'tenancy_traits' not in default
+
+
+def test_documented_host_variables_are_the_model_s():
+    from ansible_collections.baremetal.tenancy.plugins.inventory import claimed_hosts
+    from ansible_collections.baremetal.tenancy.plugins.plugin_utils import inventory_model
+    option = yaml.safe_load(claimed_hosts.DOCUMENTATION)['options']['host_variables']
+    assert tuple(option['choices']) == inventory_model.HOST_VARIABLES
+    assert tuple(option['default']) == inventory_model.DEFAULT_HOST_VARIABLES
+
+
+def test_unknown_host_variable_is_an_error(tmp_path, fetch, clean_env):
+    with pytest.raises(AnsibleError, match='host_variables') as error:
+        parse(tmp_path, host_variables=['name', 'bmc_password'])
+    assert 'bmc_password' in str(error.value)
+    assert fetch == []
+
+
 def test_duplicate_host_names_are_an_error(tmp_path, fetch, clean_env):
     with pytest.raises(AnsibleParserError) as error:
         parse(tmp_path, qualify_host_names='never')

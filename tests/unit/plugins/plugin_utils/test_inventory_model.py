@@ -371,12 +371,52 @@ def test_host_class():
     assert m.host_class(ironic('d')) == 'large'
 
 
-def test_hostvars_names():
+def test_hostvars_default_names():
     variables = m.hostvars(m.metal3_record(bound_claim()), 'bm_')
-    assert set(variables) == set('bm_' + name for name in m.COMMON_VARS + m.METAL3_VARS + ('host_class',))
+    assert set(variables) == set('bm_' + name for name in m.DEFAULT_HOST_VARIABLES
+                                 if name not in m.BACKEND_VARIABLES['ironic'])
     variables = m.hostvars(m.ironic_records([ALLOCATION], [NODE])[0])
-    assert set(variables) == set('tenancy_' + name for name in m.COMMON_VARS + m.IRONIC_VARS + ('host_class',))
+    assert set(variables) == set('tenancy_' + name for name in m.DEFAULT_HOST_VARIABLES)
     assert 'ansible_host' not in variables
+
+
+def test_every_host_variable_of_each_backend():
+    for record in (m.metal3_record(bound_claim()), m.ironic_records([ALLOCATION], [NODE])[0]):
+        other = [name for backend, names in m.BACKEND_VARIABLES.items() if backend != record['backend'] for name in names]
+        names = m.variable_names(record['backend'], m.HOST_VARIABLES)
+        assert set(names) == set(m.HOST_VARIABLES) - set(other)
+        variables = m.hostvars(record, 'v_', names=names)
+        assert set(variables) == set('v_' + name for name in names)
+        for name in names:  # every variable other than the computed ones is the record's field
+            if name not in ('host_class', 'conditions', 'condition_details'):
+                assert variables['v_' + name] == record[name], name
+        assert variables['v_condition_details'] == record['conditions']
+        assert variables['v_conditions'] == dict((c['type'], c['status']) for c in record['conditions'])
+        assert variables['v_conditions']['Ready'] == ('True' if record['ready'] else 'False')
+
+
+def test_variable_names():
+    assert m.variable_names('metal3', ['uid', 'traits', 'name', 'uid']) == ('uid', 'name')  # no ironic-only, no twice
+    assert m.variable_names('ironic', ['uid', 'traits', 'conditions']) == ('traits', 'conditions')
+    with pytest.raises(InvalidInput) as caught:
+        m.variable_names('metal3', ['name', 'bmc_address'])
+    assert caught.value.obj == 'option host_variables' and "'bmc_address'" in caught.value.cause
+
+
+def test_condition_map():
+    conditions = [{'type': 'Ready', 'status': 'False'}, {'type': 'Ready', 'status': 'True'}, {'type': 'X'}]
+    assert m.condition_map(conditions) == {'Ready': 'False', 'X': None}  # the first of a type, as condition_status
+    assert m.condition_map(conditions)['Ready'] == m.condition_status(conditions, 'Ready')
+    assert m.condition_map(None) == {}
+
+
+def test_prepare_hosts_host_variables():
+    records = [metal3('web', 'a')]
+    entries = m.prepare_hosts(records, {'backend': 'metal3', 'host_variables': ['name', 'addresses', 'traits']})
+    assert entries[0]['hostvars'] == {'tenancy_name': 'web', 'tenancy_addresses': records[0]['addresses'],
+                                      'ansible_host': '192.0.2.1'}
+    with pytest.raises(InvalidInput):
+        m.prepare_hosts(records, {'backend': 'metal3', 'host_variables': ['name', 'password']})
 
 
 def test_default_groups():
