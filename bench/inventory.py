@@ -24,6 +24,9 @@ machine slows every figure):
 - ``baseline_s``: what a tenant does today, one ``ansible-playbook`` run:
   ``kubernetes.core.k8s_info`` (or ``openstack.cloud.baremetal_node_info``)
   then ``ansible.builtin.add_host`` in a loop, and a play on the group;
+- ``plugin_cli_every_variable_s``: the same ``ansible-inventory --list`` with
+  ``host_variables`` listing every host variable the plugin can set (the
+  default set leaves out the ones few playbooks need), median of 3;
 - ``plugin_playbook_s``: ``ansible-playbook -i <src>`` running the baseline's
   final play (no JSON dump): the like-for-like comparison with the baseline,
   median of 3;
@@ -69,6 +72,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "integration"))
 
 from fixtures_inventory import (  # noqa: E402
+    ALL_HOST_VARIABLES,
     CountingProxy,
     _deploy,
     _wait_allocation,
@@ -276,6 +280,9 @@ def bench_metal3(sizes, workdir: Path) -> dict:
             raw = timed(lambda: raw_kube_list(kubeconfig), 5)
             parse, ansible_api = plugin_in_process(source, tenant_env, run_dir, size)
             cli = median([plugin_cli(source, tenant_env, run_dir, size) for dummy in range(3)])
+            every_source = write_source(run_dir / "every.claimed_hosts.yml", namespaces=[NAMESPACE],
+                                        page_size=PAGE_SIZE, host_variables=ALL_HOST_VARIABLES)
+            cli_every = median([plugin_cli(every_source, tenant_env, run_dir, size) for dummy in range(3)])
             playbook = median([plugin_playbook(source, tenant_env, run_dir, size) for dummy in range(3)])
             baseline = kube_baseline(tenant_env, run_dir, size)
             with kube_proxy(env) as proxy:
@@ -294,8 +301,9 @@ def bench_metal3(sizes, workdir: Path) -> dict:
                 "plugin_cli_s": cli, "plugin_parse_s": parse, "ansible_inventory_api_s": ansible_api,
                 "plugin_own_s": round(parse - ansible_api, 3), "raw_list_s": raw, "baseline_s": baseline,
                 "cached_cli_s": cached, "first_requests": first_requests, "cached_requests": cached_requests,
-                "plugin_playbook_s": playbook,
+                "plugin_playbook_s": playbook, "plugin_cli_every_variable_s": cli_every,
                 "baseline_over_plugin": round(baseline / cli, 1),
+                "baseline_over_plugin_every_variable": round(baseline / cli_every, 1),
                 "baseline_over_plugin_playbook": round(baseline / playbook, 1),
                 "plugin_parse_over_raw": round(parse / raw, 2),
                 "plugin_own_over_raw": round((parse - ansible_api) / raw, 2),
@@ -418,6 +426,9 @@ def bench_ironic(count: int, workdir: Path) -> dict:
         raw = timed(lambda: raw_ironic_list(conn, tenant.project_id), 5)
         parse, ansible_api = plugin_in_process(source, tenant_env, run_dir, count)
         cli = median([plugin_cli(source, tenant_env, run_dir, count) for dummy in range(3)])
+        every_source = write_source(run_dir / "every.claimed_hosts.yml", backend="ironic", page_size=PAGE_SIZE,
+                                    host_variables=ALL_HOST_VARIABLES)
+        cli_every = median([plugin_cli(every_source, tenant_env, run_dir, count) for dummy in range(3)])
         playbook = median([plugin_playbook(source, tenant_env, run_dir, count) for dummy in range(3)])
         baseline = ironic_baseline(tenant_env, run_dir, count)
         keystone_base = env.keystone.url.rsplit("/v3", 1)[0]
@@ -438,8 +449,9 @@ def bench_ironic(count: int, workdir: Path) -> dict:
             "plugin_cli_s": cli, "plugin_parse_s": parse, "ansible_inventory_api_s": ansible_api,
             "plugin_own_s": round(parse - ansible_api, 3), "raw_list_s": raw, "baseline_s": baseline,
             "cached_cli_s": cached, "first_requests": first_requests, "cached_requests": cached_requests,
-            "plugin_playbook_s": playbook,
+            "plugin_playbook_s": playbook, "plugin_cli_every_variable_s": cli_every,
             "baseline_over_plugin": round(baseline / cli, 1),
+            "baseline_over_plugin_every_variable": round(baseline / cli_every, 1),
             "baseline_over_plugin_playbook": round(baseline / playbook, 1),
             "plugin_parse_over_raw": round(parse / raw, 2),
             "plugin_own_over_raw": round((parse - ansible_api) / raw, 2),
