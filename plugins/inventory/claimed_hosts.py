@@ -19,8 +19,9 @@ description:
     C(.claimed_hosts.yml) or C(.claimed_hosts.yaml) (the names AWX writes for an inventory source).
   - Every credential can come from environment variables, so the file needs no secret (AWX injects credentials that way).
   - The number of API requests does not depend on the number of hosts. With O(backend=metal3), one paginated list per
-    namespace. With O(backend=ironic), three paginated lists filtered by the server (allocations of the project,
-    nodes with an instance, ports), each asking only for the fields the inventory uses.
+    namespace. With O(backend=ironic), paginated lists filtered by the server (allocations of the project, nodes with
+    an instance, and ports when O(host_variables) has C(nics) or C(boot_mac_address)), each asking only for the
+    fields the inventory uses.
   - Every value read from an API is marked unsafe, so it is never templated.
   - BMC addresses, BMC credentials and the names of their Secrets never reach the inventory. With O(backend=ironic)
     no node field that can carry them (C(driver_info), C(last_error), C(maintenance_reason), C(extra) other than
@@ -434,9 +435,10 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
                 params['cloud'] = _only_cloud()
         return params
 
-    def _identity_digest(self, backend, params):
+    def _identity_digest(self, backend, params, ports):
         """Digest of everything that decides what the APIs return to this caller (secrets included, hashed)."""
-        identity = {'backend': backend, 'namespaces': sorted(self.get_option('namespaces') or []), 'params': params}
+        identity = {'backend': backend, 'namespaces': sorted(self.get_option('namespaces') or []), 'params': params,
+                    'ports': ports}
         if backend == 'metal3':
             kubeconfig = params.get('kubeconfig') or (os.environ.get('KUBECONFIG') or '~/.kube/config').split(os.pathsep)[0]
             identity['files'] = [kubeconfig, _file_digest(kubeconfig)]
@@ -452,8 +454,9 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         if backend not in model.BACKENDS:
             raise InvalidInput('option backend', '%r is not one of %s' % (backend, ', '.join(model.BACKENDS)))
         params = self._auth_params(backend)
+        ports = backend == 'ironic' and model.needs_ports(self.get_option('host_variables'))
         use_cache = bool(self.get_option('cache'))
-        cache_key = '%s_%s' % (self.get_cache_key(path), self._identity_digest(backend, params)) if use_cache else None
+        cache_key = '%s_%s' % (self.get_cache_key(path), self._identity_digest(backend, params, ports)) if use_cache else None
         records, fresh = None, False
         if use_cache and cache:
             try:
@@ -468,7 +471,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
             # Imported here: on a cache hit no client library is even loaded.
             from ansible_collections.baremetal.tenancy.plugins.plugin_utils.inventory_api import fetch_records
             records, requests = fetch_records(backend, params, self.get_option('namespaces'),
-                                              self.get_option('page_size'), self.get_option('api_timeout'))
+                                              self.get_option('page_size'), self.get_option('api_timeout'), ports)
             self.display.vvv('%s: %d claimed hosts read with %d API requests' % (self.NAME, len(records), requests))
             fresh = True
             if use_cache:

@@ -11,12 +11,12 @@ The number of requests does not depend on the number of hosts:
   namespace, namespaces read in parallel.  The JSON body is decoded directly
   (no model deserialisation by the kubernetes client, which is only used to
   load the credentials and its connection pool).
-* ironic: three paginated lists (``limit`` + ``marker``), read in parallel,
-  each asking only for the fields the inventory uses and filtered by the
-  server: the allocations owned by the caller's project (``owner``), the
-  nodes with an instance (``associated=true``; a project-scoped token sees
-  only the nodes its project owns or leases), and the ports (only those of
-  visible nodes).  openstacksdk's own listing would filter ``owner``/``lessee``
+* ironic: two or three paginated lists (``limit`` + ``marker``), read in
+  parallel, each asking only for the fields the inventory uses and filtered
+  by the server: the allocations owned by the caller's project (``owner``),
+  the nodes with an instance (``associated=true``; a project-scoped token
+  sees only the nodes its project owns or leases), and, only when NICs or
+  boot MAC addresses are wanted, the ports (only those of visible nodes).  openstacksdk's own listing would filter ``owner``/``lessee``
   on the client after fetching every visible node, so the raw API is used.
 
 Every failure becomes a TenancyError naming what was read and the cause.
@@ -244,32 +244,38 @@ class IronicClaims(object):
                 return items
             marker = page[-1]['uuid']
 
-    def records(self, page_size=DEFAULT_PAGE_SIZE):
-        """Records of the project's allocations that hold a node (three lists, read in parallel)."""
+    def records(self, page_size=DEFAULT_PAGE_SIZE, ports=True):
+        """Records of the project's allocations that hold a node (the lists read in parallel).
+
+        Without ``ports`` the ports list is not read (records then have no NICs
+        and no boot MAC address): Ironic looks each port's node up to answer it.
+        """
         allocation_params = {'fields': ','.join(model.IRONIC_ALLOCATION_FIELDS)}
         if self.project_id:
             allocation_params['owner'] = self.project_id
-        lists = (
+        lists = [
             ('/allocations', 'allocations', allocation_params),
             ('/nodes', 'nodes', {'associated': 'true', 'fields': ','.join(model.IRONIC_NODE_FIELDS)}),
-            ('/ports', 'ports', {'fields': ','.join(model.IRONIC_PORT_FIELDS)}),
-        )
+        ]
+        if ports:
+            lists.append(('/ports', 'ports', {'fields': ','.join(model.IRONIC_PORT_FIELDS)}))
         with ThreadPoolExecutor(max_workers=len(lists)) as pool:
             futures = [pool.submit(self._list, path, key, params, page_size) for path, key, params in lists]
-            allocations, nodes, ports = [future.result() for future in futures]
+            results = [future.result() for future in futures]
+        allocations, nodes, port_list = results[0], results[1], results[2] if ports else []
         names = {self.project_id: self.project_name} if self.project_id else {}
-        return model.ironic_records(allocations, nodes, ports, names)
+        return model.ironic_records(allocations, nodes, port_list, names)
 
 
-def fetch_records(backend, params, namespaces=None, page_size=DEFAULT_PAGE_SIZE, timeout=DEFAULT_TIMEOUT):
-    """``(records, requests)`` for ``backend`` with the credentials in ``params``."""
+def fetch_records(backend, params, namespaces=None, page_size=DEFAULT_PAGE_SIZE, timeout=DEFAULT_TIMEOUT, ports=True):
+    """``(records, requests)`` for ``backend`` with the credentials in ``params`` (``ports``: see IronicClaims)."""
     if backend == 'metal3':
         _check_namespaces(namespaces)
         reader = KubeClaims(params, timeout)
         records = reader.records(namespaces, page_size)
     elif backend == 'ironic':
         reader = IronicClaims(dict(params, api_timeout=params.get('api_timeout') or timeout))
-        records = reader.records(page_size)
+        records = reader.records(page_size, ports)
     else:
         raise InvalidInput('option backend', '%r is not one of %s' % (backend, ', '.join(model.BACKENDS)))
     return records, reader.requests

@@ -93,6 +93,8 @@ HOST_VARIABLES = ('name', 'namespace', 'backend', 'host', 'host_class', 'online'
 DEFAULT_HOST_VARIABLES = ('name', 'namespace', 'backend', 'host', 'host_class', 'online', 'powered_on', 'ready',
                           'conditions', 'labels', 'annotations', 'image', 'project_name', 'traits', 'provision_state',
                           'maintenance')
+# With backend ironic these come from the ports list, which is read only when one of them is wanted.
+PORT_VARIABLES = ('nics', 'boot_mac_address')
 BACKEND_VARIABLES = {
     'metal3': ('uid',),
     'ironic': ('project_id', 'project_name', 'node_uuid', 'allocation_uuid', 'resource_class', 'traits',
@@ -440,6 +442,11 @@ def variable_names(backend, wanted=DEFAULT_HOST_VARIABLES):
             seen.add(name)
             result.append(name)
     return tuple(result)
+
+
+def needs_ports(wanted=DEFAULT_HOST_VARIABLES):
+    """Whether host variables ``wanted`` need an Ironic node's ports."""
+    return any(name in PORT_VARIABLES for name in wanted or DEFAULT_HOST_VARIABLES)
 
 
 def condition_map(conditions):

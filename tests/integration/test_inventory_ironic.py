@@ -114,8 +114,9 @@ def test_bounded_requests_and_cache_hit_without_request(inventory_ironic, tmp_pa
         assert set(first["_meta"]["hostvars"]) == set(expected(env, "tenant-a"))
         lists = [p for p in ironic.paths() if p.split("?")[0] in ("/v1/allocations", "/v1/nodes", "/v1/ports")]
         others = [p for p in ironic.paths() if p not in lists]
-        # One list each (everything fits a page), filtered by the server, with only the fields needed.
-        assert sorted(p.split("?")[0] for p in lists) == ["/v1/allocations", "/v1/nodes", "/v1/ports"], ironic.paths()
+        # One list each (everything fits a page), filtered by the server, with only the fields needed; no ports
+        # list, as the default host variables have no NICs.
+        assert sorted(p.split("?")[0] for p in lists) == ["/v1/allocations", "/v1/nodes"], ironic.paths()
         query = {p.split("?")[0]: p.split("?")[1] for p in lists}
         assert "owner=%s" % openstack.tenants["tenant-a"].project_id in query["/v1/allocations"]
         assert "associated=true" in query["/v1/nodes"]
@@ -129,6 +130,16 @@ def test_bounded_requests_and_cache_hit_without_request(inventory_ironic, tmp_pa
         second, dummy = inventory(source, run_env, tmp_path)
         assert keystone.paths() == [] and ironic.paths() == []
         assert second["_meta"]["hostvars"] == first["_meta"]["hostvars"]
+
+        # Asking for NICs adds one ports list (and misses the cache written without them).
+        ironic.reset()
+        nics_source = write_source(tmp_path / "nics.claimed_hosts.yml", backend="ironic", cache=True,
+                                   cache_plugin="ansible.builtin.jsonfile", cache_connection=str(tmp_path / "cache"),
+                                   host_variables=["name", "nics"])
+        third, dummy = inventory(nics_source, run_env, tmp_path)
+        lists = sorted(p.split("?")[0] for p in ironic.paths() if p.split("?")[0].startswith("/v1/") and "?" in p)
+        assert lists == ["/v1/allocations", "/v1/nodes", "/v1/ports"], ironic.paths()
+        assert all(variables["tenancy_nics"] for variables in third["_meta"]["hostvars"].values())
 
 
 @pytest.mark.parametrize("case", ["unknown cloud", "missing credentials", "unreachable API"])

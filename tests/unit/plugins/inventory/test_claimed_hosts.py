@@ -45,8 +45,9 @@ def fetch(monkeypatch):
     """Replace the API reads: returns the list of calls made."""
     calls = []
 
-    def fake(backend, params, namespaces=None, page_size=500, timeout=60):
-        calls.append({'backend': backend, 'params': params, 'namespaces': namespaces, 'page_size': page_size})
+    def fake(backend, params, namespaces=None, page_size=500, timeout=60, ports=True):
+        calls.append({'backend': backend, 'params': params, 'namespaces': namespaces, 'page_size': page_size,
+                      'ports': ports})
         if backend == 'ironic':
             return [record('web', backend='ironic', namespace='p-1', project_id='p-1', resource_class='large')], 3
         return [dict(r) for r in RECORDS if r['namespace'] in namespaces], 3
@@ -141,6 +142,20 @@ def test_host_variables_choose_what_is_set(tmp_path, fetch, clean_env):
     default = host_vars(parse(tmp_path), 'web.ns-a')
     assert default['tenancy_conditions'] == {'AssociateBMH': 'True', 'Ready': 'True'}
     assert 'tenancy_addresses' not in default and 'tenancy_uid' not in default and 'tenancy_traits' not in default
+
+
+def test_ironic_ports_are_read_only_for_nics_or_boot_mac(tmp_path, fetch, clean_env, monkeypatch):
+    monkeypatch.setenv('OS_AUTH_URL', 'http://keystone.example.test/v3')
+    parse(tmp_path, backend='ironic')
+    parse(tmp_path, backend='ironic', host_variables=['name', 'boot_mac_address'])
+    parse(tmp_path, backend='ironic', host_variables=['nics'])
+    parse(tmp_path, host_variables=['nics'])  # metal3: NICs come with the claim, nothing more to read
+    assert [call['ports'] for call in fetch] == [False, True, True, False]
+    # Records cached without ports are never served to a source that wants NICs.
+    parse(tmp_path, backend='ironic', **cached_options(tmp_path))
+    parse(tmp_path, backend='ironic', host_variables=['nics'], **cached_options(tmp_path))
+    parse(tmp_path, backend='ironic', host_variables=['name'], **cached_options(tmp_path))
+    assert [call['ports'] for call in fetch[4:]] == [False, True]
 
 
 def test_documented_host_variables_are_the_model_s():

@@ -217,6 +217,19 @@ def test_ironic_three_server_filtered_lists_with_fields():
     assert len(adapter.calls) == 9
 
 
+def test_ironic_without_ports():
+    data = {
+        'allocations': [{'uuid': 'a0', 'name': 'c0', 'node_uuid': 'n0', 'owner': 'p-1', 'state': 'active'}],
+        'nodes': [{'uuid': 'n0', 'name': 'node0', 'provision_state': 'active'}],
+        'ports': [{'uuid': 'p0', 'address': '52:54:00:00:00:00', 'node_uuid': 'n0'}],
+    }
+    adapter = Adapter(data)
+    records = ironic_reader(adapter).records(ports=False)
+    assert sorted(path for path, dummy, dummy in adapter.calls) == ['/allocations', '/nodes']
+    assert records[0]['nics'] == [] and records[0]['boot_mac_address'] is None and records[0]['name'] == 'c0'
+    assert ironic_reader(Adapter(data)).records()[0]['boot_mac_address'] == '52:54:00:00:00:00'
+
+
 def test_ironic_system_scope_lists_every_project():
     adapter = Adapter({'allocations': [], 'nodes': [], 'ports': []})
     assert ironic_reader(adapter, (None, None)).records() == []

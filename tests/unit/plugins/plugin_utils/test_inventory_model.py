@@ -403,6 +403,12 @@ def test_variable_names():
     assert caught.value.obj == 'option host_variables' and "'bmc_address'" in caught.value.cause
 
 
+def test_needs_ports():
+    assert not m.needs_ports() and not m.needs_ports(None) and not m.needs_ports(m.DEFAULT_HOST_VARIABLES)
+    assert m.needs_ports(['name', 'nics']) and m.needs_ports(['boot_mac_address'])
+    assert m.needs_ports(m.HOST_VARIABLES)
+
+
 def test_condition_map():
     conditions = [{'type': 'Ready', 'status': 'False'}, {'type': 'Ready', 'status': 'True'}, {'type': 'X'}]
     assert m.condition_map(conditions) == {'Ready': 'False', 'X': None}  # the first of a type, as condition_status
