@@ -60,6 +60,7 @@ from harness.ansible import REPO_ROOT, collections_root, run_inventory
 if str(collections_root()) not in sys.path:
     sys.path.append(str(collections_root()))
 from ansible_collections.baremetal.tenancy.plugins.module_utils import claim_sync  # noqa: E402
+from ansible_collections.baremetal.tenancy.plugins.plugin_utils import inventory_model  # noqa: E402
 
 GROUP, VERSION = "metal3.io", "v1alpha1"
 MERGE = "application/merge-patch+json"
@@ -204,11 +205,7 @@ def write_source(path: Path, **options: Any) -> Path:
 
 
 # Every host variable the plugin can set (its option host_variables), named without prefix.
-ALL_HOST_VARIABLES = [
-    "name", "namespace", "backend", "host", "host_class", "online", "powered_on", "associated", "ready", "conditions",
-    "condition_details", "labels", "annotations", "image", "addresses", "nics", "boot_mac_address", "uid",
-    "project_id", "project_name", "node_uuid", "allocation_uuid", "resource_class", "traits", "provision_state",
-    "power_state", "maintenance"]
+ALL_HOST_VARIABLES = list(inventory_model.HOST_VARIABLES)
 PLUGIN_ERROR = PLUGIN + ": "
 EXAMPLES = REPO_ROOT / "examples"
 FAIL_ON_ERROR = {"ANSIBLE_INVENTORY_UNPARSED_FAILED": "True"}
