@@ -351,14 +351,12 @@ def clone_claimed_nodes(db_path: Path, template_uuid: str, count: int, first: in
                 _insert(db, "node_traits", dict(trait, node_id=node_id))
 
 
-def raw_ironic_list(conn, project_id: str, page_size: int = PAGE_SIZE, ports: bool = False) -> int:
-    """The list requests alone, as the plugin makes them (with ``ports`` as it does when NICs are wanted);
+def raw_ironic_list(conn, project_id: str, page_size: int = PAGE_SIZE) -> int:
+    """The list requests alone, as the plugin makes them with its default host variables (no ports list);
     returns the number of allocations."""
     from ansible_collections.baremetal.tenancy.plugins.plugin_utils import inventory_model as model
-    lists = [("/allocations", "allocations", {"fields": ",".join(model.IRONIC_ALLOCATION_FIELDS), "owner": project_id}),
-             ("/nodes", "nodes", {"associated": "true", "fields": ",".join(model.IRONIC_NODE_FIELDS)})]
-    if ports:
-        lists.append(("/ports", "ports", {"fields": ",".join(model.IRONIC_PORT_FIELDS)}))
+    lists = (("/allocations", "allocations", {"fields": ",".join(model.IRONIC_ALLOCATION_FIELDS), "owner": project_id}),
+             ("/nodes", "nodes", {"associated": "true", "fields": ",".join(model.IRONIC_NODE_FIELDS)}))
     counts = {}
     for path, key, params in lists:
         marker, total = None, 0

@@ -16,8 +16,9 @@ The number of requests does not depend on the number of hosts:
   by the server: the allocations owned by the caller's project (``owner``),
   the nodes with an instance (``associated=true``; a project-scoped token
   sees only the nodes its project owns or leases), and, only when NICs or
-  boot MAC addresses are wanted, the ports (only those of visible nodes).  openstacksdk's own listing would filter ``owner``/``lessee``
-  on the client after fetching every visible node, so the raw API is used.
+  boot MAC addresses are wanted, the ports (only those of visible nodes).
+  openstacksdk's own listing would filter ``owner``/``lessee`` on the client
+  after fetching every visible node, so the raw API is used.
 
 Every failure becomes a TenancyError naming what was read and the cause.
 The client libraries are imported only for the backend in use (importing
