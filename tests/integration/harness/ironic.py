@@ -18,6 +18,9 @@ it when it changes), and starts ``ironic`` on a free loopback port.
   loaded machine; more than a few still need PostgreSQL.
 - ``[nova] send_power_notifications`` is off: there is no Nova, and each
   power change would otherwise wait for a connection timeout.
+- ``[conductor] file_url_allowed_paths`` is ``<workdir>/images`` (created
+  empty), as a production Ironic restricts ``file://`` image URLs to its own
+  directories: a ``file://`` URL elsewhere fails the deployment.
 
 The empty database schema (``ironic-dbsync create_schema``, ~3 s) is made
 once per machine and Ironic version under the harness cache directory and
@@ -145,6 +148,9 @@ def _config(root: Path, port: int, http_url: str, keystone_url: str | None,
         "[conductor]",
         "automated_clean = false",
         f"api_url = http://127.0.0.1:{port}",
+        # As a production Ironic: file:// images only from one directory of the conductor
+        # (Ironic refuses /etc, /dev, /proc, /sys, /boot and /run whatever this says).
+        f"file_url_allowed_paths = {root}/images",
         *(f"{key} = {value}" for key, value in FAST_CONDUCTOR.items()),
         "",
         "[deploy]",
@@ -215,7 +221,8 @@ def _schema_seed() -> Path:
 def start_ironic(workdir: str | Path, keystone_url: str | None = None,
                  service_user: ServiceUser | None = None,
                  db_from: Path | None = None, timeout: float = 120,
-                 database_url: str | None = None, create_schema: bool = True) -> Ironic:
+                 database_url: str | None = None, create_schema: bool = True,
+                 extra_config: str | None = None, auth_label: str | None = None) -> Ironic:
     """Start Ironic with its state in ``workdir`` (created).
 
     ``keystone_url`` (``http://127.0.0.1:PORT/v3``) and ``service_user``
@@ -226,9 +233,14 @@ def start_ironic(workdir: str | Path, keystone_url: str | None = None,
     ``database_url``: a server database (PostgreSQL) to use instead of
     sqlite; its schema is created here unless ``create_schema=False`` (a copy
     of another Ironic's database).
+    ``extra_config``: a second ``--config-file`` read after ``ironic.conf``
+    (its options win; ``@IRONIC_URL@`` is replaced by Ironic's URL), for
+    example the HTTP basic auth and interfaces Metal3's BMO needs
+    (:mod:`harness.baremetal_operator`); ``auth_label`` then names the auth
+    strategy it sets.
     """
     root = Path(workdir)
-    for sub in ("httpboot", "locks"):
+    for sub in ("httpboot", "locks", "images"):
         (root / sub).mkdir(parents=True, exist_ok=True)
     db_path = None if database_url else root / "ironic.sqlite"
     if database_url:
@@ -262,9 +274,13 @@ def start_ironic(workdir: str | Path, keystone_url: str | None = None,
     config_path.write_text(_config(root, port, http_url, keystone_url, service_user, database_url))
     if database_url and create_schema:
         _create_schema(config_path, root, http_proc)
-    proc = procs.start_process(
-        "ironic", [str(VENV_BIN / "ironic"), "--config-file", str(config_path)], root)
     url = f"http://127.0.0.1:{port}"
+    argv = [str(VENV_BIN / "ironic"), "--config-file", str(config_path)]
+    if extra_config:
+        extra_path = root / "ironic-extra.conf"
+        extra_path.write_text(extra_config.replace("@IRONIC_URL@", url))
+        argv += ["--config-file", str(extra_path)]
+    proc = procs.start_process("ironic", argv, root)
     try:
         procs.wait_http(url + "/", timeout, proc, ok_statuses=(200,))
         _wait_conductor(database_url or root / "ironic.sqlite", timeout, proc)
@@ -275,7 +291,8 @@ def start_ironic(workdir: str | Path, keystone_url: str | None = None,
         raise
     service = procs.Service("ironic", ironic_version(), url, port, proc.pid)
     return Ironic(service, proc, http_proc, root, config_path, policy_path, db_path,
-                  root / "httpboot", http_url, "keystone" if keystone_url else "noauth", database_url)
+                  root / "httpboot", http_url, auth_label or ("keystone" if keystone_url else "noauth"),
+                  database_url)
 
 
 def _create_schema(config_path: Path, root: Path, http_proc: procs.Proc) -> None:

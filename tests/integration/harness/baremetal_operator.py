@@ -1,0 +1,413 @@
+"""Metal3's real baremetal-operator (BMO), out of cluster, for the integration tests.
+
+TEST FIXTURE ONLY: nothing here is part of the collection.
+
+BMO is built by ``scripts/build-bmo.sh`` (``make bmo``) from the pinned source
+snapshot in ``../shared/vendor/`` into ``$BMT_BMO_DIR`` (binary ``bmo``, the
+Ironic provisioner plugin ``ironic-provisioner.so``, BMO's own CRDs under
+``config/crds`` and its webhook manifest under ``config/webhook``).
+
+:func:`start_metal3` starts, on 127.0.0.1, what a Metal3 cluster runs beside
+the apiserver of a :class:`harness.kube.KubeEnv`:
+
+- **Ironic** (the harness's :func:`harness.ironic.start_ironic`) with
+  ``auth_strategy = http_basic``, as Metal3's ironic-image runs it (BMO does
+  not speak Keystone), and the options BMO needs that the Keystone harness
+  does not set (measured 2026-11-23 with this BMO and Ironic 39):
+
+  * boot ``redfish-virtual-media`` (BMO picks it for
+    ``redfish-virtualmedia+http://`` BMC addresses), deploy ``ramdisk`` for
+    live ISOs and ``direct``/``custom-agent`` (BMO sets them per image), inspect
+    ``agent``/``no-inspect``;
+  * ``[service_catalog] auth_type = none`` with ``endpoint_override`` (without
+    it Ironic answers "Couldn't get the URL of the Ironic API service");
+  * ``[agent] require_tls = false``, ``[api] ramdisk_heartbeat_timeout = 10``,
+    ``[deploy] erase_devices_priority = 0`` (as Metal3's ironic-image);
+- **sushy-tools** Redfish BMCs, one fake system per host (the harness's
+  :func:`harness.sushy.start_sushy`);
+- **BMO's CRDs** from its source (not a stand-in), except the ``HostClaim``
+  CRD when the collection's own (the proposal's) dialect is tested;
+- **BMO** itself: ``--namespace <infra>``, ``--health-addr 127.0.0.1:<port>``,
+  ``--metrics-addr 0`` (off), ``--dev``; environment ``IRONIC_ENDPOINT``,
+  ``METAL3_AUTH_ROOT_DIR`` (``ironic/username`` and ``ironic/password``: HTTP
+  basic), ``DEPLOY_KERNEL_URL``/``DEPLOY_RAMDISK_URL``/``DEPLOY_ISO_URL``
+  (small files served by Ironic's HTTP root; nothing boots them),
+  ``PROVISIONER_PLUGIN_DIR``, ``POD_NAMESPACE`` and
+  ``IRONIC_CACERT_FILE`` etc. pointing at paths that do not exist (plain HTTP);
+- **BMO's validating webhooks**: BMO serves them on
+  ``127.0.0.1:<port>`` (``BMO_WEBHOOK_HOST``, the one patch of the build) with
+  a certificate for 127.0.0.1 signed by the harness CA (read from
+  ``$TMPDIR/k8s-webhook-server/serving-certs``, controller-runtime's default),
+  and a ``ValidatingWebhookConfiguration`` built from BMO's own manifest points
+  the apiserver at that URL with the CA bundle. So a write BMO rejects is
+  rejected through the apiserver, as in a cluster.
+
+Hosts are provisioned with a live ISO (``image.format: live-iso``: BMO uses
+Ironic's ``ramdisk`` deploy, no agent) and inspection disabled
+(``inspect.metal3.io: disabled``), the route measured at about 8 s from
+creation to ``available`` and 18 s to ``provisioned``. :func:`host_manifest`
+writes such a host.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import dataclasses
+import os
+import secrets
+import shutil
+import time
+from pathlib import Path
+
+import yaml
+
+from . import procs
+from .ironic import Ironic, start_ironic
+from .kube import INFRA_NAMESPACE, KubeEnv
+from .sushy import Bmc, SushyEmulator, start_sushy
+
+BMO_COMMIT = "02aa5059e"
+STARTUP_TIMEOUT = 60
+# BMO's HostClaim dialect CRDs: left out when the proposal's HostClaim is tested.
+BMO_CLAIM_CRDS = ("metal3.io_hostclaims.yaml", "metal3.io_hostdeploypolicies.yaml")
+# The webhooks of resources whose CRD is not installed are not registered
+# (failurePolicy Fail would refuse writes to a same-named CRD of another shape).
+WEBHOOK_CONFIG_NAME = "baremetal-operator-validating-webhook"
+IRONIC_USER = "metal3"
+
+
+class BmoMissing(RuntimeError):
+    """The baremetal-operator has not been built (run ``make bmo``)."""
+
+
+def bmo_dir() -> Path:
+    """Where ``make bmo`` put the binary, the plugin and BMO's manifests."""
+    explicit = os.environ.get("BMT_BMO_DIR")
+    if explicit:
+        return Path(explicit)
+    cache = Path(os.environ.get("BMT_CACHE_DIR") or Path.home() / ".cache" / "baremetal-tenancy")
+    return cache / f"bmo-{BMO_COMMIT}"
+
+
+def require_bmo(directory: Path | None = None) -> Path:
+    directory = directory or bmo_dir()
+    missing = [p for p in ("bmo", "ironic-provisioner.so", "config/crds") if not (directory / p).exists()]
+    if missing:
+        raise BmoMissing(f"baremetal-operator not built in {directory} (missing {', '.join(missing)}): run `make bmo`")
+    return directory
+
+
+# --------------------------------------------------------------------------
+# Ironic, the way Metal3 runs it
+# --------------------------------------------------------------------------
+
+def _ironic_overrides(htpasswd: Path) -> str:
+    """An extra ``--config-file`` for :func:`start_ironic` (``@IRONIC_URL@`` is filled in)."""
+    return "\n".join([
+        "[DEFAULT]",
+        "auth_strategy = http_basic",
+        f"http_basic_auth_user_file = {htpasswd}",
+        "enabled_boot_interfaces = redfish-virtual-media,fake",
+        "enabled_deploy_interfaces = direct,ramdisk,custom-agent,fake",
+        "default_deploy_interface = direct",
+        "enabled_inspect_interfaces = redfish,agent,no-inspect,fake",
+        "",
+        "[service_catalog]",
+        "auth_type = none",
+        "endpoint_override = @IRONIC_URL@",
+        "",
+        "[inspector]",
+        "callback_endpoint_override = @IRONIC_URL@/v1/continue_inspection",
+        "",
+        "[agent]",
+        "require_tls = false",
+        "",
+        "[api]",
+        "ramdisk_heartbeat_timeout = 10",
+        "",
+        "[deploy]",
+        "erase_devices_priority = 0",
+        "",
+    ])
+
+
+def start_metal3_ironic(workdir: Path, database_url: str | None = None) -> tuple[Ironic, str]:
+    """Ironic with HTTP basic auth for BMO; returns it and the user's password."""
+    import bcrypt  # a dependency of sushy-tools, in the test venv
+
+    workdir.mkdir(parents=True, exist_ok=True)
+    password = secrets.token_urlsafe(16)
+    htpasswd = workdir / "ironic-htpasswd"
+    htpasswd.write_text(f"{IRONIC_USER}:{bcrypt.hashpw(password.encode(), bcrypt.gensalt(rounds=4)).decode()}\n")
+    ironic = start_ironic(workdir / "ironic", database_url=database_url, extra_config=_ironic_overrides(htpasswd),
+                          auth_label="http_basic")
+    return ironic, password
+
+
+# --------------------------------------------------------------------------
+# CRDs and webhooks
+# --------------------------------------------------------------------------
+
+def bmo_crds(directory: Path, claim_dialect: str = "proposal") -> list[dict]:
+    """BMO's CRDs; with ``claim_dialect="proposal"`` without BMO's HostClaim/HostDeployPolicy."""
+    skip = BMO_CLAIM_CRDS if claim_dialect == "proposal" else ()
+    docs = []
+    for path in sorted((directory / "config" / "crds").glob("*.yaml")):
+        if path.name in skip:
+            continue
+        docs.extend(d for d in yaml.safe_load_all(path.read_text()) if d)
+    return docs
+
+
+def install_crds(api, crds: list[dict], timeout: float = 60) -> None:
+    """Create (or replace) each CRD and wait until the apiserver serves it."""
+    from kubernetes import client
+    from kubernetes.client.rest import ApiException
+
+    ext = client.ApiextensionsV1Api(api)
+    for crd in crds:
+        name = crd["metadata"]["name"]
+        try:
+            ext.create_custom_resource_definition(crd)
+        except ApiException as exc:
+            if exc.status != 409:
+                raise
+            current = ext.read_custom_resource_definition(name)
+            body = copy.deepcopy(crd)
+            body["metadata"]["resourceVersion"] = current.metadata.resource_version
+            ext.replace_custom_resource_definition(name, body)
+    deadline = time.monotonic() + timeout
+    for crd in crds:
+        name = crd["metadata"]["name"]
+        while True:
+            conditions = ext.read_custom_resource_definition(name).status.conditions or []
+            if any(c.type == "Established" and c.status == "True" for c in conditions):
+                break
+            if time.monotonic() > deadline:
+                raise procs.ServiceStartError(f"CRD {name} not established after {timeout:.0f}s")
+            time.sleep(0.2)
+
+
+def webhook_configuration(directory: Path, url: str, ca_pem: bytes, resources: set[str]) -> dict:
+    """BMO's own ValidatingWebhookConfiguration, pointed at ``url`` instead of a Service.
+
+    Only the webhooks of ``resources`` (plural names of installed CRDs) are kept.
+    """
+    manifest = next(d for d in yaml.safe_load_all((directory / "config" / "webhook" / "manifests.yaml").read_text())
+                    if d and d.get("kind") == "ValidatingWebhookConfiguration")
+    config = copy.deepcopy(manifest)
+    config["metadata"] = {"name": WEBHOOK_CONFIG_NAME}
+    kept = []
+    for hook in config["webhooks"]:
+        if not set(r for rule in hook["rules"] for r in rule["resources"]) <= resources:
+            continue
+        path = hook["clientConfig"]["service"]["path"]
+        hook["clientConfig"] = {"url": url.rstrip("/") + path, "caBundle": base64.b64encode(ca_pem).decode()}
+        hook["timeoutSeconds"] = 10
+        kept.append(hook)
+    config["webhooks"] = kept
+    return config
+
+
+def register_webhooks(api, config: dict) -> None:
+    from kubernetes import client
+    from kubernetes.client.rest import ApiException
+
+    adm = client.AdmissionregistrationV1Api(api)
+    try:
+        adm.create_validating_webhook_configuration(config)
+    except ApiException as exc:
+        if exc.status != 409:
+            raise
+        current = adm.read_validating_webhook_configuration(config["metadata"]["name"])
+        body = copy.deepcopy(config)
+        body["metadata"]["resourceVersion"] = current.metadata.resource_version
+        adm.replace_validating_webhook_configuration(config["metadata"]["name"], body)
+
+
+# --------------------------------------------------------------------------
+# The operator
+# --------------------------------------------------------------------------
+
+@dataclasses.dataclass
+class Metal3:
+    """Ironic + BMCs + BMO (+ webhooks) beside a KubeEnv's apiserver."""
+
+    kube: KubeEnv
+    ironic: Ironic
+    ironic_password: str
+    sushy: SushyEmulator
+    proc: procs.Proc
+    service: procs.Service
+    namespace: str
+    webhook_url: str | None
+    workdir: Path
+    live_iso_url: str
+    timings: dict[str, float]
+
+    @property
+    def services(self) -> list[procs.Service]:
+        return [self.ironic.service, self.sushy.service, self.service]
+
+    @property
+    def bmcs(self) -> list[Bmc]:
+        return self.sushy.bmcs
+
+    def log_tail(self, lines: int = 60) -> str:
+        return self.proc.log_tail(lines)
+
+    def stop(self) -> None:
+        if self.webhook_url:
+            try:
+                from kubernetes import client
+
+                with self.kube.api("admin") as api:
+                    client.AdmissionregistrationV1Api(api).delete_validating_webhook_configuration(WEBHOOK_CONFIG_NAME)
+            except Exception:  # noqa: BLE001 - the apiserver may be gone already
+                pass
+        self.proc.stop(timeout=20)
+        self.ironic.stop()
+        self.sushy.stop()
+
+
+def _write_webhook_certs(kube: KubeEnv, tmpdir: Path) -> None:
+    """controller-runtime's default CertDir: ``$TMPDIR/k8s-webhook-server/serving-certs``."""
+    cert_dir = tmpdir / "k8s-webhook-server" / "serving-certs"
+    cert_dir.mkdir(parents=True, exist_ok=True)
+    # The apiserver's serving certificate is for 127.0.0.1 and signed by the harness CA.
+    shutil.copyfile(kube.pki.serving_cert, cert_dir / "tls.crt")
+    shutil.copyfile(kube.pki.serving_key, cert_dir / "tls.key")
+    (cert_dir / "tls.key").chmod(0o600)
+
+
+def start_metal3(kube: KubeEnv, workdir: str | Path, *, systems: list[dict] | None = None,
+                 namespace: str = INFRA_NAMESPACE, claim_dialect: str = "proposal",
+                 webhooks: bool = True, hostclaims_controller: bool = False,
+                 database_url: str | None = None, directory: Path | None = None) -> Metal3:
+    """Start Ironic, sushy-tools and BMO for ``kube``'s apiserver; install BMO's CRDs.
+
+    ``claim_dialect``: ``"proposal"`` leaves BMO's HostClaim and HostDeployPolicy
+    CRDs out (the collection installs its own HostClaim); ``"bmo"`` installs them.
+    ``hostclaims_controller``: run BMO with ``--hostclaims`` (its own HostClaim
+    controller, off by default upstream).
+    """
+    directory = require_bmo(directory)
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    timings: dict[str, float] = {}
+    t0 = time.monotonic()
+
+    crds = bmo_crds(directory, claim_dialect)
+    with kube.api("admin") as api:
+        install_crds(api, crds)
+    timings["bmo crds"] = time.monotonic() - t0
+
+    t1 = time.monotonic()
+    sushy = start_sushy(workdir / "sushy", systems)
+    ironic = None
+    try:
+        ironic, ironic_password = start_metal3_ironic(workdir, database_url)
+        timings["ironic"] = time.monotonic() - t1
+        # Deploy kernel/ramdisk/ISO: BMO requires the URLs; nothing boots them.
+        for name in ("ipa.kernel", "ipa.initramfs", "ipa.iso", "live.iso"):
+            (ironic.http_root / name).write_bytes(b"\0" * 4096)
+        http = ironic.http_url
+
+        auth_root = workdir / "metal3-auth"
+        (auth_root / "ironic").mkdir(parents=True, exist_ok=True)
+        (auth_root / "ironic" / "username").write_text(IRONIC_USER)
+        (auth_root / "ironic" / "password").write_text(ironic_password)
+        tmpdir = workdir / "bmo-tmp"
+        tmpdir.mkdir(exist_ok=True)
+        webhook_port = procs.free_port() if webhooks else 0
+        if webhooks:
+            _write_webhook_certs(kube, tmpdir)
+        health_port = procs.free_port()
+        missing = str(workdir / "no-such-file")
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(workdir),
+            "TMPDIR": str(tmpdir),
+            "KUBECONFIG": str(kube.kubeconfig("admin")),
+            "IRONIC_ENDPOINT": f"{ironic.url}/v1/",
+            "METAL3_AUTH_ROOT_DIR": str(auth_root),
+            "DEPLOY_KERNEL_URL": f"{http}/ipa.kernel",
+            "DEPLOY_RAMDISK_URL": f"{http}/ipa.initramfs",
+            "DEPLOY_ISO_URL": f"{http}/ipa.iso",
+            "PROVISIONER_PLUGIN_DIR": str(directory),
+            "POD_NAMESPACE": namespace,
+            "IRONIC_CACERT_FILE": missing,
+            "IRONIC_CLIENT_CERT_FILE": missing,
+            "IRONIC_CLIENT_PRIVATE_KEY_FILE": missing,
+            "BMO_WEBHOOK_HOST": procs.LOOPBACK,
+            "BMO_CONCURRENCY": "4",
+        }
+        argv = [str(directory / "bmo"), "--namespace", namespace, "--webhook-port", str(webhook_port),
+                "--health-addr", f"{procs.LOOPBACK}:{health_port}", "--metrics-addr", "0", "--dev"]
+        if hostclaims_controller:
+            argv.append("--hostclaims")
+        t2 = time.monotonic()
+        proc = procs.start_process("baremetal-operator", argv, workdir, env=env)
+        try:
+            procs.wait_http(f"http://{procs.LOOPBACK}:{health_port}/readyz", STARTUP_TIMEOUT, proc)
+            webhook_url = None
+            if webhooks:
+                procs.wait_tcp(procs.LOOPBACK, webhook_port, STARTUP_TIMEOUT, proc)
+                webhook_url = f"https://{procs.LOOPBACK}:{webhook_port}"
+                resources = {c["spec"]["names"]["plural"] for c in crds}
+                config = webhook_configuration(directory, webhook_url, kube.pki.ca_cert.read_bytes(), resources)
+                with kube.api("admin") as api:
+                    register_webhooks(api, config)
+        except BaseException:
+            proc.stop()
+            raise
+        timings["baremetal-operator"] = time.monotonic() - t2
+    except BaseException:
+        sushy.stop()
+        if ironic is not None:
+            ironic.stop()
+        raise
+    service = procs.Service("baremetal-operator", BMO_COMMIT, f"http://{procs.LOOPBACK}:{health_port}",
+                            health_port, proc.pid)
+    return Metal3(kube, ironic, ironic_password, sushy, proc, service, namespace, webhook_url, workdir,
+                  f"{http}/live.iso", timings)
+
+
+# --------------------------------------------------------------------------
+# Hosts
+# --------------------------------------------------------------------------
+
+def bmc_secret(name: str, bmc: Bmc, namespace: str = INFRA_NAMESPACE,
+               username: str | None = None, password: str | None = None) -> dict:
+    return {
+        "apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": name, "namespace": namespace},
+        "type": "Opaque",
+        "stringData": {"username": username if username is not None else bmc.username,
+                       "password": password if password is not None else bmc.password},
+    }
+
+
+def host_manifest(name: str, bmc: Bmc, credentials: str, namespace: str = INFRA_NAMESPACE,
+                  labels: dict | None = None, inspect: bool = False) -> dict:
+    """A BareMetalHost for a sushy-tools system, booted over Redfish virtual media."""
+    annotations = {} if inspect else {"inspect.metal3.io": "disabled"}
+    return {
+        "apiVersion": "metal3.io/v1alpha1", "kind": "BareMetalHost",
+        "metadata": {"name": name, "namespace": namespace, "labels": dict(labels or {}),
+                     "annotations": annotations},
+        "spec": {
+            "online": False,
+            "bootMACAddress": bmc.macs[0],
+            "bootMode": "UEFI",
+            "automatedCleaningMode": "disabled",
+            "bmc": {"address": "redfish-virtualmedia+" + bmc.base_url + bmc.system_id,
+                    "credentialsName": credentials, "disableCertificateVerification": True},
+        },
+    }
+
+
+def live_iso_image(url: str) -> dict:
+    """``spec.image`` of a live ISO: BMO uses Ironic's ramdisk deploy (no agent, no checksum)."""
+    return {"url": url, "format": "live-iso"}
