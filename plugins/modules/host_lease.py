@@ -63,9 +63,18 @@ options:
     default: present
   project:
     description:
-      - The tenant's project, by ID or by name (a name needs credentials that may look projects up in Keystone).
-      - Required with O(state=present); with the other states it narrows the leases ended or listed to this project.
+      - The tenant's project, by ID or by name, resolved in Keystone (see O(verify_projects)). A project Keystone does
+        not know is an error naming it, and nothing changes.
+      - Required with O(state=present); with the other states it narrows the leases ended or listed to this project
+        (there, the ID of a project deleted since is accepted, so that its leases can still be ended).
     type: str
+  verify_projects:
+    description:
+      - Whether O(project) is looked up in Keystone. Set V(false) only where the credentials cannot read projects
+        (for example a member of the owner project, which may read its own project only); O(project) must then be a
+        project ID, used as given, and the result's RV(project_check) says V(skipped).
+    type: bool
+    default: true
   nodes:
     description:
       - Names or UUIDs of the nodes. Each must exist and be visible to the caller.
@@ -124,12 +133,20 @@ seealso:
 """
 
 EXAMPLES = r"""
-- name: Lease two named nodes to tenant-a for a week
+- name: Lease two named nodes to tenant-a for a week (as a system administrator, who may read projects)
   baremetal.tenancy.host_lease:
-    cloud: infra
+    cloud: admin
     project: 4b7c0e5d2f1a4e8b9c3d6f7a8b9c0d1e
     nodes: [node-07, node-08]
     start: "2026-05-01T08:00:00Z"
+    end: "2026-05-08T08:00:00Z"
+
+- name: The same as a member of the owner project, which Keystone does not let read other projects
+  baremetal.tenancy.host_lease:
+    cloud: infra
+    project: 4b7c0e5d2f1a4e8b9c3d6f7a8b9c0d1e
+    verify_projects: false
+    nodes: [node-07, node-08]
     end: "2026-05-08T08:00:00Z"
 
 - name: Lease three large nodes with NVMe to tenant-b from now on
@@ -235,6 +252,14 @@ now:
   returned: always
   type: str
   sample: "2026-05-08T08:00:03Z"
+project_check:
+  description:
+    - How O(project) was checked in Keystone - V(verified) (Keystone knows it), V(skipped) (O(verify_projects=false),
+      the ID was used as given) or V(unknown) (an ID Keystone does not know, accepted to end or list its leases);
+      null without O(project).
+  returned: always
+  type: str
+  sample: verified
 """
 
 from ansible.module_utils.basic import env_fallback
@@ -258,6 +283,7 @@ class HostLeaseModule(TenancyModule):
         end=dict(type="str"),
         lease_id=dict(type="str"),
         bmc_password=dict(type="str", no_log=True, fallback=(env_fallback, ["BMT_BMC_PASSWORD"])),
+        verify_projects=dict(type="bool", default=True),
         **WAIT_SPEC
     )
     module_kwargs = dict(

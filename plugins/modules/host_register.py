@@ -112,7 +112,15 @@ options:
   owner:
     description:
       - Project (ID or name) that owns the nodes (O(backend=ironic)), usually the infrastructure project.
+      - Resolved in Keystone before any BMC is read (see O(verify_projects)); a project Keystone does not know is an
+        error naming it, and nothing changes.
     type: str
+  verify_projects:
+    description:
+      - Whether O(owner) is looked up in Keystone (O(backend=ironic)). Set V(false) only where the credentials cannot
+        read projects; O(owner) must then be a project ID, used as given, and RV(project_check) says V(skipped).
+    type: bool
+    default: true
   default_resource_class:
     description:
       - Resource class of nodes no rule gives one (O(backend=ironic)).
@@ -305,14 +313,22 @@ failed_hosts:
   returned: always
   type: list
   elements: dict
+project_check:
+  description: How O(owner) was checked in Keystone - V(verified) or V(skipped) (O(verify_projects=false)); null
+    without O(owner).
+  returned: with O(backend=ironic)
+  type: str
+  sample: verified
 """
 
-import re
-
 from ansible_collections.baremetal.tenancy.plugins.module_utils.base import TenancyModule
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import InvalidInput, wrap_errors
+from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import InvalidInput
 from ansible_collections.baremetal.tenancy.plugins.module_utils.kube_client import kube_api_client
-from ansible_collections.baremetal.tenancy.plugins.module_utils.openstack_client import openstack_connection
+from ansible_collections.baremetal.tenancy.plugins.module_utils.openstack_client import (
+    PROJECT_SKIPPED,
+    openstack_connection,
+    resolve_project,
+)
 from ansible_collections.baremetal.tenancy.plugins.module_utils import registration_backends as backends
 
 
@@ -335,6 +351,7 @@ class HostRegisterModule(TenancyModule):
             withLabel=dict(type="list", elements="str"),
         )),
         owner=dict(type="str"),
+        verify_projects=dict(type="bool", default=True),
         default_resource_class=dict(type="str", default="baremetal"),
         interfaces=dict(type="dict"),
         update_password=dict(type="str", choices=["always", "on_create"], default="on_create", no_log=False),
@@ -368,15 +385,8 @@ class HostRegisterModule(TenancyModule):
         if self.backend == "metal3":
             return backends.Metal3Registrar(kube_api_client(params), params["namespace"], self.check_mode,
                                             params.get("host_claim_namespaces"))
-        owner = params.get("owner")
-        first = openstack_connection(params)
-        if owner and not re.match(r"^[0-9a-f]{32}$", owner):
-            with wrap_errors("project %s" % owner):
-                project = first.identity.find_project(owner, ignore_missing=True)
-            if project is None:
-                raise InvalidInput("option owner", "project %s not found" % owner)
-            owner = project.id
-        conns = [first]
+        owner = self._owner
+        conns = [self._conn]
 
         def connect():
             return conns.pop() if conns else openstack_connection(params)
@@ -385,8 +395,19 @@ class HostRegisterModule(TenancyModule):
                                         params.get("interfaces"), params["update_password"] == "always",
                                         params["wait_timeout"])
 
+    def _resolve_owner(self):
+        """Resolve option owner in Keystone once, before any BMC is read (bad input changes nothing)."""
+        params = self.params
+        self._conn = openstack_connection(params)
+        self._owner, check = resolve_project(self._conn, params.get("owner"), verify=params["verify_projects"])
+        self.result["project_check"] = check
+        if check == PROJECT_SKIPPED:
+            self.warn("project %s was not checked in Keystone (verify_projects=false)" % self._owner)
+
     def run(self):
         self._check()
+        if self.backend == "ironic":
+            self._resolve_owner()
         backends.run_host_register(self, self._registrar)
 
 

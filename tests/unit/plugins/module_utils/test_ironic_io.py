@@ -232,27 +232,19 @@ def test_busy():
     assert IL.busy(leased_node(provision_state='cleaning'))
 
 
-def test_project_ids_pass_names_resolve():
+def test_lessee_must_exist_only_to_be_leased():
     class Identity(object):
-        def __init__(self, found):
-            self.found = found
-
         def find_project(self, name, ignore_missing=True):
-            if isinstance(self.found, Exception):
-                raise self.found
-            return self.found
-
-    class Found(object):
-        id = 'c' * 32
+            return None
 
     ironic, dummy = client([])
-    assert IL.resolve_project(ironic, 'a' * 32) == 'a' * 32
-    ironic.conn.identity = Identity(Found())
-    assert IL.resolve_project(ironic, 'tenant-c') == 'c' * 32
-    ironic.conn.identity = Identity(None)
+    ironic.conn.identity = Identity()
+    with pytest.raises(NotFound) as info:
+        IL.resolve_lessee(ironic, 'a' * 32)
+    assert info.value.message == 'project %s: does not exist in Keystone' % ('a' * 32)
+    # ending or listing the leases of a project deleted since
+    assert IL.resolve_lessee(ironic, 'a' * 32, state='absent') == ('a' * 32, 'unknown')
     with pytest.raises(NotFound):
-        IL.resolve_project(ironic, 'tenant-x')
-    ironic.conn.identity = Identity(RuntimeError('You are not authorized (HTTP 403)'))
-    with pytest.raises(InvalidInput) as info:
-        IL.resolve_project(ironic, 'tenant-x')
-    assert 'give the project ID' in info.value.cause
+        IL.resolve_lessee(ironic, 'tenant-x', state='absent')
+    assert IL.resolve_lessee(ironic, 'a' * 32, verify=False) == ('a' * 32, 'skipped')
+    assert IL.resolve_lessee(ironic, None) == (None, None)
