@@ -38,10 +38,10 @@ description:
     C(allocation_uuid), C(resource_class), C(traits), C(provision_state), C(power_state) and C(maintenance).
   - A host is ready when its C(Ready) condition is true; with O(backend=ironic), when the node is C(active) with no
     provision state change under way and not in maintenance (a claimed but undeployed node cannot run a playbook).
-  - Addresses of an Ironic claim are read from C(baremetal_tenancy_addresses) in the node's C(instance_info) (what
-    M(baremetal.tenancy.host_claim) records from the network data it deploys), then C(addresses) in the allocation's
-    C(extra) (the tenant's own record), then C(addresses) in the node's C(extra) (the owner's). Each is a list of
-    C(type)/C(address) mappings, or of strings taken as V(InternalIP).
+  - Addresses of an Ironic claim are read only from C(addresses) in the node's C(extra), the owner's record (the
+    C(baremetal.tenancy.ironic_tenancy) policy lets only the owner write it). Fields a tenant can write - the node's
+    C(instance_info), the allocation's C(extra) - are never read for an address, so no tenant chooses another's (or
+    its own) C(ansible_host). The record is a list of C(type)/C(address) mappings, or of strings taken as V(InternalIP).
   - C(ansible_host) is the first address that matches O(address_types) then O(address_families), see there.
   - Default groups (O(default_groups)) - O(group) holds every host; C(<group_prefix>namespace_<namespace>) (with
     O(backend=ironic) C(<group_prefix>project_<project name or ID>)); C(<group_prefix>ready) or

@@ -56,6 +56,8 @@ POLL_FAST_SECONDS = 1.0
 POLL_FACTOR = 1.25
 POLL_MAX = 1.0
 LOCK_RETRY_SECONDS = 20.0
+# instance_name (a display name next to instance_info) exists from this microversion on.
+INSTANCE_NAME_MICROVERSION = '1.104'
 
 _STATUS_ERRORS = {400: InvalidInput, 403: Forbidden, 404: NotFound, 409: Conflict, 406: InvalidInput}
 
@@ -133,18 +135,19 @@ class Ironic(object):
         return project
 
     # -------------------------------------------------------------- requests
-    def request(self, method, path, obj, body=None, ok=(200, 201, 202, 204), missing_ok=False):
+    def request(self, method, path, obj, body=None, ok=(200, 201, 202, 204), missing_ok=False, microversion=None):
         """One API call; returns the decoded body (or ``None``).
 
         404 gives ``None`` when ``missing_ok``; a node lock (409) or an
         unavailable service (503) is retried for a few seconds; anything else
         raises the TenancyError for the status, about ``obj``.
+        ``microversion`` overrides the collection's for this call.
         """
         deadline = self.clock() + LOCK_RETRY_SECONDS
         delay = 0.1
         while True:
             self.requests += 1
-            kwargs = dict(microversion=self.microversion, raise_exc=False)
+            kwargs = dict(microversion=microversion or self.microversion, raise_exc=False)
             if body is not None:
                 kwargs['json'] = body
             try:
@@ -203,6 +206,22 @@ class Ironic(object):
 
     def set_power_state(self, ident, target, label=None):
         self.request('put', '/nodes/%s/states/power' % ident, 'node %s' % (label or ident), body={'target': target})
+
+    def clear_instance_name(self, ident, label=None):
+        """Remove the node's ``instance_name`` (API 1.104, Ironic 2025.2+), which
+        whoever may write ``instance_info`` may set.  Returns whether one was
+        removed; an Ironic without the field has nothing to clear."""
+        obj = 'node %s' % (label or ident)
+        try:
+            node = self.request('get', '/nodes/%s?fields=instance_name' % ident, obj, missing_ok=True,
+                                microversion=INSTANCE_NAME_MICROVERSION)
+        except InvalidInput:  # 406 (or 400): this Ironic has no instance_name
+            return False
+        if not node or not node.get('instance_name'):
+            return False
+        self.request('patch', '/nodes/%s' % ident, obj, body=[{'op': 'remove', 'path': '/instance_name'}],
+                     microversion=INSTANCE_NAME_MICROVERSION)
+        return True
 
     # -------------------------------------------------------------- allocations
     def get_allocation(self, ident, fields=ALLOCATION_FIELDS):

@@ -55,6 +55,8 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic_model imp
     node_label,
     power_action,
     power_word,
+    reboot_request,
+    validate_file_prefixes,
     validate_image,
     validate_name,
     validate_traits,
@@ -62,8 +64,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic_model imp
 from ansible_collections.baremetal.tenancy.plugins.module_utils.params import check_timeout
 
 # Options of host_claim that only mean something with backend metal3.
-METAL3_ONLY = ('namespace', 'host_selector', 'user_data_secret', 'network_data_secret', 'meta_data_secret', 'node_reuse',
-               'annotations')
+METAL3_ONLY = ('namespace', 'host_selector', 'user_data_secret', 'network_data_secret', 'meta_data_secret', 'node_reuse')
 
 
 def _client(mod):
@@ -155,7 +156,7 @@ def _validate_claim_params(mod):
     validate_name(p['name'])
     check_timeout(p['wait_timeout'])
     traits = validate_traits(p['traits'], obj) if p['traits'] is not None else None
-    image = validate_image(p['image'], obj)
+    image = validate_image(p['image'], obj, validate_file_prefixes(p.get('file_url_allowed_prefixes'), obj))
     drive = None
     digest = None
     if image is not None:
@@ -187,6 +188,11 @@ def run_host_claim(mod):
     traits, image, drive, digest = _validate_claim_params(mod)
     if p['resource_class'] is not None and not p['resource_class'].strip():
         raise InvalidInput(obj, 'option resource_class must not be empty')
+    reboot = reboot_request(p.get('annotations'), obj)
+    if reboot and p['online'] is False:
+        raise InvalidInput(obj, 'a reboot (annotation host.metal3.io/reboot) powers the node on: it cannot go with '
+                                'online: false')
+    mod.result['rebooted'] = False
 
     client = _client(mod)
     project = client.require_project(obj)
@@ -266,6 +272,8 @@ def run_host_claim(mod):
                 mod.warn('claim %s: the node is being deployed; it is powered off once the deployment is over, '
                          'on a later run (or with wait: true)' % name)
             node = client.get_node(node['uuid'])
+    if reboot:
+        node = _reboot(mod, client, node, reboot, deploying and not (p['wait'] and p['wait_for'] == 'ready'))
 
     after = diff_view(allocation, node)
     if mod.check_mode:
@@ -316,6 +324,25 @@ def _wait_ready(mod, client, node, image, online, deferred_power):
     return node
 
 
+def _reboot(mod, client, node, target, deploying):
+    """Reboot the claimed node once (Ironic's ``rebooting`` / ``soft rebooting``
+    power target); with ``wait``, until it is powered on again."""
+    label = node_label(node)
+    if deploying or (not mod.check_mode and (node.get('target_provision_state') or node.get('target_power_state'))):
+        raise Conflict('node %s' % label, 'cannot be rebooted while %s; rerun once it is done (or with wait: true)'
+                       % node_where(node))
+    mod.changed()
+    mod.result['rebooted'] = True
+    if mod.check_mode:
+        return node
+    client.set_power_state(node['uuid'], target, label)
+    if mod.params['wait']:
+        return client.poll(lambda: client.get_node(node['uuid']),
+                           lambda n: node_settled(n, power_state='power on'), mod.params['wait_timeout'],
+                           'node %s' % label, describe=node_where)
+    return client.get_node(node['uuid'])
+
+
 def _deploy_failed(node):
     if node is None:
         return 'the node disappeared'
@@ -324,18 +351,22 @@ def _deploy_failed(node):
     return None
 
 
-def _tidy_undeployed(client, node):
+def _tidy_undeployed(mod, client, node):
     """A claimed node that was never deployed goes back powered off and
-    without the deployment keys this collection set (best effort: the
-    allocation is removed either way)."""
+    without anything the tenant could write on it: all of ``instance_info``
+    (not only the keys this collection sets: a tenant may write any key, and
+    the next tenant or the owner must not read it) and ``instance_name``.
+    Best effort (the allocation is removed either way; the end of the lease
+    clears them too), with a warning when Ironic refuses."""
     label = node_label(node)
-    stale = [key for key in MANAGED_KEYS if key in (node.get('instance_info') or {})]
-    if stale and node.get('provision_state') == 'available' and not node.get('target_provision_state'):
+    if node.get('provision_state') == 'available' and not node.get('target_provision_state'):
         try:
-            client.patch_node(node['uuid'], [{'op': 'remove', 'path': '/instance_info/%s' % key} for key in stale],
-                              label)
-        except (Forbidden, Conflict):
-            pass
+            if node.get('instance_info'):
+                client.patch_node(node['uuid'], [{'op': 'remove', 'path': '/instance_info'}], label)
+            client.clear_instance_name(node['uuid'], label)
+        except (Forbidden, Conflict) as exc:
+            mod.warn('node %s: what the claim wrote on the node could not be cleared (%s); the owner clears it when '
+                     'the lease ends' % (label, exc.cause))
     if node.get('power_state') == 'power on' and node.get('provision_state') == 'available' \
             and not node.get('target_power_state'):
         client.set_power_state(node['uuid'], 'power off', label)
@@ -413,7 +444,7 @@ def _release(mod, wait):
         pass  # already on its way back
     else:
         if node is not None:
-            _tidy_undeployed(client, node)
+            _tidy_undeployed(mod, client, node)
         client.delete_allocation(allocation['uuid'], name)
     if not wait:
         return

@@ -9,7 +9,8 @@ The decisions are in :mod:`leases` (pure); this file reads the nodes with the
 caller's credentials (a system administrator, or a member of the project
 that owns the nodes), writes one JSON patch per node, and ends leases the way
 ESI-Leap does: the lessee, ``instance_info`` and the lease record go in one
-patch, then a deployed node is undeployed (Ironic cleans it, clears its
+patch (``instance_name``, which a lessee may also write, right after; the
+``ironic_tenancy`` policy lets a lessee write nothing else), then a deployed node is undeployed (Ironic cleans it, clears its
 ``instance_info`` and removes the tenant's allocation).  A node that was
 allocated but never deployed loses its ``instance_uuid``, which makes Ironic
 remove the allocation too: the owner may do that, although it may not delete
@@ -24,8 +25,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import re
-
 from ansible_collections.baremetal.tenancy.plugins.module_utils import leases as model
 from ansible_collections.baremetal.tenancy.plugins.module_utils.bmc_access import revoke_host_accounts
 from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import (
@@ -33,36 +32,27 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import (
     InvalidInput,
     NotFound,
     TenancyError,
-    from_exception,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import Ironic, node_settled, node_where
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic_model import UNDEPLOYABLE_STATES
+from ansible_collections.baremetal.tenancy.plugins.module_utils.openstack_client import PROJECT_SKIPPED, resolve_project
 from ansible_collections.baremetal.tenancy.plugins.module_utils.params import check_timeout
 
 LEASE_NODE_FIELDS = ('uuid', 'name', 'owner', 'lessee', 'properties', 'provision_state', 'target_provision_state',
                      'power_state', 'target_power_state', 'maintenance', 'instance_uuid',
                      'instance_info', 'resource_class', 'traits')
-_PROJECT_ID_RE = re.compile(r'[0-9a-fA-F]{32}\Z|[0-9a-fA-F-]{36}\Z')
 
 
 # ------------------------------------------------------------------ helpers
 
-def resolve_project(client, project):
-    """The ID of ``project`` (an ID, or a name Keystone resolves for the caller)."""
-    if project is None:
-        return None
-    if _PROJECT_ID_RE.match(project):
-        return project
-    try:
-        found = client.conn.identity.find_project(project, ignore_missing=True)
-    except Exception as exc:
-        error = from_exception('project %s' % project, exc)
-        raise InvalidInput('project %s' % project, 'cannot be looked up with these credentials (%s): give the '
-                                                   'project ID instead' % error.cause)
-    if found is None:
-        raise NotFound('project %s' % project, 'does not exist (or these credentials cannot see it): give the '
-                                               'project ID instead')
-    return found.id
+def resolve_lessee(client, project, verify=True, state='present'):
+    """``(project_id, check)`` of option ``project``: see :func:`openstack_client.resolve_project`.
+
+    A lease is only written for a project Keystone knows; ending or listing
+    leases also accepts the ID of a project deleted since (its records must
+    remain endable).
+    """
+    return resolve_project(client.conn, project, verify=verify, must_exist=state == 'present')
 
 
 def read_nodes(client, idents=None, resource_class=None):
@@ -145,6 +135,7 @@ class LeaseRun(object):
         self.before = {}
         self.after = {}
         self.undeployed = []
+        self.project_check = None
 
     # -- entry
     def run(self):
@@ -159,8 +150,10 @@ class LeaseRun(object):
                                                                                    model.format_time(end)))
         if self.client is None:
             self.client = Ironic.from_params(p)
-        project = resolve_project(self.client, p['project'])
         state = p['state']
+        project, self.project_check = resolve_lessee(self.client, p['project'], p.get('verify_projects', True), state)
+        if self.project_check == PROJECT_SKIPPED:
+            self.mod.warn('project %s was not checked in Keystone (verify_projects=false)' % project)
         if state == 'present':
             nodes = self._present(project, start, end)
         elif state == 'absent':
@@ -325,6 +318,9 @@ class LeaseRun(object):
         ops, undeploy = end_access_patch(node, new_leases, new_lessee)
         if ops:
             self.client.patch_node(node['uuid'], ops, label)
+        if not undeploy:
+            # instance_name goes with instance_info (a lessee may write both); undeploying clears both.
+            self.client.clear_instance_name(node['uuid'], label)
         if undeploy:
             self.client.set_provision_state(node['uuid'], 'deleted', label)
             self.undeployed.append(node)
@@ -393,6 +389,7 @@ class LeaseRun(object):
         mod.result['actions'] = self.actions
         mod.result['deferred'] = self.deferred
         mod.result['now'] = model.format_time(self.now)
+        mod.result['project_check'] = self.project_check
         for item in self.deferred:
             mod.warn('node %s: %s' % (item['node'], item['reason']))
         mod.set_diff(dict(self.before), dict(self.after))

@@ -30,6 +30,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
+import posixpath
 import re
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import InvalidInput
@@ -106,12 +108,67 @@ def _validate_url(obj, where, url):
         raise InvalidInput(obj, '%s must not carry user information' % where)
 
 
-def validate_image(image, obj):
-    """Check the ``image`` option; returns it normalised (or ``None``)."""
+def _clean_path(path):
+    """``path`` made absolute and free of ``.``, ``..`` and repeated slashes, or ``None``."""
+    if not isinstance(path, str) or not path.startswith('/') or '%' in path or '\\' in path \
+            or any(ord(char) < 32 for char in path):
+        return None
+    return posixpath.normpath('/' + path.lstrip('/'))
+
+
+def validate_file_prefixes(prefixes, obj):
+    """Check option ``file_url_allowed_prefixes``; returns the prefixes normalised (or ``[]``)."""
+    result = []
+    for prefix in prefixes or ():
+        clean = _clean_path(prefix)
+        if clean is None or clean == '/' or '..' in prefix.split('/'):
+            raise InvalidInput(obj, 'file_url_allowed_prefixes entry %r must be an absolute directory path other than '
+                                    '/, without .. or %%' % (prefix,))
+        result.append(clean)
+    return result
+
+
+def file_url_problem(url, allowed_prefixes):
+    """Why the ``file://`` URL ``url`` may not be given to Ironic for a tenant, or ``None``.
+
+    A ``file://`` URL names a file on the Ironic conductor (its configuration,
+    its credentials): a tenant claim may use one only under a directory the
+    owner allows (``allowed_prefixes``, normalised by
+    :func:`validate_file_prefixes`), after ``..`` and repeated slashes are
+    resolved.  Ironic's own ``[conductor] file_url_allowed_paths`` is the
+    boundary the conductor enforces; this check refuses early and clearly.
+    """
+    if not isinstance(url, str) or url.partition('://')[0].lower() != 'file':
+        return None
+    rest = url.partition('://')[2]
+    host, slash, path = rest.partition('/')
+    if host not in ('', 'localhost'):
+        return 'names host %r: a file:// URL may only name a local path (file:///...)' % host
+    clean = _clean_path(slash + path)
+    if clean is None:
+        return 'must be file:/// followed by a plain absolute path (no %-escapes)'
+    if not allowed_prefixes:
+        return ('names a file on the Ironic conductor: file:// URLs are refused for tenant claims unless the owner '
+                'allows a directory with option file_url_allowed_prefixes')
+    for prefix in allowed_prefixes:
+        if clean.startswith(prefix.rstrip('/') + '/'):
+            return None
+    return 'is not under an allowed prefix (%s): %s' % (', '.join(allowed_prefixes), clean)
+
+
+def validate_image(image, obj, file_prefixes=None):
+    """Check the ``image`` option; returns it normalised (or ``None``).
+
+    ``file_prefixes``: the directories under which ``file://`` URLs (image
+    and checksum) are allowed (none: ``file://`` is refused).
+    """
     if image is None:
         return None
     url = image.get('url')
     _validate_url(obj, 'image.url', url)
+    problem = file_url_problem(url, file_prefixes)
+    if problem:
+        raise InvalidInput(obj, 'image.url %s %s' % (url, problem))
     fmt = image.get('format')
     checksum = image.get('checksum')
     checksum_type = image.get('checksum_type') or 'auto'
@@ -127,6 +184,9 @@ def validate_image(image, obj):
             raise InvalidInput(obj, 'image.checksum must not contain white space')
         if '://' in checksum:
             _validate_url(obj, 'image.checksum', checksum)
+            problem = file_url_problem(checksum, file_prefixes)
+            if problem:
+                raise InvalidInput(obj, 'image.checksum %s %s' % (checksum, problem))
         else:
             value = checksum.split(':', 1)[1] if ':' in checksum else checksum
             if not all(char in '0123456789abcdefABCDEF' for char in value):
@@ -249,6 +309,41 @@ def power_action(node, online):
         target = node['target_power_state']
         return None if target == power_word(online) else power_word(online)
     return None if node.get('power_state') == power_word(online) else power_word(online)
+
+REBOOT_ANNOTATION = 'host.metal3.io/reboot'
+REBOOT_TARGETS = {'hard': 'rebooting', 'soft': 'soft rebooting'}  # Ironic's power targets
+
+
+def reboot_request(annotations, obj):
+    """The Ironic power target that ``annotations`` ask for (``rebooting``,
+    ``soft rebooting``) or ``None``, the way host_claim reads them with backend
+    metal3: :data:`REBOOT_ANNOTATION` with an empty value, or JSON with
+    ``mode`` ``hard``/``soft`` (and a boolean ``force``, which Ironic has no
+    use for).  Any other key is refused: with backend ironic nothing else acts.
+    """
+    target = None
+    for key in sorted(annotations or {}):
+        value = annotations[key]
+        if key != REBOOT_ANNOTATION:
+            raise InvalidInput(obj, 'annotation %s does nothing with backend ironic: only %s (a reboot) is '
+                                    'supported; to keep a node powered off use online: false' % (key, REBOOT_ANNOTATION))
+        if value is None:
+            continue  # removing the annotation: nothing to do on Ironic
+        if not isinstance(value, str):
+            raise InvalidInput(obj, 'annotation %s must be a string (empty, or JSON with mode hard or soft)' % key)
+        mode = 'hard'
+        if value.strip():
+            try:
+                parsed = json.loads(value)
+            except ValueError:
+                parsed = None
+            if not isinstance(parsed, dict) or parsed.get('mode', 'hard') not in REBOOT_TARGETS or \
+                    not isinstance(parsed.get('force', False), bool) or set(parsed) - set(['mode', 'force']):
+                raise InvalidInput(obj, 'annotation %s must be empty or JSON like {"mode": "soft", "force": false} '
+                                        '(mode hard or soft), got %r' % (key, value))
+            mode = parsed.get('mode', 'hard')
+        target = REBOOT_TARGETS[mode]
+    return target
 
 # ------------------------------------------------------------------ results
 

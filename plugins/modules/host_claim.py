@@ -105,6 +105,17 @@ options:
         description: Disk format of the image.
         type: str
         choices: [raw, qcow2, vdi, vmdk, live-iso]
+  file_url_allowed_prefixes:
+    description:
+      - Directories on the Ironic conductor under which O(image.url) and a checksum URL may be C(file://) URLs
+        (O(backend=ironic)). A C(file://) URL names a file of the conductor (its configuration, its credentials), so
+        without this option (there is no default) a tenant claim with one is refused before anything changes. The
+        path is compared after C(..) and repeated slashes are resolved; C(%) escapes and other hosts are refused.
+      - Set it where the owner decides, for example in an AWX job template's locked variables. The boundary Ironic
+        itself enforces is C([conductor] file_url_allowed_paths) in C(ironic.conf), which should list the same
+        directories.
+    type: list
+    elements: str
   user_data_secret:
     description:
       - Name of a Secret in O(namespace) that holds cloud-init user-data (O(backend=metal3)).
@@ -147,6 +158,9 @@ options:
     type: dict
   wait_for:
     description:
+      - With O(backend=ironic) only V(host.metal3.io/reboot) is accepted (any other key is refused): each run that
+        gives it reboots the claimed node once through Ironic's C(rebooting) power target (C(soft rebooting) with
+        C(mode) V(soft)), after any deployment of the same run; RV(rebooted) says so. Nothing is stored on the node.
       - What O(wait=true) waits for. V(associated) waits until a host is bound, V(ready) until the host is
         provisioned (deployed) and its power matches O(online).
       - With O(backend=ironic), V(associated) returns once Ironic has allocated a node (a deployment started by the
@@ -203,6 +217,13 @@ EXAMPLES = r"""
 - name: Claim and deploy an Ironic node with my project's credentials
   baremetal.tenancy.host_claim:
     backend: ironic
+- name: Reboot my Ironic host once (Ironic's reboot power target)
+  baremetal.tenancy.host_claim:
+    backend: ironic
+    name: web-0
+    annotations:
+      host.metal3.io/reboot: ""
+
     cloud: tenant-a
     name: db-0
     resource_class: baremetal-large
@@ -304,6 +325,11 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.auth import WAIT
 from ansible_collections.baremetal.tenancy.plugins.module_utils import metal3_claims, ironic_claims
 
 
+rebooted:
+  description: Whether the run rebooted the node (O(backend=ironic), V(host.metal3.io/reboot) in O(annotations); in check
+    mode, whether it would).
+  returned: with O(backend=ironic) and O(state=present)
+  type: bool
 class HostClaimModule(TenancyModule):
     object_kind = "host claim"
     argument_spec = dict(
@@ -331,6 +357,7 @@ class HostClaimModule(TenancyModule):
         network_data=dict(type="dict"),
         meta_data=dict(type="dict"),
         node_reuse=dict(type="str"),
+        file_url_allowed_prefixes=dict(type="list", elements="str"),
         annotations=dict(type="dict"),
         wait_for=dict(type="str", choices=["associated", "ready"], default="ready"),
         **WAIT_SPEC

@@ -34,13 +34,16 @@ Rules decided here (the plugin documents them):
 * ``ansible_host``: for each address type in order (``*`` is any type), for
   each family in order (``ipv4``, ``ipv6``, ``hostname``), the first address
   of the claim of that type and family.
-* Ironic addresses: ``baremetal_tenancy_addresses`` in the node's
-  ``instance_info`` (what ``host_claim`` records from the network-data it
-  deploys), then ``addresses`` in the allocation's ``extra`` (the tenant's
-  own record), then ``addresses`` in the node's ``extra`` (the owner's),
-  concatenated without duplicates.  Each is a list of ``{type, address}`` (or
-  of plain strings, taken as ``InternalIP``); the types ``InternalIP6`` and
-  ``ExternalIP6`` are read as ``InternalIP`` and ``ExternalIP``.
+* Ironic addresses come only from a field the tenant cannot write:
+  ``addresses`` in the node's ``extra``, the owner's record (the
+  ``ironic_tenancy`` policy keeps ``baremetal:node:update_extra`` to the
+  owner).  The node's ``instance_info`` (a lessee writes it to deploy,
+  ``baremetal_tenancy_addresses`` included) and the allocation's ``extra``
+  (its owner is the tenant) are never read for an address, so no tenant -
+  the current one or an earlier one - chooses ``ansible_host``.  The record
+  is a list of ``{type, address}`` (or of plain strings, taken as
+  ``InternalIP``); the types ``InternalIP6`` and ``ExternalIP6`` are read as
+  ``InternalIP`` and ``ExternalIP``.
 * An Ironic host is ready when its node is ``active`` with no provision
   state change under way and not in maintenance, as a metal3 host is ready
   once provisioned: a claimed but undeployed node cannot run a playbook.
@@ -300,11 +303,14 @@ def _ironic_conditions(allocation, node):
 
 
 def ironic_addresses(allocation, node):
-    """Addresses recorded for an Ironic claim (see the module docstring for where)."""
-    allocation, node = _dict(allocation), _dict(node)
+    """Addresses of an Ironic claim: the owner's record in the node's ``extra`` only.
+
+    ``allocation`` (tenant-written ``extra``) and the node's ``instance_info``
+    (lessee-written) are deliberately not read: see the module docstring.
+    """
+    node = _dict(node)
     result = []
-    for value in (_dict(node.get('instance_info')).get(IRONIC_ADDRESSES_KEY), _dict(allocation.get('extra')).get(ADDRESSES_KEY),
-                  _dict(node.get('extra')).get(ADDRESSES_KEY)):
+    for value in (_dict(node.get('extra')).get(ADDRESSES_KEY),):
         for entry in normalise_addresses(value):
             entry['type'] = TYPE_ALIASES.get(entry['type'], entry['type'])
             if entry not in result:

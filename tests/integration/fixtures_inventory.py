@@ -497,8 +497,12 @@ def inventory_ironic(openstack_env, enroll_node, tmp_path_factory):
         allocation = _wait_allocation(conn, allocation.id)
         assert allocation.node_id == node.id
         if address and address[0] == "allocation":
-            conn.baremetal.update_allocation(allocation.id, extra={"addresses": [
+            # The owner records the addresses (node extra); the tenant's own record (allocation extra) would win
+            # as an ExternalIP if the inventory read it: it must not (tenants never choose ansible_host).
+            admin.baremetal.update_node(node.id, extra={"addresses": [
                 {"type": "ExternalIP", "address": "2001:db8::11"}, {"type": "InternalIP", "address": address[1]}]})
+            conn.baremetal.update_allocation(allocation.id, extra={"addresses": [
+                {"type": "ExternalIP", "address": "203.0.113.9"}]})
         if deploy:
             _deploy(admin, node.id)
         claims[tenant].append(IronicClaim(allocation_name, node_name, node.id, deploy,

@@ -82,6 +82,7 @@ def test_each_project_sees_exactly_its_claimed_nodes(inventory_ironic, tmp_path)
         else:
             assert "ansible_host" not in hostvars["inv-web-b"]
         assert scan(text, env.bmc_values) == []
+        assert "203.0.113.9" not in text  # the tenant's own address record (allocation extra) is never read
         for word in ("bmc_hint", "driver_info", "redfish_password", "Redacted"):
             assert word not in text
     assert seen["tenant-a"].isdisjoint(seen["tenant-b"])

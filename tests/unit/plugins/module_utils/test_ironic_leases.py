@@ -19,7 +19,7 @@ import datetime
 import pytest
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils import leases as L
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import Conflict, InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import Conflict, InvalidInput, NotFound
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic_leases import LeaseRun
 
 UTC = datetime.timezone.utc
@@ -32,10 +32,39 @@ def iso(hours):
     return L.format_time(NOW + datetime.timedelta(hours=hours))
 
 
+class FakeProject(object):
+    def __init__(self, ident):
+        self.id = ident
+
+
+class FakeKeystone(object):
+    """Keystone as a system administrator sees it: every 32-hex ID of these tests exists."""
+
+    current_project_id = None
+
+    def __init__(self, known=None):
+        self.identity = self
+        self.known = known
+
+    def find_project(self, name, ignore_missing=True):
+        if self.known is not None:
+            return FakeProject(self.known[name]) if name in self.known else None
+        return FakeProject(name) if len(name) == 32 else None
+
+
 class FakeIronic(object):
     def __init__(self, nodes):
         self.nodes = dict((n['uuid'], n) for n in nodes)
         self.writes = []
+        self.conn = FakeKeystone()
+
+    def clear_instance_name(self, ident, label=None):
+        node = self._find(ident)
+        if node.get('instance_name'):
+            self.writes.append(('patch', node['name'], [{'op': 'remove', 'path': '/instance_name'}]))
+            node['instance_name'] = None
+            return True
+        return False
 
     def _find(self, ident):
         for node in self.nodes.values():
@@ -86,7 +115,8 @@ class FakeIronic(object):
 class FakeModule(object):
     def __init__(self, check_mode=False, **params):
         base = dict(state='present', project=None, nodes=None, resource_class=None, traits=None, count=None,
-                    start=None, end=None, lease_id=None, bmc_password=None, wait=False, wait_timeout=600)
+                    start=None, end=None, lease_id=None, bmc_password=None, wait=False, wait_timeout=600,
+                    verify_projects=True)
         base.update(params)
         self.params = base
         self.check_mode = check_mode
@@ -292,3 +322,31 @@ def test_bad_input(params, words):
         run(ironic, **params)
     assert words in info.value.message
     assert ironic.writes == []
+
+
+def test_unknown_project_leases_nothing_and_is_named():
+    ironic = FakeIronic([node('n1')])
+    ironic.conn = FakeKeystone(known={'tenant-a': A})
+    with pytest.raises(NotFound) as info:
+        run(ironic, project=B, nodes=['n1'])
+    assert info.value.message == 'project %s: does not exist in Keystone' % B
+    assert ironic.writes == []
+    mod = run(ironic, project='tenant-a', nodes=['n1'])
+    assert mod.result['project_check'] == 'verified' and ironic.nodes['n1-uuid']['lessee'] == A
+
+
+def test_unverified_project_is_said_in_the_result():
+    ironic = FakeIronic([node('n1')])
+    ironic.conn = FakeKeystone(known={})
+    mod = run(ironic, project=B, nodes=['n1'], verify_projects=False)
+    assert mod.result['project_check'] == 'skipped' and mod.result['changed'] is True
+    assert any('verify_projects=false' in warning for warning in mod.warnings)
+    # a lease of a project deleted since can still be ended
+    ended = run(ironic, state='absent', project=B, nodes=['n1'])
+    assert ended.result['project_check'] == 'unknown' and ended.result['changed'] is True
+
+
+def test_ending_access_clears_instance_name():
+    ironic = FakeIronic([node('n1', lessee=A, instance_name='planted', instance_info={'planted': 'x'})])
+    run(ironic, state='absent', project=A, nodes=['n1'])
+    assert ironic.nodes['n1-uuid']['instance_name'] is None and ironic.nodes['n1-uuid']['instance_info'] == {}

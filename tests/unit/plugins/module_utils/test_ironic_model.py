@@ -72,7 +72,8 @@ def test_images():
     url_sum = M.validate_image({'url': 'https://x/os.img', 'checksum': 'https://x/SHA256SUMS',
                                 'checksum_type': 'sha256'}, 'c')
     assert url_sum['checksum'] == 'https://x/SHA256SUMS'
-    assert M.validate_image({'url': 'file:///var/lib/os.img', 'checksum': SHA256}, 'c')['checksum_type'] == 'auto'
+    assert M.validate_image({'url': 'file:///var/lib/os.img', 'checksum': SHA256}, 'c',
+                            ['/var/lib'])['checksum_type'] == 'auto'
 
 
 @pytest.mark.parametrize('image, words', [
@@ -268,3 +269,66 @@ def test_ready_only_when_deployed_and_powered(state, target, power, online, want
             assert state == 'active' and target is None
         if online is not None:
             assert power == ('power on' if online else 'power off')
+
+
+# ------------------------------------------------------------------ file:// images (issue 12)
+
+def test_file_urls_are_refused_without_an_allowed_prefix():
+    with pytest.raises(InvalidInput) as info:
+        M.validate_image({'url': 'file:///etc/ironic/ironic.conf', 'format': 'live-iso'}, 'claim c')
+    assert info.value.message.startswith('claim c: image.url file:///etc/ironic/ironic.conf names a file on the '
+                                         'Ironic conductor')
+    assert 'file_url_allowed_prefixes' in info.value.message
+    with pytest.raises(InvalidInput) as info:
+        M.validate_image({'url': 'http://x.example/os.img', 'checksum': 'file:///etc/shadow'}, 'claim c')
+    assert info.value.message.startswith('claim c: image.checksum file:///etc/shadow')
+    assert M.validate_image({'url': 'http://x.example/live.iso', 'format': 'live-iso'}, 'claim c')['url']
+
+
+@pytest.mark.parametrize('url, problem', [
+    ('file:///var/lib/ironic/images/live.iso', None),
+    ('FILE:///var/lib/ironic/images/a/b.iso', None),
+    ('file://localhost/var/lib/ironic/images/x', None),
+    ('file:///var/lib/ironic/images/../../../../etc/passwd', 'is not under an allowed prefix'),
+    ('file:///var/lib/ironic/images', 'is not under an allowed prefix'),
+    ('file:///var/lib/ironic/imagesX/x', 'is not under an allowed prefix'),
+    ('file:////etc/passwd', 'is not under an allowed prefix'),
+    ('file:///var/lib/ironic/images/%2e%2e/x', 'no %-escapes'),
+    ('file://conductor-2/var/lib/ironic/images/x', 'names host'),
+    ('http://example.com/file:///etc/passwd', None),
+])
+def test_file_url_problem_resolves_the_path_before_comparing(url, problem):
+    found = M.file_url_problem(url, M.validate_file_prefixes(['/var/lib/ironic/images/'], 'claim c'))
+    assert (found is None) if problem is None else (problem in found), found
+
+
+@pytest.mark.parametrize('prefix', ['relative/dir', '/', '/var/../etc', '/var/lib/%2e', ''])
+def test_bad_allowed_prefixes_are_refused(prefix):
+    with pytest.raises(InvalidInput) as info:
+        M.validate_file_prefixes([prefix], 'claim c')
+    assert 'file_url_allowed_prefixes entry' in info.value.cause
+
+
+# ------------------------------------------------------------------ reboot (issue 12)
+
+def test_reboot_request_reads_the_metal3_annotation():
+    assert M.reboot_request(None, 'claim c') is None
+    assert M.reboot_request({}, 'claim c') is None
+    assert M.reboot_request({'host.metal3.io/reboot': ''}, 'claim c') == 'rebooting'
+    assert M.reboot_request({'host.metal3.io/reboot': '{"mode": "hard"}'}, 'claim c') == 'rebooting'
+    assert M.reboot_request({'host.metal3.io/reboot': '{"mode": "soft", "force": true}'}, 'claim c') == 'soft rebooting'
+    assert M.reboot_request({'host.metal3.io/reboot': None}, 'claim c') is None
+
+
+@pytest.mark.parametrize('annotations, words', [
+    ({'host.metal3.io/reboot.mine': ''}, 'annotation host.metal3.io/reboot.mine does nothing with backend ironic'),
+    ({'example.com/note': 'x'}, 'annotation example.com/note does nothing'),
+    ({'host.metal3.io/reboot': '{"mode": "sideways"}'}, 'must be empty or JSON'),
+    ({'host.metal3.io/reboot': 'now'}, 'must be empty or JSON'),
+    ({'host.metal3.io/reboot': '{"mode": "soft", "force": "yes"}'}, 'must be empty or JSON'),
+    ({'host.metal3.io/reboot': 5}, 'must be a string'),
+])
+def test_reboot_request_refuses_what_ironic_cannot_do(annotations, words):
+    with pytest.raises(InvalidInput) as info:
+        M.reboot_request(annotations, 'claim c')
+    assert info.value.obj == 'claim c' and words in info.value.cause

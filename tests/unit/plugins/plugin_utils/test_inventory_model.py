@@ -254,10 +254,8 @@ def test_ironic_record_joins_allocation_node_and_ports():
     assert record['traits'] == ['CUSTOM_A', 'CUSTOM_B'] and record['resource_class'] == 'large'
     assert [c['type'] for c in record['conditions']] == ['Allocated', 'Ready']
     assert record['image'] == {'url': 'http://images.example.com/os.qcow2', 'checksum': 'c' * 32, 'format': 'qcow2'}
-    # instance_info (host_claim's record) first, then allocation extra, then node extra; InternalIP6 read as InternalIP
-    assert record['addresses'] == [{'type': 'InternalIP', 'address': '2001:db8::5'},
-                                   {'type': 'ExternalIP', 'address': '203.0.113.7'},
-                                   {'type': 'InternalIP', 'address': '198.51.100.7'}]
+    # only the owner's record (node extra): instance_info and allocation extra are tenant-written
+    assert record['addresses'] == [{'type': 'InternalIP', 'address': '198.51.100.7'}]
     assert record['nics'] == [{'name': 'p1', 'MAC': '52:54:00:00:00:0a'}, {'name': 'p2', 'MAC': '52:54:00:00:00:0b'}]
     assert record['boot_mac_address'] == '52:54:00:00:00:0a'
     assert record['labels'] == {} and record['online'] is None
@@ -289,6 +287,16 @@ def test_ironic_ready(changes, ready, reason):
     record = m.ironic_records([ALLOCATION], [node])[0]
     assert record['ready'] is ready
     assert m.condition_status(record['conditions'], 'Ready') == ('True' if ready else 'False')
+
+def test_ironic_addresses_come_from_the_owner_record_only():
+    planted = [{'type': 'ExternalIP', 'address': '203.0.113.66'}]
+    node = dict(NODE, instance_info={'baremetal_tenancy_addresses': planted},
+                extra={'addresses': [{'type': 'InternalIP6', 'address': '2001:db8::5'}, '198.51.100.7', '198.51.100.7']})
+    allocation = dict(ALLOCATION, extra={'addresses': planted})
+    assert m.ironic_addresses(allocation, node) == [{'type': 'InternalIP', 'address': '2001:db8::5'},
+                                                    {'type': 'InternalIP', 'address': '198.51.100.7'}]
+    assert m.ironic_addresses(allocation, dict(node, extra={})) == []
+
 
 
 def test_ironic_records_skip_unbound_and_invisible():
