@@ -13,8 +13,11 @@ short_description: The hosts a tenant has claimed, as an inventory
 version_added: 0.1.0
 description:
   - Builds an inventory of the hosts a tenant has claimed, read with the tenant's own credentials.
-  - With O(backend=metal3), the C(HostClaims) of O(namespaces) that are bound to a host (condition C(AssociateBMH) true);
-    with O(backend=ironic), the allocations of the caller's project that hold a node.
+  - With O(backend=metal3), the C(HostClaims) of O(namespaces) that are bound to a host, that is the binder recorded the host
+    (condition C(AssociateBMH) true, C(bound to host <name>)) and the binding label C(hostclaim.metal3.io/host) agrees,
+    the rule M(baremetal.tenancy.host_claim_info) uses; a claim whose label disagrees with the record (a tenant can edit
+    labels) is left out until the binder sets the label back.
+    With O(backend=ironic), the allocations of the caller's project that hold a node.
   - Uses a YAML configuration file whose name is C(claimed_hosts.yml) or C(claimed_hosts.yaml), or ends with
     C(.claimed_hosts.yml) or C(.claimed_hosts.yaml) (the names AWX writes for an inventory source).
   - Every credential can come from environment variables, so the file needs no secret (AWX injects credentials that way).

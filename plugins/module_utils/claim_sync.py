@@ -24,7 +24,8 @@ reserved ``host.metal3.io`` annotations, mapped as follows:
   ``passed_annotations``).  Nothing else crosses downward.
 
 Upward (BMH -> claim): ``status`` (addresses, bootMACAddress, nics,
-conditions; never ``errorMessage``, which can quote the BMC) and metadata:
+conditions; never ``errorMessage``, which can quote the BMC, nor an address
+or NIC entry that repeats the host's BMC data) and metadata:
 
 * labels are imported unless their domain is reserved (``metal3.io``,
   ``x-k8s.io``, ``kubernetes.io``, ``k8s.io``, ``openshift.io`` and their
@@ -36,12 +37,19 @@ conditions; never ``errorMessage``, which can quote the BMC) and metadata:
 * any key or value that looks sensitive (``bmc``, ``credential``,
   ``password``, ``secret``, ``token``, ``ipmi``, ``redfish``, ``idrac``,
   ``ilo<n>``, a URL whose scheme is not http/https or that has user info) is
-  never imported, whatever its domain.
+  never imported, whatever its domain;
+* any key or value that repeats the host's BMC data (its address, the
+  address's host part, the credentials Secret name, and the user name and
+  password the binder reads from that Secret) is never imported: see
+  ``bmc_match`` for the rule, and ``import_metadata``'s ``withheld`` for what
+  the binder reports to the owner (key and reason, never the value).
 
 Imported keys are tracked on the claim in ``hostclaim.metal3.io/imported-labels``
 and ``hostclaim.metal3.io/imported-annotations`` (JSON lists) and removed when
 they vanish from the BMH.  The binding label ``hostclaim.metal3.io/host`` is
-only an indication: ``consumerRef`` on the BMH is the authority.
+only an indication: ``consumerRef`` on the BMH is the authority, and readers
+take the bound host from ``bound_host`` (what the binder recorded in the
+status, which tenants cannot write), never from the label alone.
 
 Patches are JSON merge patches (plain dicts, ``None`` deletes).
 """
@@ -94,7 +102,12 @@ IMAGE_FIELDS = ('url', 'checksum', 'checksumType', 'format')
 URL_SCHEMES = ('http', 'https')
 DATA_FIELDS = ('userData', 'networkData', 'metaData')
 SPEC_FIELDS = ('online', 'kind', 'hostSelector', 'image', 'nodeReuse', 'credentials') + DATA_FIELDS
-CLAIM_KINDS = ('baremetal',)
+#: the proposal's kinds; both mean a BareMetalHost
+CLAIM_KINDS = ('baremetal', 'baremetalhost')
+#: AssociateBMH message prefix of a bound claim: the binder's record of the host (see ``bound_host``)
+BOUND_PREFIX = 'bound to host '
+#: a BMC value shorter than this is matched only as a whole value or word (see ``bmc_match``)
+MIN_CONTAINED_BMC_VALUE = 4
 
 DENIED_LABEL_DOMAINS = ('metal3.io', 'x-k8s.io', 'kubernetes.io', 'k8s.io', 'openshift.io')
 ALLOWED_LABEL_DOMAINS = ('topology.kubernetes.io',)
@@ -379,7 +392,11 @@ def secret_copy(source, claim, host, field, copy_name):
 
     ``source`` is the tenant's Secret (as the API returns it).  The copy is
     labelled with the claim's uid and namespace (so the binder finds and
-    deletes it on release) and owned by the BMH (deleted with it).
+    deletes it on release) and owned by the BMH (deleted with it).  It is
+    always ``Opaque``: the type of the tenant's Secret is not trusted (a type
+    such as ``kubernetes.io/service-account-token`` or
+    ``bootstrap.kubernetes.io/token`` means something to the cluster, and the
+    copy lives in the owner's namespace).
     """
     namespace, name, uid = claim_identity(claim)
     host_meta = (host or {}).get('metadata') or {}
@@ -397,7 +414,7 @@ def secret_copy(source, claim, host, field, copy_name):
         metadata['ownerReferences'] = [{'apiVersion': API_VERSION, 'kind': 'BareMetalHost', 'name': host_meta.get('name'),
                                         'uid': host_meta['uid']}]
     return {'apiVersion': 'v1', 'kind': 'Secret', 'metadata': metadata,
-            'type': (source or {}).get('type') or 'Opaque', 'data': dict((source or {}).get('data') or {})}
+            'type': 'Opaque', 'data': dict((source or {}).get('data') or {})}
 
 
 def secret_copy_patch(current, wanted):
@@ -632,8 +649,30 @@ def _finish_status(status, existing_status, now):
     return status
 
 
-def upward_status(host, existing_status, now, claim=None):
+def hardware_withheld(host, bmc_values):
+    """``[{kind: status, key, reason}]``: the hardware addresses and NICs ``upward_status`` leaves out for ``bmc_values``."""
+    withheld = []
+    for key, entries in (('addresses', _addresses(host)), ('nics', _nics(host))):
+        reasons = [_entry_match(entry, bmc_values) for entry in entries]
+        for what in sorted(set(reason for reason in reasons if reason)):
+            withheld.append({'kind': 'status', 'key': key, 'reason': 'an entry repeats the %s' % what})
+    return withheld
+
+
+def _entry_match(entry, bmc_values):
+    for value in entry.values():
+        what = bmc_match(value, bmc_values)
+        if what:
+            return what
+    return None
+
+
+def upward_status(host, existing_status, now, claim=None, bmc_values=()):
     """The claim status for its bound BMH (``host``), or an unbound status when ``host`` is ``None``.
+
+    An address or NIC entry that repeats one of ``bmc_values`` (``bmc_needles``:
+    a BMC reachable on a host NIC, a host name carrying the BMC user) is left
+    out (``hardware_withheld`` says which).
 
     ``now`` is an RFC 3339 string.  ``lastUpdated`` and each
     ``lastTransitionTime`` only move when something changed.  Desired power is
@@ -649,10 +688,10 @@ def upward_status(host, existing_status, now, claim=None):
     name = get_path(host, 'metadata', 'name')
     ready = _ready(host, _desired_online(host, claim))
     status = {
-        'addresses': _addresses(host),
-        'nics': _nics(host),
+        'addresses': [entry for entry in _addresses(host) if not _entry_match(entry, bmc_values)],
+        'nics': [entry for entry in _nics(host) if not _entry_match(entry, bmc_values)],
         'conditions': [
-            _condition('AssociateBMH', 'True', 'Associated', 'bound to host %s' % name, existing, now),
+            _condition('AssociateBMH', 'True', 'Associated', BOUND_PREFIX + str(name), existing, now),
             _condition('Ready', ready[0], ready[1], ready[2], existing, now),
         ],
     }
@@ -774,44 +813,122 @@ def _bmc_host_part(address):
     return authority.split(':', 1)[0] if authority.count(':') == 1 else authority
 
 
-def bmc_values_of(host):
-    """The BMC address, its host part and the credentials Secret name of a BMH dict (for ``import_metadata``)."""
+def bmc_needles(host, username=None, password=None):
+    """``[(what, value)]``: the BMC data of a BMH dict that nothing imported may repeat.
+
+    ``what`` names the kind of value for reports (``BMC address``, ``BMC address host part``, ``BMC credentials
+    Secret name``, ``BMC user name``, ``BMC password``); ``username`` and ``password`` come from the credentials
+    Secret when the caller could read it.  Empty values are left out.
+    """
     bmc = get_path(host, 'spec', 'bmc') or {}
-    values = []
+    needles = []
     address = bmc.get('address')
     if isinstance(address, str) and address:
-        values.extend([address, _bmc_host_part(address)])
-    if isinstance(bmc.get('credentialsName'), str):
-        values.append(bmc['credentialsName'])
-    return [value for value in values if value]
+        needles.extend([('BMC address', address), ('BMC address host part', _bmc_host_part(address))])
+    needles.append(('BMC credentials Secret name', bmc.get('credentialsName')))
+    needles.extend([('BMC user name', username), ('BMC password', password)])
+    return [(what, value) for what, value in needles if isinstance(value, str) and value]
+
+
+def bmc_values_of(host, username=None, password=None):
+    """The values of ``bmc_needles`` (for ``import_metadata`` and ``find_bmc_data``)."""
+    return [value for dummy, value in bmc_needles(host, username, password)]
+
+
+def _words(lower):
+    return ''.join(char if char.isalnum() else ' ' for char in lower).split()
+
+
+def bmc_match(text, bmc_values):
+    """What ``text`` repeats of ``bmc_values`` (``[(what, value)]`` or plain strings), or ``None``.
+
+    Case-insensitive.  A value of at least ``MIN_CONTAINED_BMC_VALUE`` characters
+    matches wherever it occurs in ``text``; a shorter one (a weak password, a
+    one-letter user name) only when it is the whole of ``text`` or one of its
+    words (runs of letters and digits), so that a one-character password does
+    not withhold every value containing that character.  Empty values never
+    match.
+    """
+    if not isinstance(text, str) or not text:
+        return None
+    lower = text.lower()
+    words = None
+    for needle in bmc_values or ():
+        what, value = needle if isinstance(needle, tuple) else ('BMC data', needle)
+        if not isinstance(value, str) or not value:
+            continue
+        value = value.lower()
+        if len(value) >= MIN_CONTAINED_BMC_VALUE:
+            if value in lower:
+                return what
+            continue
+        if words is None:
+            words = set(_words(lower))
+        if lower == value or value in words:
+            return what
+    return None
 
 
 def _mentions(text, bmc_values):
-    lower = text.lower()
-    return any(value.lower() in lower for value in bmc_values or ())
+    return bmc_match(text, bmc_values) is not None
+
+
+#: ``import_verdict`` result for an item that is not imported by policy (domain, format): not reported
+NOT_IMPORTED = ''
+
+
+def _content_verdict(key, value, bmc_values, blocked):
+    """``None`` if the key and value may cross, else the reason to report (withheld)."""
+    if blocked:
+        return blocked
+    for part, text in (('key', key), ('value', value)):
+        what = bmc_match(text, bmc_values)
+        if what:
+            return 'the %s repeats the %s' % (part, what)
+    if looks_sensitive(key) or looks_sensitive(value):
+        return 'the key or value looks like BMC or credential data'
+    return None
+
+
+def label_verdict(key, value='', bmc_values=(), blocked=None):
+    """``None`` if a BMH label may be copied to the claim; ``NOT_IMPORTED`` (policy) or the reason it is withheld.
+
+    ``blocked`` (a reason) withholds every label that policy would import (the
+    binder could not read the BMC credentials: fail closed).
+    """
+    if not isinstance(key, str) or label_key_problem(key) or label_value_problem(value):
+        return NOT_IMPORTED
+    domain = _key_domain(key)
+    if _in_domains(domain, DENIED_LABEL_DOMAINS) and not _in_domains(domain, ALLOWED_LABEL_DOMAINS):
+        return NOT_IMPORTED
+    return _content_verdict(key, value, bmc_values, blocked)
+
+
+def annotation_verdict(key, value='', domains=EXPORT_ANNOTATION_DOMAINS, bmc_values=(), blocked=None):
+    """As ``label_verdict`` for a BMH annotation (allow-listed domains only)."""
+    if not isinstance(key, str) or label_key_problem(key) or _key_domain(key) not in domains:
+        return NOT_IMPORTED
+    if not isinstance(value, str) or len(value) > MAX_IMPORTED_VALUE:
+        return NOT_IMPORTED
+    return _content_verdict(key, value, bmc_values, blocked)
 
 
 def label_importable(key, value='', bmc_values=()):
     """True if a BMH label may be copied to the claim."""
-    if not isinstance(key, str) or label_key_problem(key) or label_value_problem(value):
-        return False
-    domain = _key_domain(key)
-    if _in_domains(domain, DENIED_LABEL_DOMAINS) and not _in_domains(domain, ALLOWED_LABEL_DOMAINS):
-        return False
-    if _mentions(key, bmc_values) or _mentions(value, bmc_values):
-        return False
-    return not looks_sensitive(key) and not looks_sensitive(value)
+    return label_verdict(key, value, bmc_values) is None
 
 
 def annotation_importable(key, value='', domains=EXPORT_ANNOTATION_DOMAINS, bmc_values=()):
     """True if a BMH annotation may be copied to the claim (allow-listed domains only)."""
-    if not isinstance(key, str) or label_key_problem(key) or _key_domain(key) not in domains:
-        return False
-    if not isinstance(value, str) or len(value) > MAX_IMPORTED_VALUE:
-        return False
-    if _mentions(key, bmc_values) or _mentions(value, bmc_values):
-        return False
-    return not looks_sensitive(key) and not looks_sensitive(value)
+    return annotation_verdict(key, value, domains, bmc_values) is None
+
+
+def has_import_candidates(host_meta, annotation_domains=EXPORT_ANNOTATION_DOMAINS):
+    """True if any label or annotation of the BMH metadata passes the policy rules (so its content must be checked)."""
+    host_meta = host_meta or {}
+    return (any(label_verdict(k, v) != NOT_IMPORTED for k, v in (host_meta.get('labels') or {}).items())
+            or any(annotation_verdict(k, v, annotation_domains) != NOT_IMPORTED
+                   for k, v in (host_meta.get('annotations') or {}).items()))
 
 
 def _protected(key):
@@ -819,17 +936,29 @@ def _protected(key):
     return _key_domain(key) in (BINDING_DOMAIN, RESERVED_DOMAIN)
 
 
-def _import_one(current, source, tracked, importable):
-    wanted = dict((k, v) for k, v in sorted(source.items()) if importable(k, v))
+def _import_one(current, source, tracked, verdict):
+    wanted, withheld = {}, []
+    for key, value in sorted(source.items(), key=lambda item: str(item[0])):
+        reason = verdict(key, value)
+        if reason is None:
+            wanted[key] = value
+        elif reason:
+            withheld.append((key, reason))
     to_set = dict((k, v) for k, v in wanted.items() if current.get(k) != v)
     stale = [k for k in tracked if k not in wanted and k in current and not _protected(k)]
-    return wanted, to_set, sorted(set(stale))
+    return wanted, to_set, sorted(set(stale)), withheld
 
 
-def _section(current, source, tracking_key, tracking_holder, importable):
+def _section(current, source, tracking_key, tracking_holder, verdict):
     tracked = tracked_keys(tracking_holder, tracking_key)
-    wanted, to_set, stale = _import_one(current, source, tracked, importable)
-    return {'set': to_set, 'remove': stale, 'keys': sorted(wanted)}
+    wanted, to_set, stale, withheld = _import_one(current, source, tracked, verdict)
+    return {'set': to_set, 'remove': stale, 'keys': sorted(wanted), 'withheld': withheld}
+
+
+def _withheld_items(kind, withheld, bmc_values):
+    """Report entries: the key, unless the key itself repeats BMC data (then ``None``), and the reason."""
+    return [{'kind': kind, 'key': None if _mentions(key, bmc_values) else key, 'reason': reason}
+            for key, reason in withheld]
 
 
 def _tracking_patch(annotations, key, keys):
@@ -845,24 +974,30 @@ def _section_patch(section):
     return patch
 
 
-def import_metadata(claim_meta, host_meta, annotation_domains=EXPORT_ANNOTATION_DOMAINS, bmc_values=()):
+def import_metadata(claim_meta, host_meta, annotation_domains=EXPORT_ANNOTATION_DOMAINS, bmc_values=(), blocked=None):
     """Labels and annotations to import from the BMH metadata onto the claim.
 
     ``host_meta`` ``None`` (unbound) removes every tracked import.  Nothing
-    containing one of ``bmc_values`` (pass ``bmc_values_of(host)``) is
-    imported, on top of the deny rules of this module.  Returns
-    ``{'labels': {'set', 'remove'}, 'annotations': {'set', 'remove'}, 'patch'}``
-    where ``annotations`` includes the two tracking annotations and ``patch``
-    is the claim merge patch (``{}`` when nothing changes).
+    repeating one of ``bmc_values`` (pass ``bmc_needles(host, user, password)``,
+    or plain strings; see ``bmc_match``) is imported, on top of the deny rules
+    of this module; ``blocked`` (a reason) withholds everything policy would
+    import (fail closed when the BMC credentials could not be read).  Returns
+    ``{'labels': {'set', 'remove'}, 'annotations': {'set', 'remove'}, 'patch', 'withheld'}``
+    where ``annotations`` includes the two tracking annotations, ``patch``
+    is the claim merge patch (``{}`` when nothing changes) and ``withheld``
+    lists ``{kind, key, reason}`` for each label (``kind: label``) or
+    annotation the content rules kept back (never the value; ``key`` is
+    ``None`` when the key itself repeats BMC data): for the owner, never the tenant.
     """
     claim_meta, host_meta = claim_meta or {}, host_meta or {}
     claim_labels = claim_meta.get('labels') or {}
     claim_annotations = claim_meta.get('annotations') or {}
-    bmc_values = [value for value in bmc_values or () if isinstance(value, str) and value]
+    bmc_values = [value for value in bmc_values or ()
+                  if (isinstance(value, str) and value) or (isinstance(value, tuple) and value[1])]
     labels = _section(claim_labels, host_meta.get('labels') or {}, IMPORTED_LABELS, claim_annotations,
-                      lambda k, v: label_importable(k, v, bmc_values))
+                      lambda k, v: label_verdict(k, v, bmc_values, blocked))
     annotations = _section(claim_annotations, host_meta.get('annotations') or {}, IMPORTED_ANNOTATIONS,
-                           claim_annotations, lambda k, v: annotation_importable(k, v, annotation_domains, bmc_values))
+                           claim_annotations, lambda k, v: annotation_verdict(k, v, annotation_domains, bmc_values, blocked))
     label_patch = _section_patch(labels)
     annotation_patch = _section_patch(annotations)
     annotation_patch.update(_tracking_patch(claim_annotations, IMPORTED_LABELS, labels['keys']))
@@ -877,6 +1012,8 @@ def import_metadata(claim_meta, host_meta, annotation_domains=EXPORT_ANNOTATION_
         'annotations': {'set': dict((k, v) for k, v in annotation_patch.items() if v is not None),
                         'remove': sorted(k for k, v in annotation_patch.items() if v is None)},
         'patch': {'metadata': metadata} if metadata else {},
+        'withheld': (_withheld_items('label', labels['withheld'], bmc_values)
+                     + _withheld_items('annotation', annotations['withheld'], bmc_values)),
     }
 
 
@@ -887,6 +1024,38 @@ def binding_label_value(host_name):
     if not label_value_problem(host_name) and host_name:
         return host_name
     return 'sha256-' + _short_hash(str(host_name), 56)
+
+
+def recorded_host(claim):
+    """The host the binder recorded on the claim's status (``AssociateBMH`` True, ``bound to host <name>``), or ``None``.
+
+    Tenants cannot write the status subresource: this is the binder's record,
+    written from the BMH ``consumerRef``.
+    """
+    conditions = get_path(claim, 'status', 'conditions')
+    for condition in conditions if isinstance(conditions, list) else []:
+        if isinstance(condition, dict) and condition.get('type') == 'AssociateBMH':
+            message = condition.get('message')
+            if condition.get('status') != 'True' or not isinstance(message, str) or not message.startswith(BOUND_PREFIX):
+                return None
+            return message[len(BOUND_PREFIX):] or None
+    return None
+
+
+def bound_host(claim):
+    """The host a claim is bound to, for every reader (``host_claim_info``, ``host_release``, the inventory), or ``None``.
+
+    The binder's record decides (``recorded_host``); the binding label, which
+    a tenant can edit, never does: a label that disagrees with the record
+    (forged, or removed) means no host until the binder's next pass sets it
+    back (fail closed).
+    """
+    name = recorded_host(claim)
+    if name is None:
+        return None
+    labels = get_path(claim, 'metadata', 'labels')
+    label = labels.get(BINDING_LABEL) if isinstance(labels, dict) else None
+    return name if label == binding_label_value(name) else None
 
 
 def binding_label_fix(claim, bound_host_name):

@@ -44,6 +44,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import base64
+import binascii
 import datetime
 import hashlib
 import json
@@ -83,12 +85,14 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.claim_sync impor
     apply_merge_patch,
     binding_label_fix,
     binding_label_value,
-    bmc_values_of,
+    bmc_needles,
     claim_identity,
     claim_ref_matches,
     downward_patch,
     finalizer_patch,
     get_path,
+    hardware_withheld,
+    has_import_candidates,
     import_metadata,
     merge_patches,
     one_shot_cleanup_patch,
@@ -424,6 +428,7 @@ class _Outcome(object):
         self.error = None
         self.retry = False
         self.bmc_accounts_removed = []
+        self.withheld = []
 
     def as_dict(self):
         result = dict(namespace=self.namespace, name=self.name, action=self.action, host=self.host,
@@ -433,6 +438,8 @@ class _Outcome(object):
             result['error'] = self.error
         if self.bmc_accounts_removed:
             result['bmc_accounts_removed'] = list(self.bmc_accounts_removed)
+        if self.withheld:
+            result['withheld'] = [dict(item) for item in self.withheld]
         return result
 
 
@@ -447,6 +454,17 @@ def _ref_claim(ref):
 
 def _host_name(host):
     return host_key(host)[1]
+
+
+def _secret_text(secret, key):
+    """A decoded value of a Secret's ``data`` (``None`` when absent)."""
+    raw = ((secret or {}).get('data') or {}).get(key)
+    if not isinstance(raw, str) or not raw:
+        return None
+    try:
+        return base64.b64decode(raw).decode('utf-8', 'replace')
+    except (binascii.Error, ValueError):
+        return raw
 
 
 class Binder(object):
@@ -477,6 +495,7 @@ class Binder(object):
         self.by_ref = {}
         self.namespace_labels = {}
         self.copies = {}
+        self.bmc_rules = {}
         self.timings = {}
         self.claims_watch = None
         self.hosts_watch = None
@@ -801,8 +820,42 @@ class Binder(object):
         return with_precondition(merge_patches(
             binding_label_fix(claim, _host_name(host)),
             {'metadata': {'finalizers': self._with_finalizer(claim)}} if self._with_finalizer(claim) else {},
-            import_metadata(claim.get('metadata'), host.get('metadata'), self.annotation_domains, bmc_values_of(host))['patch'],
+            self.import_from(claim, host)['patch'],
         ), claim)
+
+    # -- host metadata up to the claim, never BMC data -------------------------------------
+    def bmc_rule(self, host):
+        """``(needles, blocked)`` for ``import_metadata``: the host's BMC data, user and password included.
+
+        The credentials Secret is read once per pass and host, and only when
+        the host has metadata that policy would import.  A Secret that cannot
+        be read (other than not found) withholds everything (``blocked``).
+        """
+        key = host_key(host)
+        with self._lock:
+            if key in self.bmc_rules:
+                return self.bmc_rules[key]
+        username = password = blocked = None
+        secret_name = get_path(host, 'spec', 'bmc', 'credentialsName')
+        if isinstance(secret_name, str) and secret_name and has_import_candidates(host.get('metadata'), self.annotation_domains):
+            try:
+                secret = self.io.get_secret(key[0], secret_name)
+            except TenancyError:
+                secret, blocked = None, 'the BMC credentials Secret could not be read, so nothing is imported from this host'
+            username, password = _secret_text(secret, 'username'), _secret_text(secret, 'password')
+        rule = (bmc_needles(host, username, password), blocked)
+        with self._lock:
+            self.bmc_rules[key] = rule
+        return rule
+
+    def import_from(self, claim, host, outcome=None):
+        """``import_metadata`` of ``host`` onto ``claim``; records what was withheld on ``outcome`` (for the owner)."""
+        needles, blocked = self.bmc_rule(host)
+        imported = import_metadata(claim.get('metadata'), host.get('metadata'), self.annotation_domains, needles, blocked)
+        if outcome is not None:
+            outcome.withheld = [dict(item, host='%s/%s' % host_key(host), claim='%s/%s' % claim_identity(claim)[:2])
+                                for item in imported['withheld'] + hardware_withheld(host, needles)]
+        return imported
 
     @staticmethod
     def _with_finalizer(claim):
@@ -907,14 +960,15 @@ class Binder(object):
                 outcome.message = 'the host changed while updating it; retried on the next pass'
                 return
             one_shot = one_shot_cleanup_patch(claim)
+        imported = self.import_from(claim, host, outcome)
         meta = {} if committed else merge_patches(
             binding_label_fix(claim, _host_name(host)),
             {'metadata': {'finalizers': self._with_finalizer(claim)}} if self._with_finalizer(claim) else {},
-            import_metadata(claim.get('metadata'), host.get('metadata'), self.annotation_domains, bmc_values_of(host))['patch'])
+            imported['patch'])
         meta = merge_patches(meta, one_shot)
         try:
             claim = self.write_claim(claim, with_precondition(meta, claim), outcome)
-            status = upward_status(host, claim.get('status'), self.now, claim)
+            status = upward_status(host, claim.get('status'), self.now, claim, self.bmc_rule(host)[0])
             if problem:
                 status = ready_problem(status, claim.get('status'), reason, problem, self.now)
                 outcome.reason, outcome.message = reason, problem
@@ -955,7 +1009,7 @@ class Binder(object):
             if step == 'deprovision':
                 outcome.action, outcome.reason = 'releasing', 'Deprovisioning'
                 outcome.message = 'waiting for host %s to be deprovisioned' % outcome.host
-                status = upward_status(host, claim.get('status'), self.now, claim)
+                status = upward_status(host, claim.get('status'), self.now, claim, self.bmc_rule(host)[0])
                 try:
                     self.write_claim(claim, with_precondition(status_patch(claim.get('status'), status), claim), outcome,
                                      status=True)
@@ -1115,6 +1169,7 @@ class Binder(object):
         summary['swept'] = len([o for o in swept if o.action == 'swept'])
         summary['claims'] = len(outcomes)
         errors = [o.as_dict() for o in list(outcomes) + list(swept) if o.action == 'error']
+        withheld = [item for outcome in outcomes for item in outcome.withheld]
         return {
             'changed': self.changed,
             'settled': not self.changed and not summary['deferred'] and not summary['conflict'],
@@ -1123,6 +1178,7 @@ class Binder(object):
             'swept': [outcome.as_dict() for outcome in swept],
             'errors': errors,
             'host_problems': self.host_problems(),
+            'withheld': sorted(withheld, key=lambda item: (item['host'], item['claim'], item['kind'], str(item['key']))),
             'summary': summary,
             'requests': self.io.figures(),
             'timings': dict(self.timings),

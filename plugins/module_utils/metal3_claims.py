@@ -25,11 +25,10 @@ import time
 from ansible_collections.baremetal.tenancy.plugins.module_utils.claim_sync import (
     API_VERSION,
     BINDING_DOMAIN,
-    BINDING_LABEL,
     CLAIM_KIND,
     DATA_FIELDS,
     apply_merge_patch,
-    binding_label_value,
+    bound_host,
     get_path,
     minimal_patch,
     validate_claim_spec,
@@ -52,7 +51,6 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.selectors import
 POLL_INTERVAL = 0.5
 IRONIC_ONLY_OPTIONS = ('resource_class', 'traits', 'candidate_nodes', 'user_data', 'network_data', 'meta_data')
 SECRET_OPTIONS = (('userData', 'user_data_secret'), ('networkData', 'network_data_secret'), ('metaData', 'meta_data_secret'))
-BOUND_PREFIX = 'bound to host '
 
 #: Ready condition reason -> the provisioning state a tenant may see
 READY_REASON_STATES = {
@@ -75,20 +73,8 @@ def conditions_of(claim):
     return dict((c.get('type'), c) for c in get_path(claim, 'status', 'conditions') or [] if isinstance(c, dict))
 
 
-def bound_host(claim):
-    """The bound host's name as the binder recorded it, or ``None``.
-
-    The binder writes ``AssociateBMH`` (status: tenants cannot write it) and
-    the binding label together; a label that the status does not confirm
-    (for example one a tenant edited) is not reported.
-    """
-    associate = conditions_of(claim).get('AssociateBMH') or {}
-    message = associate.get('message') or ''
-    if associate.get('status') != 'True' or not message.startswith(BOUND_PREFIX):
-        return None
-    name = message[len(BOUND_PREFIX):]
-    label = (get_path(claim, 'metadata', 'labels') or {}).get(BINDING_LABEL)
-    return name if label == binding_label_value(name) else None
+# ``bound_host`` (claim_sync) is the one rule every reader takes the bound host from (the inventory too):
+# the binder's record in the status decides, a binding label that disagrees with it means no host.
 
 
 def claim_view(claim):
@@ -144,6 +130,22 @@ def replacement_patch(current, wanted):
     return patch
 
 
+def secret_ref_name(value):
+    """The Secret name of a data reference in either form (``name`` or ``{name: name}``), else ``None``."""
+    if isinstance(value, dict):
+        value = value.get('name')
+    return value if isinstance(value, str) and value else None
+
+
+def _secret_ref_change(existing, wanted):
+    """The proposal's ``{name: ...}`` form for a new reference; an equal one (in either form) is left as it is."""
+    if not wanted:
+        return None
+    if secret_ref_name(existing) == wanted and (not isinstance(existing, dict) or set(existing) == set(['name'])):
+        return existing
+    return {'name': wanted} if not isinstance(existing, dict) else replacement_patch(existing, {'name': wanted})
+
+
 def _drop_none(mapping):
     return dict((k, v) for k, v in (mapping or {}).items() if v is not None)
 
@@ -165,7 +167,7 @@ def spec_changes(params, existing_spec):
         changes['image'] = replacement_patch(existing_spec.get('image'), wanted)
     for field, option in SECRET_OPTIONS:
         if params.get(option) is not None:
-            changes[field] = params[option] or None
+            changes[field] = _secret_ref_change(existing_spec.get(field), params[option])
     if params.get('node_reuse') is not None:
         changes['nodeReuse'] = params['node_reuse'] or None
     return changes
@@ -219,6 +221,7 @@ def _check_namespace(io, namespace):
 
 
 def _check_secrets(io, namespace, name, spec):
+    """``spec`` is validated (``validate_claim_spec``): references are plain Secret names there."""
     for field in DATA_FIELDS:
         secret = spec.get(field)
         if secret and io.get_secret(namespace, secret) is None:
@@ -259,6 +262,10 @@ def _condition_true(ctype):
     return lambda claim: claim is not None and (conditions_of(claim).get(ctype) or {}).get('status') == 'True'
 
 
+def _bound(claim):
+    return claim is not None and bound_host(claim) is not None
+
+
 def _gone(claim):
     return claim is None
 
@@ -288,8 +295,7 @@ def run_host_claim(mod):
     patch = minimal_patch(existing or {}, {'spec': changes, 'metadata': {'annotations': annotations}})
     after = apply_merge_patch(existing or {'apiVersion': API_VERSION, 'kind': CLAIM_KIND,
                                            'metadata': {'name': name, 'namespace': namespace}}, patch)
-    validate_claim_spec(after.get('spec'), name, namespace)
-    _check_secrets(io, namespace, name, after.get('spec') or {})
+    _check_secrets(io, namespace, name, validate_claim_spec(after.get('spec'), name, namespace))
     if existing is None or patch:
         mod.changed()
         mod.set_diff(_diff_view(existing), _diff_view(after))
@@ -300,7 +306,7 @@ def run_host_claim(mod):
                 after = io.patch_claim(namespace, name, patch)
     if params.get('wait') and not mod.check_mode:
         if params['wait_for'] == 'associated':
-            after = _wait(io, namespace, name, _condition_true('AssociateBMH'), params['wait_timeout'], 'not bound to a host')
+            after = _wait(io, namespace, name, _bound, params['wait_timeout'], 'not bound to a host')
         else:
             after = _wait(io, namespace, name, _condition_true('Ready'), params['wait_timeout'], 'not ready')
     mod.result['claim'] = claim_view(after)

@@ -30,6 +30,12 @@ description:
     C(host.metal3.io/inspect) (to C(inspect.metal3.io)) are passed down; addresses, NICs, boot MAC address, power and
     conditions are copied up, with the host's labels and the annotations of the allowed domains (tracked in two
     annotations so that they are removed when they vanish). Nothing that can carry BMC data is ever copied up."
+  - "No label or annotation whose key or value repeats the host's BMC data is copied up: its BMC address, the address's
+    host part, its credentials Secret name, and the user name and password of that Secret (which the binder reads, once
+    per pass and host, only when the host has metadata to import). Matching ignores case; a value of 4 characters or
+    more is found anywhere, a shorter one (a weak password) only as the whole value or a whole word, so that a short
+    password does not withhold everything. What is withheld is reported in RV(withheld), to the owner only; when the
+    credentials Secret cannot be read, nothing is imported from that host."
   - "Release: a deleted claim keeps its finalizer until its host is deprovisioned: the image, data and power are taken
     off the host, and once the host is clean C(consumerRef) is cleared, the node-reuse label
     C(infrastructure.cluster.x-k8s.io/node-reuse=<namespace>.<nodeReuse>) is set, the Secret copies are deleted and the
@@ -192,6 +198,17 @@ host_problems:
   type: list
   elements: dict
   sample: [{host: metal3/host-3, problems: ["matches '(' is not a valid RE2 pattern: missing ): ("]}]
+withheld:
+  description:
+    - The host labels and annotations that were not copied to a claim because they repeat the host's BMC data or look
+      like credentials, one entry per claim, kind (C(label) or C(annotation)) and key, with the reason. Never the value;
+      C(key) is null when the key itself repeats BMC data.
+    - For the owner only; the tenant's claim says nothing about it.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{host: metal3/host-3, claim: tenant-a/web, kind: label, key: example.com/owner,
+            reason: the value repeats the BMC user name}]
 summary:
   description: Number of claims per action, plus C(swept) and C(claims) (total).
   returned: always

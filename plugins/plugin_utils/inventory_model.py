@@ -21,8 +21,11 @@ Two steps, both free of I/O and of Ansible:
 
 Rules decided here (the plugin documents them):
 
-* A HostClaim is a host once its ``AssociateBMH`` condition is ``True``
-  (written by the binder; the binding label alone can be forged by a tenant).
+* A HostClaim is a host once the binder recorded its host (``AssociateBMH``
+  ``True``, ``bound to host <name>``) and the binding label agrees: the one
+  rule ``host_claim_info`` uses too (``claim_sync.bound_host``).  A label that
+  disagrees with the record (a tenant can edit labels) is never honoured: the
+  claim is then not a host until the binder's next pass sets the label back.
   An Ironic allocation is a host once it holds a node the caller can see.
 * Default host name: the claim's name (the Ironic allocation's name, else the
   node's name, else its UUID).  Qualified as ``<name>.<namespace>`` (Ironic:
@@ -58,6 +61,7 @@ __metaclass__ = type
 import ipaddress
 import re
 
+from ansible_collections.baremetal.tenancy.plugins.module_utils.claim_sync import bound_host
 from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import InvalidInput
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic_model import image_of
 
@@ -250,7 +254,8 @@ def metal3_record(claim):
     claim = _dict(claim)
     meta, spec, status = _dict(claim.get('metadata')), _dict(claim.get('spec')), _dict(claim.get('status'))
     conditions = normalise_conditions(status.get('conditions'))
-    if condition_status(conditions, ASSOCIATED) != 'True' or not _str(meta.get('name')):
+    host = bound_host(claim)
+    if condition_status(conditions, ASSOCIATED) != 'True' or not _str(meta.get('name')) or not _str(host):
         return None
     labels = _str_map(meta.get('labels'))
     image = _pick(spec.get('image'), IMAGE_FIELDS)
@@ -259,7 +264,7 @@ def metal3_record(claim):
         'name': meta['name'],
         'namespace': _str(meta.get('namespace')),
         'uid': _str(meta.get('uid')),
-        'host': _str(labels.get(BINDING_LABEL)),
+        'host': host,
         'online': spec.get('online') is True,
         'powered_on': _bool(status.get('poweredOn')),
         'associated': True,

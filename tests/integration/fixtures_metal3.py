@@ -104,14 +104,18 @@ class Metal3Env:
 
     def create_host(self, namespace: str, name: str, *, labels: dict | None = None, policy: dict | None = None,
                     index: int = 1, state: str = "available", annotations: dict | None = None,
-                    hostname: str | None = None) -> dict:
-        """A BareMetalHost with its BMC Secret, registered (status written by the plays-BMO helper)."""
+                    hostname: str | None = None, username: str | None = None, password: str | None = None) -> dict:
+        """A BareMetalHost with its BMC Secret, registered (status written by the plays-BMO helper).
+
+        The BMC user and password default to ``bmcuser-<name>`` and ``bmc-password-<name>``.
+        """
         with self.api() as api:
             core = client.CoreV1Api(api)
             secret = "%s-bmc-secret" % name
             _ignore(409, core.create_namespaced_secret, namespace, client.V1Secret(
                 metadata=client.V1ObjectMeta(name=secret, namespace=namespace),
-                string_data={"username": "bmcuser-%s" % name, "password": "bmc-password-%s" % name}))
+                string_data={"username": username or "bmcuser-%s" % name,
+                             "password": password or "bmc-password-%s" % name}))
             spec = {
                 "online": False,
                 "bootMACAddress": "52:54:00:10:%02x:%02x" % (index // 256, index % 256),

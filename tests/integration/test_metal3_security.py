@@ -203,3 +203,154 @@ def test_no_bmc_data_reaches_tenants(sec, tmp_path):
     text = verbose.stdout + verbose.stderr
     leaks = [value for value in values if value.lower() in text.lower()]
     assert leaks == []
+
+
+def test_inventory_and_info_never_show_a_forged_host(sec, tmp_path):
+    """Defect 2 of issue 12: both readers take the host from the binder's record, never from the label alone."""
+    from fixtures_inventory import inventory, write_source
+
+    env = sec
+    run = env.steps([
+        claim("reader", NS_B, "tenant-b"),
+        bind("bind"),
+        {"name": "honest info", "as": "tenant-b", "baremetal.tenancy.host_claim_info": {"namespace": NS_B, "name": "reader"}},
+    ])
+    assert run.ok, run.explain()
+    honest = run.result("honest info")["claims"][0]["host"]
+    assert honest in ("sec-h2", "sec-h3")
+    source = write_source(tmp_path / "b.claimed_hosts.yml", namespaces=[NS_B])
+    data, dummy = inventory(source, env.kube.ansible_env("tenant-b"), tmp_path)
+    assert data["_meta"]["hostvars"]["reader"]["tenancy_host"] == honest
+    # tenant-b forges the label of its bound claim (its AssociateBMH condition stays True until the next pass)
+    run = env.steps([
+        forge("reader", NS_B, "tenant-b", "sec-h1"),
+        {"name": "forged info", "as": "tenant-b", "baremetal.tenancy.host_claim_info": {"namespace": NS_B}},
+        {"name": "forged info one", "as": "tenant-b",
+         "baremetal.tenancy.host_claim_info": {"namespace": NS_B, "name": "reader"}},
+    ])
+    assert run.ok, run.explain()
+    assert env.claim(NS_B, "reader")["metadata"]["labels"][BINDING_LABEL] == "sec-h1"
+    for task in ("forged info", "forged info one"):
+        view = [v for v in run.result(task)["claims"] if v["name"] == "reader"][0]
+        assert view["host"] is None, (task, view["host"])  # the label disagrees with the record: no host
+    for every in (False, True):
+        options = {"host_variables": ["name", "host", "labels", "conditions"]} if every else {}
+        source = write_source(tmp_path / ("forged-%s.claimed_hosts.yml" % every), namespaces=[NS_B], **options)
+        data, text = inventory(source, env.kube.ansible_env("tenant-b"), tmp_path)
+        hostvars = data["_meta"]["hostvars"]
+        assert all(v.get("tenancy_host") != "sec-h1" for v in hostvars.values()), hostvars
+        assert "reader" not in hostvars  # fails closed: not a host while label and record disagree
+    # the binder sets the label back; both readers agree again
+    run = env.steps([bind("bind"), {"name": "info", "as": "tenant-b",
+                                    "baremetal.tenancy.host_claim_info": {"namespace": NS_B, "name": "reader"}}])
+    assert run.ok, run.explain()
+    assert run.result("info")["claims"][0]["host"] == honest
+    data, dummy = inventory(write_source(tmp_path / "after.claimed_hosts.yml", namespaces=[NS_B]),
+                            env.kube.ansible_env("tenant-b"), tmp_path)
+    assert data["_meta"]["hostvars"]["reader"]["tenancy_host"] == honest
+
+
+# ---------------------------------------------------------------- defect 5: BMC credentials in host metadata
+
+META_INFRA, NS_META = "secm-infra", "secm-a"
+META_HOSTS = ("secm-h1", "secm-h2")
+# BMC credentials that no deny-list word catches (the old rules only knew the address and the Secret name)
+META_USER, META_PASSWORD = "opsadmin", "Kx7pQ2vR9wLm"
+SHORT_PASSWORD = "q7"  # a weak 2-character password: withheld only where it is a whole value or word
+
+
+@pytest.fixture(scope="module")
+def meta_hosts(metal3_env):
+    env = metal3_env
+    env.tenant_namespace(META_INFRA, None)
+    env.tenant_namespace(NS_META, "tenant-a")
+    for index, name in enumerate(META_HOSTS, start=230):
+        password = META_PASSWORD if name == "secm-h1" else SHORT_PASSWORD
+        address = env.bmc_address(name)
+        host_part = address.split("://")[1].split("/")[0]
+        env.create_host(META_INFRA, name, index=index, policy={"matches": NS_META},
+                        username=META_USER, password=password, hostname="%s.example.com" % name,
+                        labels={"suite": "secm", "example.com/owner": META_USER, "example.com/rack": "r7",
+                                "example.com/pin": password, "example.com/team": "q7team"},
+                        annotations={"export.hostclaim.metal3.io/contact": "ask %s on call" % META_USER,
+                                     "export.hostclaim.metal3.io/note": "pw=%s" % password,
+                                     "export.hostclaim.metal3.io/mgmt": "reach %s" % host_part,
+                                     "export.hostclaim.metal3.io/secret-ref": "%s-bmc-secret" % name,
+                                     "export.hostclaim.metal3.io/motd": "welcome, q7 racks are cold",
+                                     "export.hostclaim.metal3.io/rack": "r7"})
+        if name == "secm-h1":
+            # the inspected hardware reports a NIC on the BMC's own address: not for the tenant either
+            with env.api() as api:
+                env.bmo(api, [META_INFRA]).register(META_INFRA, name, index=index, hostname="%s.example.com" % name, nics=[
+                    {"name": "eno1", "mac": "52:54:00:30:00:01", "ip": "192.0.2.231"},
+                    {"name": "bmc0", "mac": "52:54:00:30:00:02", "ip": host_part}])
+    yield env
+    env.forget_claims(NS_META)
+    env.delete_hosts(META_INFRA)
+
+
+def test_host_metadata_repeating_bmc_credentials_is_withheld_and_reported(meta_hosts, tmp_path):
+    """Defect 5 of issue 12: no label or exported annotation carrying the BMC user, password, address, host
+    part or Secret name reaches the claim; the binder's result names what it withheld (never the value)."""
+    from fixtures_inventory import ALL_HOST_VARIABLES, inventory, scan, write_source
+
+    env = meta_hosts
+    selector = {"matchLabels": {"suite": "secm"}}
+    run = env.steps([
+        {"name": "claim one", "as": "tenant-a",
+         "baremetal.tenancy.host_claim": {"name": "one", "namespace": NS_META, "host_selector": selector}},
+        {"name": "claim two", "as": "tenant-a",
+         "baremetal.tenancy.host_claim": {"name": "two", "namespace": NS_META, "host_selector": selector}},
+        {"name": "bind", "as": "binder", "baremetal.tenancy.host_bind": {"namespaces": [NS_META]}},
+        {"name": "bind again", "as": "binder", "baremetal.tenancy.host_bind": {"namespaces": [NS_META]}},
+        {"name": "info", "as": "tenant-a", "baremetal.tenancy.host_claim_info": {"namespace": NS_META}},
+    ])
+    assert run.ok, run.explain()
+    secrets = [META_USER, META_PASSWORD]
+    for name in META_HOSTS:
+        address = env.bmc_address(name)
+        secrets += [address, address.split("://")[1].split("/")[0], "%s-bmc-secret" % name]
+    claims = dict((c["metadata"]["name"], c) for c in env.claims(NS_META))
+    assert set(claims) == {"one", "two"}
+    for stored in claims.values():
+        labels, annotations = stored["metadata"].get("labels", {}), stored["metadata"].get("annotations", {})
+        assert scan(str(stored), secrets) == [], stored["metadata"]["name"]
+        assert labels.get(BINDING_LABEL) in META_HOSTS
+        # what carries nothing of the BMC is still imported
+        assert labels["example.com/rack"] == "r7" and annotations["export.hostclaim.metal3.io/rack"] == "r7"
+        for key in ("example.com/owner", "example.com/pin"):
+            assert key not in labels, key
+        for key in ("contact", "note", "mgmt", "secret-ref"):
+            assert "export.hostclaim.metal3.io/" + key not in annotations, key
+        short = labels[BINDING_LABEL] == "secm-h2"
+        if not short:  # the NIC on the BMC's address is left out, the others are there
+            assert [nic["name"] for nic in stored["status"]["nics"]] == ["eno1"]
+            assert {"type": "InternalIP", "address": "192.0.2.231"} in stored["status"]["addresses"]
+        # the short password is withheld as a whole value or word, not wherever its two letters occur
+        assert labels["example.com/team"] == "q7team"
+        assert ("export.hostclaim.metal3.io/motd" in annotations) is not short
+    assert scan(str(run.result("info")), secrets) == []
+    data, text = inventory(write_source(tmp_path / "secm.claimed_hosts.yml", namespaces=[NS_META],
+                                        host_variables=ALL_HOST_VARIABLES), env.kube.ansible_env("tenant-a"), tmp_path)
+    assert set(data["_meta"]["hostvars"]) == {"one", "two"}
+    assert scan(text, secrets) == []
+    # the owner is told, per host and key, without the value
+    for task in ("bind", "bind again"):
+        result = run.result(task)
+        withheld = result["withheld"]
+        assert scan(str(withheld), secrets) == [], withheld
+        by_host = {}
+        for item in withheld:
+            assert set(item) == {"host", "claim", "kind", "key", "reason"}, item
+            by_host.setdefault(item["host"], set()).add((item["kind"], item["key"]))
+        for host in META_HOSTS:
+            expected = {("label", "example.com/owner"), ("label", "example.com/pin"),
+                        ("annotation", "export.hostclaim.metal3.io/contact"),
+                        ("annotation", "export.hostclaim.metal3.io/note"),
+                        ("annotation", "export.hostclaim.metal3.io/mgmt"),
+                        ("annotation", "export.hostclaim.metal3.io/secret-ref")}
+            if host == "secm-h2":
+                expected.add(("annotation", "export.hostclaim.metal3.io/motd"))
+            else:
+                expected |= {("status", "addresses"), ("status", "nics")}
+            assert by_host["%s/%s" % (META_INFRA, host)] == expected, (host, by_host)

@@ -20,6 +20,7 @@ from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal
     BMC_IP,
     BMC_PASSWORD,
     BMC_SECRET,
+    BMC_USER,
     BMC_VALUES,
     make_claim,
     make_host,
@@ -70,11 +71,16 @@ def test_full_spec_is_normalised():
     assert spec['hostSelector']['matchLabels'] == {'infra-kind': 'medium'}
 
 
+@pytest.mark.parametrize('kind', ['baremetal', 'baremetalhost'])
+def test_the_proposals_kinds_are_accepted(kind):
+    assert cs.validate_claim_spec({'kind': kind, 'userData': {'name': 'my-user-data'}}, 'my-host')['kind'] == kind
+
+
 @pytest.mark.parametrize('spec,fragment', [
     ({'online': 'true'}, 'spec.online'),
     ({'online': 1}, 'spec.online'),
     ({'kind': 'virtualmachine'}, 'spec.kind'),
-    ({'kind': 'baremetalhost'}, 'spec.kind'),
+    ({'kind': 'BareMetalHost'}, 'spec.kind'),
     ({'hostSelector': {'matchExpressions': [{'key': 'a', 'operator': 'Like'}]}}, "unknown operator 'Like'"),
     ({'image': 'https://x/os.img'}, 'spec.image'),
     ({'image': {'url': 'https://x/os.img'}}, 'checksum is required'),
@@ -822,3 +828,137 @@ def test_looks_sensitive():
     assert not cs.looks_sensitive('kilo-rack')
     assert cs.looks_sensitive('ilo6')
     assert not cs.looks_sensitive(5)
+
+
+# ------------------------------------------------------- BMC user and password (issue 12, defect 5)
+
+def _credentialed_host(labels=None, annotations=None):
+    host = make_host(labels=labels, annotations=annotations)
+    return host, cs.bmc_needles(host, BMC_USER, BMC_PASSWORD)
+
+
+def test_bmc_needles_name_each_value():
+    host = make_host()
+    assert cs.bmc_needles(host, BMC_USER, BMC_PASSWORD) == [
+        ('BMC address', BMC_ADDRESS), ('BMC address host part', BMC_IP), ('BMC credentials Secret name', BMC_SECRET),
+        ('BMC user name', BMC_USER), ('BMC password', BMC_PASSWORD)]
+    assert cs.bmc_needles(host, '', None) == cs.bmc_needles(host)
+    assert cs.bmc_values_of(host, BMC_USER, BMC_PASSWORD) == [value for dummy, value in cs.bmc_needles(host, BMC_USER,
+                                                                                                      BMC_PASSWORD)]
+
+
+def test_labels_and_annotations_repeating_the_bmc_user_or_password_are_withheld_and_reported():
+    host, needles = _credentialed_host(
+        labels={'example.com/owner': BMC_USER, 'example.com/pin': BMC_PASSWORD.upper(), 'example.com/rack': 'r7',
+                'example.com/' + BMC_USER: 'x'},
+        annotations={'export.hostclaim.metal3.io/contact': 'ask %s' % BMC_USER,
+                     'export.hostclaim.metal3.io/rack': 'r7', 'internal.example.com/pw': BMC_PASSWORD})
+    result = cs.import_metadata({}, host['metadata'], bmc_values=needles)
+    assert result['labels']['set'] == {'example.com/rack': 'r7'}
+    assert set(result['annotations']['set']) == {'export.hostclaim.metal3.io/rack', cs.IMPORTED_LABELS,
+                                                 cs.IMPORTED_ANNOTATIONS}
+    assert sorted(result['withheld'], key=lambda item: (item['kind'], str(item['key']))) == [
+        {'kind': 'annotation', 'key': 'export.hostclaim.metal3.io/contact', 'reason': 'the value repeats the BMC user name'},
+        {'kind': 'label', 'key': None, 'reason': 'the key repeats the BMC user name'},
+        {'kind': 'label', 'key': 'example.com/owner', 'reason': 'the value repeats the BMC user name'},
+        {'kind': 'label', 'key': 'example.com/pin', 'reason': 'the value repeats the BMC password'},
+    ]  # the annotation outside the exported domains is not imported by policy: not reported
+    assert cs.find_bmc_data(result, BMC_VALUES) == []
+
+
+def test_an_unreadable_credentials_secret_withholds_everything():
+    host, dummy = _credentialed_host(labels={'example.com/rack': 'r7'},
+                                     annotations={'export.hostclaim.metal3.io/rack': 'r7'})
+    claim_meta = {'labels': {'example.com/rack': 'r7'}, 'annotations': {cs.IMPORTED_LABELS: '["example.com/rack"]'}}
+    result = cs.import_metadata(claim_meta, host['metadata'], bmc_values=cs.bmc_needles(host), blocked='unreadable')
+    assert result['labels'] == {'set': {}, 'remove': ['example.com/rack']}
+    assert [(item['kind'], item['reason']) for item in result['withheld']] == [('label', 'unreadable'),
+                                                                               ('annotation', 'unreadable')]
+
+
+@pytest.mark.parametrize('text, needle, matched', [
+    ('q7', 'q7', True),  # a short value: as the whole value
+    ('welcome, Q7 racks', 'q7', True),  # or as a word
+    ('q7team', 'q7', False),  # not inside a word
+    ('rack a', 'a', True),
+    ('rack', 'a', False),  # a one-letter password does not withhold every value with that letter
+    ('pw=Kx7pQ2vR9wLm!', 'kx7pq2vr9wlm', True),  # a long value anywhere, case-insensitively
+    ('abcd', 'abcd', True), ('xabcdx', 'abcd', True), ('xabcx', 'abc', False),
+    ('', 'abcd', False), ('anything', '', False),
+])
+def test_bmc_match_rule(text, needle, matched):
+    assert (cs.bmc_match(text, [('BMC password', needle)]) == 'BMC password') is matched
+
+
+_TEXT = st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(prefix=_TEXT, needle=st.text(alphabet='abcdefXYZ0123456789-_.!', min_size=cs.MIN_CONTAINED_BMC_VALUE, max_size=20),
+       suffix=_TEXT)
+def test_a_long_bmc_value_is_found_wherever_it_is(prefix, needle, suffix):
+    assert cs.bmc_match(prefix + needle + suffix, [('BMC password', needle)]) == 'BMC password'
+
+
+@settings(max_examples=300, deadline=None)
+@given(needle=st.text(min_size=1, max_size=cs.MIN_CONTAINED_BMC_VALUE - 1), text=_TEXT)
+def test_a_short_bmc_value_only_matches_a_whole_value_or_word(needle, text):
+    lower, value = text.lower(), needle.lower()
+    words = ''.join(char if char.isalnum() else ' ' for char in lower).split()
+    expected = bool(text) and (lower == value or value in words)
+    assert (cs.bmc_match(text, [needle]) is not None) is expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(values=st.dictionaries(st.sampled_from(['example.com/a', 'example.com/b', 'c']), _TEXT, max_size=3),
+       user=st.text(min_size=1, max_size=12), password=st.text(min_size=1, max_size=12))
+def test_nothing_imported_repeats_a_bmc_value_and_no_report_carries_one(values, user, password):
+    host = make_host(labels=values, annotations=dict(('export.hostclaim.metal3.io/' + k.split('/')[-1], v)
+                                                     for k, v in values.items()))
+    needles = cs.bmc_needles(host, user, password)
+    result = cs.import_metadata({}, host['metadata'], bmc_values=needles)
+    for section in ('labels', 'annotations'):
+        for key, value in result[section]['set'].items():
+            if key not in (cs.IMPORTED_LABELS, cs.IMPORTED_ANNOTATIONS):
+                assert cs.bmc_match(key, needles) is None and cs.bmc_match(value, needles) is None
+    for item in result['withheld']:
+        assert item['key'] is None or cs.bmc_match(item['key'], needles) is None
+
+
+# ------------------------------------------------------------ the bound-host rule (issue 12, defect 2)
+
+LONG_HOST = 'rack-1.' + 'h' * 70  # a BMH name that is not a valid label value
+
+
+def _recorded(host=None, status='True', label=None):
+    claim = make_claim(labels={cs.BINDING_LABEL: label} if label is not None else {})
+    if host is not None:
+        claim['status'] = {'conditions': [{'type': 'AssociateBMH', 'status': status, 'message': cs.BOUND_PREFIX + host}]}
+    return claim
+
+
+@pytest.mark.parametrize('claim, host', [
+    (_recorded('h1', label='h1'), 'h1'),
+    (_recorded('h1', label='h2'), None),  # forged label: fail closed
+    (_recorded('h1'), None),  # label removed: fail closed
+    (_recorded(None, label='h1'), None),  # a label alone never binds
+    (_recorded('h1', status='False', label='h1'), None),
+    (_recorded(LONG_HOST, label=cs.binding_label_value(LONG_HOST)), LONG_HOST),  # not a label value: hashed
+    (_recorded(LONG_HOST, label=LONG_HOST[:63]), None),
+    ({'metadata': {'labels': 'x'}, 'status': {'conditions': 'x'}}, None),
+])
+def test_bound_host(claim, host):
+    assert cs.bound_host(claim) == host
+
+
+@settings(max_examples=300, deadline=None)
+@given(recorded=st.one_of(st.none(), st.text(max_size=20)), status=st.sampled_from(['True', 'False', 'Unknown']),
+       label=st.one_of(st.none(), st.text(max_size=20)))
+def test_a_label_never_decides_the_host(recorded, status, label):
+    claim = _recorded(recorded, status=status, label=label)
+    host = cs.bound_host(claim)
+    assert host is None or host == cs.recorded_host(claim)
+    if recorded is not None and status == 'True' and recorded:
+        # whatever label the tenant writes, the host is the recorded one or none
+        assert host in (None, recorded)
+        assert (host is not None) is (label == cs.binding_label_value(recorded))

@@ -7,6 +7,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import base64
+import json
+
 import pytest
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils import metal3
@@ -241,3 +244,65 @@ def test_missing_namespace_is_refused_before_any_write():
         binder(fake, namespaces=['tenant-a', 'nope']).run()
     assert exc.value.message == 'option namespaces: namespace(s) nope do not exist'
     assert not [r for r in fake.requests if r[0] != 'GET']
+
+
+# ------------------------------------------------------------------ BMC data in host metadata (issue 12, defect 5)
+
+def _b64(text):
+    return base64.b64encode(text.encode('utf-8')).decode('ascii')
+
+
+def _credentialed_world(labels):
+    fake = world(hosts=1)
+    host = fake.get('baremetalhosts', INFRA, 'h0')
+    host['metadata']['labels'].update(labels)
+    fake.add('secrets', {'metadata': {'name': 'h0-bmc', 'namespace': INFRA},
+                         'data': {'username': _b64('opsadmin'), 'password': _b64('Kx7pQ2vR9wLm')}})
+    return fake
+
+
+def test_labels_repeating_the_bmc_credentials_are_withheld_and_reported_to_the_owner():
+    fake = _credentialed_world({'example.com/owner': 'opsadmin', 'example.com/pin': 'Kx7pQ2vR9wLm', 'rack': 'r7'})
+    report = binder(fake).run()
+    claim = fake.get('hostclaims', 'tenant-a', 'c0')
+    assert claim['metadata']['labels']['rack'] == 'r7'
+    assert 'example.com/owner' not in claim['metadata']['labels'] and 'example.com/pin' not in claim['metadata']['labels']
+    assert report['withheld'] == [
+        {'host': 'infra/h0', 'claim': 'tenant-a/c0', 'kind': 'label', 'key': 'example.com/owner',
+         'reason': 'the value repeats the BMC user name'},
+        {'host': 'infra/h0', 'claim': 'tenant-a/c0', 'kind': 'label', 'key': 'example.com/pin',
+         'reason': 'the value repeats the BMC password'}]
+    assert report['claims'][0]['withheld'] == report['withheld']
+    assert 'opsadmin' not in json.dumps(report) and 'Kx7pQ2vR9wLm' not in json.dumps(report)
+    assert 'opsadmin' not in json.dumps(claim)
+    # one read of the credentials Secret per pass and host
+    again = binder(fake).run()
+    assert again['changed'] is False and again['withheld'] == report['withheld']
+    assert again['requests']['get'] == 1
+
+
+def test_an_unreadable_credentials_secret_imports_nothing():
+    fake = _credentialed_world({'rack': 'r7'})
+    original = fake.request
+
+    def refuse_secret(method, url, **kwargs):
+        if method == 'GET' and url.endswith('/secrets/h0-bmc'):
+            return type('R', (), {'status': 403, 'reason': 'Forbidden', 'data': b'{"message": "no"}'})()
+        return original(method, url, **kwargs)
+
+    fake.request = refuse_secret
+    report = binder(fake).run()
+    claim = fake.get('hostclaims', 'tenant-a', 'c0')
+    assert report['claims'][0]['action'] == 'bound'
+    assert 'rack' not in claim['metadata']['labels'] and 'kind' not in claim['metadata']['labels']
+    assert sorted(item['key'] for item in report['withheld']) == ['kind', 'rack']
+    assert all('could not be read' in item['reason'] for item in report['withheld'])
+
+
+def test_a_host_without_metadata_to_import_costs_no_secret_read():
+    fake = world(hosts=1)
+    fake.get('baremetalhosts', INFRA, 'h0')['metadata']['labels'] = {'metal3.io/internal': 'x'}
+    fake.get('hostclaims', 'tenant-a', 'c0')['spec']['hostSelector'] = {}
+    report = binder(fake).run()
+    assert report['claims'][0]['action'] == 'bound' and report['withheld'] == []
+    assert not [r for r in fake.requests if '/secrets/' in r[1]]

@@ -164,6 +164,16 @@ def test_secret_copy_and_its_patch():
     assert cs.secret_copy_patch(dict(current, type='kubernetes.io/tls'), wanted) is None
 
 
+@pytest.mark.parametrize('tenant_type', ['kubernetes.io/service-account-token', 'bootstrap.kubernetes.io/token',
+                                         'kubernetes.io/dockerconfigjson', 'example.com/anything', None])
+def test_the_copy_never_takes_the_type_of_the_tenants_secret(tenant_type):
+    claim = make_claim(uid='0d9c7a52-7a1e-4b8e-9d59-2f6c1e2b3a4d', spec={'userData': {'name': 'my-user-data'}})
+    source = {'metadata': {'name': 'my-user-data', 'namespace': 'tenant-a'}, 'type': tenant_type,
+              'data': {'value': 'eA=='}}
+    wanted = cs.secret_copy(source, claim, make_host(), 'userData', cs.secret_copy_names(claim)['userData'])
+    assert wanted['type'] == 'Opaque'
+
+
 # ------------------------------------------------------------------ planner
 
 def test_alternatives_are_capped():

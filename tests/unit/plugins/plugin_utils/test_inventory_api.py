@@ -17,8 +17,9 @@ from ansible_collections.baremetal.tenancy.plugins.plugin_utils import inventory
 
 
 def bound(name, namespace):
-    return {'metadata': {'name': name, 'namespace': namespace},
-            'status': {'conditions': [{'type': 'AssociateBMH', 'status': 'True'}]}}
+    """A claim as the binder leaves it: the host recorded in AssociateBMH, the binding label agreeing."""
+    return {'metadata': {'name': name, 'namespace': namespace, 'labels': {'hostclaim.metal3.io/host': 'h-' + name}},
+            'status': {'conditions': [{'type': 'AssociateBMH', 'status': 'True', 'message': 'bound to host h-' + name}]}}
 
 
 class Response(object):

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils import ironic_model
-from ansible_collections.baremetal.tenancy.plugins.module_utils.claim_sync import find_bmc_data, upward_status
+from ansible_collections.baremetal.tenancy.plugins.module_utils.claim_sync import bound_host, find_bmc_data, upward_status
 from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import InvalidInput
 from ansible_collections.baremetal.tenancy.plugins.plugin_utils import inventory_model as m
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3_objects import (
@@ -207,6 +207,27 @@ def test_metal3_record_of_an_unbound_claim_is_none(mutate):
 
 def test_metal3_record_of_junk_is_none():
     assert m.metal3_record(None) is None and m.metal3_record('x') is None and m.metal3_record({}) is None
+
+
+@pytest.mark.parametrize('label', ['other-host', None, ''])
+def test_metal3_record_fails_closed_when_the_label_disagrees_with_the_binders_record(label):
+    """Issue 12, defect 2: the host comes from what the binder recorded, as for host_claim_info (one rule)."""
+    claim = bound_claim()
+    assert m.metal3_record(claim)['host'] == 'h-1' == bound_host(claim)
+    if label is None:
+        claim['metadata']['labels'].pop(m.BINDING_LABEL)
+    else:
+        claim['metadata']['labels'][m.BINDING_LABEL] = label
+    assert m.metal3_record(claim) is None and bound_host(claim) is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(label=st.text(max_size=30))
+def test_metal3_record_host_is_never_taken_from_the_label(label):
+    claim = bound_claim()
+    claim['metadata']['labels'][m.BINDING_LABEL] = label
+    record = m.metal3_record(claim)
+    assert record is None or record['host'] == 'h-1'
 
 
 def test_metal3_record_carries_no_bmc_data_whatever_the_claim_holds():
