@@ -45,7 +45,9 @@ def test_role_installs_structural_crds_and_is_idempotent(metal3_env):
         columns = [c.name for c in claim_crd.spec.versions[0].additional_printer_columns]
         assert columns == ["Host", "Online", "Associated", "Ready", "Age"]
         spec = claim_crd.spec.versions[0].schema.open_apiv3_schema.properties["spec"].properties
-        assert spec["userData"].type == "string" and spec["nodeReuse"].type == "string"
+        # the data references take the proposal's {name: ...} or a plain name: untyped, checked by the collection
+        assert spec["userData"].type is None and spec["userData"].x_kubernetes_preserve_unknown_fields is True
+        assert spec["nodeReuse"].type == "string" and spec["kind"].enum == ["baremetal", "baremetalhost"]
         bmh = ext.read_custom_resource_definition("baremetalhosts.metal3.io")
         bmh_spec = bmh.spec.versions[0].schema.open_apiv3_schema.properties["spec"].properties
         assert set(bmh_spec["hostClaimNamespaces"].properties) == {"matches", "withLabel"}

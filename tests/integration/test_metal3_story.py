@@ -129,6 +129,9 @@ def test_user_story(story):
     assert run.result("claim in check mode")["changed"] is False
     assert run.result("bind")["claims"][0]["action"] == "updated"
     assert run.result("bind again")["changed"] is False
+    # host_claim writes the proposal's form of the Secret references
+    spec = env.claim(NS, "web")["spec"]
+    assert spec["userData"] == {"name": "web-user-data"} and spec["networkData"] == {"name": "web-network-data"}
     host = env.host(INFRA, host_name)
     uid = claim["metadata"]["uid"]
     assert host["spec"]["online"] is True
@@ -241,3 +244,115 @@ def test_claim_and_release_playbooks_wait_while_the_reconcile_playbook_runs(stor
     finally:
         background.terminate()
         background.wait(timeout=30)
+
+
+# The two example claims of the Metal3 HostClaim proposal (metal3-docs, design/hostclaim-multitenancy.md, "User
+# Stories"), in the proposal's shape: Secret references as ``{name: ...}``, ``kind: baremetal`` and
+# ``kind: baremetalhost``.  The second example's ``hostSelector: ...`` is a placeholder in the proposal: it gets the
+# first example's selector here; its ``credentials`` (hosts defined in another cluster) is kept on a third claim,
+# which the CRD must accept and the binder leaves pending as unsupported.
+PROPOSAL_NS, PROPOSAL_INFRA = "proposal-user1", "proposal-infra"
+PROPOSAL_CLAIMS = """\
+apiVersion: metal3.io/v1alpha1
+kind: HostClaim
+metadata:
+  name: my-host
+spec:
+  online: true
+  image:
+    checksum: https://url_image.qcow2.md5
+    url: https://url_image.qcow2
+    format: qcow2
+  userData:
+    name: my-user-data
+  networkData:
+    name: my-network-data
+  kind: baremetal
+  hostSelector:
+    matchLabels:
+      infra-kind: medium
+---
+apiVersion: metal3.io/v1alpha1
+kind: HostClaim
+metadata:
+  name: host-claim-yyyy
+spec:
+  kind: baremetalhost
+  userData:
+    name: user-data-yyyy
+  hostSelector:
+    matchLabels:
+      infra-kind: medium
+  image:
+    checksum: https://image_url.qcow2.md5
+    format: qcow2
+    url: https://image_url.qcow2.md5
+  online: true
+---
+apiVersion: metal3.io/v1alpha1
+kind: HostClaim
+metadata:
+  name: host-claim-remote
+spec:
+  kind: baremetalhost
+  credentials: bmh-cluster-credentials
+  userData:
+    name: user-data-yyyy
+  hostSelector:
+    matchLabels:
+      infra-kind: medium
+  online: true
+"""
+
+
+@pytest.fixture(scope="module")
+def proposal(metal3_env):
+    metal3_env.tenant_namespace(PROPOSAL_INFRA, None)
+    metal3_env.tenant_namespace(PROPOSAL_NS, "tenant-a")
+    for index, name in enumerate(("proposal-h1", "proposal-h2"), start=21):
+        metal3_env.create_host(PROPOSAL_INFRA, name, index=index, labels={"infra-kind": "medium"},
+                               policy={"matches": PROPOSAL_NS})
+    yield metal3_env
+    metal3_env.forget_claims(PROPOSAL_NS)
+    metal3_env.delete_hosts(PROPOSAL_INFRA)
+
+
+def test_the_proposals_example_claims_apply_and_bind(proposal, tmp_path):
+    env = proposal
+    manifest = tmp_path / "proposal-claims.yml"
+    manifest.write_text(PROPOSAL_CLAIMS)
+    secrets = [{"name": "secret %s" % name, "kubernetes.core.k8s": {"namespace": PROPOSAL_NS, "definition": {
+        "apiVersion": "v1", "kind": "Secret", "metadata": {"name": name},
+        "stringData": {"value": "#cloud-config\n" if "user" in name else "{}"}}}}
+        for name in ("my-user-data", "my-network-data", "user-data-yyyy")]
+    # as the tenant, the way it would run kubectl apply -f
+    run = env.playbook("tenant-a", secrets + [
+        {"name": "apply the proposal's claims", "kubernetes.core.k8s": {
+            "namespace": PROPOSAL_NS, "src": str(manifest), "apply": True}},
+    ])
+    assert run.ok, run.explain()
+    run = env.steps([
+        {"name": "bind", "as": "binder", "baremetal.tenancy.host_bind": {"namespaces": [PROPOSAL_NS]}},
+        {"name": "bind again", "as": "binder", "baremetal.tenancy.host_bind": {"namespaces": [PROPOSAL_NS]}},
+        {"name": "info", "as": "tenant-a", "baremetal.tenancy.host_claim_info": {"namespace": PROPOSAL_NS}},
+    ])
+    assert run.ok, run.explain()
+    actions = dict((c["name"], c) for c in run.result("bind")["claims"])
+    assert actions["my-host"]["action"] == "bound" and actions["host-claim-yyyy"]["action"] == "bound", actions
+    assert {actions["my-host"]["host"], actions["host-claim-yyyy"]["host"]} == {"proposal-h1", "proposal-h2"}
+    assert actions["host-claim-remote"]["action"] == "pending"
+    assert actions["host-claim-remote"]["reason"] == "Unsupported"
+    assert run.result("bind again")["changed"] is False
+    views = dict((v["name"], v) for v in run.result("info")["claims"])
+    for name in ("my-host", "host-claim-yyyy"):
+        assert views[name]["host"] == actions[name]["host"] and views[name]["associated"] is True
+        claim = env.claim(PROPOSAL_NS, name)
+        host = env.host(PROPOSAL_INFRA, actions[name]["host"])
+        uid = claim["metadata"]["uid"]
+        # the tenant's {name: ...} references reach the host as the binder's copies
+        assert host["spec"]["userData"] == {"name": "hostclaim-%s-userdata" % uid, "namespace": PROPOSAL_INFRA}
+        assert host["spec"]["online"] is True and host["spec"]["image"]["format"] == "qcow2"
+    assert env.claim(PROPOSAL_NS, "my-host")["spec"]["userData"] == {"name": "my-user-data"}
+    my_host = env.host(PROPOSAL_INFRA, actions["my-host"]["host"])
+    assert my_host["spec"]["networkData"]["namespace"] == PROPOSAL_INFRA
+    assert views["host-claim-remote"]["host"] is None

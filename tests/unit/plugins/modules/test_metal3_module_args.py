@@ -18,6 +18,7 @@ import pytest
 
 from ansible.module_utils.testing import patch_module_args
 
+from ansible_collections.baremetal.tenancy.plugins.module_utils import claim_sync as cs
 from ansible_collections.baremetal.tenancy.plugins.module_utils import metal3_claims as mc
 from ansible_collections.baremetal.tenancy.plugins.modules import host_bind, host_claim, host_claim_info, host_release
 
@@ -127,7 +128,22 @@ def test_spec_changes_replace_selector_and_image_and_leave_the_rest():
     changes = mc.spec_changes(params, existing)
     assert changes == {'online': True, 'hostSelector': {'matchLabels': {'a': '1', 'b': None}},
                        'image': {'url': 'http://x/live.iso', 'checksum': None, 'checksumType': 'auto', 'format': 'live-iso'},
-                       'networkData': 'net'}
+                       'networkData': {'name': 'net'}}
+
+
+@pytest.mark.parametrize('existing,wanted,change', [
+    (None, 'ud', {'name': 'ud'}),  # the proposal's form for a new reference
+    ('ud', 'ud', 'ud'),  # an equal reference in the plain form is left as it is (no change)
+    ({'name': 'ud'}, 'ud', {'name': 'ud'}),
+    ('old', 'ud', {'name': 'ud'}),
+    ({'name': 'old'}, 'ud', {'name': 'ud'}),
+    ({'name': 'old'}, '', None),  # an empty option removes the reference
+])
+def test_secret_references_use_the_proposals_form(existing, wanted, change):
+    existing_spec = {'userData': existing} if existing is not None else {}
+    changes = mc.spec_changes({'user_data_secret': wanted}, existing_spec)
+    assert changes == {'userData': change}
+    assert mc.secret_ref_name(cs.apply_merge_patch(existing_spec, changes).get('userData')) == (wanted or None)
     assert mc.spec_changes({}, existing) == {}
 
 
