@@ -182,6 +182,11 @@ claims:
       type: list
       elements: str
       returned: when accounts were deleted
+    withheld:
+      description: What of the host was not copied to this claim (see RV(withheld)).
+      type: list
+      elements: dict
+      returned: when something was withheld
 swept:
   description: Hosts released because their claim no longer exists or is bound elsewhere, and deleted orphaned Secret copies.
   returned: always
@@ -203,6 +208,8 @@ withheld:
     - The host labels and annotations that were not copied to a claim because they repeat the host's BMC data or look
       like credentials, one entry per claim, kind (C(label) or C(annotation)) and key, with the reason. Never the value;
       C(key) is null when the key itself repeats BMC data.
+    - Kind C(status) with key C(addresses) or C(nics) when inspected hardware entries (a NIC on the BMC's address, for
+      example) were left out of the claim's status.
     - For the owner only; the tenant's claim says nothing about it.
   returned: always
   type: list

@@ -303,6 +303,21 @@ spec:
       infra-kind: medium
   online: true
 """
+# Not the proposal's: a reference into another namespace (the BareMetalHost's own userData shape). The schema
+# cannot type the references, so the apiserver accepts it; the binder must not follow it.
+FOREIGN_REFERENCE = """\
+apiVersion: metal3.io/v1alpha1
+kind: HostClaim
+metadata:
+  name: foreign-ref
+spec:
+  userData:
+    name: my-user-data
+    namespace: proposal-infra
+  hostSelector:
+    matchLabels:
+      infra-kind: medium
+"""
 
 
 @pytest.fixture(scope="module")
@@ -320,7 +335,7 @@ def proposal(metal3_env):
 def test_the_proposals_example_claims_apply_and_bind(proposal, tmp_path):
     env = proposal
     manifest = tmp_path / "proposal-claims.yml"
-    manifest.write_text(PROPOSAL_CLAIMS)
+    manifest.write_text(PROPOSAL_CLAIMS + "---\n" + FOREIGN_REFERENCE)
     secrets = [{"name": "secret %s" % name, "kubernetes.core.k8s": {"namespace": PROPOSAL_NS, "definition": {
         "apiVersion": "v1", "kind": "Secret", "metadata": {"name": name},
         "stringData": {"value": "#cloud-config\n" if "user" in name else "{}"}}}}
@@ -342,6 +357,9 @@ def test_the_proposals_example_claims_apply_and_bind(proposal, tmp_path):
     assert {actions["my-host"]["host"], actions["host-claim-yyyy"]["host"]} == {"proposal-h1", "proposal-h2"}
     assert actions["host-claim-remote"]["action"] == "pending"
     assert actions["host-claim-remote"]["reason"] == "Unsupported"
+    foreign = actions["foreign-ref"]
+    assert foreign["action"] == "pending" and foreign["reason"] == "InvalidSpec" and foreign["host"] is None
+    assert "HostClaim %s/foreign-ref: spec.userData: only \"name\" is allowed" % PROPOSAL_NS in foreign["message"]
     assert run.result("bind again")["changed"] is False
     views = dict((v["name"], v) for v in run.result("info")["claims"])
     for name in ("my-host", "host-claim-yyyy"):

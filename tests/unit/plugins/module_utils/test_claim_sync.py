@@ -843,8 +843,8 @@ def test_bmc_needles_name_each_value():
         ('BMC address', BMC_ADDRESS), ('BMC address host part', BMC_IP), ('BMC credentials Secret name', BMC_SECRET),
         ('BMC user name', BMC_USER), ('BMC password', BMC_PASSWORD)]
     assert cs.bmc_needles(host, '', None) == cs.bmc_needles(host)
-    assert cs.bmc_values_of(host, BMC_USER, BMC_PASSWORD) == [value for dummy, value in cs.bmc_needles(host, BMC_USER,
-                                                                                                      BMC_PASSWORD)]
+    needles = cs.bmc_needles(host, BMC_USER, BMC_PASSWORD)
+    assert cs.bmc_values_of(host, BMC_USER, BMC_PASSWORD) == [value for dummy, value in needles]
 
 
 def test_labels_and_annotations_repeating_the_bmc_user_or_password_are_withheld_and_reported():
