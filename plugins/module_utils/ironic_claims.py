@@ -43,7 +43,6 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import (
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic_model import (
     DEPLOYING_STATES,
-    MANAGED_KEYS,
     UNDEPLOYABLE_STATES,
     UNDEPLOYING_STATES,
     allocation_mismatch,
@@ -62,6 +61,10 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic_model imp
     validate_traits,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.params import check_timeout
+
+# instance_info keys Ironic writes itself for the allocation (the allocation's
+# traits, for deploy templates) and that a deployment keeps.
+IRONIC_INSTANCE_KEYS = ('traits',)
 
 # Options of host_claim that only mean something with backend metal3.
 METAL3_ONLY = ('namespace', 'host_selector', 'user_data_secret', 'network_data_secret', 'meta_data_secret', 'node_reuse')
@@ -288,13 +291,18 @@ def run_host_claim(mod):
 
 
 def _deploy(client, node, desired, drive, action):
+    """Write the deployment and start it.  ``instance_info`` is made exactly
+    what this claim asks for (plus the keys Ironic itself keeps there): any
+    other key - left by an earlier holder of the node who deleted its
+    allocation without undeploying, since a lessee may write any key - would
+    otherwise steer this deployment (``kernel``, ``ramdisk``, ``boot_iso``...)."""
     label = node_label(node)
     current = node.get('instance_info') or {}
     ops = []
     for key, value in sorted(desired.items()):
         ops.append({'op': 'add', 'path': '/instance_info/%s' % key, 'value': value})
     for key in sorted(current):
-        if key not in desired and key in MANAGED_KEYS:
+        if key not in desired and key not in IRONIC_INSTANCE_KEYS:
             ops.append({'op': 'remove', 'path': '/instance_info/%s' % key})
     client.patch_node(node['uuid'], ops, label)
     target = {'deploy': 'active', 'redeploy': 'active', 'rebuild': 'rebuild'}[action]

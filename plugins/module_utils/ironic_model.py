@@ -310,6 +310,7 @@ def power_action(node, online):
         return None if target == power_word(online) else power_word(online)
     return None if node.get('power_state') == power_word(online) else power_word(online)
 
+
 REBOOT_ANNOTATION = 'host.metal3.io/reboot'
 REBOOT_TARGETS = {'hard': 'rebooting', 'soft': 'soft rebooting'}  # Ironic's power targets
 

@@ -158,6 +158,9 @@ options:
         the annotation; V(host.metal3.io/reboot.<name>) powers it off until the annotation is removed;
         V(host.metal3.io/inspect) (an empty value) inspects it again.
       - Keys of the C(hostclaim.metal3.io) domain belong to the binder and are refused.
+      - With O(backend=ironic) only V(host.metal3.io/reboot) is accepted, any other key is refused. Each run that
+        gives it reboots the claimed node once through Ironic's C(rebooting) power target (C(soft rebooting) with
+        C(mode) V(soft)), after any deployment of the same run; RV(rebooted) says so. Nothing is stored on the node.
     type: dict
   wait_for:
     description:

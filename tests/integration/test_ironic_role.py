@@ -58,8 +58,11 @@ def test_role_projects_users_owner_and_policy(openstack_env, enroll_node, tmp_pa
     assert rules["baremetal_tenancy:node_lessee_deployer"] == "(role:member) and project_id:%(node.lessee)s"
     assert rules["baremetal:allocation:create_restricted"] == "rule:baremetal_tenancy:system_member"
     assert rules["baremetal:node:get:last_error"] == "rule:baremetal_tenancy:node_reader"
-    assert "baremetal:node:update:owner" not in rules and "baremetal:node:update:lessee" not in rules
-    assert "baremetal:node:update:driver_info" not in rules
+    # Node writes a lessee does not need are the owner's (issue 12); a lessee never writes owner, lessee or driver_info.
+    for name in ("baremetal:node:update", "baremetal:node:update_extra", "baremetal:node:vif:attach",
+                 "baremetal:node:set_maintenance", "baremetal:node:vmedia:attach"):
+        assert rules[name] == "rule:baremetal_tenancy:node_admin", name
+    assert "lessee" not in rules["baremetal_tenancy:node_admin"]
     # oslo.policy lets an override of a rule's deprecated name stand for the rule: every
     # rule whose deprecated name the file overrides is written out too, the ones that
     # guard BMC data with Ironic's own default.
@@ -70,7 +73,13 @@ def test_role_projects_users_owner_and_policy(openstack_env, enroll_node, tmp_pa
         if deprecated is not None and deprecated.name in rules:
             assert name in rules, name
     for name in ("baremetal:node:get:filter_threshold", "baremetal:node:get:driver_info",
-                 "baremetal:node:get:driver_internal_info", "baremetal:node:history:get"):
+                 "baremetal:node:get:driver_internal_info", "baremetal:node:history:get",
+                 "baremetal:node:update:owner", "baremetal:node:update:lessee", "baremetal:node:update:driver_info",
+                 "baremetal:node:update:properties", "baremetal:node:update:instance_uuid",
+                 "baremetal:node:update:network_data", "baremetal:node:update:name", "baremetal:node:update:retired",
+                 "baremetal:node:update:driver_interfaces", "baremetal:node:update:chassis_uuid",
+                 "baremetal:node:update:conductor_group", "baremetal:node:set_boot_device",
+                 "baremetal:volume:view_target_properties"):
         assert rules[name] == defaults[name].check_str, name
 
     second = run_playbook(role_play(**role_vars), env, tmp_path / "second")

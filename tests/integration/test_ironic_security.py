@@ -16,7 +16,8 @@ What each test proves:
   every node sub-resource write is tried; only a reviewed allow-list passes
   Ironic's policy (defect 1's class);
 - releasing a claim clears everything the tenant could write on the node
-  (defect 1, part b);
+  (defect 1, part b), and a deployment carries nothing an earlier holder of
+  the node left in ``instance_info`` (same class);
 - a tenant cannot deploy a file of the conductor: ``host_claim`` refuses
   ``file://`` URLs unless the owner allows a path prefix, and Ironic itself
   refuses to read ``/etc`` when the module is bypassed (defect 3);
@@ -295,6 +296,32 @@ def test_release_clears_what_the_tenant_wrote(openstack_env, enroll_node, ironic
         fields = json.loads(text)
         left[node.name] = {k: v for k, v in fields.items() if v not in (None, {}, "") and k != "links"}
     assert left == {"isec-rel-0": {}, "isec-rel-1": {}}, left
+
+
+def test_a_deployment_carries_nothing_an_earlier_holder_left(openstack_env, enroll_node, ironic_tenancy_policy,
+                                                             tmp_path):
+    """Same class, found on review: a tenant that deletes its allocation itself (no release, no undeploy) leaves
+    instance_info keys behind; the next deployment of the node - here the owner's own claim - must not carry them."""
+    a = openstack_env.tenants["tenant-a"]
+    admin = openstack_env.admin_conn
+    node = enroll_node("isec-left-0", resource_class="rc-left", lessee=a.project_id)
+    hostile = a.conn("member")
+    status, text = raw(hostile, "post", "/allocations", {"name": "isec-left-a", "resource_class": "rc-left"})
+    assert status == 201, text
+    wait_for_node(admin, node.id, instance_id=json.loads(text)["uuid"])
+    status, text = raw(hostile, "patch", "/nodes/%s" % node.id, [
+        {"op": "add", "path": "/instance_info/kernel", "value": "http://evil.example.com/vmlinuz"},
+        {"op": "add", "path": "/instance_info/planted", "value": "x"}])
+    assert status == 200, text
+    assert raw(hostile, "delete", "/allocations/isec-left-a")[0] == 204
+    owner_env = openstack_env.ansible_env(openstack_env.infra.cloud_name("member"))
+    run = run_playbook(localhost_play([claim("owner deploys", name="isec-left-owner", resource_class="rc-left",
+                                             candidate_nodes=["isec-left-0"], image=IMAGE, wait=True,
+                                             wait_timeout=300)]), owner_env, tmp_path / "owner")
+    assert run.ok and run.result("owner deploys")["claim"]["ready"] is True, run.explain()
+    info = admin.baremetal.get_node(node.id).instance_info
+    assert info["image_source"] == IMAGE["url"]
+    assert sorted(set(info) & {"kernel", "planted"}) == [], info
 
 
 # ---------------------------------------------------------------------------------------------
