@@ -119,9 +119,6 @@ options:
   user_data_secret:
     description:
       - Name of a Secret in O(namespace) that holds cloud-init user-data (O(backend=metal3)).
-      - "Written as C(spec.userData: {name: <Secret>}), the HostClaim proposal's form (the same for
-        O(network_data_secret) and O(meta_data_secret)); a claim that already names the same Secret as a plain string
-        is left as it is. An empty string removes the reference."
     type: str
   network_data_secret:
     description:
@@ -164,9 +161,6 @@ options:
     type: dict
   wait_for:
     description:
-      - With O(backend=ironic) only V(host.metal3.io/reboot) is accepted (any other key is refused): each run that
-        gives it reboots the claimed node once through Ironic's C(rebooting) power target (C(soft rebooting) with
-        C(mode) V(soft)), after any deployment of the same run; RV(rebooted) says so. Nothing is stored on the node.
       - What O(wait=true) waits for. V(associated) waits until a host is bound, V(ready) until the host is
         provisioned (deployed) and its power matches O(online).
       - With O(backend=ironic), V(associated) returns once Ironic has allocated a node (a deployment started by the
@@ -220,9 +214,6 @@ EXAMPLES = r"""
     annotations:
       host.metal3.io/reboot: ""
 
-- name: Claim and deploy an Ironic node with my project's credentials
-  baremetal.tenancy.host_claim:
-    backend: ironic
 - name: Reboot my Ironic host once (Ironic's reboot power target)
   baremetal.tenancy.host_claim:
     backend: ironic
@@ -230,6 +221,9 @@ EXAMPLES = r"""
     annotations:
       host.metal3.io/reboot: ""
 
+- name: Claim and deploy an Ironic node with my project's credentials
+  baremetal.tenancy.host_claim:
+    backend: ironic
     cloud: tenant-a
     name: db-0
     resource_class: baremetal-large
@@ -264,11 +258,7 @@ claim:
       type: str
       sample: metal3
     host:
-      description:
-        - Name of the bound host, or null while none is bound.
-        - With O(backend=metal3) it is the host the binder recorded in the claim's status, and only while the binding
-          label C(hostclaim.metal3.io/host) agrees with it (the rule the C(claimed_hosts) inventory uses too); a label
-          edited by hand gives null until the binder's next pass sets it back.
+      description: Name of the bound host, or null while none is bound.
       type: str
       sample: host-07
     online:
@@ -328,6 +318,11 @@ claim:
       description: Traits of the node (O(backend=ironic)).
       type: list
       elements: str
+rebooted:
+  description: Whether the run rebooted the node (O(backend=ironic), V(host.metal3.io/reboot) in O(annotations); in check
+    mode, whether it would).
+  returned: with O(backend=ironic) and O(state=present)
+  type: bool
 """
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.base import TenancyModule
@@ -335,11 +330,6 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.auth import WAIT
 from ansible_collections.baremetal.tenancy.plugins.module_utils import metal3_claims, ironic_claims
 
 
-rebooted:
-  description: Whether the run rebooted the node (O(backend=ironic), V(host.metal3.io/reboot) in O(annotations); in check
-    mode, whether it would).
-  returned: with O(backend=ironic) and O(state=present)
-  type: bool
 class HostClaimModule(TenancyModule):
     object_kind = "host claim"
     argument_spec = dict(
@@ -360,6 +350,7 @@ class HostClaimModule(TenancyModule):
             checksum_type=dict(type="str", choices=["md5", "sha256", "sha512", "auto"], default="auto"),
             format=dict(type="str", choices=["raw", "qcow2", "vdi", "vmdk", "live-iso"]),
         )),
+        file_url_allowed_prefixes=dict(type="list", elements="str"),
         user_data_secret=dict(type="str", no_log=False),
         network_data_secret=dict(type="str", no_log=False),
         meta_data_secret=dict(type="str", no_log=False),
@@ -367,7 +358,6 @@ class HostClaimModule(TenancyModule):
         network_data=dict(type="dict"),
         meta_data=dict(type="dict"),
         node_reuse=dict(type="str"),
-        file_url_allowed_prefixes=dict(type="list", elements="str"),
         annotations=dict(type="dict"),
         wait_for=dict(type="str", choices=["associated", "ready"], default="ready"),
         **WAIT_SPEC
