@@ -27,7 +27,7 @@ What each test proves:
   node and leases one to a tenant (``verify_projects: false`` because its
   credentials cannot read other projects, which the result says);
 - a tenant reboots its Ironic host with ``host_claim`` (the ``host.metal3.io/reboot``
-  annotation, as with Metal3): Ironic's ``reboot`` power target.
+  annotation, as with Metal3): Ironic's ``rebooting`` power target.
 """
 
 from __future__ import annotations
@@ -35,6 +35,8 @@ from __future__ import annotations
 import json
 import time
 import uuid
+
+import pytest
 
 from fixtures_inventory import inventory, write_source
 from harness.ansible import localhost_play, run_playbook
@@ -198,7 +200,7 @@ def _sweep_port(conn, admin, port_id, fields):
     return writable
 
 
-def _sweep_actions(conn, node_id, port_id):
+def _sweep_actions(conn, node_id, port_id, mac_base):
     """Every other write on the node and its children: (name, method, path, body)."""
     n = "/nodes/%s" % node_id
     actions = [
@@ -221,9 +223,10 @@ def _sweep_actions(conn, node_id, port_id):
         ("vif:attach", "post", n + "/vifs", {"id": str(uuid.uuid4())}),
         ("vmedia:attach", "post", n + "/vmedia", {"device_type": "cdrom", "image_url": "http://images.example.com/x.iso"}),
         ("vmedia:detach", "delete", n + "/vmedia", None),
-        ("port:create", "post", "/ports", {"node_uuid": node_id, "address": "52:54:00:5e:e9:01"}),
+        ("port:create", "post", "/ports", {"node_uuid": node_id, "address": "52:54:00:5e:e9:%02x" % (mac_base + 1)}),
         ("port:delete", "delete", "/ports/%s" % port_id, None),
-        ("portgroup:create", "post", "/portgroups", {"node_uuid": node_id, "address": "52:54:00:5e:e9:02"}),
+        ("portgroup:create", "post", "/portgroups", {"node_uuid": node_id,
+                                                     "address": "52:54:00:5e:e9:%02x" % (mac_base + 2)}),
         ("volume:connector", "post", "/volume/connectors", {"node_uuid": node_id, "type": "iqn",
                                                             "connector_id": "iqn.2026-11.test:sweep"}),
         ("volume:target", "post", "/volume/targets", {"node_uuid": node_id, "volume_type": "iscsi",
@@ -238,23 +241,26 @@ def _sweep_actions(conn, node_id, port_id):
     return writable
 
 
-def test_lessee_write_sweep(openstack_env, enroll_node, ironic_tenancy_policy):
+@pytest.mark.parametrize("role", ["member", "manager"])
+def test_lessee_write_sweep(openstack_env, enroll_node, ironic_tenancy_policy, role):
+    """As the lessee's member, then its manager (Ironic's defaults give a lessee's manager and admin more)."""
     from ironic.api.controllers.v1.node import PATCH_ALLOWED_FIELDS as NODE_FIELDS
     from ironic.api.controllers.v1.port import PATCH_ALLOWED_FIELDS as PORT_FIELDS
 
     a = openstack_env.tenants["tenant-a"]
     admin = openstack_env.admin_conn
-    node = enroll_node("isec-sweep-0", resource_class="rc-sweep", lessee=a.project_id)
-    port = admin.baremetal.create_port(node_id=node.id, address="52:54:00:5e:e9:00")
-    hostile = a.conn("member")
+    index = ["member", "manager"].index(role)
+    node = enroll_node("isec-sweep-%s" % role, resource_class="rc-sweep", lessee=a.project_id)
+    port = admin.baremetal.create_port(node_id=node.id, address="52:54:00:5e:e9:%02x" % (index * 16))
+    hostile = a.conn(role)
 
     node_writable = _sweep_node(hostile, admin, node.id, NODE_FIELDS)
     port_writable = _sweep_port(hostile, admin, port.id, PORT_FIELDS)
-    action_writable = _sweep_actions(hostile, node.id, port.id)
+    action_writable = _sweep_actions(hostile, node.id, port.id, index * 16)
     # field -> HTTP status of the attempt (anything but 403 passed the policy)
-    print("lessee may write node fields: %s" % dict(sorted(node_writable.items())))
-    print("lessee may write port fields: %s" % dict(sorted(port_writable.items())))
-    print("lessee may do: %s" % dict(sorted(action_writable.items())))
+    print("lessee (%s) may write node fields: %s" % (role, dict(sorted(node_writable.items()))))
+    print("lessee (%s) may write port fields: %s" % (role, dict(sorted(port_writable.items()))))
+    print("lessee (%s) may do: %s" % (role, dict(sorted(action_writable.items()))))
     assert {"node": set(node_writable), "port": set(port_writable), "actions": set(action_writable)} == {
         "node": ALLOWED_NODE_PATHS, "port": ALLOWED_PORT_PATHS, "actions": ALLOWED_ACTIONS}, \
         (node_writable, port_writable, action_writable)
