@@ -472,6 +472,8 @@ class Binder(object):
 
     #: retry rounds (re-list and re-plan) for claims whose every candidate was taken by someone else
     conflict_rounds = 2
+    #: from this many BMC credentials Secrets to read in one namespace, one list replaces the reads
+    bmc_secret_list_min = 4
 
     def __init__(self, io, binder_id=None, namespaces=None, name=None, host_namespaces=None,
                  annotation_domains=EXPORT_ANNOTATION_DOMAINS, sweep=True, check_mode=False, workers=8):
@@ -496,6 +498,7 @@ class Binder(object):
         self.namespace_labels = {}
         self.copies = {}
         self.bmc_rules = {}
+        self.bmc_secrets = {}
         self.timings = {}
         self.claims_watch = None
         self.hosts_watch = None
@@ -570,6 +573,7 @@ class Binder(object):
         self.set_hosts(hosts)
         claims = [claim for claim in claims if self._in_scope(*claim_identity(claim)[:2])]
         self.confirm_labels(claims)
+        self.prefetch_bmc_secrets(claims)
         if self.sweep or any(self._needs_copies(claim) for claim in claims):
             self.load_copies()
         if not self.check_mode:
@@ -836,10 +840,13 @@ class Binder(object):
             if key in self.bmc_rules:
                 return self.bmc_rules[key]
         username = password = blocked = None
-        secret_name = get_path(host, 'spec', 'bmc', 'credentialsName')
-        if isinstance(secret_name, str) and secret_name and has_import_candidates(host.get('metadata'), self.annotation_domains):
+        secret_name = self._credentials_to_read(host)
+        if secret_name:
             try:
-                secret = self.io.get_secret(key[0], secret_name)
+                if (key[0], secret_name) in self.bmc_secrets:
+                    secret = self.bmc_secrets[(key[0], secret_name)]
+                else:
+                    secret = self.io.get_secret(key[0], secret_name)
             except TenancyError:
                 secret, blocked = None, 'the BMC credentials Secret could not be read, so nothing is imported from this host'
             username, password = _secret_text(secret, 'username'), _secret_text(secret, 'password')
@@ -847,6 +854,36 @@ class Binder(object):
         with self._lock:
             self.bmc_rules[key] = rule
         return rule
+
+    def _credentials_to_read(self, host):
+        """The credentials Secret name of ``host`` when its metadata has something to import, else ``None``."""
+        name = get_path(host, 'spec', 'bmc', 'credentialsName')
+        if isinstance(name, str) and name and has_import_candidates(host.get('metadata'), self.annotation_domains):
+            return name
+        return None
+
+    def prefetch_bmc_secrets(self, claims):
+        """One list per host namespace instead of one read per bound host, where many credentials Secrets are needed.
+
+        Only an optimisation: a namespace that cannot be listed leaves each
+        host's Secret to ``bmc_rule`` (which fails closed).
+        """
+        needed = {}
+        for claim in claims:
+            for host in self.bound_hosts(claim):
+                name = self._credentials_to_read(host)
+                if name:
+                    needed.setdefault(host_key(host)[0], set()).add(name)
+        for namespace, names in sorted(needed.items()):
+            if len(names) < self.bmc_secret_list_min:
+                continue
+            try:
+                secrets = self.io.list_items(_path('v1', 'secrets', namespace), 'Secrets in namespace %s' % namespace)
+            except TenancyError:
+                continue
+            found = dict((get_path(secret, 'metadata', 'name'), secret) for secret in secrets)
+            for name in names:
+                self.bmc_secrets[(namespace, name)] = found.get(name)
 
     def import_from(self, claim, host, outcome=None):
         """``import_metadata`` of ``host`` onto ``claim``; records what was withheld on ``outcome`` (for the owner)."""

@@ -306,3 +306,21 @@ def test_a_host_without_metadata_to_import_costs_no_secret_read():
     report = binder(fake).run()
     assert report['claims'][0]['action'] == 'bound' and report['withheld'] == []
     assert not [r for r in fake.requests if '/secrets/' in r[1]]
+
+
+def test_many_bound_hosts_cost_one_secret_list_per_namespace_not_one_read_each():
+    fake = world(hosts=5, claims=5)
+    for index in range(5):
+        fake.add('secrets', {'metadata': {'name': 'h%d-bmc' % index, 'namespace': INFRA},
+                             'data': {'username': _b64('opsadmin'), 'password': _b64('Kx7pQ2vR9wLm')}})
+        fake.get('baremetalhosts', INFRA, 'h%d' % index)['metadata']['labels']['owner'] = 'opsadmin'
+    first = binder(fake).run()
+    assert first['summary']['bound'] == 5
+    again = binder(fake).run()
+    assert again['changed'] is False and again['requests']['get'] == 0
+    requests = fake.requests[-again['requests']['total']:]
+    assert not [r for r in requests if '/secrets/' in r[1]]  # no read per host...
+    assert [r for r in requests if r[1] == '/api/v1/namespaces/infra/secrets']  # ...one (paginated) list instead
+    assert len(again['withheld']) == 5 and all(item['key'] == 'owner' for item in again['withheld'])
+    claims = [fake.get('hostclaims', 'tenant-a', 'c%d' % index) for index in range(5)]
+    assert all('owner' not in claim['metadata']['labels'] for claim in claims)

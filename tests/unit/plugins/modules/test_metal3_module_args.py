@@ -176,3 +176,13 @@ def test_claim_view_shape_and_bound_host():
     assert mc.claim_view(claim_with(None))['host'] is None
     unbound = mc.claim_view({'metadata': {'name': 'x', 'namespace': 'n'}})
     assert unbound['associated'] is False and unbound['provisioning_state'] is None and unbound['conditions'] == []
+
+
+def test_waiting_for_associated_needs_a_host_every_reader_reports():
+    """wait_for=associated returns a claim whose host is reported: the binder's record and the label agree."""
+    recorded = {'status': {'conditions': [{'type': 'AssociateBMH', 'status': 'True', 'message': 'bound to host h1'}]},
+                'metadata': {'labels': {'hostclaim.metal3.io/host': 'h1'}}}
+    assert mc._bound(recorded) and mc.claim_view(recorded)['host'] == 'h1'
+    forged = dict(recorded, metadata={'labels': {'hostclaim.metal3.io/host': 'h2'}})
+    assert not mc._bound(forged) and mc.claim_view(forged)['host'] is None
+    assert not mc._bound(None)
