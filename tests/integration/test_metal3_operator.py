@@ -169,3 +169,46 @@ def test_hostclaim_setup_extends_bmo_crd_but_bmo_drops_the_sharing_field(kube_en
         host = _wait(api, "host-shared", lambda h: "baremetalhost.metal3.io" in (h["metadata"].get("finalizers") or []),
                      "finalized by BMO", metal3_operator, timeout=60)
         assert "hostClaimNamespaces" not in host["spec"], host["spec"]
+
+
+def test_agent_route_inspects_and_cleans(kube_env, metal3_operator):
+    """Through FakeIPA, Ironic runs its real agent flows for BMO: inspection reports
+    the system's NICs and addresses into the host's status, and metadata cleaning
+    runs on registration and again on deprovisioning.
+
+    The host is deployed by the live-ISO route: Ironic's ``direct`` deploy through
+    FakeIPA fails here (a second agent lookup gets the masked token, FakeIPA then
+    answers ``get_partition_uuids`` with 401, and Ironic 39's agent client raises
+    a TypeError on the error body without ``faultstring``); BMO retries it forever.
+    """
+    stack = metal3_operator
+    index = 4  # a system of its own: BMO refuses a second host with the same boot MAC
+    bmc, system = stack.bmcs[index], stack.systems[index]
+    states = []
+
+    def seen(host):
+        state = _state(host)
+        if state and (not states or states[-1][0] != state):
+            states.append((state, time.monotonic()))
+        return state
+
+    with kube_env.api("admin") as api:
+        secret = bmo.bmc_secret("host-agent-bmc", bmc)
+        client.CoreV1Api(api).create_namespaced_secret(INFRA_NAMESPACE, secret)
+        t0 = time.monotonic()
+        _hosts(api).create_namespaced_custom_object(
+            GROUP, VERSION, INFRA_NAMESPACE, PLURAL, bmo.host_manifest("host-agent", bmc, "host-agent-bmc", agent=True))
+        host = _wait(api, "host-agent", lambda h: seen(h) == "available", "available", stack, timeout=300)
+        nics = host["status"]["hardware"]["nics"]
+        assert sorted((n["mac"], n["ip"]) for n in nics) == sorted((n["mac"], n["ip"]) for n in system["nics"]), nics
+        assert "inspecting" in [s for s, _ in states], states
+
+        _patch(api, "host-agent", {"spec": {"image": bmo.live_iso_image(stack.live_iso_url), "online": True}})
+        _wait(api, "host-agent", lambda h: seen(h) == "provisioned", "provisioned", stack, timeout=300)
+        _patch(api, "host-agent", {"spec": {"image": None, "online": False}})
+        host = _wait(api, "host-agent", lambda h: seen(h) == "available", "available again", stack, timeout=300)
+    assert "deprovisioning" in [s for s, _ in states], states
+    node = host["status"]["provisioning"]["ID"]
+    cleaned = stack.ironic_log_count(node, 'moved to provision state "clean wait"')
+    assert cleaned >= 2, "cleaning ran through the agent on registration and on deprovisioning"
+    print("agent route states:", [(s, round(t - t0, 1)) for s, t in states])

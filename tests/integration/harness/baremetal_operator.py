@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import hashlib
 import dataclasses
 import os
 import secrets
@@ -63,9 +64,10 @@ from pathlib import Path
 import yaml
 
 from . import procs
+from .fake_ipa import FakeIpa, start_fake_ipa
 from .ironic import Ironic, start_ironic
 from .kube import INFRA_NAMESPACE, KubeEnv
-from .sushy import Bmc, SushyEmulator, start_sushy
+from .sushy import Bmc, SushyEmulator, default_systems, start_sushy
 
 BMO_COMMIT = "02aa5059e"
 STARTUP_TIMEOUT = 60
@@ -244,11 +246,14 @@ class Metal3:
     webhook_url: str | None
     workdir: Path
     live_iso_url: str
+    disk_image: dict  # spec.image of a raw disk image (direct deploy)
+    fake_ipa: FakeIpa
+    systems: list[dict]  # the sushy-tools systems, in the order of ``bmcs``
     timings: dict[str, float]
 
     @property
     def services(self) -> list[procs.Service]:
-        return [self.ironic.service, self.sushy.service, self.service]
+        return [self.ironic.service, self.sushy.service, self.fake_ipa.service, self.service]
 
     @property
     def bmcs(self) -> list[Bmc]:
@@ -256,6 +261,11 @@ class Metal3:
 
     def log_tail(self, lines: int = 60) -> str:
         return self.proc.log_tail(lines)
+
+    def ironic_log_count(self, *texts: str) -> int:
+        """How many lines of Ironic's log contain every one of ``texts``."""
+        lines = self.ironic.proc.log_path.read_text(errors="replace").splitlines()
+        return sum(all(text in line for text in texts) for line in lines)
 
     def stop(self) -> None:
         if self.webhook_url:
@@ -268,6 +278,7 @@ class Metal3:
                 pass
         self.proc.stop(timeout=20)
         self.ironic.stop()
+        self.fake_ipa.stop()
         self.sushy.stop()
 
 
@@ -304,15 +315,26 @@ def start_metal3(kube: KubeEnv, workdir: str | Path, *, systems: list[dict] | No
     timings["bmo crds"] = time.monotonic() - t0
 
     t1 = time.monotonic()
-    sushy = start_sushy(workdir / "sushy", systems)
-    ironic = None
+    # Every system announces its power changes to FakeIPA, the agent of the hosts
+    # that boot the deploy ramdisk (inspection, cleaning, direct deploy).
+    systems = [dict(s, external_notifier=True) for s in (systems or default_systems())]
+    ipa_port = procs.free_port()
+    sushy = start_sushy(workdir / "sushy", systems, notification_url=f"http://{procs.LOOPBACK}:{ipa_port}")
+    ironic = fake_ipa = None
     try:
         ironic, ironic_password = start_metal3_ironic(workdir, database_url)
         timings["ironic"] = time.monotonic() - t1
-        # Deploy kernel/ramdisk/ISO: BMO requires the URLs; nothing boots them.
+        fake_ipa = start_fake_ipa(workdir / "fake-ipa", ipa_port, ironic.url, sushy.base_url,
+                                  sushy.username, sushy.password)
+        # Deploy kernel/ramdisk/ISO: BMO requires the URLs; nothing boots them
+        # (FakeIPA plays the agent they would start).
         for name in ("ipa.kernel", "ipa.initramfs", "ipa.iso", "live.iso"):
             (ironic.http_root / name).write_bytes(b"\0" * 4096)
+        disk = b"bmt-disk-image\0" * 4096
+        (ironic.http_root / "disk.img").write_bytes(disk)
         http = ironic.http_url
+        disk_image = {"url": f"{http}/disk.img", "checksum": hashlib.sha256(disk).hexdigest(),
+                      "checksumType": "sha256", "format": "raw"}
 
         auth_root = workdir / "metal3-auth"
         (auth_root / "ironic").mkdir(parents=True, exist_ok=True)
@@ -365,13 +387,14 @@ def start_metal3(kube: KubeEnv, workdir: str | Path, *, systems: list[dict] | No
         timings["baremetal-operator"] = time.monotonic() - t2
     except BaseException:
         sushy.stop()
-        if ironic is not None:
-            ironic.stop()
+        for started in (ironic, fake_ipa):
+            if started is not None:
+                started.stop()
         raise
     service = procs.Service("baremetal-operator", BMO_COMMIT, f"http://{procs.LOOPBACK}:{health_port}",
                             health_port, proc.pid)
     return Metal3(kube, ironic, ironic_password, sushy, proc, service, namespace, webhook_url, workdir,
-                  f"{http}/live.iso", timings)
+                  f"{http}/live.iso", disk_image, fake_ipa, systems, timings)
 
 
 # --------------------------------------------------------------------------
@@ -390,9 +413,13 @@ def bmc_secret(name: str, bmc: Bmc, namespace: str = INFRA_NAMESPACE,
 
 
 def host_manifest(name: str, bmc: Bmc, credentials: str, namespace: str = INFRA_NAMESPACE,
-                  labels: dict | None = None, inspect: bool = False) -> dict:
-    """A BareMetalHost for a sushy-tools system, booted over Redfish virtual media."""
-    annotations = {} if inspect else {"inspect.metal3.io": "disabled"}
+                  labels: dict | None = None, agent: bool = False) -> dict:
+    """A BareMetalHost for a sushy-tools system, booted over Redfish virtual media.
+
+    ``agent=False``: inspection disabled, no cleaning (the live-ISO route, no agent).
+    ``agent=True``: agent inspection and metadata cleaning through FakeIPA.
+    """
+    annotations = {} if agent else {"inspect.metal3.io": "disabled"}
     return {
         "apiVersion": "metal3.io/v1alpha1", "kind": "BareMetalHost",
         "metadata": {"name": name, "namespace": namespace, "labels": dict(labels or {}),
@@ -401,7 +428,7 @@ def host_manifest(name: str, bmc: Bmc, credentials: str, namespace: str = INFRA_
             "online": False,
             "bootMACAddress": bmc.macs[0],
             "bootMode": "UEFI",
-            "automatedCleaningMode": "disabled",
+            "automatedCleaningMode": "metadata" if agent else "disabled",
             "bmc": {"address": "redfish-virtualmedia+" + bmc.base_url + bmc.system_id,
                     "credentialsName": credentials, "disableCertificateVerification": True},
         },

@@ -251,12 +251,17 @@ def _htpasswd_line(username: str, password: str) -> str:
 
 def start_sushy(workdir: str | Path, systems: list[dict] | None = None,
                 timeout: float = 60, *, accounts: list[dict] | None = None,
-                account_slots: int | None = None) -> SushyEmulator:
+                account_slots: int | None = None, power_delay: int = 0,
+                notification_url: str | None = None) -> SushyEmulator:
     """Start the emulator in ``workdir`` (created) on a free loopback port.
 
     ``accounts``: extra accounts present from the start, dicts with
     ``username``, ``password``, ``role`` (accounts "someone else" made).
     ``account_slots``: fixed-slot account model with that many slots.
+    ``power_delay``: seconds before a power change applies (upstream: a random
+    1-11 s; here 0 unless a simulated boot needs time, as FakeIPA does).
+    ``notification_url``: ``EXTERNAL_NOTIFICATION_URL``, where systems with
+    ``external_notifier: True`` announce their power changes (FakeIPA).
     """
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
@@ -281,6 +286,8 @@ def start_sushy(workdir: str | Path, systems: list[dict] | None = None,
         f"SUSHY_EMULATOR_FAKE_SYSTEMS = {systems!r}\n"
         f"BMT_TEST_ACCOUNTS = {extra_accounts!r}\n"
         f"BMT_TEST_ACCOUNT_SLOTS = {account_slots!r}\n"
+        f"BMT_TEST_POWER_DELAY = {int(power_delay)!r}\n"
+        + (f"EXTERNAL_NOTIFICATION_URL = {notification_url!r}\n" if notification_url else "")
     )
     launcher = (
         "import sys; sys.path.insert(0, %r); "
@@ -327,14 +334,24 @@ def launch() -> None:
     from sushy_tools.emulator import main
     from sushy_tools.emulator.resources.systems import fakedriver
 
-    class _NoDelay:
-        """Stands in for the ``random`` module: power changes apply at once."""
+    class _FixedDelay:
+        """Stands in for the ``random`` module: power changes apply after
+        ``BMT_TEST_POWER_DELAY`` seconds (0: at once) instead of 1-11 s."""
 
-        @staticmethod
-        def randint(a, b):
-            return 0
+        delay = 0
 
-    fakedriver.random = _NoDelay()
+        @classmethod
+        def randint(cls, a, b):
+            return cls.delay
+
+    fakedriver.random = _FixedDelay
+    original_initialize = fakedriver.FakeDriver.initialize.__func__
+
+    def initialize(cls, config, logger, *args, **kwargs):
+        _FixedDelay.delay = int(config.get("BMT_TEST_POWER_DELAY") or 0)
+        return original_initialize(cls, config, logger, *args, **kwargs)
+
+    fakedriver.FakeDriver.initialize = classmethod(initialize)
 
     def _field(key):
         def getter(self, identity):
