@@ -201,13 +201,13 @@ def test_agent_route_inspects_and_cleans(kube_env, metal3_operator):
         host = _wait(api, "host-agent", lambda h: seen(h) == "available", "available", stack, timeout=300)
         nics = host["status"]["hardware"]["nics"]
         assert sorted((n["mac"], n["ip"]) for n in nics) == sorted((n["mac"], n["ip"]) for n in system["nics"]), nics
-        assert "inspecting" in [s for s, _ in states], states
+        assert "inspecting" in [state for state, _at in states], states
 
         _patch(api, "host-agent", {"spec": {"image": bmo.live_iso_image(stack.live_iso_url), "online": True}})
         _wait(api, "host-agent", lambda h: seen(h) == "provisioned", "provisioned", stack, timeout=300)
         _patch(api, "host-agent", {"spec": {"image": None, "online": False}})
         host = _wait(api, "host-agent", lambda h: seen(h) == "available", "available again", stack, timeout=300)
-    assert "deprovisioning" in [s for s, _ in states], states
+    assert "deprovisioning" in [state for state, _at in states], states
     node = host["status"]["provisioning"]["ID"]
     cleaned = stack.ironic_log_count(node, 'moved to provision state "clean wait"')
     assert cleaned >= 2, "cleaning ran through the agent on registration and on deprovisioning"
