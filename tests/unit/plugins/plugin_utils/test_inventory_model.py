@@ -288,6 +288,16 @@ def test_ironic_addresses_key_is_the_one_host_claim_writes():
     assert m.IRONIC_ADDRESSES_KEY == ironic_model.ADDRESSES_KEY
 
 
+def test_ironic_addresses_come_from_the_owner_record_only():
+    planted = [{'type': 'ExternalIP', 'address': '203.0.113.66'}]
+    node = dict(NODE, instance_info={'baremetal_tenancy_addresses': planted},
+                extra={'addresses': [{'type': 'InternalIP6', 'address': '2001:db8::5'}, '198.51.100.7', '198.51.100.7']})
+    allocation = dict(ALLOCATION, extra={'addresses': planted})
+    assert m.ironic_addresses(allocation, node) == [{'type': 'InternalIP', 'address': '2001:db8::5'},
+                                                    {'type': 'InternalIP', 'address': '198.51.100.7'}]
+    assert m.ironic_addresses(allocation, dict(node, extra={})) == []
+
+
 def test_ironic_fields_never_ask_for_bmc_data():
     for fields in (m.IRONIC_ALLOCATION_FIELDS, m.IRONIC_NODE_FIELDS, m.IRONIC_PORT_FIELDS):
         assert not set(fields) & {'driver_info', 'driver_internal_info', 'last_error', 'maintenance_reason',
@@ -308,16 +318,6 @@ def test_ironic_ready(changes, ready, reason):
     record = m.ironic_records([ALLOCATION], [node])[0]
     assert record['ready'] is ready
     assert m.condition_status(record['conditions'], 'Ready') == ('True' if ready else 'False')
-
-def test_ironic_addresses_come_from_the_owner_record_only():
-    planted = [{'type': 'ExternalIP', 'address': '203.0.113.66'}]
-    node = dict(NODE, instance_info={'baremetal_tenancy_addresses': planted},
-                extra={'addresses': [{'type': 'InternalIP6', 'address': '2001:db8::5'}, '198.51.100.7', '198.51.100.7']})
-    allocation = dict(ALLOCATION, extra={'addresses': planted})
-    assert m.ironic_addresses(allocation, node) == [{'type': 'InternalIP', 'address': '2001:db8::5'},
-                                                    {'type': 'InternalIP', 'address': '198.51.100.7'}]
-    assert m.ironic_addresses(allocation, dict(node, extra={})) == []
-
 
 
 def test_ironic_records_skip_unbound_and_invisible():
