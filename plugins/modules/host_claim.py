@@ -119,6 +119,9 @@ options:
   user_data_secret:
     description:
       - Name of a Secret in O(namespace) that holds cloud-init user-data (O(backend=metal3)).
+      - "Written as C(spec.userData: {name: <Secret>}), the HostClaim proposal's form (the same for
+        O(network_data_secret) and O(meta_data_secret)); a claim that already names the same Secret as a plain string
+        is left as it is. An empty string removes the reference."
     type: str
   network_data_secret:
     description:
@@ -258,7 +261,11 @@ claim:
       type: str
       sample: metal3
     host:
-      description: Name of the bound host, or null while none is bound.
+      description:
+        - Name of the bound host, or null while none is bound.
+        - With O(backend=metal3) it is the host the binder recorded in the claim's status, and only while the binding
+          label C(hostclaim.metal3.io/host) agrees with it (the rule the C(claimed_hosts) inventory uses too); a label
+          edited by hand gives null until the binder's next pass sets it back.
       type: str
       sample: host-07
     online:
