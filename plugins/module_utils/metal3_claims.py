@@ -49,7 +49,15 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.selectors import
 )
 
 POLL_INTERVAL = 0.5
-IRONIC_ONLY_OPTIONS = ('resource_class', 'traits', 'candidate_nodes', 'user_data', 'network_data', 'meta_data')
+IRONIC_ONLY_OPTIONS = ('resource_class', 'traits', 'candidate_nodes', 'user_data', 'network_data', 'meta_data',
+                       'file_url_allowed_prefixes')
+#: what to use instead, with backend metal3, of an option for backend ironic
+_METAL3_INSTEAD = {
+    'user_data': 'user_data_secret, network_data_secret and meta_data_secret',
+    'network_data': 'user_data_secret, network_data_secret and meta_data_secret',
+    'meta_data': 'user_data_secret, network_data_secret and meta_data_secret',
+    'file_url_allowed_prefixes': 'an http or https image URL (the only schemes the binder accepts)',
+}
 SECRET_OPTIONS = (('userData', 'user_data_secret'), ('networkData', 'network_data_secret'), ('metaData', 'meta_data_secret'))
 
 #: Ready condition reason -> the provisioning state a tenant may see
@@ -207,7 +215,7 @@ def _refuse_ironic_options(params):
     given = [option for option in IRONIC_ONLY_OPTIONS if params.get(option) not in (None, [], {})]
     if given:
         raise InvalidInput('option %s' % given[0], 'is for backend ironic; with backend metal3 use %s' % (
-            'user_data_secret, network_data_secret and meta_data_secret' if given[0].endswith('_data') else 'host_selector'))
+            _METAL3_INSTEAD.get(given[0], 'host_selector')))
 
 
 def _check_namespace(io, namespace):
