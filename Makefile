@@ -1,6 +1,7 @@
 # baremetal.tenancy — one-command setup and tests.
 #   make demo   the main job on an embedded default (Keystone + Ironic + sushy-tools on loopback)
 #   make test   everything CI runs: sanity, lint, docs lint, units, integration, molecule
+#   make check  the inner loop: sanity, lint, docs lint and units (a few minutes, no services)
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 PYTHON ?= python3
@@ -22,7 +23,7 @@ COLL := $(COLL_ROOT)/ansible_collections/baremetal/tenancy
 ANSIBLE_TEST := cd $(COLL) && $(BIN)/ansible-test
 PYTEST_ARGS ?=
 
-.PHONY: help setup system venv kube bmo collection test test-bmo sanity units unit lint docs-lint integration molecule demo bench lock clean
+.PHONY: help setup system venv kube bmo collection test check test-bmo sanity units unit lint docs-lint integration molecule demo bench lock clean
 
 help:
 	@grep -E '^#   make' Makefile | sed 's/^#   //'
@@ -60,7 +61,9 @@ collection: venv
 	git ls-files -co --exclude-standard -z | tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -xf - -C $(COLL)
 	cd $(COLL) && git init -q && git add -A
 
-test: sanity lint docs-lint units integration molecule
+test: check integration molecule
+
+check: sanity lint docs-lint units
 
 sanity: system collection
 	$(ANSIBLE_TEST) sanity --venv --python 3.11 --color no
