@@ -863,19 +863,33 @@ class Binder(object):
         return None
 
     def prefetch_bmc_secrets(self, claims):
-        """One list per host namespace instead of one read per bound host, where many credentials Secrets are needed.
+        """One list per host namespace instead of one read per host, where many credentials Secrets are needed.
 
-        Only an optimisation: a namespace that cannot be listed leaves each
-        host's Secret to ``bmc_rule`` (which fails closed).
+        The reads a pass expects in a namespace are the Secrets of the hosts
+        already bound to its claims, plus, for its pending claims, as many of
+        the free hosts' Secrets as there are pending claims (the hosts a pass
+        may pick are known before it picks). Only an optimisation: a namespace
+        that cannot be listed leaves each host's Secret to ``bmc_rule`` (which
+        fails closed).
         """
-        needed = {}
+        needed, free, pending = {}, {}, 0
         for claim in claims:
-            for host in self.bound_hosts(claim):
+            bound = self.bound_hosts(claim)
+            if not bound and not get_path(claim, 'metadata', 'deletionTimestamp'):
+                pending += 1
+            for host in bound:
                 name = self._credentials_to_read(host)
                 if name:
                     needed.setdefault(host_key(host)[0], set()).add(name)
-        for namespace, names in sorted(needed.items()):
-            if len(names) < self.bmc_secret_list_min:
+        if pending:
+            for host in self.hosts:
+                name = None if get_path(host, 'spec', 'consumerRef') else self._credentials_to_read(host)
+                if name:
+                    free.setdefault(host_key(host)[0], set()).add(name)
+        for namespace in sorted(set(needed) | set(free)):
+            names = needed.get(namespace, set()) | free.get(namespace, set())
+            expected = len(needed.get(namespace, ())) + min(pending, len(free.get(namespace, ())))
+            if expected < self.bmc_secret_list_min:
                 continue
             try:
                 secrets = self.io.list_items(_path('v1', 'secrets', namespace), 'Secrets in namespace %s' % namespace)

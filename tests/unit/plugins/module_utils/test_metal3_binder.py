@@ -308,7 +308,7 @@ def test_a_host_without_metadata_to_import_costs_no_secret_read():
     assert not [r for r in fake.requests if '/secrets/' in r[1]]
 
 
-def test_many_bound_hosts_cost_one_secret_list_per_namespace_not_one_read_each():
+def test_many_bindings_cost_one_secret_list_per_namespace_not_one_read_each():
     fake = world(hosts=5, claims=5)
     for index in range(5):
         fake.add('secrets', {'metadata': {'name': 'h%d-bmc' % index, 'namespace': INFRA},
@@ -316,6 +316,10 @@ def test_many_bound_hosts_cost_one_secret_list_per_namespace_not_one_read_each()
         fake.get('baremetalhosts', INFRA, 'h%d' % index)['metadata']['labels']['owner'] = 'opsadmin'
     first = binder(fake).run()
     assert first['summary']['bound'] == 5
+    # The pass that binds them lists too: the hosts it may pick are known before it picks.
+    binding = fake.requests[-first['requests']['total']:]
+    assert not [r for r in binding if '/secrets/' in r[1]], [r[1] for r in binding if '/secrets/' in r[1]]
+    assert [r for r in binding if r[1] == '/api/v1/namespaces/infra/secrets']
     again = binder(fake).run()
     assert again['changed'] is False and again['requests']['get'] == 0
     requests = fake.requests[-again['requests']['total']:]
@@ -324,3 +328,16 @@ def test_many_bound_hosts_cost_one_secret_list_per_namespace_not_one_read_each()
     assert len(again['withheld']) == 5 and all(item['key'] == 'owner' for item in again['withheld'])
     claims = [fake.get('hostclaims', 'tenant-a', 'c%d' % index) for index in range(5)]
     assert all('owner' not in claim['metadata']['labels'] for claim in claims)
+
+
+def test_one_pending_claim_among_many_free_hosts_reads_one_secret_not_the_namespace():
+    fake = world(hosts=6, claims=1)
+    for index in range(6):
+        fake.add('secrets', {'metadata': {'name': 'h%d-bmc' % index, 'namespace': INFRA},
+                             'data': {'username': _b64('opsadmin'), 'password': _b64('Kx7pQ2vR9wLm')}})
+        fake.get('baremetalhosts', INFRA, 'h%d' % index)['metadata']['labels']['owner'] = 'opsadmin'
+    report = binder(fake).run()
+    assert report['summary']['bound'] == 1
+    requests = fake.requests[-report['requests']['total']:]
+    assert not [r for r in requests if r[1] == '/api/v1/namespaces/infra/secrets']
+    assert len([r for r in requests if '/secrets/' in r[1]]) == 1
