@@ -53,7 +53,7 @@ CRD_FILES = ("hostclaim-crd.yaml", "baremetalhost-crd.yaml")
 
 def metal3_modules():
     sys.path.insert(0, str(collections_root()))
-    from ansible_collections.baremetal.tenancy.plugins.module_utils import metal3
+    from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import binder as metal3
 
     return metal3
 

@@ -59,7 +59,7 @@ from harness.ansible import REPO_ROOT, collections_root, run_inventory
 # The collection's own pure code (claim_sync) does what the binder would; make it importable.
 if str(collections_root()) not in sys.path:
     sys.path.append(str(collections_root()))
-from ansible_collections.baremetal.tenancy.plugins.module_utils import claim_sync  # noqa: E402
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_sync  # noqa: E402
 from ansible_collections.baremetal.tenancy.plugins.plugin_utils import inventory_model  # noqa: E402
 
 GROUP, VERSION = "metal3.io", "v1alpha1"

@@ -8,7 +8,7 @@ import pytest
 
 from ansible.module_utils.errors import AnsibleFallbackNotFound
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils import auth
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common import auth
 
 SECRET_WORDS = ("password", "token", "secret", "api_key", "auth")
 

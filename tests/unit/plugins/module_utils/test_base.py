@@ -10,9 +10,9 @@ import pytest
 
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.base import TenancyModule
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import InvalidInput
-from ansible_collections.baremetal.tenancy.plugins.module_utils.params import check_timeout
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base import TenancyModule
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.params import check_timeout
 
 
 class Sample(TenancyModule):

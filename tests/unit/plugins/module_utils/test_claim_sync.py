@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils import claim_sync as cs
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import Conflict, InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_sync as cs
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict, InvalidInput
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3_objects import (
     BMC_ADDRESS,
     BMC_IP,

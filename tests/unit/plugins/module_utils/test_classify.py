@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils import classify as cl
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import classify as cl
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
 
 LARGE = "MemorySummary.TotalSystemMemoryGiB >= `256` && ProcessorSummary.Count >= `64`"
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.configdrive import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.configdrive import (
     build_configdrive,
     configdrive_digest,
     network_addresses,
@@ -19,7 +19,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.configdrive impo
     validate_network_data,
     validate_user_data,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
 
 NETWORK = {
     'links': [{'id': 'eth0', 'type': 'phy', 'ethernet_mac_address': '52:54:00:00:00:01'}],

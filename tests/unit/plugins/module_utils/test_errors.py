@@ -6,7 +6,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils import errors
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common import errors
 
 
 class FakeApiException(Exception):

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils import host_registration as reg
-from ansible_collections.baremetal.tenancy.plugins.module_utils.claim_sync import apply_merge_patch
-from ansible_collections.baremetal.tenancy.plugins.module_utils.classify import Classification
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import registration_model as reg
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_sync import apply_merge_patch
+from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.classify import Classification
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
 
 UUID = "7a1b0000-0000-0000-0000-000000000001"
 FACTS = {"uuid": UUID, "cpus": 96, "memory_gib": 512, "cpu_arch": "x86_64", "boot_mode": "UEFI",

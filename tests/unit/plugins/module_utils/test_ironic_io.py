@@ -16,10 +16,10 @@ import json
 
 import pytest
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils import ironic as IR
-from ansible_collections.baremetal.tenancy.plugins.module_utils import ironic_leases as IL
-from ansible_collections.baremetal.tenancy.plugins.module_utils import leases as L
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import client as IR
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import leases as IL
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import lease_model as L
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     BackendError, Conflict, Forbidden, InvalidInput, NotFound, WaitTimeout)
 
 

@@ -18,9 +18,9 @@ import datetime
 
 import pytest
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils import leases as L
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import Conflict, InvalidInput, NotFound
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic_leases import LeaseRun
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import lease_model as L
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict, InvalidInput, NotFound
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.leases import LeaseRun
 
 UTC = datetime.timezone.utc
 NOW = datetime.datetime(2026, 5, 1, 12, 0, 0, tzinfo=UTC)

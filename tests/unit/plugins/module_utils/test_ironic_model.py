@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils import ironic_model as M
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import model as M
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
 
 MD5 = '9f6c1a0f5e2b4c8d7a3e1f0b2c4d6e8f'
 SHA256 = 'a' * 64

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils import leases as L
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import Conflict, InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import lease_model as L
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict, InvalidInput
 
 UTC = datetime.timezone.utc
 NOW = datetime.datetime(2026, 5, 1, 12, 0, 0, tzinfo=UTC)

@@ -12,9 +12,9 @@ import json
 
 import pytest
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils import metal3
-from ansible_collections.baremetal.tenancy.plugins.module_utils.claim_sync import BINDING_LABEL, FINALIZER, NODE_REUSE_LABEL
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import BackendError, Conflict, Forbidden, InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import binder as metal3
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_sync import BINDING_LABEL, FINALIZER, NODE_REUSE_LABEL
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import BackendError, Conflict, Forbidden, InvalidInput
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.fake_kube import FakeApiClient, FakeKube
 
 INFRA = 'infra'

@@ -9,8 +9,8 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils import openstack_client as OC
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import InvalidInput, NotFound
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import connection as OC
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput, NotFound
 
 CLOUDS = ('clouds:\n'
           '  tenant-a:\n'

@@ -8,8 +8,8 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils import redfish
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import client as redfish
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     BackendError, Conflict, Forbidden, InvalidInput, NotFound)
 
 SYS = "/redfish/v1/Systems/7a1b"

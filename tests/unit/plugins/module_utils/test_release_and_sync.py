@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils import binding as b
-from ansible_collections.baremetal.tenancy.plugins.module_utils import claim_sync as cs
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import Conflict
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import binding as b
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_sync as cs
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3_objects import (
     BMC_VALUES,
     make_claim,

@@ -18,8 +18,8 @@ import pytest
 
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils import claim_sync as cs
-from ansible_collections.baremetal.tenancy.plugins.module_utils import metal3_claims as mc
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_sync as cs
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claims as mc
 from ansible_collections.baremetal.tenancy.plugins.modules import host_bind, host_claim, host_claim_info, host_release
 
 

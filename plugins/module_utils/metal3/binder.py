@@ -3,6 +3,9 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
+
 """Kubernetes I/O of the metal3 backend: HostClaims, BareMetalHosts, Secrets, Namespaces.
 
 Two layers, both thin:
@@ -61,9 +64,9 @@ except ImportError:  # pragma: no cover - Python 2 is not supported by the colle
 
 from concurrent.futures import ThreadPoolExecutor
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils import bmc_access
-from ansible_collections.baremetal.tenancy.plugins.module_utils.bmc_accounts import LEDGER_ANNOTATION, ledger_load
-from ansible_collections.baremetal.tenancy.plugins.module_utils.binding import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import accounts as bmc_access
+from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.account_rules import LEDGER_ANNOTATION, ledger_load
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binding import (
     find_adopted_host,
     host_is_candidate,
     host_key,
@@ -72,7 +75,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.binding import (
     release_step,
     bind_patch,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.claim_sync import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_sync import (
     API_VERSION,
     BINDING_LABEL,
     CLAIM_KIND,
@@ -106,7 +109,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.claim_sync impor
     validate_claim,
     with_precondition,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     Conflict,
     HttpError,
     InvalidInput,
@@ -115,7 +118,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import (
     from_exception,
     wrap_errors,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.namespace_policy import host_policy, validate_policy
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_policy import host_policy, validate_policy
 
 GROUP_VERSION = API_VERSION
 CLAIMS = 'hostclaims'

@@ -3,6 +3,9 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
+
 """Kubernetes names and label selectors, pure.
 
 Label keys, label values and object names follow the Kubernetes validation
@@ -23,7 +26,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
 
 OPERATORS = ('In', 'NotIn', 'Exists', 'DoesNotExist')
 OPERATORS_WITH_VALUES = ('In', 'NotIn')

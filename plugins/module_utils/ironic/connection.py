@@ -3,6 +3,9 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
+
 """Build an openstacksdk connection from the shared auth options; resolve
 Keystone project references (the one rule of every module that names a
 project: :func:`resolve_project`)."""
@@ -15,7 +18,7 @@ import os
 import re
 import traceback
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import InvalidInput, NotFound, from_exception
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput, NotFound, from_exception
 
 try:
     import openstack

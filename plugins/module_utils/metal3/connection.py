@@ -3,6 +3,9 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
+
 """Build a Kubernetes API client from the shared auth options."""
 
 from __future__ import absolute_import, division, print_function
@@ -11,7 +14,7 @@ __metaclass__ = type
 
 import traceback
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
 
 try:
     from kubernetes import client as k8s_client

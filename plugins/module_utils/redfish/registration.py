@@ -3,6 +3,9 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
+
 """host_register's I/O: read BMCs, then create or update hosts on metal3 or ironic.
 
 The module calls :func:`run_host_register`.  Every host is handled on its
@@ -22,10 +25,10 @@ __metaclass__ = type
 import threading
 import time
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils import classify as classify_mod
-from ansible_collections.baremetal.tenancy.plugins.module_utils import host_registration as reg
-from ansible_collections.baremetal.tenancy.plugins.module_utils import redfish
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import classify as classify_mod
+from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import registration_model as reg
+from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import client as redfish
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     BackendError,
     Conflict,
     InvalidInput,
@@ -34,8 +37,8 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import (
     from_exception,
     wrap_errors,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.openstack_client import IRONIC_MICROVERSION
-from ansible_collections.baremetal.tenancy.plugins.module_utils.params import check_timeout
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connection import IRONIC_MICROVERSION
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.params import check_timeout
 
 BMH_GROUP, BMH_VERSION, BMH_PLURAL = "metal3.io", "v1alpha1", "baremetalhosts"
 NODE_FIELDS = ("uuid", "name", "driver", "driver_info", "resource_class", "owner", "properties", "extra",
@@ -225,7 +228,7 @@ class Metal3Registrar(object):
                     self.by_name[name] = self.by_uuid[uuid] = created
             else:
                 patch = reg.bmh_patch(existing, desired, self.claim_namespaces is not None)
-                from ansible_collections.baremetal.tenancy.plugins.module_utils.claim_sync import apply_merge_patch
+                from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_sync import apply_merge_patch
                 after = apply_merge_patch(existing, patch) if patch else existing
                 job.after = reg.bmh_view(after)
                 job.changed = bool(patch) or secret_change

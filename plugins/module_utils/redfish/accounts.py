@@ -3,6 +3,9 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
+
 """Temporary BMC accounts: the I/O (BMC through :mod:`redfish`, ledgers on hosts).
 
 Entry points:
@@ -28,15 +31,15 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils import bmc_accounts as ba
-from ansible_collections.baremetal.tenancy.plugins.module_utils import redfish
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import account_rules as ba
+from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import client as redfish
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     Conflict,
     InvalidInput,
     NotFound,
     wrap_errors,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.openstack_client import IRONIC_MICROVERSION
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connection import IRONIC_MICROVERSION
 
 BMH_GROUP, BMH_VERSION, BMH_PLURAL = "metal3.io", "v1alpha1", "baremetalhosts"
 MASKED = "******"

@@ -3,6 +3,9 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
+
 """What crosses between a HostClaim and its BareMetalHost, pure.
 
 Downward (claim -> BMH): ``online``, ``image``, the user/network/meta data
@@ -62,8 +65,8 @@ import copy
 import hashlib
 import json
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import Conflict, InvalidInput
-from ansible_collections.baremetal.tenancy.plugins.module_utils.selectors import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict, InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import (
     dns1123_label_problem,
     dns1123_subdomain_problem,
     label_key_problem,

@@ -3,6 +3,9 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
+
 """The metal3 side of host_claim, host_claim_info and host_release.
 
 Each entry point takes the running module (a TenancyModule): it reads
@@ -22,7 +25,7 @@ __metaclass__ = type
 import copy
 import time
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.claim_sync import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_sync import (
     API_VERSION,
     BINDING_DOMAIN,
     CLAIM_KIND,
@@ -33,16 +36,16 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.claim_sync impor
     minimal_patch,
     validate_claim_spec,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     Conflict,
     Forbidden,
     InvalidInput,
     WaitTimeout,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.kube_client import kube_api_client
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import KubeIO
-from ansible_collections.baremetal.tenancy.plugins.module_utils.params import check_timeout
-from ansible_collections.baremetal.tenancy.plugins.module_utils.selectors import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import kube_api_client
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder import KubeIO
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.params import check_timeout
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import (
     dns1123_label_problem,
     dns1123_subdomain_problem,
     label_key_problem,

@@ -3,6 +3,9 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
+
 """Lease windows of Ironic nodes: overlap, matching, start and end.  Pure.
 
 Where lease data lives
@@ -49,7 +52,7 @@ import datetime
 import re
 import uuid
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import Conflict, InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict, InvalidInput
 
 LEASES_KEY = 'baremetal_tenancy_leases'
 

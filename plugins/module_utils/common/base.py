@@ -3,6 +3,9 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
+
 """The base class of every module of the collection.
 
 A module subclasses :class:`TenancyModule`, declares ``argument_spec`` (its own
@@ -23,8 +26,8 @@ import traceback
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.auth import BACKENDS, auth_spec
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import TenancyError, from_exception
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.auth import BACKENDS, auth_spec
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import TenancyError, from_exception
 
 
 class TenancyModule(object):

@@ -3,6 +3,9 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
+
 """An Ironic claim as data: validation, what to deploy, what to report.  Pure.
 
 A claim (``backend: ironic``) is an allocation owned by the tenant's project
@@ -34,7 +37,7 @@ import json
 import posixpath
 import re
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
 
 # Fields requested when reading nodes, allocations and ports: nothing else
 # travels (never driver_info, which tenants may not read anyway).

@@ -3,6 +3,9 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
+
 """The ironic side of host_claim, host_claim_info and host_release.
 
 Each entry point takes the running module (a TenancyModule): it reads
@@ -25,23 +28,23 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.configdrive import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.configdrive import (
     build_configdrive,
     configdrive_digest,
     network_addresses,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     Conflict,
     Forbidden,
     InvalidInput,
     NotFound,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.client import (
     Ironic,
     node_settled,
     node_where,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic_model import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model import (
     DEPLOYING_STATES,
     UNDEPLOYABLE_STATES,
     UNDEPLOYING_STATES,
@@ -60,7 +63,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic_model imp
     validate_name,
     validate_traits,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.params import check_timeout
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.params import check_timeout
 
 # instance_info keys Ironic writes itself for the allocation (the allocation's
 # traits, for deploy templates) and that a deployment keeps.

@@ -3,6 +3,9 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
+
 """Redfish I/O through ``sushy``: read systems, and raw AccountService requests.
 
 sushy has no AccountService API: account work goes through its connector
@@ -26,7 +29,7 @@ __metaclass__ = type
 import re
 import traceback
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     BackendError,
     Conflict,
     Forbidden,

@@ -3,6 +3,9 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
+
 """Temporary BMC accounts: the pure part (no I/O, no client library).
 
 How the collection marks the accounts it creates
@@ -48,7 +51,7 @@ import re
 import secrets
 import string
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
 
 ACCOUNT_PREFIX = "bmt-"
 DEFAULT_MAX_USERNAME = 16

@@ -3,6 +3,9 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
+
 """Which namespaces a BareMetalHost is shared with (``spec.hostClaimNamespaces``).
 
 The policy is ``{matches: <pattern>, withLabel: [<entry>, ...]}``, as in the
@@ -29,7 +32,7 @@ __metaclass__ = type
 
 from collections import namedtuple
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.selectors import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import (
     dns1123_label_problem,
     label_key_problem,
     label_value_problem,

@@ -3,6 +3,9 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
+
 """The binder's algorithm: candidates, choice, one planning pass, release; pure.
 
 Inputs are the dicts the Kubernetes API returns (HostClaim and BareMetalHost
@@ -47,7 +50,7 @@ import hashlib
 import heapq
 import json
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.claim_sync import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_sync import (
     DATA_FIELDS,
     NODE_REUSE_LABEL,
     PASSED_ANNOTATIONS,
@@ -66,9 +69,9 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.claim_sync impor
     validate_claim,
     with_precondition,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import Conflict, InvalidInput
-from ansible_collections.baremetal.tenancy.plugins.module_utils.namespace_policy import host_policy, is_shared
-from ansible_collections.baremetal.tenancy.plugins.module_utils.selectors import matches_normalised
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict, InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_policy import host_policy, is_shared
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import matches_normalised
 
 READY_STATES = ('ready', 'available')
 

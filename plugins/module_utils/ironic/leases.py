@@ -3,6 +3,9 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
+
 """The I/O of host_lease: read nodes, apply lease plans, end leases.
 
 The decisions are in :mod:`leases` (pure); this file reads the nodes with the
@@ -25,18 +28,18 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils import leases as model
-from ansible_collections.baremetal.tenancy.plugins.module_utils.bmc_access import revoke_host_accounts
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import lease_model as model
+from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.accounts import revoke_host_accounts
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     Conflict,
     InvalidInput,
     NotFound,
     TenancyError,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import Ironic, node_settled, node_where
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic_model import UNDEPLOYABLE_STATES
-from ansible_collections.baremetal.tenancy.plugins.module_utils.openstack_client import PROJECT_SKIPPED, resolve_project
-from ansible_collections.baremetal.tenancy.plugins.module_utils.params import check_timeout
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.client import Ironic, node_settled, node_where
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model import UNDEPLOYABLE_STATES
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connection import PROJECT_SKIPPED, resolve_project
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.params import check_timeout
 
 LEASE_NODE_FIELDS = ('uuid', 'name', 'owner', 'lessee', 'properties', 'provision_state', 'target_provision_state',
                      'power_state', 'target_power_state', 'maintenance', 'instance_uuid',

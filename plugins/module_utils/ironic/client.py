@@ -3,6 +3,9 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
+
 """Ironic I/O through openstacksdk: nodes, allocations, ports, waiting.
 
 - Requests go through the connection's baremetal adapter with the
@@ -30,7 +33,7 @@ __metaclass__ = type
 import json
 import time
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     BackendError,
     Conflict,
     Forbidden,
@@ -39,12 +42,12 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import (
     WaitTimeout,
     from_exception,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic_model import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model import (
     ALLOCATION_FIELDS,
     NODE_FIELDS,
     PORT_FIELDS,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.openstack_client import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connection import (
     IRONIC_MICROVERSION,
     openstack_connection,
 )

@@ -3,6 +3,9 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
+
 """What host_register wants a host to look like on each backend.  Pure.
 
 From the facts of a Redfish system (:func:`redfish.system_facts`) and its
@@ -29,8 +32,8 @@ import base64
 import json
 import re
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import InvalidInput
-from ansible_collections.baremetal.tenancy.plugins.module_utils.selectors import dns1123_subdomain_problem
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import dns1123_subdomain_problem
 
 BMH_API_VERSION = "metal3.io/v1alpha1"
 DOMAIN = "baremetal.tenancy"
