@@ -249,7 +249,8 @@ binder_id:
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base import TenancyModule
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import kube_api_client
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder import Binder, KubeIO
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder import Binder
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import dns1123_label_problem, dns1123_subdomain_problem
 
 

@@ -50,24 +50,18 @@ import hashlib
 import heapq
 import json
 
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import apply_merge_patch, get_path, minimal_patch, with_precondition
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import NODE_REUSE_LABEL, PASSED_ANNOTATIONS, PAUSED_ANNOTATION
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_spec import DATA_FIELDS, node_reuse_value
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_sync import (
-    DATA_FIELDS,
-    NODE_REUSE_LABEL,
-    PASSED_ANNOTATIONS,
-    PAUSED_ANNOTATION,
-    apply_merge_patch,
     binding_label_fix,
     claim_identity,
     claim_ref_matches,
     consumer_ref_for,
-    get_path,
     is_hold_key,
-    minimal_patch,
-    node_reuse_value,
     object_name,
     tracked_keys,
     validate_claim,
-    with_precondition,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict, InvalidInput
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_policy import host_policy, is_shared

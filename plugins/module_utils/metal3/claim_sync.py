@@ -62,33 +62,48 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
-import hashlib
 import json
 
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import (
+    _same,
+    get_path,
+    minimal_patch,
+    with_precondition,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import (
+    API_VERSION,
+    BINDING_DOMAIN,
+    BINDING_LABEL,
+    CLAIM_KIND,
+    COPY_CLAIM_ANNOTATION,
+    COPY_CLAIM_NAMESPACE_LABEL,
+    COPY_CLAIM_UID_LABEL,
+    COPY_FIELD_LABEL,
+    COPY_SOURCE_ANNOTATION,
+    FINALIZER,
+    IMPORTED_ANNOTATIONS,
+    IMPORTED_LABELS,
+    PASSED_ANNOTATIONS,
+    PAUSED_ANNOTATION,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_spec import (
+    DATA_FIELDS,
+    URL_SCHEMES,
+    validate_claim_spec,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_view import (
+    BOUND_PREFIX,
+    _short_hash,
+    binding_label_value,
+)
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict, InvalidInput
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import (
     dns1123_label_problem,
     dns1123_subdomain_problem,
     label_key_problem,
     label_value_problem,
-    validate_selector,
 )
 
-API_VERSION = 'metal3.io/v1alpha1'
-CLAIM_KIND = 'HostClaim'
-BINDING_DOMAIN = 'hostclaim.metal3.io'
-BINDING_LABEL = BINDING_DOMAIN + '/host'
-IMPORTED_LABELS = BINDING_DOMAIN + '/imported-labels'
-IMPORTED_ANNOTATIONS = BINDING_DOMAIN + '/imported-annotations'
-PASSED_ANNOTATIONS = BINDING_DOMAIN + '/passed-annotations'
-NODE_REUSE_LABEL = 'infrastructure.cluster.x-k8s.io/node-reuse'
-FINALIZER = BINDING_DOMAIN + '/release'
-COPY_CLAIM_UID_LABEL = BINDING_DOMAIN + '/claim-uid'
-COPY_CLAIM_NAMESPACE_LABEL = BINDING_DOMAIN + '/claim-namespace'
-COPY_FIELD_LABEL = BINDING_DOMAIN + '/field'
-COPY_SOURCE_ANNOTATION = BINDING_DOMAIN + '/source'
-COPY_CLAIM_ANNOTATION = BINDING_DOMAIN + '/claim'
-PAUSED_ANNOTATION = 'baremetalhost.metal3.io/paused'
 
 RESERVED_DOMAIN = 'host.metal3.io'
 CLAIM_REBOOT = RESERVED_DOMAIN + '/reboot'
@@ -98,17 +113,6 @@ HOST_INSPECT = 'inspect.metal3.io'
 HOLD_PREFIX = 'hostclaim-'
 ONE_SHOT = {CLAIM_REBOOT: HOST_REBOOT, CLAIM_INSPECT: HOST_INSPECT}
 
-CHECKSUM_TYPES = ('md5', 'sha256', 'sha512', 'auto')
-CHECKSUM_LENGTHS = {'md5': 32, 'sha256': 64, 'sha512': 128}
-IMAGE_FORMATS = ('raw', 'qcow2', 'vdi', 'vmdk', 'live-iso')
-IMAGE_FIELDS = ('url', 'checksum', 'checksumType', 'format')
-URL_SCHEMES = ('http', 'https')
-DATA_FIELDS = ('userData', 'networkData', 'metaData')
-SPEC_FIELDS = ('online', 'kind', 'hostSelector', 'image', 'nodeReuse', 'credentials') + DATA_FIELDS
-#: the proposal's kinds; both mean a BareMetalHost
-CLAIM_KINDS = ('baremetal', 'baremetalhost')
-#: AssociateBMH message prefix of a bound claim: the binder's record of the host (see ``bound_host``)
-BOUND_PREFIX = 'bound to host '
 #: a BMC value shorter than this is matched only as a whole value or word (see ``bmc_match``)
 MIN_CONTAINED_BMC_VALUE = 4
 
@@ -130,83 +134,12 @@ HOST_ERROR_TYPES = ('provisioned registration error', 'registration error', 'ins
 
 # ---------------------------------------------------------------- helpers
 
-def get_path(obj, *path):
-    """``obj[path[0]][path[1]]...`` or ``None`` when any step is missing or not a dict."""
-    for key in path:
-        if not isinstance(obj, dict):
-            return None
-        obj = obj.get(key)
-    return obj
-
-
 def object_name(obj, kind):
     """``Kind namespace/name`` for messages."""
     meta = (obj or {}).get('metadata') or {}
     if meta.get('namespace'):
         return '%s %s/%s' % (kind, meta.get('namespace'), meta.get('name'))
     return '%s %s' % (kind, meta.get('name'))
-
-
-def _same(left, right):
-    return json.dumps(left, sort_keys=True) == json.dumps(right, sort_keys=True)
-
-
-_NOTHING = object()
-
-
-def apply_merge_patch(target, patch):
-    """Return ``target`` with the JSON merge patch (RFC 7386) applied; inputs are not changed."""
-    if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    result = copy.deepcopy(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        else:
-            result[key] = apply_merge_patch(result.get(key), value)
-    return result
-
-
-def _minimal_member(current, key, value):
-    """The part of ``{key: value}`` that changes ``current``, or ``_NOTHING``."""
-    if value is None:
-        return None if key in current else _NOTHING
-    if not isinstance(value, dict):
-        return value if key not in current or not _same(current[key], value) else _NOTHING
-    base = current.get(key)
-    sub = minimal_patch(base if isinstance(base, dict) else {}, value)
-    if sub or (key in current and not isinstance(base, dict)):
-        return sub
-    return _NOTHING
-
-
-def minimal_patch(current, patch):
-    """Drop the parts of a merge patch that would not change ``current``.
-
-    Equivalent to ``patch`` for Kubernetes, which does not distinguish an
-    empty map from an absent one.
-    """
-    current = current if isinstance(current, dict) else {}
-    result = {}
-    for key, value in patch.items():
-        member = _minimal_member(current, key, value)
-        if member is not _NOTHING:
-            result[key] = member
-    return result
-
-
-def with_precondition(patch, obj):
-    """Add ``metadata.resourceVersion`` of ``obj`` to a non-empty patch (the API server then answers 409 on a race)."""
-    version = get_path(obj, 'metadata', 'resourceVersion')
-    if not patch or not version:
-        return patch
-    result = copy.deepcopy(patch)
-    result.setdefault('metadata', {})['resourceVersion'] = version
-    return result
-
-
-def _short_hash(text, length):
-    return hashlib.sha256(text.encode('utf-8')).hexdigest()[:length]
 
 
 # ------------------------------------------------------------ consumerRef
@@ -247,136 +180,10 @@ def _require_bound(host, claim):
 
 # ------------------------------------------------------- claim validation
 
-def _invalid(owner, where, cause):
-    raise InvalidInput(owner, 'spec.%s: %s' % (where, cause))
-
-
-def _validate_url(owner, where, url):
-    if not isinstance(url, str) or not url:
-        _invalid(owner, where, 'must be a non-empty string')
-    if any(char.isspace() for char in url):
-        _invalid(owner, where, 'must not contain white space')
-    scheme, sep, rest = url.partition('://')
-    if not sep or scheme.lower() not in URL_SCHEMES or not rest.split('/')[0]:
-        _invalid(owner, where, 'must be an http:// or https:// URL with a host, got %r' % url)
-    if '@' in rest.split('/')[0]:
-        _invalid(owner, where, 'must not carry user information')
-
-
-def _validate_choice(owner, where, value, choices):
-    if value is not None and value not in choices:
-        _invalid(owner, where, '%r is not one of %s' % (value, ', '.join(choices)))
-
-
-def _validate_checksum(owner, checksum, checksum_type):
-    if checksum is None:
-        return
-    if not isinstance(checksum, str) or not checksum or any(char.isspace() for char in checksum):
-        _invalid(owner, 'image.checksum', 'must be a non-empty string without white space')
-    if '://' in checksum:
-        _validate_url(owner, 'image.checksum', checksum)
-        return
-    expected = CHECKSUM_LENGTHS.get(checksum_type)
-    is_hex = all(char in '0123456789abcdefABCDEF' for char in checksum)
-    if expected and is_hex and len(checksum) != expected:
-        _invalid(owner, 'image.checksum', 'a %s checksum has %d hex digits, got %d' % (checksum_type, expected, len(checksum)))
-
-
-def _validate_image(owner, image):
-    if image is None:
-        return None
-    if not isinstance(image, dict):
-        _invalid(owner, 'image', 'must be a mapping with url, checksum, checksumType and format')
-    unknown = sorted(set(image) - set(IMAGE_FIELDS), key=str)
-    if unknown:
-        _invalid(owner, 'image', 'unknown field(s) %s' % ', '.join(repr(k) for k in unknown))
-    result = dict((field, image.get(field)) for field in IMAGE_FIELDS)
-    _validate_url(owner, 'image.url', result['url'])
-    _validate_choice(owner, 'image.checksumType', result['checksumType'], CHECKSUM_TYPES)
-    _validate_choice(owner, 'image.format', result['format'], IMAGE_FORMATS)
-    _validate_checksum(owner, result['checksum'], result['checksumType'])
-    if result['checksum'] is None and result['format'] != 'live-iso':
-        _invalid(owner, 'image', 'a checksum is required unless format is live-iso')
-    return result
-
-
-def _secret_name(owner, field, value):
-    if value is None:
-        return None
-    if isinstance(value, dict):
-        unknown = sorted(set(value) - set(['name']), key=str)
-        if unknown:
-            _invalid(owner, field, 'only "name" is allowed (the Secret must be in the claim namespace), got %s'
-                     % ', '.join(repr(k) for k in unknown))
-        value = value.get('name')
-    problem = dns1123_subdomain_problem(value)
-    if problem:
-        _invalid(owner, field, 'Secret name %r %s' % (value, problem))
-    return value
-
-
-def _validate_node_reuse(owner, value, namespace):
-    if value is None:
-        return None
-    problem = dns1123_label_problem(value)
-    if problem:
-        _invalid(owner, 'nodeReuse', '%r %s' % (value, problem))
-    if namespace is not None and node_reuse_value(namespace, value) is None:
-        _invalid(owner, 'nodeReuse', '"%s.%s" must be a valid label value of at most 63 characters' % (namespace, value))
-    return value
-
-
-def _validate_scalars(owner, spec):
-    online = spec.get('online', False)
-    if online is None:
-        online = False
-    if not isinstance(online, bool):
-        _invalid(owner, 'online', 'must be true or false, got %r' % (online,))
-    kind = spec.get('kind') or 'baremetal'
-    if kind not in CLAIM_KINDS:
-        _invalid(owner, 'kind', '%r is not supported (expected %s)' % (kind, ', '.join(CLAIM_KINDS)))
-    return online, kind
-
-
-def validate_claim_spec(spec, name, namespace=None):
-    """Return the normalised HostClaim spec, or raise ``InvalidInput`` naming the claim and the field.
-
-    ``name`` names the claim in errors; with ``namespace`` the node-reuse label value is checked too.
-    Every field is present in the result (``None`` when unset); Secret names are plain strings.
-    """
-    owner = 'HostClaim %s' % (name if namespace is None else '%s/%s' % (namespace, name))
-    spec = {} if spec is None else spec
-    if not isinstance(spec, dict):
-        raise InvalidInput(owner, 'spec must be a mapping')
-    unknown = sorted(set(spec) - set(SPEC_FIELDS), key=str)
-    if unknown:
-        raise InvalidInput(owner, 'spec has unknown field(s) %s' % ', '.join(repr(k) for k in unknown))
-    online, kind = _validate_scalars(owner, spec)
-    result = {
-        'online': online,
-        'kind': kind,
-        'hostSelector': validate_selector(spec.get('hostSelector'), owner, 'spec.hostSelector'),
-        'image': _validate_image(owner, spec.get('image')),
-        'nodeReuse': _validate_node_reuse(owner, spec.get('nodeReuse'), namespace),
-        'credentials': _secret_name(owner, 'credentials', spec.get('credentials')),
-    }
-    for field in DATA_FIELDS:
-        result[field] = _secret_name(owner, field, spec.get(field))
-    return result
-
-
 def validate_claim(claim):
     """``validate_claim_spec`` for a whole HostClaim dict."""
     namespace, name, dummy = claim_identity(claim)
     return validate_claim_spec((claim or {}).get('spec'), name, namespace)
-
-
-def node_reuse_value(namespace, node_reuse):
-    """``<namespace>.<nodeReuse>``, or ``None`` if that is not a valid label value."""
-    if not namespace or not node_reuse:
-        return None
-    value = '%s.%s' % (namespace, node_reuse)
-    return None if label_value_problem(value) else value
 
 
 # -------------------------------------------------------------- downward
@@ -1021,45 +828,6 @@ def import_metadata(claim_meta, host_meta, annotation_domains=EXPORT_ANNOTATION_
 
 
 # ------------------------------------------------------------ binding label
-
-def binding_label_value(host_name):
-    """The binding label value for a BMH name (a hash when the name is not a valid label value)."""
-    if not label_value_problem(host_name) and host_name:
-        return host_name
-    return 'sha256-' + _short_hash(str(host_name), 56)
-
-
-def recorded_host(claim):
-    """The host the binder recorded on the claim's status (``AssociateBMH`` True, ``bound to host <name>``), or ``None``.
-
-    Tenants cannot write the status subresource: this is the binder's record,
-    written from the BMH ``consumerRef``.
-    """
-    conditions = get_path(claim, 'status', 'conditions')
-    for condition in conditions if isinstance(conditions, list) else []:
-        if isinstance(condition, dict) and condition.get('type') == 'AssociateBMH':
-            message = condition.get('message')
-            if condition.get('status') != 'True' or not isinstance(message, str) or not message.startswith(BOUND_PREFIX):
-                return None
-            return message[len(BOUND_PREFIX):] or None
-    return None
-
-
-def bound_host(claim):
-    """The host a claim is bound to, for every reader (``host_claim_info``, ``host_release``, the inventory), or ``None``.
-
-    The binder's record decides (``recorded_host``); the binding label, which
-    a tenant can edit, never does: a label that disagrees with the record
-    (forged, or removed) means no host until the binder's next pass sets it
-    back (fail closed).
-    """
-    name = recorded_host(claim)
-    if name is None:
-        return None
-    labels = get_path(claim, 'metadata', 'labels')
-    label = labels.get(BINDING_LABEL) if isinstance(labels, dict) else None
-    return name if label == binding_label_value(name) else None
-
 
 def binding_label_fix(claim, bound_host_name):
     """Claim merge patch making the binding label agree with ``consumerRef`` (``{}`` if it already does).

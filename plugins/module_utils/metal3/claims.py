@@ -25,17 +25,10 @@ __metaclass__ = type
 import copy
 import time
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_sync import (
-    API_VERSION,
-    BINDING_DOMAIN,
-    CLAIM_KIND,
-    DATA_FIELDS,
-    apply_merge_patch,
-    bound_host,
-    get_path,
-    minimal_patch,
-    validate_claim_spec,
-)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import apply_merge_patch, get_path, minimal_patch
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import API_VERSION, BINDING_DOMAIN, CLAIM_KIND
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_spec import DATA_FIELDS, validate_claim_spec
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_view import bound_host
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     Conflict,
     Forbidden,
@@ -43,7 +36,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
     WaitTimeout,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import kube_api_client
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder import KubeIO
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.params import check_timeout
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import (
     dns1123_label_problem,

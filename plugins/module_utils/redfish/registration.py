@@ -228,7 +228,7 @@ class Metal3Registrar(object):
                     self.by_name[name] = self.by_uuid[uuid] = created
             else:
                 patch = reg.bmh_patch(existing, desired, self.claim_namespaces is not None)
-                from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_sync import apply_merge_patch
+                from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import apply_merge_patch
                 after = apply_merge_patch(existing, patch) if patch else existing
                 job.after = reg.bmh_view(after)
                 job.changed = bool(patch) or secret_change

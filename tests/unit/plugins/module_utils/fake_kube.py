@@ -26,7 +26,7 @@ except ImportError:  # pragma: no cover
     from urlparse import parse_qs, urlparse
     from urllib import unquote
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_sync import apply_merge_patch
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import apply_merge_patch
 
 _COUNTER = itertools.count(1000)
 

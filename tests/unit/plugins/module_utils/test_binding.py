@@ -14,13 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import binding as b
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_sync import (
-    BINDING_LABEL,
-    NODE_REUSE_LABEL,
-    PASSED_ANNOTATIONS,
-    apply_merge_patch,
-    find_bmc_data,
-)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import apply_merge_patch
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import BINDING_LABEL, NODE_REUSE_LABEL, PASSED_ANNOTATIONS
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_sync import find_bmc_data
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict, InvalidInput
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3_objects import (
     BMC_VALUES,

@@ -14,6 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_sync as cs
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common import merge_patch as mpatch
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import api as m3api
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_spec as m3spec
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_view as m3view
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict, InvalidInput
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3_objects import (
     BMC_ADDRESS,
@@ -50,15 +54,15 @@ def prune_empty(value):
 # ------------------------------------------------------------ claim spec
 
 def test_minimal_spec_is_normalised():
-    spec = cs.validate_claim_spec({}, 'web-1')
+    spec = m3spec.validate_claim_spec({}, 'web-1')
     assert spec == {'online': False, 'kind': 'baremetal', 'hostSelector': {'matchLabels': {}, 'matchExpressions': []},
                     'image': None, 'nodeReuse': None, 'credentials': None,
                     'userData': None, 'networkData': None, 'metaData': None}
-    assert cs.validate_claim_spec(None, 'web-1') == spec
+    assert m3spec.validate_claim_spec(None, 'web-1') == spec
 
 
 def test_full_spec_is_normalised():
-    spec = cs.validate_claim_spec({
+    spec = m3spec.validate_claim_spec({
         'online': True, 'kind': 'baremetal', 'hostSelector': {'matchLabels': {'infra-kind': 'medium'}},
         'image': dict(IMAGE), 'userData': {'name': 'my-user-data'}, 'networkData': 'my-network-data',
         'metaData': None, 'nodeReuse': 'md-0',
@@ -73,7 +77,7 @@ def test_full_spec_is_normalised():
 
 @pytest.mark.parametrize('kind', ['baremetal', 'baremetalhost'])
 def test_the_proposals_kinds_are_accepted(kind):
-    assert cs.validate_claim_spec({'kind': kind, 'userData': {'name': 'my-user-data'}}, 'my-host')['kind'] == kind
+    assert m3spec.validate_claim_spec({'kind': kind, 'userData': {'name': 'my-user-data'}}, 'my-host')['kind'] == kind
 
 
 @pytest.mark.parametrize('spec,fragment', [
@@ -112,14 +116,14 @@ def test_the_proposals_kinds_are_accepted(kind):
 ])
 def test_invalid_specs_name_claim_and_field(spec, fragment):
     with pytest.raises(InvalidInput) as exc:
-        cs.validate_claim_spec(spec, 'web-1', 'tenant-a')
+        m3spec.validate_claim_spec(spec, 'web-1', 'tenant-a')
     assert exc.value.obj == 'HostClaim tenant-a/web-1'
     assert fragment in exc.value.cause, exc.value.cause
 
 
 def test_claim_name_without_namespace_in_errors():
     with pytest.raises(InvalidInput) as exc:
-        cs.validate_claim_spec({'online': 'yes'}, 'web-1')
+        m3spec.validate_claim_spec({'online': 'yes'}, 'web-1')
     assert exc.value.obj == 'HostClaim web-1'
 
 
@@ -132,22 +136,22 @@ def test_claim_name_without_namespace_in_errors():
     {'url': 'https://x/os.img', 'checksum': 'sha256:' + 'c' * 64},
 ])
 def test_valid_images(image):
-    spec = cs.validate_claim_spec({'image': image}, 'web-1')
+    spec = m3spec.validate_claim_spec({'image': image}, 'web-1')
     assert spec['image']['url'] == image['url']
-    assert set(spec['image']) == set(cs.IMAGE_FIELDS)
+    assert set(spec['image']) == set(m3spec.IMAGE_FIELDS)
 
 
 def test_node_reuse_label_value_length_is_checked_with_namespace():
-    cs.validate_claim_spec({'nodeReuse': 'a' * 50}, 'web-1', 'tenant-a')
+    m3spec.validate_claim_spec({'nodeReuse': 'a' * 50}, 'web-1', 'tenant-a')
     with pytest.raises(InvalidInput, match='at most 63'):
-        cs.validate_claim_spec({'nodeReuse': 'a' * 60}, 'web-1', 'tenant-a')
+        m3spec.validate_claim_spec({'nodeReuse': 'a' * 60}, 'web-1', 'tenant-a')
 
 
 def test_node_reuse_value():
-    assert cs.node_reuse_value('tenant-a', 'md-0') == 'tenant-a.md-0'
-    assert cs.node_reuse_value('tenant-a', None) is None
-    assert cs.node_reuse_value(None, 'md-0') is None
-    assert cs.node_reuse_value('t' * 40, 'm' * 40) is None
+    assert m3spec.node_reuse_value('tenant-a', 'md-0') == 'tenant-a.md-0'
+    assert m3spec.node_reuse_value('tenant-a', None) is None
+    assert m3spec.node_reuse_value(None, 'md-0') is None
+    assert m3spec.node_reuse_value('t' * 40, 'm' * 40) is None
 
 
 def test_validate_claim_uses_metadata():
@@ -215,7 +219,7 @@ def test_claim_without_uid_matches_ref_with_uid():
 ])
 def test_apply_merge_patch_rfc7386_examples(target, patch, result):
     before = copy.deepcopy(target)
-    assert cs.apply_merge_patch(target, patch) == result
+    assert mpatch.apply_merge_patch(target, patch) == result
     assert target == before
 
 
@@ -231,23 +235,23 @@ OBJECTS = st.dictionaries(st.sampled_from(['a', 'b', 'c']), JSONISH, max_size=3)
 @settings(max_examples=300)
 @given(OBJECTS, OBJECTS)
 def test_minimal_patch_has_the_same_effect(current, patch):
-    minimal = cs.minimal_patch(current, patch)
-    assert prune_empty(cs.apply_merge_patch(current, minimal)) == prune_empty(cs.apply_merge_patch(current, patch))
-    assert cs.minimal_patch(cs.apply_merge_patch(current, patch), patch) == {}
+    minimal = mpatch.minimal_patch(current, patch)
+    assert prune_empty(mpatch.apply_merge_patch(current, minimal)) == prune_empty(mpatch.apply_merge_patch(current, patch))
+    assert mpatch.minimal_patch(mpatch.apply_merge_patch(current, patch), patch) == {}
 
 
 def test_minimal_patch_distinguishes_false_and_zero():
-    assert cs.minimal_patch({'online': 0}, {'online': False}) == {'online': False}
-    assert cs.minimal_patch({'online': False}, {'online': False}) == {}
+    assert mpatch.minimal_patch({'online': 0}, {'online': False}) == {'online': False}
+    assert mpatch.minimal_patch({'online': False}, {'online': False}) == {}
 
 
 def test_with_precondition():
     host = make_host(resource_version='42')
-    assert cs.with_precondition({}, host) == {}
-    assert cs.with_precondition({'spec': {'online': True}}, host) == {
+    assert mpatch.with_precondition({}, host) == {}
+    assert mpatch.with_precondition({'spec': {'online': True}}, host) == {
         'spec': {'online': True}, 'metadata': {'resourceVersion': '42'}}
     del host['metadata']['resourceVersion']
-    assert cs.with_precondition({'spec': {'online': True}}, host) == {'spec': {'online': True}}
+    assert mpatch.with_precondition({'spec': {'online': True}}, host) == {'spec': {'online': True}}
 
 
 # -------------------------------------------------------------- downward
@@ -272,7 +276,7 @@ def test_downward_patch_applies_image_online_and_secret_copies():
 def test_downward_patch_never_points_into_the_tenant_namespace():
     claim, host = bound_pair(spec={'userData': 'my-user-data', 'metaData': 'my-meta', 'networkData': 'my-net'})
     patch = cs.downward_patch(claim, host, COPIES)
-    for field in cs.DATA_FIELDS:
+    for field in m3spec.DATA_FIELDS:
         assert patch['spec'][field]['namespace'] == 'infra'
         assert not patch['spec'][field]['name'].startswith('my-')
 
@@ -281,7 +285,7 @@ def test_downward_patch_is_idempotent():
     claim, host = bound_pair(spec={'online': True, 'image': dict(IMAGE), 'userData': 'ud'},
                              claim_annotations={'host.metal3.io/reboot.hold': ''})
     patch = cs.downward_patch(claim, host, COPIES)
-    applied = cs.apply_merge_patch(host, patch)
+    applied = mpatch.apply_merge_patch(host, patch)
     assert cs.downward_patch(claim, applied, COPIES) == {}
 
 
@@ -294,10 +298,10 @@ def test_downward_patch_clears_what_the_claim_dropped():
     assert patch['spec']['userData'] is None
     assert patch['spec']['image'] == {'url': 'https://x/live.iso', 'checksum': None, 'checksumType': None,
                                       'format': 'live-iso'}
-    applied = cs.apply_merge_patch(host, patch)
+    applied = mpatch.apply_merge_patch(host, patch)
     assert applied['spec']['image'] == {'url': 'https://x/live.iso', 'format': 'live-iso'}
     claim['spec'].pop('image')
-    assert cs.apply_merge_patch(applied, cs.downward_patch(claim, applied, {}))['spec'].get('image') is None
+    assert mpatch.apply_merge_patch(applied, cs.downward_patch(claim, applied, {}))['spec'].get('image') is None
 
 
 def test_downward_patch_requires_binding():
@@ -362,26 +366,26 @@ def test_downward_annotations_and_tracking():
     patch = cs.downward_patch(claim, host, {})
     annotations = patch['metadata']['annotations']
     assert annotations == {'reboot.metal3.io': '', 'reboot.metal3.io/hostclaim-fw': '',
-                           cs.PASSED_ANNOTATIONS: '["reboot.metal3.io/hostclaim-fw"]'}
+                           m3api.PASSED_ANNOTATIONS: '["reboot.metal3.io/hostclaim-fw"]'}
 
 
 def test_hold_is_removed_when_the_tenant_removes_it():
     claim, host = bound_pair(claim_annotations={'host.metal3.io/reboot.fw': ''})
-    host = cs.apply_merge_patch(host, cs.downward_patch(claim, host, {}))
+    host = mpatch.apply_merge_patch(host, cs.downward_patch(claim, host, {}))
     assert 'reboot.metal3.io/hostclaim-fw' in host['metadata']['annotations']
     claim['metadata']['annotations'] = {}
     patch = cs.downward_patch(claim, host, {})
-    assert patch['metadata']['annotations'] == {'reboot.metal3.io/hostclaim-fw': None, cs.PASSED_ANNOTATIONS: None}
+    assert patch['metadata']['annotations'] == {'reboot.metal3.io/hostclaim-fw': None, m3api.PASSED_ANNOTATIONS: None}
 
 
 def test_admin_annotations_are_never_removed_or_overwritten():
-    admin = {'reboot.metal3.io/maintenance': '', 'inspect.metal3.io': 'disabled', cs.PAUSED_ANNOTATION: '',
-             cs.PASSED_ANNOTATIONS: '["reboot.metal3.io/maintenance", "inspect.metal3.io"]'}
+    admin = {'reboot.metal3.io/maintenance': '', 'inspect.metal3.io': 'disabled', m3api.PAUSED_ANNOTATION: '',
+             m3api.PASSED_ANNOTATIONS: '["reboot.metal3.io/maintenance", "inspect.metal3.io"]'}
     claim, host = bound_pair(claim_annotations={'host.metal3.io/reboot.maintenance': ''}, host_annotations=admin)
     annotations = cs.downward_patch(claim, host, {})['metadata']['annotations']
     assert 'reboot.metal3.io/maintenance' not in annotations
     assert 'inspect.metal3.io' not in annotations
-    assert cs.PAUSED_ANNOTATION not in annotations
+    assert m3api.PAUSED_ANNOTATION not in annotations
     assert annotations['reboot.metal3.io/hostclaim-maintenance'] == ''
 
 
@@ -397,7 +401,7 @@ def test_one_shot_cleanup_patch():
 ANNOTATION_KEYS = st.one_of(
     st.sampled_from(['team', 'example.com/x', 'reboot.metal3.io', 'inspect.metal3.io', 'baremetalhost.metal3.io/paused',
                      'host.metal3.io/detached', 'host.metal3.io/reboot', 'host.metal3.io/inspect',
-                     'inspect.metal3.io/hardwaredetails', 'reboot.metal3.io/x', cs.PASSED_ANNOTATIONS]),
+                     'inspect.metal3.io/hardwaredetails', 'reboot.metal3.io/x', m3api.PASSED_ANNOTATIONS]),
     st.from_regex(r'\Ahost\.metal3\.io/[a-z][a-z.-]{0,12}[a-z]\Z', fullmatch=True),
 )
 
@@ -408,7 +412,7 @@ def test_only_mapped_reserved_annotations_cross_downward(claim_annotations):
     claim, host = bound_pair(claim_annotations=claim_annotations)
     patch = cs.downward_patch(claim, host, {})
     crossed = (patch.get('metadata') or {}).get('annotations') or {}
-    allowed = {'reboot.metal3.io', 'inspect.metal3.io', cs.PASSED_ANNOTATIONS}
+    allowed = {'reboot.metal3.io', 'inspect.metal3.io', m3api.PASSED_ANNOTATIONS}
     for key, value in crossed.items():
         assert key in allowed or key.startswith('reboot.metal3.io/hostclaim-'), key
         if key == 'inspect.metal3.io':
@@ -541,7 +545,7 @@ def test_transition_times_and_last_updated_only_move_on_change():
 
 
 def test_upward_status_refuses_a_host_not_bound_to_the_claim():
-    claim = make_claim(labels={cs.BINDING_LABEL: 'h1'})
+    claim = make_claim(labels={m3api.BINDING_LABEL: 'h1'})
     other = make_claim(name='other', namespace='tenant-b')
     with pytest.raises(Conflict):
         cs.upward_status(make_host(consumer=ref_to(other), state='provisioned'), None, NOW, claim)
@@ -581,10 +585,10 @@ def test_labels_are_imported_and_tracked():
     result = cs.import_metadata({'labels': {'app': 'web'}}, {'labels': host_labels})
     assert result['labels']['set'] == {'infra-kind': 'medium', 'example.com/rack': 'r1', 'topology.kubernetes.io/zone': 'z1'}
     assert result['labels']['remove'] == []
-    tracked = json.loads(result['annotations']['set'][cs.IMPORTED_LABELS])
+    tracked = json.loads(result['annotations']['set'][m3api.IMPORTED_LABELS])
     assert tracked == ['example.com/rack', 'infra-kind', 'topology.kubernetes.io/zone']
     assert result['patch']['metadata']['labels'] == result['labels']['set']
-    assert cs.IMPORTED_ANNOTATIONS not in result['annotations']['set']
+    assert m3api.IMPORTED_ANNOTATIONS not in result['annotations']['set']
 
 
 @pytest.mark.parametrize('key,value', [
@@ -627,7 +631,7 @@ def test_annotations_are_imported_only_from_the_allow_list():
     imported = dict((k, v) for k, v in result['annotations']['set'].items() if not k.startswith('hostclaim.metal3.io/'))
     assert imported == {'export.hostclaim.metal3.io/rack-position': 'u12',
                         'export.hostclaim.metal3.io/notes': 'see https://wiki.example.com/h1'}
-    assert json.loads(result['annotations']['set'][cs.IMPORTED_ANNOTATIONS]) == sorted(imported)
+    assert json.loads(result['annotations']['set'][m3api.IMPORTED_ANNOTATIONS]) == sorted(imported)
 
 
 @pytest.mark.parametrize('value', [
@@ -649,61 +653,61 @@ def test_other_export_domains_can_be_configured():
 
 def test_vanished_keys_are_removed():
     first = cs.import_metadata({}, {'labels': {'a': '1', 'b': '2'}, 'annotations': {'export.hostclaim.metal3.io/n': 'x'}})
-    claim_meta = cs.apply_merge_patch({'labels': {'app': 'web'}}, first['patch']['metadata'])
+    claim_meta = mpatch.apply_merge_patch({'labels': {'app': 'web'}}, first['patch']['metadata'])
     second = cs.import_metadata(claim_meta, {'labels': {'a': '1'}})
     assert second['labels'] == {'set': {}, 'remove': ['b']}
-    assert second['annotations']['remove'] == sorted([cs.IMPORTED_ANNOTATIONS, 'export.hostclaim.metal3.io/n'])
-    assert second['annotations']['set'] == {cs.IMPORTED_LABELS: '["a"]'}
-    claim_meta = cs.apply_merge_patch(claim_meta, second['patch']['metadata'])
+    assert second['annotations']['remove'] == sorted([m3api.IMPORTED_ANNOTATIONS, 'export.hostclaim.metal3.io/n'])
+    assert second['annotations']['set'] == {m3api.IMPORTED_LABELS: '["a"]'}
+    claim_meta = mpatch.apply_merge_patch(claim_meta, second['patch']['metadata'])
     assert claim_meta['labels'] == {'app': 'web', 'a': '1'}
-    assert claim_meta['annotations'] == {cs.IMPORTED_LABELS: '["a"]'}
+    assert claim_meta['annotations'] == {m3api.IMPORTED_LABELS: '["a"]'}
 
 
 def test_unbinding_removes_every_import():
     first = cs.import_metadata({}, {'labels': {'a': '1'}, 'annotations': {'export.hostclaim.metal3.io/n': 'x'}})
-    claim_meta = cs.apply_merge_patch({'labels': {'app': 'web'}}, first['patch']['metadata'])
-    claim_meta = cs.apply_merge_patch(claim_meta, cs.import_metadata(claim_meta, None)['patch']['metadata'])
+    claim_meta = mpatch.apply_merge_patch({'labels': {'app': 'web'}}, first['patch']['metadata'])
+    claim_meta = mpatch.apply_merge_patch(claim_meta, cs.import_metadata(claim_meta, None)['patch']['metadata'])
     assert prune_empty(claim_meta) == {'labels': {'app': 'web'}}
 
 
 def test_value_that_became_sensitive_is_removed():
     first = cs.import_metadata({}, {'labels': {'rack': 'r1'}})
-    claim_meta = cs.apply_merge_patch({}, first['patch']['metadata'])
+    claim_meta = mpatch.apply_merge_patch({}, first['patch']['metadata'])
     second = cs.import_metadata(claim_meta, {'labels': {'rack': 'bmc-r1'}})
     assert second['labels']['remove'] == ['rack']
 
 
 def test_tampered_imported_values_are_restored():
     first = cs.import_metadata({}, {'labels': {'infra-kind': 'medium'}})
-    claim_meta = cs.apply_merge_patch({}, first['patch']['metadata'])
+    claim_meta = mpatch.apply_merge_patch({}, first['patch']['metadata'])
     claim_meta['labels']['infra-kind'] = 'large'
     assert cs.import_metadata(claim_meta, {'labels': {'infra-kind': 'medium'}})['labels']['set'] == {'infra-kind': 'medium'}
 
 
 def test_tampered_tracking_cannot_remove_protected_keys():
     claim_meta = {
-        'labels': {cs.BINDING_LABEL: 'h1', 'app': 'web'},
-        'annotations': {cs.IMPORTED_LABELS: json.dumps([cs.BINDING_LABEL, 'app']),
-                        cs.IMPORTED_ANNOTATIONS: json.dumps([cs.IMPORTED_LABELS, 'host.metal3.io/reboot.fw']),
+        'labels': {m3api.BINDING_LABEL: 'h1', 'app': 'web'},
+        'annotations': {m3api.IMPORTED_LABELS: json.dumps([m3api.BINDING_LABEL, 'app']),
+                        m3api.IMPORTED_ANNOTATIONS: json.dumps([m3api.IMPORTED_LABELS, 'host.metal3.io/reboot.fw']),
                         'host.metal3.io/reboot.fw': ''},
     }
     result = cs.import_metadata(claim_meta, {'labels': {}})
     assert result['labels']['remove'] == ['app']  # the tenant's own label, its own choice
-    assert cs.BINDING_LABEL not in result['labels']['remove']
+    assert m3api.BINDING_LABEL not in result['labels']['remove']
     assert 'host.metal3.io/reboot.fw' not in result['annotations']['remove']
 
 
 @pytest.mark.parametrize('raw', ['not json', '{"a": 1}', '5', '[1, "a"]', None])
 def test_malformed_tracking_is_tolerated(raw):
-    claim_meta = {'labels': {'a': '1'}, 'annotations': {cs.IMPORTED_LABELS: raw} if raw is not None else {}}
+    claim_meta = {'labels': {'a': '1'}, 'annotations': {m3api.IMPORTED_LABELS: raw} if raw is not None else {}}
     result = cs.import_metadata(claim_meta, {'labels': {'a': '1'}})
-    assert result['annotations']['set'].get(cs.IMPORTED_LABELS, '["a"]') == '["a"]'
+    assert result['annotations']['set'].get(m3api.IMPORTED_LABELS, '["a"]') == '["a"]'
 
 
 def test_import_is_idempotent_example():
     host_meta = {'labels': {'a': '1', 'bmc-ip': BMC_IP}, 'annotations': {'export.hostclaim.metal3.io/n': 'x'}}
     first = cs.import_metadata({}, host_meta)
-    claim_meta = cs.apply_merge_patch({}, first['patch']['metadata'])
+    claim_meta = mpatch.apply_merge_patch({}, first['patch']['metadata'])
     assert cs.import_metadata(claim_meta, host_meta)['patch'] == {}
 
 
@@ -722,24 +726,24 @@ HOST_META = st.fixed_dictionaries({'labels': st.dictionaries(HOST_LABEL_KEYS, HO
 @settings(max_examples=300)
 @given(HOST_META, HOST_META)
 def test_import_properties(first_meta, second_meta):
-    claim_meta = {'labels': {'app': 'web', cs.BINDING_LABEL: 'h1'}, 'annotations': {'note': 'tenant'}}
+    claim_meta = {'labels': {'app': 'web', m3api.BINDING_LABEL: 'h1'}, 'annotations': {'note': 'tenant'}}
     bmc_values = cs.bmc_values_of(make_host())
     for host_meta in (first_meta, second_meta):
         result = cs.import_metadata(claim_meta, host_meta, bmc_values=bmc_values)
         if result['patch']:
-            claim_meta = cs.apply_merge_patch(claim_meta, result['patch']['metadata'])
+            claim_meta = mpatch.apply_merge_patch(claim_meta, result['patch']['metadata'])
         # idempotent
         assert cs.import_metadata(claim_meta, host_meta, bmc_values=bmc_values)['patch'] == {}
         # nothing sensitive or reserved ever lands on the claim
         assert cs.find_bmc_data(result, [BMC_IP, BMC_ADDRESS, BMC_PASSWORD, BMC_SECRET, 'ilo5', 'ipmi']) == []
         labels = claim_meta.get('labels') or {}
         assert 'infrastructure.cluster.x-k8s.io/node-reuse' not in labels
-        assert labels[cs.BINDING_LABEL] == 'h1' and labels['app'] == 'web'
+        assert labels[m3api.BINDING_LABEL] == 'h1' and labels['app'] == 'web'
         assert (claim_meta.get('annotations') or {}).get('note') == 'tenant'
         for key in ('kubectl.kubernetes.io/last-applied-configuration', 'team', 'baremetalhost.metal3.io/status'):
             assert key not in (claim_meta.get('annotations') or {})
         # claim reflects exactly the importable part of the current host metadata
-        imported = set(cs.tracked_keys(claim_meta.get('annotations'), cs.IMPORTED_LABELS))
+        imported = set(cs.tracked_keys(claim_meta.get('annotations'), m3api.IMPORTED_LABELS))
         assert imported == set(k for k, v in host_meta['labels'].items() if cs.label_importable(k, v, bmc_values))
         for key in imported:
             assert labels[key] == host_meta['labels'][key]
@@ -749,32 +753,32 @@ def test_import_properties(first_meta, second_meta):
 
 def test_binding_label_fix():
     claim = make_claim()
-    assert cs.binding_label_fix(claim, 'h1') == {'metadata': {'labels': {cs.BINDING_LABEL: 'h1'}}}
+    assert cs.binding_label_fix(claim, 'h1') == {'metadata': {'labels': {m3api.BINDING_LABEL: 'h1'}}}
     assert cs.binding_label_fix(claim, None) == {}
-    claim['metadata']['labels'][cs.BINDING_LABEL] = 'h1'
+    claim['metadata']['labels'][m3api.BINDING_LABEL] = 'h1'
     assert cs.binding_label_fix(claim, 'h1') == {}
-    assert cs.binding_label_fix(claim, 'h2') == {'metadata': {'labels': {cs.BINDING_LABEL: 'h2'}}}
-    assert cs.binding_label_fix(claim, None) == {'metadata': {'labels': {cs.BINDING_LABEL: None}}}
+    assert cs.binding_label_fix(claim, 'h2') == {'metadata': {'labels': {m3api.BINDING_LABEL: 'h2'}}}
+    assert cs.binding_label_fix(claim, None) == {'metadata': {'labels': {m3api.BINDING_LABEL: None}}}
     claim['metadata']['labels'] = None
     assert cs.binding_label_fix(claim, None) == {}
 
 
 def test_binding_label_value_for_long_names():
     long_name = 'h' * 100 + '.example.com'
-    value = cs.binding_label_value(long_name)
+    value = m3view.binding_label_value(long_name)
     assert cs.label_value_problem(value) is None and value.startswith('sha256-') and len(value) == 63
-    assert cs.binding_label_value(long_name) == value
-    assert cs.binding_label_value('h1') == 'h1'
-    claim = make_claim(labels={cs.BINDING_LABEL: value})
+    assert m3view.binding_label_value(long_name) == value
+    assert m3view.binding_label_value('h1') == 'h1'
+    claim = make_claim(labels={m3api.BINDING_LABEL: value})
     assert cs.binding_label_fix(claim, long_name) == {}
 
 
 @given(st.sampled_from([None, 'h1', 'h2']), st.sampled_from([None, 'h1', 'h2', '']))
 def test_binding_label_fix_converges(bound, current):
-    labels = {} if current is None else {cs.BINDING_LABEL: current}
+    labels = {} if current is None else {m3api.BINDING_LABEL: current}
     claim = make_claim(labels=labels)
-    fixed = cs.apply_merge_patch(claim, cs.binding_label_fix(claim, bound))
-    assert (fixed['metadata'].get('labels') or {}).get(cs.BINDING_LABEL) == bound
+    fixed = mpatch.apply_merge_patch(claim, cs.binding_label_fix(claim, bound))
+    assert (fixed['metadata'].get('labels') or {}).get(m3api.BINDING_LABEL) == bound
     assert cs.binding_label_fix(fixed, bound) == {}
 
 
@@ -855,8 +859,8 @@ def test_labels_and_annotations_repeating_the_bmc_user_or_password_are_withheld_
                      'export.hostclaim.metal3.io/rack': 'r7', 'internal.example.com/pw': BMC_PASSWORD})
     result = cs.import_metadata({}, host['metadata'], bmc_values=needles)
     assert result['labels']['set'] == {'example.com/rack': 'r7'}
-    assert set(result['annotations']['set']) == {'export.hostclaim.metal3.io/rack', cs.IMPORTED_LABELS,
-                                                 cs.IMPORTED_ANNOTATIONS}
+    assert set(result['annotations']['set']) == {'export.hostclaim.metal3.io/rack', m3api.IMPORTED_LABELS,
+                                                 m3api.IMPORTED_ANNOTATIONS}
     assert sorted(result['withheld'], key=lambda item: (item['kind'], str(item['key']))) == [
         {'kind': 'annotation', 'key': 'export.hostclaim.metal3.io/contact', 'reason': 'the value repeats the BMC user name'},
         {'kind': 'label', 'key': None, 'reason': 'the key repeats the BMC user name'},
@@ -869,7 +873,7 @@ def test_labels_and_annotations_repeating_the_bmc_user_or_password_are_withheld_
 def test_an_unreadable_credentials_secret_withholds_everything():
     host, dummy = _credentialed_host(labels={'example.com/rack': 'r7'},
                                      annotations={'export.hostclaim.metal3.io/rack': 'r7'})
-    claim_meta = {'labels': {'example.com/rack': 'r7'}, 'annotations': {cs.IMPORTED_LABELS: '["example.com/rack"]'}}
+    claim_meta = {'labels': {'example.com/rack': 'r7'}, 'annotations': {m3api.IMPORTED_LABELS: '["example.com/rack"]'}}
     result = cs.import_metadata(claim_meta, host['metadata'], bmc_values=cs.bmc_needles(host), blocked='unreadable')
     assert result['labels'] == {'set': {}, 'remove': ['example.com/rack']}
     assert [(item['kind'], item['reason']) for item in result['withheld']] == [('label', 'unreadable'),
@@ -919,7 +923,7 @@ def test_nothing_imported_repeats_a_bmc_value_and_no_report_carries_one(values, 
     result = cs.import_metadata({}, host['metadata'], bmc_values=needles)
     for section in ('labels', 'annotations'):
         for key, value in result[section]['set'].items():
-            if key not in (cs.IMPORTED_LABELS, cs.IMPORTED_ANNOTATIONS):
+            if key not in (m3api.IMPORTED_LABELS, m3api.IMPORTED_ANNOTATIONS):
                 assert cs.bmc_match(key, needles) is None and cs.bmc_match(value, needles) is None
     for item in result['withheld']:
         assert item['key'] is None or cs.bmc_match(item['key'], needles) is None
@@ -931,9 +935,9 @@ LONG_HOST = 'rack-1.' + 'h' * 70  # a BMH name that is not a valid label value
 
 
 def _recorded(host=None, status='True', label=None):
-    claim = make_claim(labels={cs.BINDING_LABEL: label} if label is not None else {})
+    claim = make_claim(labels={m3api.BINDING_LABEL: label} if label is not None else {})
     if host is not None:
-        claim['status'] = {'conditions': [{'type': 'AssociateBMH', 'status': status, 'message': cs.BOUND_PREFIX + host}]}
+        claim['status'] = {'conditions': [{'type': 'AssociateBMH', 'status': status, 'message': m3view.BOUND_PREFIX + host}]}
     return claim
 
 
@@ -943,12 +947,12 @@ def _recorded(host=None, status='True', label=None):
     (_recorded('h1'), None),  # label removed: fail closed
     (_recorded(None, label='h1'), None),  # a label alone never binds
     (_recorded('h1', status='False', label='h1'), None),
-    (_recorded(LONG_HOST, label=cs.binding_label_value(LONG_HOST)), LONG_HOST),  # not a label value: hashed
+    (_recorded(LONG_HOST, label=m3view.binding_label_value(LONG_HOST)), LONG_HOST),  # not a label value: hashed
     (_recorded(LONG_HOST, label=LONG_HOST[:63]), None),
     ({'metadata': {'labels': 'x'}, 'status': {'conditions': 'x'}}, None),
 ])
 def test_bound_host(claim, host):
-    assert cs.bound_host(claim) == host
+    assert m3view.bound_host(claim) == host
 
 
 @settings(max_examples=300, deadline=None)
@@ -956,9 +960,9 @@ def test_bound_host(claim, host):
        label=st.one_of(st.none(), st.text(max_size=20)))
 def test_a_label_never_decides_the_host(recorded, status, label):
     claim = _recorded(recorded, status=status, label=label)
-    host = cs.bound_host(claim)
-    assert host is None or host == cs.recorded_host(claim)
+    host = m3view.bound_host(claim)
+    assert host is None or host == m3view.recorded_host(claim)
     if recorded is not None and status == 'True' and recorded:
         # whatever label the tenant writes, the host is the recorded one or none
         assert host in (None, recorded)
-        assert (host is not None) is (label == cs.binding_label_value(recorded))
+        assert (host is not None) is (label == m3view.binding_label_value(recorded))

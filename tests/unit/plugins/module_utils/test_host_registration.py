@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import registration_model as reg
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_sync import apply_merge_patch
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import apply_merge_patch
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.classify import Classification
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
 

@@ -13,7 +13,8 @@ import json
 import pytest
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import binder as metal3
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_sync import BINDING_LABEL, FINALIZER, NODE_REUSE_LABEL
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import client as m3client
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import BINDING_LABEL, FINALIZER, NODE_REUSE_LABEL
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import BackendError, Conflict, Forbidden, InvalidInput
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.fake_kube import FakeApiClient, FakeKube
 
@@ -40,7 +41,7 @@ def world(hosts=3, claims=1, page=2):
 
 
 def binder(fake, **kwargs):
-    return metal3.Binder(metal3.KubeIO(FakeApiClient(fake)), workers=1, **kwargs)
+    return metal3.Binder(m3client.KubeIO(FakeApiClient(fake)), workers=1, **kwargs)
 
 
 def bound(fake):
@@ -52,7 +53,7 @@ def bound(fake):
 
 def test_lists_follow_continue_tokens_and_count_requests():
     fake = world(hosts=5)
-    io = metal3.KubeIO(FakeApiClient(fake))
+    io = m3client.KubeIO(FakeApiClient(fake))
     assert sorted(h['metadata']['name'] for h in io.list_hosts()) == ['h0', 'h1', 'h2', 'h3', 'h4']
     assert io.counts['list'] == 3
     assert io.figures()['total'] == 3 and io.figures()['writes'] == 0
@@ -60,7 +61,7 @@ def test_lists_follow_continue_tokens_and_count_requests():
 
 def test_errors_name_the_object():
     fake = world()
-    io = metal3.KubeIO(FakeApiClient(fake))
+    io = m3client.KubeIO(FakeApiClient(fake))
     assert io.get_claim('tenant-a', 'nope') is None
     stale = {'metadata': {'resourceVersion': '1'}, 'spec': {'online': True}}
     with pytest.raises(Conflict) as exc:

@@ -13,6 +13,8 @@ import pytest
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import binding as b
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_sync as cs
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common import merge_patch as mpatch
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import api as m3api
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3_objects import (
     BMC_VALUES,
@@ -37,13 +39,13 @@ def provisioned_host(claim, **kwargs):
 def test_deprovision_keeps_the_binding():
     claim = make_claim(spec={'nodeReuse': 'md-0'})
     host = provisioned_host(claim, annotations={'reboot.metal3.io/hostclaim-fw': '',
-                                                cs.PASSED_ANNOTATIONS: '["reboot.metal3.io/hostclaim-fw"]'})
+                                                m3api.PASSED_ANNOTATIONS: '["reboot.metal3.io/hostclaim-fw"]'})
     patch = b.deprovision_patch(host, claim)
     assert patch['spec'] == {'image': None, 'userData': None, 'online': False}
     assert 'consumerRef' not in patch['spec'] and 'labels' not in patch['metadata']
-    assert patch['metadata']['annotations'] == {'reboot.metal3.io/hostclaim-fw': None, cs.PASSED_ANNOTATIONS: None}
+    assert patch['metadata']['annotations'] == {'reboot.metal3.io/hostclaim-fw': None, m3api.PASSED_ANNOTATIONS: None}
     assert patch['metadata']['resourceVersion'] == '100'
-    cleaned = cs.apply_merge_patch(host, patch)
+    cleaned = mpatch.apply_merge_patch(host, patch)
     assert b.deprovision_patch(cleaned, claim) == {}
     assert cs.find_bmc_data(patch, BMC_VALUES) == []
 
@@ -58,7 +60,7 @@ def test_release_steps_wait_for_the_operator():
     host = provisioned_host(claim)
     step, patch = b.release_step(host, claim, 'md-0')
     assert step == 'deprovision' and patch['spec']['image'] is None
-    host = cs.apply_merge_patch(host, patch)
+    host = mpatch.apply_merge_patch(host, patch)
     # the operator has not noticed yet, then it cleans the host
     for state in ('provisioned', 'deprovisioning'):
         host['status']['provisioning']['state'] = state
@@ -67,8 +69,8 @@ def test_release_steps_wait_for_the_operator():
     step, patch = b.release_step(host, claim, 'md-0')
     assert step == 'finish'
     assert patch['spec'] == {'consumerRef': None}
-    assert patch['metadata']['labels'] == {cs.NODE_REUSE_LABEL: 'tenant-a.md-0'}
-    assert b.release_step(cs.apply_merge_patch(host, patch), claim, 'md-0') == ('finish', {})
+    assert patch['metadata']['labels'] == {m3api.NODE_REUSE_LABEL: 'tenant-a.md-0'}
+    assert b.release_step(mpatch.apply_merge_patch(host, patch), claim, 'md-0') == ('finish', {})
 
 
 def test_a_host_that_never_ran_the_workload_is_released_in_one_write():
@@ -104,17 +106,17 @@ def test_merge_patches():
                                    'resourceVersion': '5'}}
     assert first == {'metadata': {'labels': {'a': '1'}, 'resourceVersion': '5'}}
     target = {'metadata': {'labels': {'b': '2', 'c': '3'}}}
-    assert cs.apply_merge_patch(target, merged) == cs.apply_merge_patch(
-        cs.apply_merge_patch(cs.apply_merge_patch(target, first), second), third)
+    assert mpatch.apply_merge_patch(target, merged) == mpatch.apply_merge_patch(
+        mpatch.apply_merge_patch(mpatch.apply_merge_patch(target, first), second), third)
 
 
 def test_status_patch_removes_vanished_keys():
     old = {'addresses': [{'type': 'InternalIP', 'address': '1.2.3.4'}], 'bootMACAddress': 'm', 'lastUpdated': NOW}
     new = {'addresses': [], 'nics': [], 'conditions': [], 'lastUpdated': LATER}
     patch = cs.status_patch(old, new)
-    assert cs.apply_merge_patch({'status': old}, patch) == {'status': new}
+    assert mpatch.apply_merge_patch({'status': old}, patch) == {'status': new}
     assert cs.status_patch(new, dict(new)) == {}
-    assert cs.apply_merge_patch({}, cs.status_patch(None, new)) == {'status': new}
+    assert mpatch.apply_merge_patch({}, cs.status_patch(None, new)) == {'status': new}
 
 
 def test_ready_problem_replaces_ready_only():
@@ -135,8 +137,8 @@ def test_finalizer_patch():
     claim = make_claim()
     claim['metadata']['finalizers'] = ['other.example.com/x']
     patch = cs.finalizer_patch(claim, True)
-    assert patch == {'metadata': {'finalizers': ['other.example.com/x', cs.FINALIZER], 'resourceVersion': '11'}}
-    with_it = cs.apply_merge_patch(claim, patch)
+    assert patch == {'metadata': {'finalizers': ['other.example.com/x', m3api.FINALIZER], 'resourceVersion': '11'}}
+    with_it = mpatch.apply_merge_patch(claim, patch)
     assert cs.finalizer_patch(with_it, True) == {}
     assert cs.finalizer_patch(with_it, False)['metadata']['finalizers'] == ['other.example.com/x']
     assert cs.finalizer_patch(claim, False) == {}
@@ -150,11 +152,11 @@ def test_secret_copy_and_its_patch():
     name = cs.secret_copy_names(claim)['userData']
     wanted = cs.secret_copy(source, claim, host, 'userData', name)
     assert wanted['metadata']['namespace'] == 'infra' and wanted['metadata']['name'] == name
-    assert wanted['metadata']['labels'] == {cs.COPY_CLAIM_UID_LABEL: claim['metadata']['uid'],
-                                            cs.COPY_CLAIM_NAMESPACE_LABEL: 'tenant-a', cs.COPY_FIELD_LABEL: 'userdata'}
+    assert wanted['metadata']['labels'] == {m3api.COPY_CLAIM_UID_LABEL: claim['metadata']['uid'],
+                                            m3api.COPY_CLAIM_NAMESPACE_LABEL: 'tenant-a', m3api.COPY_FIELD_LABEL: 'userdata'}
     assert wanted['metadata']['ownerReferences'][0]['uid'] == 'uid-bmh-h1'
-    assert wanted['metadata']['annotations'] == {cs.COPY_SOURCE_ANNOTATION: 'tenant-a/my-user-data',
-                                                 cs.COPY_CLAIM_ANNOTATION: 'tenant-a/web-1'}
+    assert wanted['metadata']['annotations'] == {m3api.COPY_SOURCE_ANNOTATION: 'tenant-a/my-user-data',
+                                                 m3api.COPY_CLAIM_ANNOTATION: 'tenant-a/web-1'}
     assert wanted['data'] == source['data'] and wanted['type'] == 'Opaque'
     current = dict(wanted, data={'value': 'b2xk', 'extra': 'eA=='})
     current['metadata'] = dict(wanted['metadata'], resourceVersion='9')
