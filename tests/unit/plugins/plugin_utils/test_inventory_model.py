@@ -20,7 +20,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_syn
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_view import bound_host
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
 from ansible_collections.baremetal.tenancy.plugins.plugin_utils import inventory_model as m
-from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3_objects import (
+from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.metal3_objects import (
     BMC_ADDRESS,
     BMC_IP,
     BMC_PASSWORD,

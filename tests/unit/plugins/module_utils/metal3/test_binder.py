@@ -16,7 +16,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import bi
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import client as m3client
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import BINDING_LABEL, FINALIZER, NODE_REUSE_LABEL
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import BackendError, Conflict, Forbidden, InvalidInput
-from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.fake_kube import FakeApiClient, FakeKube
+from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.fake_kube import FakeApiClient, FakeKube
 
 INFRA = 'infra'
 

@@ -16,7 +16,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import cl
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common import merge_patch as mpatch
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import api as m3api
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict
-from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3_objects import (
+from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.metal3_objects import (
     BMC_VALUES,
     make_claim,
     make_host,

@@ -19,7 +19,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import ap
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_spec as m3spec
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_view as m3view
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict, InvalidInput
-from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3_objects import (
+from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.metal3_objects import (
     BMC_ADDRESS,
     BMC_IP,
     BMC_PASSWORD,
