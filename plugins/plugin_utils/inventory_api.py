@@ -48,7 +48,7 @@ except ImportError:
     HAS_URLLIB3 = False
     URLLIB3_IMPORT_ERROR = traceback.format_exc()
 
-IRONIC_MICROVERSION = '1.78'  # openstack_client.IRONIC_MICROVERSION: 1.65 lessee, 1.60 owned allocations
+IRONIC_MICROVERSION = '1.78'  # module_utils ironic.connection.IRONIC_MICROVERSION: 1.65 lessee, 1.60 owned allocations
 HOSTCLAIMS_PATH = '/apis/metal3.io/v1alpha1/namespaces/%s/hostclaims'
 DEFAULT_PAGE_SIZE = 500
 DEFAULT_TIMEOUT = 60

@@ -8,7 +8,7 @@
 
 """The I/O of host_lease: read nodes, apply lease plans, end leases.
 
-The decisions are in :mod:`leases` (pure); this file reads the nodes with the
+The decisions are in :mod:`lease_model` (pure); this file reads the nodes with the
 caller's credentials (a system administrator, or a member of the project
 that owns the nodes), writes one JSON patch per node, and ends leases the way
 ESI-Leap does: the lessee, ``instance_info`` and the lease record go in one
@@ -49,7 +49,7 @@ LEASE_NODE_FIELDS = ('uuid', 'name', 'owner', 'lessee', 'properties', 'provision
 # ------------------------------------------------------------------ helpers
 
 def resolve_lessee(client, project, verify=True, state='present'):
-    """``(project_id, check)`` of option ``project``: see :func:`openstack_client.resolve_project`.
+    """``(project_id, check)`` of option ``project``: see :func:`connection.resolve_project`.
 
     A lease is only written for a project Keystone knows; ending or listing
     leases also accepts the ID of a project deleted since (its records must

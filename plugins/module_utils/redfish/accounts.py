@@ -6,7 +6,7 @@
 # Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
 # Do not use this from other collections or standalone plugins/modules!
 
-"""Temporary BMC accounts: the I/O (BMC through :mod:`redfish`, ledgers on hosts).
+"""Temporary BMC accounts: the I/O (BMC through :mod:`redfish.client`, ledgers on hosts).
 
 Entry points:
 
@@ -16,7 +16,7 @@ Entry points:
   credentials; see its docstring for the exact call);
 * :class:`AccountTable` - one BMC's AccountService (POST or fixed slots).
 
-Where the ledger lives (see :mod:`bmc_accounts` for the marking rules):
+Where the ledger lives (see :mod:`account_rules` for the marking rules):
 metal3 - annotation ``baremetal.tenancy/bmc-accounts`` on the BareMetalHost
 (tenants cannot read BMHs, and the binder never imports it into a claim:
 only ``export.hostclaim.metal3.io`` annotations cross, and keys naming

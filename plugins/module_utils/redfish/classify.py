@@ -18,7 +18,7 @@ A rule is data::
      "stop": False}                         # stop evaluating after this rule matches
 
 ``when`` is a JMESPath expression evaluated over the system document (see
-:func:`redfish.system_document`: the ``ComputerSystem`` resource with its
+:func:`client.system_document`: the ``ComputerSystem`` resource with its
 ``Processors`` and ``EthernetInterfaces`` collections expanded into
 ``Members``).  The rule matches when the result is truthy in JMESPath's sense
 (not ``false``, ``null``, an empty string, list or object).  A rule without

@@ -8,7 +8,7 @@
 
 """What host_register wants a host to look like on each backend.  Pure.
 
-From the facts of a Redfish system (:func:`redfish.system_facts`) and its
+From the facts of a Redfish system (:func:`client.system_facts`) and its
 classification (:mod:`classify`), build:
 
 * metal3: a ``BareMetalHost`` and its BMC credentials ``Secret``, and the
