@@ -53,9 +53,10 @@ CRD_FILES = ("hostclaim-crd.yaml", "baremetalhost-crd.yaml")
 
 def metal3_modules():
     sys.path.insert(0, str(collections_root()))
-    from ansible_collections.baremetal.tenancy.plugins.module_utils import metal3
+    from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import binder as metal3
+    from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import client as m3client
 
-    return metal3
+    return metal3, m3client
 
 
 def install_crds(api) -> None:
@@ -146,14 +147,14 @@ def reset(api) -> None:
 
 def binder_process(kubeconfig: str, number: int, queue) -> None:
     """One binder: passes until one changes nothing (at most 10)."""
-    metal3 = metal3_modules()
+    metal3, m3client = metal3_modules()
     from kubernetes import config
 
     passes, conflicts, requests = 0, 0, 0
     started = time.monotonic()
     with config.new_client_from_config(config_file=kubeconfig) as api:
         for dummy in range(10):
-            io = metal3.KubeIO(api)
+            io = m3client.KubeIO(api)
             report = metal3.Binder(io, binder_id="binder-%d" % number, host_namespaces=[INFRA], workers=WORKERS).run()
             passes += 1
             conflicts += report["requests"]["conflicts"]
@@ -175,7 +176,7 @@ def check_bindings(api) -> dict:
 
 
 def main() -> None:
-    metal3 = metal3_modules()
+    metal3, m3client = metal3_modules()
     workdir = Path(tempfile.mkdtemp(prefix="bmt-bench-bind-"))
     result: dict = {"bench": "bind", "hosts": HOSTS, "claims": CLAIMS, "namespaces": NAMESPACES, "workers": WORKERS,
                     "cpus": os.cpu_count()}
@@ -191,14 +192,14 @@ def main() -> None:
 
         # one pass
         with env.api("admin") as api:
-            io = metal3.KubeIO(api)
+            io = m3client.KubeIO(api)
             binder = metal3.Binder(io, binder_id="bench-1", workers=WORKERS)
             started = time.monotonic()
             report = binder.run()
             pass_seconds = time.monotonic() - started
             bound = report["summary"]["bound"]
             counts = report["requests"]
-            raw = raw_consumer_ref_writes(metal3.KubeIO(api), bound)
+            raw = raw_consumer_ref_writes(m3client.KubeIO(api), bound)
         lists = counts["list"]
         result["single_pass"] = {
             "seconds": round(pass_seconds, 3),

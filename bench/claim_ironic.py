@@ -52,7 +52,7 @@ sys.path.insert(0, str(collections_root()))
 
 from ansible.module_utils.testing import patch_module_args  # noqa: E402
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils import ironic as ironic_io  # noqa: E402
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import client as ironic_io  # noqa: E402
 from ansible_collections.baremetal.tenancy.plugins.modules import host_claim  # noqa: E402
 
 MV = "1.78"

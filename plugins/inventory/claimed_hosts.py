@@ -335,8 +335,8 @@ from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.inventory import BaseInventoryPlugin, Cacheable, Constructable
 from ansible.utils.vars import combine_vars
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.auth import openstack_auth_from_env
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import InvalidInput, TenancyError
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.auth import openstack_auth_from_env
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput, TenancyError
 from ansible_collections.baremetal.tenancy.plugins.plugin_utils import inventory_model as model
 from ansible_collections.baremetal.tenancy.plugins.plugin_utils.unsafe import HAS_DATA_TAGGING, make_unsafe
 

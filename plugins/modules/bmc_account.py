@@ -249,10 +249,10 @@ expiry_enforced_by_bmc:
 
 from ansible.module_utils.basic import env_fallback
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.base import TenancyModule
-from ansible_collections.baremetal.tenancy.plugins.module_utils.kube_client import kube_api_client
-from ansible_collections.baremetal.tenancy.plugins.module_utils.openstack_client import openstack_connection
-from ansible_collections.baremetal.tenancy.plugins.module_utils import bmc_access
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base import TenancyModule
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import kube_api_client
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connection import openstack_connection
+from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import accounts as bmc_access
 
 
 class BmcAccountModule(TenancyModule):

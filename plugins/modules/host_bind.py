@@ -246,11 +246,12 @@ binder_id:
   type: str
 """
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.base import TenancyModule
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import InvalidInput
-from ansible_collections.baremetal.tenancy.plugins.module_utils.kube_client import kube_api_client
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import Binder, KubeIO
-from ansible_collections.baremetal.tenancy.plugins.module_utils.selectors import dns1123_label_problem, dns1123_subdomain_problem
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base import TenancyModule
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import kube_api_client
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder import Binder
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import dns1123_label_problem, dns1123_subdomain_problem
 
 
 class HostBindModule(TenancyModule):

@@ -332,9 +332,10 @@ rebooted:
   type: bool
 """
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.base import TenancyModule
-from ansible_collections.baremetal.tenancy.plugins.module_utils.auth import WAIT_SPEC
-from ansible_collections.baremetal.tenancy.plugins.module_utils import metal3_claims, ironic_claims
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base import TenancyModule
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.auth import WAIT_SPEC
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import claims as ironic_claims
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claims as metal3_claims
 
 
 class HostClaimModule(TenancyModule):

@@ -69,8 +69,9 @@ claims:
   elements: dict
 """
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.base import TenancyModule
-from ansible_collections.baremetal.tenancy.plugins.module_utils import metal3_claims, ironic_claims
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base import TenancyModule
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import claims as ironic_claims
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claims as metal3_claims
 
 
 class HostClaimInfoModule(TenancyModule):

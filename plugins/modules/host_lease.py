@@ -264,9 +264,9 @@ project_check:
 
 from ansible.module_utils.basic import env_fallback
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.auth import WAIT_SPEC
-from ansible_collections.baremetal.tenancy.plugins.module_utils.base import TenancyModule
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic_leases import run_host_lease
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.auth import WAIT_SPEC
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base import TenancyModule
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.leases import run_host_lease
 
 
 class HostLeaseModule(TenancyModule):

@@ -321,15 +321,15 @@ project_check:
   sample: verified
 """
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.base import TenancyModule
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import InvalidInput
-from ansible_collections.baremetal.tenancy.plugins.module_utils.kube_client import kube_api_client
-from ansible_collections.baremetal.tenancy.plugins.module_utils.openstack_client import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base import TenancyModule
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import kube_api_client
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connection import (
     PROJECT_SKIPPED,
     openstack_connection,
     resolve_project,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils import registration_backends as backends
+from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import registration as backends
 
 
 class HostRegisterModule(TenancyModule):

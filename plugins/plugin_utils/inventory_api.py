@@ -35,9 +35,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 from urllib.parse import quote
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     BackendError, HttpError, InvalidInput, TenancyError, from_exception, wrap_errors)
-from ansible_collections.baremetal.tenancy.plugins.module_utils.selectors import dns1123_label_problem
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import dns1123_label_problem
 from ansible_collections.baremetal.tenancy.plugins.plugin_utils import inventory_model as model
 
 try:
@@ -48,7 +48,7 @@ except ImportError:
     HAS_URLLIB3 = False
     URLLIB3_IMPORT_ERROR = traceback.format_exc()
 
-IRONIC_MICROVERSION = '1.78'  # openstack_client.IRONIC_MICROVERSION: 1.65 lessee, 1.60 owned allocations
+IRONIC_MICROVERSION = '1.78'  # module_utils ironic.connection.IRONIC_MICROVERSION: 1.65 lessee, 1.60 owned allocations
 HOSTCLAIMS_PATH = '/apis/metal3.io/v1alpha1/namespaces/%s/hostclaims'
 DEFAULT_PAGE_SIZE = 500
 DEFAULT_TIMEOUT = 60
@@ -136,7 +136,7 @@ class KubeClaims(object):
     def __init__(self, params, timeout=DEFAULT_TIMEOUT):
         if not HAS_URLLIB3:
             raise InvalidInput('python library urllib3', 'is required for backend metal3 (pip install kubernetes)')
-        from ansible_collections.baremetal.tenancy.plugins.module_utils.kube_client import kube_api_client
+        from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import kube_api_client
         self.client = kube_api_client(params)
         self.base = (self.client.configuration.host or '').rstrip('/')
         self.pool = self.client.rest_client.pool_manager
@@ -203,7 +203,7 @@ class IronicClaims(object):
     """Lists the caller's allocations, their nodes and ports through the Ironic API."""
 
     def __init__(self, params):
-        from ansible_collections.baremetal.tenancy.plugins.module_utils.openstack_client import openstack_connection
+        from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connection import openstack_connection
         try:
             self.conn = openstack_connection(params)
         except TenancyError as error:

@@ -61,9 +61,9 @@ __metaclass__ = type
 import ipaddress
 import re
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.claim_sync import bound_host
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import InvalidInput
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic_model import image_of
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_view import bound_host
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model import image_of
 
 BACKENDS = ('metal3', 'ironic')
 ANY_TYPE = '*'

@@ -59,7 +59,9 @@ from harness.ansible import REPO_ROOT, collections_root, run_inventory
 # The collection's own pure code (claim_sync) does what the binder would; make it importable.
 if str(collections_root()) not in sys.path:
     sys.path.append(str(collections_root()))
-from ansible_collections.baremetal.tenancy.plugins.module_utils import claim_sync  # noqa: E402
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_sync  # noqa: E402
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common import merge_patch as mpatch
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import api as m3api
 from ansible_collections.baremetal.tenancy.plugins.plugin_utils import inventory_model  # noqa: E402
 
 GROUP, VERSION = "metal3.io", "v1alpha1"
@@ -286,7 +288,7 @@ def bind_claim(api, claim: dict, host: dict, now: str = NOW) -> dict:
     namespace, name = claim["metadata"]["namespace"], claim["metadata"]["name"]
     claim = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, "hostclaims", name)
     metadata = claim_sync.import_metadata(claim["metadata"], host["metadata"], bmc_values=claim_sync.bmc_values_of(host))
-    patch = claim_sync.apply_merge_patch(metadata["patch"], claim_sync.binding_label_fix(claim, host_name))
+    patch = mpatch.apply_merge_patch(metadata["patch"], claim_sync.binding_label_fix(claim, host_name))
     if patch:
         claim = custom.patch_namespaced_custom_object(GROUP, VERSION, namespace, "hostclaims", name, patch,
                                                       _content_type=MERGE)
@@ -333,7 +335,7 @@ def seed_claims(api, namespace: str, count: int, *, start: int = 0, workers: int
     def one(index: int) -> None:
         name = "c-%05d" % index
         body = claim_body(namespace, name, image=image,
-                          labels=dict(labels or {}, **{claim_sync.BINDING_LABEL: "bench-host-%05d" % index}))
+                          labels=dict(labels or {}, **{m3api.BINDING_LABEL: "bench-host-%05d" % index}))
         _ignore(409, custom.create_namespaced_custom_object, GROUP, VERSION, namespace, "hostclaims", body)
         custom.patch_namespaced_custom_object_status(GROUP, VERSION, namespace, "hostclaims", name,
                                                      {"status": bound_status(index, ready=index % 10 != 0)},

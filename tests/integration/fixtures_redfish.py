@@ -26,7 +26,7 @@ from harness import sushy as sushy_harness
 
 PROFILE_COUNTS = {"small": 8, "medium": 7, "large": 5}
 
-# The rules the suites classify with (ordered; see plugins/module_utils/classify.py).
+# The rules the suites classify with (ordered; see plugins/module_utils/redfish/classify.py).
 RULES = [
     {"name": "fabrikam", "when": "Manufacturer == 'Fabrikam'", "labels": {"vendor": "fabrikam"}},
     {"name": "large", "when": "MemorySummary.TotalSystemMemoryGiB >= `256` && ProcessorSummary.Count >= `64`",

@@ -40,7 +40,7 @@ def _module_utils():
     root = str(collections_root())
     if root not in sys.path:
         sys.path.insert(0, root)
-    from ansible_collections.baremetal.tenancy.plugins.module_utils import bmc_access
+    from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import accounts as bmc_access
     return bmc_access
 
 

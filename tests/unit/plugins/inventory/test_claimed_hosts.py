@@ -18,7 +18,7 @@ from ansible.parsing.dataloader import DataLoader
 from ansible.plugins.loader import init_plugin_loader, inventory_loader
 from ansible.template import is_trusted_as_template
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import BackendError
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import BackendError
 from ansible_collections.baremetal.tenancy.plugins.plugin_utils import inventory_api
 
 NAME = 'baremetal.tenancy.claimed_hosts'

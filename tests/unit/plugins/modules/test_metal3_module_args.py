@@ -18,8 +18,8 @@ import pytest
 
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils import claim_sync as cs
-from ansible_collections.baremetal.tenancy.plugins.module_utils import metal3_claims as mc
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common import merge_patch as mpatch
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claims as mc
 from ansible_collections.baremetal.tenancy.plugins.modules import host_bind, host_claim, host_claim_info, host_release
 
 
@@ -146,7 +146,7 @@ def test_secret_references_use_the_proposals_form(existing, wanted, change):
     existing_spec = {'userData': existing} if existing is not None else {}
     changes = mc.spec_changes({'user_data_secret': wanted}, existing_spec)
     assert changes == {'userData': change}
-    assert mc.secret_ref_name(cs.apply_merge_patch(existing_spec, changes).get('userData')) == (wanted or None)
+    assert mc.secret_ref_name(mpatch.apply_merge_patch(existing_spec, changes).get('userData')) == (wanted or None)
     assert mc.spec_changes({}, existing) == {}
 
 

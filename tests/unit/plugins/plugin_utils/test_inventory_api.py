@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     BackendError, Forbidden, InvalidInput, NotFound)
 from ansible_collections.baremetal.tenancy.plugins.plugin_utils import inventory_api as api
 

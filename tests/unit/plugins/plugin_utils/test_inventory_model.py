@@ -15,11 +15,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils import ironic_model
-from ansible_collections.baremetal.tenancy.plugins.module_utils.claim_sync import bound_host, find_bmc_data, upward_status
-from ansible_collections.baremetal.tenancy.plugins.module_utils.errors import InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import model as ironic_model
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_sync import find_bmc_data, upward_status
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_view import bound_host
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
 from ansible_collections.baremetal.tenancy.plugins.plugin_utils import inventory_model as m
-from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3_objects import (
+from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.metal3_objects import (
     BMC_ADDRESS,
     BMC_IP,
     BMC_PASSWORD,

@@ -1,0 +1,99 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.tenancy contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
+
+"""The base class of every module of the collection.
+
+A module subclasses :class:`TenancyModule`, declares ``argument_spec`` (its own
+options; auth options are added from :mod:`auth` according to ``backends``)
+and implements :meth:`run`, which fills ``self.result`` through
+:meth:`changed`, :meth:`set_diff` and plain assignment.  Every exception that
+escapes ``run`` goes through the one mapping path,
+:func:`errors.from_exception`, and ends as one ``fail_json`` naming the
+object and the cause.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+import traceback
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.auth import BACKENDS, auth_spec
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import TenancyError, from_exception
+
+
+class TenancyModule(object):
+    """Shared option handling, check/diff mode, result and error mapping."""
+
+    #: the module's own options
+    argument_spec = {}
+    #: extra AnsibleModule keyword arguments (mutually_exclusive, required_if, ...)
+    module_kwargs = {}
+    #: control planes the module works on; selects the auth options
+    backends = BACKENDS
+    #: the object the module is about, for errors raised outside any wrap_errors
+    object_kind = "module"
+
+    def __init__(self, argv_module=None):
+        spec = auth_spec(self.backends)
+        spec.update(copy.deepcopy(self.argument_spec))
+        if len(self.backends) > 1 and "backend" not in spec:
+            spec["backend"] = dict(type="str", choices=list(self.backends), default=self.backends[0])
+        self.module = argv_module or AnsibleModule(argument_spec=spec, supports_check_mode=True, **self.module_kwargs)
+        self.params = self.module.params
+        self.result = dict(changed=False)
+
+    # -- what subclasses use -------------------------------------------------
+    @property
+    def check_mode(self):
+        return self.module.check_mode
+
+    @property
+    def diff_mode(self):
+        return self.module._diff  # pylint: disable=protected-access
+
+    @property
+    def backend(self):
+        return self.params.get("backend") or self.backends[0]
+
+    def changed(self, value=True):
+        """Mark the result as changed (never un-marks)."""
+        self.result["changed"] = self.result["changed"] or bool(value)
+
+    def set_diff(self, before, after):
+        """Attach ``before``/``after`` to the result, only in diff mode."""
+        if self.diff_mode:
+            self.result["diff"] = dict(before=before, after=after)
+
+    def warn(self, message):
+        self.module.warn(message)
+
+    def run(self):
+        raise NotImplementedError
+
+    # -- entry point ---------------------------------------------------------
+    def fail(self, error, **extra):
+        """One clear failure: ``<object>: <cause>``; the result so far is kept."""
+        result = dict(self.result)
+        result.update(extra)
+        result.update(error.details)
+        result.update(dict(object=error.obj, cause=error.cause, error_type=error.__class__.__name__))
+        self.module.fail_json(msg=error.message, **result)
+
+    def __call__(self):
+        try:
+            self.run()
+        except TenancyError as error:
+            self.fail(error)
+        except Exception as exc:  # pylint: disable=broad-except
+            # Anything a client library raised outside a wrap_errors block.
+            self.fail(from_exception(self.object_kind, exc), exception=traceback.format_exc())
+        self.module.exit_json(**self.result)

@@ -1,0 +1,147 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.tenancy contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
+
+"""Errors raised by the pure model and the backends.
+
+Every error names the object it is about and the cause, so that a module can
+turn it into one clear ``fail_json`` message without knowing where it came
+from.  This file imports nothing but the standard library.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+
+class TenancyError(Exception):
+    """An error about one object, with a cause a user can act on.
+
+    ``obj`` names the object (``HostClaim tenant-a/web-1``, ``node n-3``,
+    ``option hostSelector``), ``cause`` says what is wrong.  ``details`` is a
+    dict of extra, non-secret facts for the module result.
+    """
+
+    def __init__(self, obj, cause, details=None):
+        self.obj = obj
+        self.cause = cause
+        self.details = dict(details or {})
+        super(TenancyError, self).__init__(self.message)
+
+    @property
+    def message(self):
+        if self.obj:
+            return "%s: %s" % (self.obj, self.cause)
+        return self.cause
+
+
+class InvalidInput(TenancyError):
+    """The user's input is wrong; nothing was changed."""
+
+
+class NotFound(TenancyError):
+    """The object does not exist, or the caller may not see it."""
+
+
+class Forbidden(TenancyError):
+    """The control plane refused the caller (HTTP 403)."""
+
+
+class Conflict(TenancyError):
+    """A precondition failed: someone else changed the object first (HTTP 409)."""
+
+
+class BackendError(TenancyError):
+    """Any other failure of the control plane or of the network."""
+
+
+class WaitTimeout(TenancyError):
+    """A wait did not reach its condition before its timeout."""
+
+
+def _status_of(exc):
+    """HTTP status of a client-library exception, found by duck typing.
+
+    kubernetes' ApiException carries ``status``, openstacksdk's HttpException
+    ``status_code``, sushy's HTTPError ``status_code``.  No library is imported.
+    """
+    for attr in ("status", "status_code", "code"):
+        value = getattr(exc, attr, None)
+        if isinstance(value, int):
+            return value
+    response = getattr(exc, "response", None)
+    value = getattr(response, "status_code", None)
+    return value if isinstance(value, int) else None
+
+
+def _cause_of(exc):
+    """The most useful human text of a client-library exception."""
+    for attr in ("details", "reason", "message"):
+        value = getattr(exc, attr, None)
+        if isinstance(value, str) and value.strip():
+            text = value.strip()
+            break
+    else:
+        text = str(exc).strip() or exc.__class__.__name__
+    body = getattr(exc, "body", None)
+    if isinstance(body, bytes):
+        body = body.decode("utf-8", "replace")
+    if isinstance(body, str) and '"message"' in body:
+        import json
+        try:
+            msg = json.loads(body).get("message")
+        except (ValueError, AttributeError):
+            msg = None
+        if msg:
+            text = msg
+    return text
+
+
+class HttpError(Exception):
+    """A non-success HTTP answer (``status``, ``reason``, ``body``) of a raw request, for :func:`from_exception`."""
+
+    def __init__(self, status, reason, body):
+        self.status = status
+        self.reason = reason
+        self.body = body
+        super(HttpError, self).__init__("%s %s" % (status, reason))
+
+
+_BY_STATUS = {400: InvalidInput, 403: Forbidden, 404: NotFound, 409: Conflict, 422: InvalidInput}
+
+
+def from_exception(obj, exc):
+    """Turn any exception raised while working on ``obj`` into a TenancyError.
+
+    This is the one error-mapping path of the collection: backends wrap their
+    calls with :func:`wrap_errors`, and the module base class passes anything
+    that escapes through here too.
+    """
+    if isinstance(exc, TenancyError):
+        return exc
+    status = _status_of(exc)
+    cls = _BY_STATUS.get(status, BackendError)
+    cause = _cause_of(exc)
+    if status and str(status) not in cause:
+        cause = "%s (HTTP %s)" % (cause, status)
+    details = {"status": status} if status else {}
+    return cls(obj, cause, details)
+
+
+class wrap_errors(object):  # pylint: disable=invalid-name
+    """Context manager: re-raise anything raised inside as a TenancyError about ``obj``."""
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc is None or isinstance(exc, TenancyError) or not isinstance(exc, Exception):
+            return False
+        raise from_exception(self.obj, exc)

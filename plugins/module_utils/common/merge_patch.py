@@ -1,0 +1,87 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.tenancy contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
+
+"""JSON merge patches (RFC 7386) on the plain dicts the Kubernetes API returns.  Pure.
+
+Patches are plain dicts, ``None`` deletes a key.  Used by the tenant claim
+runner, the binder and host registration alike.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+import json
+
+
+def get_path(obj, *path):
+    """``obj[path[0]][path[1]]...`` or ``None`` when any step is missing or not a dict."""
+    for key in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(key)
+    return obj
+
+
+def _same(left, right):
+    return json.dumps(left, sort_keys=True) == json.dumps(right, sort_keys=True)
+
+
+_NOTHING = object()
+
+
+def apply_merge_patch(target, patch):
+    """Return ``target`` with the JSON merge patch (RFC 7386) applied; inputs are not changed."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    result = copy.deepcopy(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = apply_merge_patch(result.get(key), value)
+    return result
+
+
+def _minimal_member(current, key, value):
+    """The part of ``{key: value}`` that changes ``current``, or ``_NOTHING``."""
+    if value is None:
+        return None if key in current else _NOTHING
+    if not isinstance(value, dict):
+        return value if key not in current or not _same(current[key], value) else _NOTHING
+    base = current.get(key)
+    sub = minimal_patch(base if isinstance(base, dict) else {}, value)
+    if sub or (key in current and not isinstance(base, dict)):
+        return sub
+    return _NOTHING
+
+
+def minimal_patch(current, patch):
+    """Drop the parts of a merge patch that would not change ``current``.
+
+    Equivalent to ``patch`` for Kubernetes, which does not distinguish an
+    empty map from an absent one.
+    """
+    current = current if isinstance(current, dict) else {}
+    result = {}
+    for key, value in patch.items():
+        member = _minimal_member(current, key, value)
+        if member is not _NOTHING:
+            result[key] = member
+    return result
+
+
+def with_precondition(patch, obj):
+    """Add ``metadata.resourceVersion`` of ``obj`` to a non-empty patch (the API server then answers 409 on a race)."""
+    version = get_path(obj, 'metadata', 'resourceVersion')
+    if not patch or not version:
+        return patch
+    result = copy.deepcopy(patch)
+    result.setdefault('metadata', {})['resourceVersion'] = version
+    return result

@@ -1,0 +1,24 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.tenancy contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
+
+"""Checks of option values shared by modules.  Pure."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
+
+
+def check_timeout(value, name="wait_timeout"):
+    """A timeout must be a non-negative number of seconds."""
+    if value is None:
+        return None
+    if value < 0:
+        raise InvalidInput("option %s" % name, "must be zero or more seconds, got %s" % value)
+    return value

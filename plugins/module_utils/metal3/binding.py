@@ -1,0 +1,522 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.tenancy contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
+
+"""The binder's algorithm: candidates, choice, one planning pass, release; pure.
+
+Inputs are the dicts the Kubernetes API returns (HostClaim and BareMetalHost
+objects) and ``{namespace name: labels}``.  Outputs are plain dicts: actions
+and JSON merge patches that the I/O layer sends as they are.
+
+A host is a candidate for a claim when, in this order: its
+``hostClaimNamespaces`` shares it with the claim's namespace, its labels
+match the claim's ``hostSelector``, it is not being deleted, not paused, not
+consumed (empty ``consumerRef``), has no ``errorType``/``errorMessage``, its
+``operationalStatus`` (when reported) is ``OK`` and its provisioning state
+is ``ready`` or ``available``.  Sharing is checked first so that a pending
+message never tells a tenant anything about hosts not shared with it.
+
+Choice: a host already pointing at the claim is adopted (a retry after a
+crash is safe).  Otherwise claims are served oldest first; claims with
+``nodeReuse`` first take a host labelled ``<namespace>.<nodeReuse>``; then
+every claim takes its best ranked candidate.  Ranking prefers the node-reuse
+host, then hosts without any node-reuse label (hosts kept for someone else's
+reuse come last), then a rendezvous hash of (claim uid, binder id, host), so
+that concurrent binders spread over the candidates instead of racing for the
+same first host, and one binder's choice is stable across passes.
+
+Release (a claim being deleted) is two steps, as a Metal3 consumer does it:
+``release_step`` first takes the workload off the host (image, data, power,
+reboot holds) while keeping ``consumerRef``, so no other claim takes a host
+that is still being cleaned; once the baremetal-operator has deprovisioned it
+(``release_finished``), ``release_plan`` clears ``consumerRef`` and sets the
+node-reuse label.
+
+Cost: a pass over M claims and N hosts surveys each (namespace, selector)
+once, decides each (policy, namespace) once, hashes each claim and host once
+and ranks with cheap integer operations, so 500 claims over 1,000 hosts plan
+in a fraction of a second.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import hashlib
+import heapq
+import json
+
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import apply_merge_patch, get_path, minimal_patch, with_precondition
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import NODE_REUSE_LABEL, PASSED_ANNOTATIONS, PAUSED_ANNOTATION
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_spec import DATA_FIELDS, node_reuse_value
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_sync import (
+    binding_label_fix,
+    claim_identity,
+    claim_ref_matches,
+    consumer_ref_for,
+    is_hold_key,
+    object_name,
+    tracked_keys,
+    validate_claim,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict, InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_policy import host_policy, is_shared
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import matches_normalised
+
+READY_STATES = ('ready', 'available')
+
+STAGE_NOT_SHARED = 0
+STAGE_NO_MATCH = 1
+STAGE_UNAVAILABLE = 2
+
+UNAVAILABLE_WORDS = {
+    'Deleting': 'being deleted',
+    'Paused': 'paused',
+    'Consumed': 'consumed',
+    'HostError': 'in error',
+    'NotOperational': 'not operational',
+    'NotReady': 'not ready',
+}
+
+
+# --------------------------------------------------------------- candidates
+
+def host_key(host):
+    """``(namespace, name)`` of a BMH dict."""
+    meta = (host or {}).get('metadata') or {}
+    return meta.get('namespace'), meta.get('name')
+
+
+def _host_ref(host):
+    namespace, name = host_key(host)
+    return {'namespace': namespace, 'name': name}
+
+
+def _availability(host):
+    """``(code, message)`` if the host cannot take a new claim, else ``None``."""
+    meta = host.get('metadata') or {}
+    status = host.get('status') or {}
+    if meta.get('deletionTimestamp'):
+        return 'Deleting', 'the host is being deleted'
+    if PAUSED_ANNOTATION in (meta.get('annotations') or {}):
+        return 'Paused', 'the host is paused (%s)' % PAUSED_ANNOTATION
+    if get_path(host, 'spec', 'consumerRef'):
+        return 'Consumed', 'the host is consumed (spec.consumerRef is set)'
+    if status.get('errorType') or status.get('errorMessage'):
+        return 'HostError', 'the host reports an error (%s)' % (status.get('errorType') or 'errorMessage')
+    if status.get('operationalStatus') not in (None, 'OK'):
+        return 'NotOperational', 'the host operationalStatus is %r' % status.get('operationalStatus')
+    state = get_path(status, 'provisioning', 'state')
+    if state not in READY_STATES:
+        return 'NotReady', 'the host provisioning state is %r, not ready or available' % (state,)
+    return None
+
+
+def _rejection(host, spec, decision, unavailable):
+    """``(stage, code, message)`` explaining why ``host`` is not a candidate, or ``None``.
+
+    ``decision`` is the namespace policy decision, ``unavailable`` the result
+    of ``_availability(host)``: both are computed by the caller (and cached by
+    the planner).
+    """
+    if not decision.allowed:
+        return STAGE_NOT_SHARED, 'NotShared', decision.reason
+    labels = get_path(host, 'metadata', 'labels') or {}
+    if not matches_normalised(spec['hostSelector'], labels):
+        return STAGE_NO_MATCH, 'SelectorMismatch', 'the host labels do not match hostSelector'
+    if unavailable:
+        return (STAGE_UNAVAILABLE,) + unavailable
+    return None
+
+
+def host_is_candidate(host, claim, ns_labels):
+    """``(True, reason)`` if ``host`` may be bound to ``claim``, else ``(False, why)``.
+
+    ``ns_labels`` are the labels of the claim's namespace.  Raises
+    ``InvalidInput`` if the claim spec is invalid.
+    """
+    spec = validate_claim(claim)
+    namespace = claim_identity(claim)[0]
+    rejection = _rejection(host, spec, is_shared(host, namespace, ns_labels), _availability(host))
+    if rejection:
+        return False, '%s: %s' % (object_name(host, 'BareMetalHost'), rejection[2])
+    return True, '%s is a candidate' % object_name(host, 'BareMetalHost')
+
+
+def find_adopted_host(claim, hosts):
+    """The BMH whose ``consumerRef`` already points at ``claim`` (lowest namespace/name if several), or ``None``."""
+    bound = [host for host in hosts or [] if claim_ref_matches(host, claim)]
+    return sorted(bound, key=host_key)[0] if bound else None
+
+
+# ------------------------------------------------------------------ ranking
+
+#: how many alternatives (after the chosen host) a ``bind`` action carries at most
+MAX_ALTERNATIVES = 16
+
+
+def _reuse_rank_of(label, reuse_value):
+    if reuse_value and label == reuse_value:
+        return 0
+    return 1 if label is None else 2
+
+
+def _reuse_rank(host, reuse_value):
+    return _reuse_rank_of((get_path(host, 'metadata', 'labels') or {}).get(NODE_REUSE_LABEL), reuse_value)
+
+
+def _seed(text):
+    return int(hashlib.sha256(text.encode('utf-8')).hexdigest()[:16], 16)
+
+
+def _claim_seed(claim, binder_id):
+    namespace, name, uid = claim_identity(claim)
+    return _seed('\0'.join([uid or '%s/%s' % (namespace, name), str(binder_id)]))
+
+
+def _host_seed(host):
+    return _seed('%s/%s' % host_key(host))
+
+
+def _spread(claim, binder_id, host):
+    """Rendezvous weight of ``host`` for ``claim`` and ``binder_id`` (lower ranks first).
+
+    The XOR of a per-(claim, binder) seed and a per-host seed: each is hashed
+    once per pass, so ranking N hosts for M claims costs N + M hashes.
+    """
+    return _claim_seed(claim, binder_id) ^ _host_seed(host)
+
+
+def claim_reuse_value(claim):
+    """The node-reuse label value the claim looks for, or ``None``."""
+    return node_reuse_value(claim_identity(claim)[0], get_path(claim, 'spec', 'nodeReuse'))
+
+
+def rank_candidates(claim, candidates, binder_id):
+    """``candidates`` best first: node-reuse host, unlabelled hosts, others; then a per-binder rendezvous hash."""
+    reuse_value = claim_reuse_value(claim)
+    seed = _claim_seed(claim, binder_id)
+    return sorted(candidates or [], key=lambda host: (_reuse_rank(host, reuse_value), seed ^ _host_seed(host),
+                                                      host_key(host)))
+
+
+# ---------------------------------------------------------------- patches
+
+def bind_patch(host, claim):
+    """BMH merge patch that binds ``host`` to ``claim``: ``consumerRef``, node-reuse label spent, resourceVersion precondition."""
+    patch = {'spec': {'consumerRef': consumer_ref_for(claim)}}
+    if NODE_REUSE_LABEL in (get_path(host, 'metadata', 'labels') or {}):
+        patch['metadata'] = {'labels': {NODE_REUSE_LABEL: None}}
+    return with_precondition(patch, host)
+
+
+def _workload_removal(host):
+    """The merge patch members that take the tenant's workload off a host (image, data, power, holds)."""
+    spec = dict((field, None) for field in DATA_FIELDS)
+    spec.update({'image': None, 'online': False})
+    annotations = get_path(host, 'metadata', 'annotations') or {}
+    removed = dict((key, None) for key in tracked_keys(annotations, PASSED_ANNOTATIONS) if is_hold_key(key))
+    removed[PASSED_ANNOTATIONS] = None
+    return spec, removed
+
+
+def release_plan(host, claim, node_reuse):
+    """BMH merge patch releasing ``host`` from ``claim`` (``{}`` if already released).
+
+    Clears ``consumerRef``, ``image``, the data Secret references and the
+    reboot holds passed down, sets ``online: false`` and the node-reuse label
+    ``<claim namespace>.<node_reuse>`` (removed when ``node_reuse`` is unset or
+    the value is not a valid label value).  Raises ``Conflict`` if the host is
+    consumed by someone else.
+    """
+    if not _consumed_by(host, claim):
+        return {}
+    spec, removed = _workload_removal(host)
+    spec['consumerRef'] = None
+    reuse = node_reuse_value(claim_identity(claim)[0], node_reuse)
+    patch = {'spec': spec, 'metadata': {'labels': {NODE_REUSE_LABEL: reuse}, 'annotations': removed}}
+    return with_precondition(minimal_patch(host, patch), host)
+
+
+def _consumed_by(host, claim):
+    """Whether ``host`` is consumed (``False``: bound to nothing); ``Conflict`` if by another claim than ``claim``."""
+    if not get_path(host, 'spec', 'consumerRef'):
+        return False
+    if not claim_ref_matches(host, claim):
+        raise Conflict(object_name(host, 'BareMetalHost'),
+                       'consumerRef does not point at %s; not released' % object_name(claim, 'HostClaim'))
+    return True
+
+
+def deprovision_patch(host, claim):
+    """BMH merge patch taking the claim's workload off ``host`` while keeping ``consumerRef`` (``{}`` if done).
+
+    The first step of a release: the baremetal-operator deprovisions (cleans)
+    a host whose image is removed; the host stays bound to the claim until
+    then, so no other claim can take it half cleaned.  ``{}`` for a host
+    bound to nothing; raises ``Conflict`` if it is bound to another claim.
+    """
+    if not _consumed_by(host, claim):
+        return {}
+    spec, removed = _workload_removal(host)
+    return with_precondition(minimal_patch(host, {'spec': spec, 'metadata': {'annotations': removed}}), host)
+
+
+#: provisioning states in which a host still carries (or is removing) a tenant's workload
+BUSY_STATES = ('provisioning', 'provisioned', 'deprovisioning')
+
+
+def release_finished(host):
+    """True once a host carries no workload any more: no ``spec.image`` and not provisioning, provisioned or deprovisioning."""
+    if get_path(host, 'spec', 'image'):
+        return False
+    return get_path(host, 'status', 'provisioning', 'state') not in BUSY_STATES
+
+
+def release_step(host, claim, node_reuse):
+    """The next write releasing ``host`` from the deleted ``claim``: ``(step, patch)``.
+
+    ``('deprovision', patch)`` while the host still carries the workload
+    (``deprovision_patch``; ``patch`` is ``{}`` while the operator cleans it),
+    then ``('finish', patch)`` with ``release_plan`` once ``release_finished``:
+    ``consumerRef`` cleared and the node-reuse label set.  A host that never
+    ran the workload (still ``available``) is finished in one write.
+    """
+    patch = deprovision_patch(host, claim)
+    after = apply_merge_patch(host, patch) if patch else host
+    if not release_finished(after):
+        return 'deprovision', patch
+    return 'finish', release_plan(host, claim, node_reuse)
+
+
+# -------------------------------------------------------------- plan_pass
+
+def _claim_ref(claim):
+    namespace, name, uid = claim_identity(claim)
+    return {'namespace': namespace, 'name': name, 'uid': uid}
+
+
+def _action(kind, claim, host=None, **extra):
+    action = {'action': kind, 'claim': _claim_ref(claim), 'host': _host_ref(host) if host else None}
+    action.update(extra)
+    return action
+
+
+def _pending(claim, reason, message):
+    return _action('pending', claim, None, reason=reason, message=message,
+                   claim_patch=binding_label_fix(claim, None))
+
+
+def _claim_sort_key(claim):
+    namespace, name, dummy = claim_identity(claim)
+    return get_path(claim, 'metadata', 'creationTimestamp') or '', namespace or '', name or ''
+
+
+def _adoption_action(claim, host):
+    label_patch = binding_label_fix(claim, get_path(host, 'metadata', 'name'))
+    if label_patch:
+        return _action('adopt', claim, host, claim_patch=label_patch, reason='Adopted',
+                       message='host %s already points at the claim' % host_key(host)[1])
+    return _action('bound', claim, host, claim_patch={}, reason='Bound', message='bound to host %s' % host_key(host)[1])
+
+
+def _prepare(claim, namespaces):
+    """``(spec, None)`` for a claim that can be planned, else ``(None, pending action)``."""
+    try:
+        spec = validate_claim(claim)
+    except InvalidInput as exc:
+        return None, _pending(claim, 'InvalidSpec', exc.message)
+    namespace = claim_identity(claim)[0]
+    if spec['credentials']:
+        return None, _pending(claim, 'Unsupported', 'spec.credentials (hosts in another cluster) is not supported by this binder')
+    if namespace not in (namespaces or {}):
+        return None, _pending(claim, 'NamespaceNotFound', 'namespace %s was not found' % namespace)
+    return spec, None
+
+
+def _unavailable_message(codes):
+    counts = {}
+    for code in codes:
+        counts[UNAVAILABLE_WORDS[code]] = counts.get(UNAVAILABLE_WORDS[code], 0) + 1
+    if len(counts) == 1:
+        return 'all hosts matching hostSelector are %s' % list(counts)[0]
+    detail = ', '.join('%d %s' % (counts[word], word) for word in sorted(counts))
+    return 'all hosts matching hostSelector are unavailable: %s' % detail
+
+
+def pending_reason(claim, rejections, taken_count=0):
+    """``(reason, message)`` for a claim left unbound; names no host and nothing not shared with the tenant."""
+    namespace = claim_identity(claim)[0]
+    codes = [code for stage, code, dummy in rejections if stage == STAGE_UNAVAILABLE]
+    codes.extend(['Consumed'] * taken_count)
+    if codes:
+        return 'NoAvailableHost', _unavailable_message(codes)
+    if any(stage == STAGE_NO_MATCH for stage, dummy, dummy2 in rejections):
+        return 'NoMatchingHost', 'no host shared with namespace %s matches hostSelector' % namespace
+    return 'NoSharedHost', 'no host is shared with namespace %s' % namespace
+
+
+class _Planner(object):
+    """State of one planning pass.
+
+    Per-host facts (key, seed, node-reuse label, availability), the index of
+    ``consumerRef`` targets and the survey of each (namespace, selector) are
+    computed once, so a pass over M claims and N hosts costs O(M x N) cheap
+    comparisons and O(M + N) hashes.
+    """
+
+    def __init__(self, hosts, namespaces, binder_id):
+        self.hosts = list(hosts or [])
+        self.namespaces = dict(namespaces or {})
+        self.binder_id = binder_id
+        self.taken = set()
+        self.actions = {}
+        self.rejections = {}
+        self.ranked = {}
+        self.decisions = {}
+        self.policy_keys = {}
+        self.unavailable = {}
+        self.surveys = {}
+        self.record_cache = {}
+        self.keys = dict((id(host), host_key(host)) for host in self.hosts)
+        self.seeds = dict((id(host), _host_seed(host)) for host in self.hosts)
+        self.reuse_labels = dict((id(host), (get_path(host, 'metadata', 'labels') or {}).get(NODE_REUSE_LABEL))
+                                 for host in self.hosts)
+        self.by_ref = {}
+        for host in self.hosts:
+            ref = get_path(host, 'spec', 'consumerRef')
+            if isinstance(ref, dict) and ref.get('name'):
+                self.by_ref.setdefault((ref.get('namespace'), ref.get('name')), []).append(host)
+
+    def decision(self, host, namespace):
+        """The namespace policy decision, computed once per (policy, namespace): hosts usually share policies."""
+        policy_key = self.policy_keys.get(id(host))
+        if policy_key is None:
+            policy_key = self.policy_keys[id(host)] = json.dumps(host_policy(host), sort_keys=True, default=str)
+        key = (policy_key, namespace)
+        if key not in self.decisions:
+            self.decisions[key] = is_shared(host, namespace, self.namespaces.get(namespace) or {})
+        return self.decisions[key]
+
+    def availability(self, host):
+        if id(host) not in self.unavailable:
+            self.unavailable[id(host)] = _availability(host)
+        return self.unavailable[id(host)]
+
+    def adopted(self, claim):
+        namespace, name, dummy = claim_identity(claim)
+        return find_adopted_host(claim, self.by_ref.get((namespace, name)))
+
+    def survey(self, claim, spec):
+        """``(candidates, rejections)`` of one claim over all hosts (shared by claims with the same namespace and selector)."""
+        namespace = claim_identity(claim)[0]
+        cache_key = (namespace, json.dumps(spec['hostSelector'], sort_keys=True))
+        if cache_key not in self.surveys:
+            candidates, rejections = [], []
+            for host in self.hosts:
+                rejection = _rejection(host, spec, self.decision(host, namespace), self.availability(host))
+                if rejection:
+                    rejections.append(rejection)
+                else:
+                    candidates.append(host)
+            self.surveys[cache_key] = (candidates, rejections)
+        return self.surveys[cache_key]
+
+    def records(self, candidates):
+        """``(rank without node reuse, seed, key, index, reuse label)`` of each candidate, once per survey."""
+        cache_key = id(candidates)
+        if cache_key not in self.record_cache:
+            records = []
+            for index, host in enumerate(candidates):
+                label = self.reuse_labels[id(host)]
+                records.append((_reuse_rank_of(label, None), self.seeds[id(host)], self.keys[id(host)], index, label))
+            self.record_cache[cache_key] = records
+        return self.record_cache[cache_key]
+
+    def best(self, claim, candidates):
+        """The claim's best free candidates, at most ``MAX_ALTERNATIVES + 1``, best first."""
+        reuse_value = claim_reuse_value(claim)
+        seed = _claim_seed(claim, self.binder_id)
+        taken = self.taken
+        records = self.records(candidates)
+        if reuse_value:
+            entries = ((0 if label == reuse_value else rank, seed ^ host_seed, key, index)
+                       for rank, host_seed, key, index, label in records if key not in taken)
+        else:
+            entries = ((rank, seed ^ host_seed, key, index)
+                       for rank, host_seed, key, index, dummy in records if key not in taken)
+        return [candidates[entry[3]] for entry in heapq.nsmallest(MAX_ALTERNATIVES + 1, entries)]
+
+    def bind(self, claim, ranked, host):
+        self.taken.add(host_key(host))
+        self.ranked[id(claim)] = ranked
+        self.actions[id(claim)] = _action(
+            'bind', claim, host, host_patch=bind_patch(host, claim), alternatives=[],
+            claim_patch=binding_label_fix(claim, host_key(host)[1]), reason='Binding',
+            message='binding to host %s' % host_key(host)[1])
+
+    def fill_alternatives(self):
+        """Once every claim is served: the other candidates no claim of this plan uses."""
+        for key, ranked in self.ranked.items():
+            self.actions[key]['alternatives'] = [_host_ref(h) for h in ranked if host_key(h) not in self.taken]
+
+    def reuse_phase(self, work):
+        for claim, candidates in work:
+            reuse_value = claim_reuse_value(claim)
+            if not reuse_value:
+                continue
+            ranked = self.best(claim, candidates)
+            if ranked and _reuse_rank(ranked[0], reuse_value) == 0:
+                self.bind(claim, ranked, ranked[0])
+
+    def main_phase(self, work):
+        for claim, candidates in work:
+            if id(claim) in self.actions:
+                continue
+            ranked = self.best(claim, candidates)
+            if ranked:
+                self.bind(claim, ranked, ranked[0])
+            else:
+                reason, message = pending_reason(claim, self.rejections[id(claim)], len(candidates))
+                self.actions[id(claim)] = _pending(claim, reason, message)
+
+    def plan(self, claims):
+        ordered = sorted([c for c in claims or [] if not get_path(c, 'metadata', 'deletionTimestamp')],
+                         key=_claim_sort_key)
+        work = []
+        for claim in ordered:
+            adopted = self.adopted(claim)
+            if adopted is not None:
+                self.taken.add(host_key(adopted))
+                self.actions[id(claim)] = _adoption_action(claim, adopted)
+                continue
+            spec, pending = _prepare(claim, self.namespaces)
+            if pending:
+                self.actions[id(claim)] = pending
+                continue
+            candidates, self.rejections[id(claim)] = self.survey(claim, spec)
+            work.append((claim, candidates))
+        self.reuse_phase(work)
+        self.main_phase(work)
+        self.fill_alternatives()
+        return [self.actions[id(claim)] for claim in ordered]
+
+
+def plan_pass(claims, hosts, namespaces, binder_id):
+    """Plan one binder pass: one action per claim that is not being deleted, oldest claim first.
+
+    ``namespaces`` maps every namespace name to its labels.  Each action is a
+    dict with ``action`` (``bind``, ``adopt``, ``bound`` or ``pending``),
+    ``claim`` and ``host`` refs, ``reason``/``message`` (for the claim's
+    AssociateBMH condition; pending messages never name a host) and
+    ``claim_patch`` (binding label fix).  ``bind`` also has ``host_patch``
+    (``bind_patch``) and ``alternatives`` (the claim's other candidates, best
+    first, that no claim of this plan uses, at most ``MAX_ALTERNATIVES``: what to
+    try after a 409, re-reading the host and using ``bind_patch``).  No host is
+    given to two claims.
+    """
+    return _Planner(hosts, namespaces, binder_id).plan(claims)

@@ -1,0 +1,63 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.tenancy contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
+
+"""Build a Kubernetes API client from the shared auth options."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import traceback
+
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
+
+try:
+    from kubernetes import client as k8s_client
+    from kubernetes import config as k8s_config
+    HAS_KUBERNETES = True
+    KUBERNETES_IMPORT_ERROR = None
+except ImportError:
+    HAS_KUBERNETES = False
+    KUBERNETES_IMPORT_ERROR = traceback.format_exc()
+
+
+def kube_api_client(params):
+    """A ``kubernetes.client.ApiClient`` for the options in ``params``.
+
+    ``host`` + ``api_key`` (or client certificates) win over ``kubeconfig``;
+    with neither, the default kubeconfig (``~/.kube/config`` or
+    ``KUBECONFIG``) and then the in-cluster service account are tried.
+    """
+    if not HAS_KUBERNETES:
+        raise InvalidInput("python library kubernetes", "is required for backend metal3 (pip install kubernetes)")
+    configuration = k8s_client.Configuration()
+    if params.get("host"):
+        configuration.host = params["host"]
+        if params.get("api_key"):
+            configuration.api_key = {"authorization": "Bearer %s" % params["api_key"]}
+        if params.get("client_cert"):
+            configuration.cert_file = params["client_cert"]
+        if params.get("client_key"):
+            configuration.key_file = params["client_key"]
+    else:
+        try:
+            k8s_config.load_kube_config(config_file=params.get("kubeconfig"), context=params.get("context"),
+                                        client_configuration=configuration)
+        except Exception as exc:  # kubernetes raises ConfigException, IOError, ...
+            if params.get("kubeconfig") or params.get("context"):
+                raise InvalidInput("kubeconfig %s" % (params.get("kubeconfig") or "(default)"), "cannot be loaded: %s" % exc)
+            try:
+                k8s_config.load_incluster_config(client_configuration=configuration)
+            except Exception:
+                raise InvalidInput("Kubernetes credentials",
+                                   "none found: set kubeconfig, or host and api_key (or K8S_AUTH_* variables)")
+    if params.get("ca_cert"):
+        configuration.ssl_ca_cert = params["ca_cert"]
+    if params.get("validate_certs") is not None:
+        configuration.verify_ssl = params["validate_certs"]
+    return k8s_client.ApiClient(configuration)

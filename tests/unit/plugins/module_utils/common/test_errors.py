@@ -1,0 +1,83 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common import errors
+
+
+class FakeApiException(Exception):
+    """Shaped like kubernetes.client.exceptions.ApiException (duck typing is the contract)."""
+
+    def __init__(self, status, reason, body=None):
+        super(FakeApiException, self).__init__(reason)
+        self.status = status
+        self.reason = reason
+        self.body = body
+
+
+class FakeHttpException(Exception):
+    """Shaped like openstack.exceptions.HttpException."""
+
+    def __init__(self, status_code, details):
+        super(FakeHttpException, self).__init__(details)
+        self.status_code = status_code
+        self.details = details
+
+
+def test_message_names_object_and_cause():
+    err = errors.InvalidInput("HostClaim t/a", "unknown operator Foo")
+    assert err.message == "HostClaim t/a: unknown operator Foo"
+    assert str(err) == err.message
+
+
+def test_message_without_object():
+    assert errors.BackendError(None, "boom").message == "boom"
+
+
+@pytest.mark.parametrize("status,cls", [(403, errors.Forbidden), (404, errors.NotFound), (409, errors.Conflict),
+                                        (422, errors.InvalidInput), (400, errors.InvalidInput), (500, errors.BackendError)])
+def test_status_maps_to_class(status, cls):
+    err = errors.from_exception("node n1", FakeHttpException(status, "refused"))
+    assert isinstance(err, cls) and err.__class__.__name__ == cls.__name__
+    assert err.obj == "node n1"
+    assert err.details["status"] == status
+    assert str(status) in err.cause
+
+
+def test_kubernetes_body_message_is_preferred():
+    body = b'{"kind":"Status","message":"hostclaims.metal3.io \\"x\\" is forbidden: User \\"t\\" cannot get"}'
+    err = errors.from_exception("HostClaim t/x", FakeApiException(403, "Forbidden", body))
+    assert isinstance(err, errors.Forbidden)
+    assert "cannot get" in err.cause
+
+
+def test_exception_without_status_is_backend_error():
+    err = errors.from_exception("BMC b1", ConnectionError("connection refused"))
+    assert isinstance(err, errors.BackendError)
+    assert err.cause == "connection refused"
+    assert "status" not in err.details
+
+
+def test_tenancy_error_passes_through():
+    original = errors.NotFound("x", "gone")
+    assert errors.from_exception("y", original) is original
+
+
+def test_wrap_errors_converts_and_names_object():
+    with pytest.raises(errors.Conflict) as info:
+        with errors.wrap_errors("BareMetalHost metal3/h1"):
+            raise FakeApiException(409, "Conflict")
+    assert info.value.obj == "BareMetalHost metal3/h1"
+
+
+def test_wrap_errors_leaves_tenancy_errors_and_success_alone():
+    with errors.wrap_errors("a"):
+        pass
+    with pytest.raises(errors.InvalidInput) as info:
+        with errors.wrap_errors("a"):
+            raise errors.InvalidInput("b", "c")
+    assert info.value.obj == "b"
