@@ -309,12 +309,17 @@ def test_a_host_without_metadata_to_import_costs_no_secret_read():
     assert not [r for r in fake.requests if '/secrets/' in r[1]]
 
 
-def test_many_bindings_cost_one_secret_list_per_namespace_not_one_read_each():
-    fake = world(hosts=5, claims=5)
-    for index in range(5):
+def _hosts_labelled_with_their_bmc_user(fake, count):
+    """Each host's credentials Secret, and a label repeating its BMC user (to be withheld)."""
+    for index in range(count):
         fake.add('secrets', {'metadata': {'name': 'h%d-bmc' % index, 'namespace': INFRA},
                              'data': {'username': _b64('opsadmin'), 'password': _b64('Kx7pQ2vR9wLm')}})
         fake.get('baremetalhosts', INFRA, 'h%d' % index)['metadata']['labels']['owner'] = 'opsadmin'
+
+
+def test_many_bindings_cost_one_secret_list_per_namespace_not_one_read_each():
+    fake = world(hosts=5, claims=5)
+    _hosts_labelled_with_their_bmc_user(fake, 5)
     first = binder(fake).run()
     assert first['summary']['bound'] == 5
     # The pass that binds them lists too: the hosts it may pick are known before it picks.
@@ -333,10 +338,7 @@ def test_many_bindings_cost_one_secret_list_per_namespace_not_one_read_each():
 
 def test_one_pending_claim_among_many_free_hosts_reads_one_secret_not_the_namespace():
     fake = world(hosts=6, claims=1)
-    for index in range(6):
-        fake.add('secrets', {'metadata': {'name': 'h%d-bmc' % index, 'namespace': INFRA},
-                             'data': {'username': _b64('opsadmin'), 'password': _b64('Kx7pQ2vR9wLm')}})
-        fake.get('baremetalhosts', INFRA, 'h%d' % index)['metadata']['labels']['owner'] = 'opsadmin'
+    _hosts_labelled_with_their_bmc_user(fake, 6)
     report = binder(fake).run()
     assert report['summary']['bound'] == 1
     requests = fake.requests[-report['requests']['total']:]
