@@ -2,6 +2,7 @@
 #   make demo   the main job on an embedded default (Keystone + Ironic + sushy-tools on loopback)
 #   make test   everything CI runs: sanity, lint, docs lint, units, integration, molecule
 #   make check  the inner loop: sanity, lint, docs lint and units (a few minutes, no services)
+#   make fmt    format and lint-fix the Python (ruff)
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 PYTHON ?= python3
@@ -23,7 +24,7 @@ COLL := $(COLL_ROOT)/ansible_collections/baremetal/tenancy
 ANSIBLE_TEST := cd $(COLL) && $(BIN)/ansible-test
 PYTEST_ARGS ?=
 
-.PHONY: help setup system venv kube bmo collection test check test-bmo sanity units unit lint docs-lint integration molecule demo bench lock clean
+.PHONY: help setup system venv kube bmo collection fmt test check test-bmo sanity units unit lint docs-lint integration molecule demo bench lock clean
 
 help:
 	@grep -E '^#   make' Makefile | sed 's/^#   //'
@@ -71,10 +72,22 @@ sanity: system collection
 units unit: collection
 	$(ANSIBLE_TEST) units --venv --python 3.11 --color no
 
+# Python style: ruff formats and lints plugins/, tests/, bench/ and scripts/ (pyproject.toml).
+fmt: venv
+	$(BIN)/ruff check --fix plugins tests bench scripts
+	$(BIN)/ruff format plugins tests bench scripts
+
 lint: collection
+	$(BIN)/ruff format --check --quiet plugins tests bench scripts
 	cd $(COLL) && NO_COLOR=1 ANSIBLE_COLLECTIONS_PATH=$(COLL_ROOT) $(BIN)/ansible-lint --offline --profile production
 
-docs-lint: collection
+docs-# Python style: ruff formats and lints plugins/, tests/, bench/ and scripts/ (pyproject.toml).
+fmt: venv
+	$(BIN)/ruff check --fix plugins tests bench scripts
+	$(BIN)/ruff format plugins tests bench scripts
+
+lint: collection
+	$(BIN)/ruff format --check --quiet plugins tests bench scripts
 	cd $(COLL) && ANSIBLE_COLLECTIONS_PATH=$(COLL_ROOT) $(BIN)/antsibull-docs lint-collection-docs --plugin-docs --skip-rstcheck .
 
 # Every suite by default; INTEGRATION=tests/integration/test_metal3_story.py (files or node IDs) for a part.

@@ -34,11 +34,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "integration"))
 
-import yaml  # noqa: E402
-from kubernetes import client  # noqa: E402
-
-from harness import kube  # noqa: E402
-from harness.ansible import collections_root  # noqa: E402
+import yaml
+from harness import kube
+from harness.ansible import collections_root
+from kubernetes import client
 
 HOSTS = int(os.environ.get("BENCH_HOSTS", "1000"))
 CLAIMS = int(os.environ.get("BENCH_CLAIMS", "500"))
@@ -62,7 +61,9 @@ def metal3_modules():
 def install_crds(api) -> None:
     ext = client.ApiextensionsV1Api(api)
     for name in CRD_FILES:
-        ext.create_custom_resource_definition(yaml.safe_load((REPO / "roles" / "hostclaim_setup" / "files" / name).read_text()))
+        ext.create_custom_resource_definition(
+            yaml.safe_load((REPO / "roles" / "hostclaim_setup" / "files" / name).read_text())
+        )
     custom = client.CustomObjectsApi(api)
     deadline = time.monotonic() + 60
     for plural in ("hostclaims", "baremetalhosts"):
@@ -85,23 +86,54 @@ def create_world(api, prefix: str, with_hosts: bool) -> None:
 
     def host(index: int) -> None:
         name = "h%04d" % index
-        body = {"apiVersion": "%s/%s" % (GROUP, VERSION), "kind": "BareMetalHost",
-                "metadata": {"name": name, "namespace": INFRA, "labels": {"suite": "bench", "rack": "r%d" % (index % 20)}},
-                "spec": {"online": False, "bootMACAddress": "52:54:00:%02x:%02x:01" % (index // 256, index % 256),
-                         "bmc": {"address": "redfish://10.0.%d.%d/redfish/v1/Systems/1" % (index // 256, index % 256),
-                                 "credentialsName": "%s-bmc" % name},
-                         "hostClaimNamespaces": {"matches": "bench.*"}}}
+        body = {
+            "apiVersion": "%s/%s" % (GROUP, VERSION),
+            "kind": "BareMetalHost",
+            "metadata": {"name": name, "namespace": INFRA, "labels": {"suite": "bench", "rack": "r%d" % (index % 20)}},
+            "spec": {
+                "online": False,
+                "bootMACAddress": "52:54:00:%02x:%02x:01" % (index // 256, index % 256),
+                "bmc": {
+                    "address": "redfish://10.0.%d.%d/redfish/v1/Systems/1" % (index // 256, index % 256),
+                    "credentialsName": "%s-bmc" % name,
+                },
+                "hostClaimNamespaces": {"matches": "bench.*"},
+            },
+        }
         custom.create_namespaced_custom_object(GROUP, VERSION, INFRA, "baremetalhosts", body)
-        custom.patch_namespaced_custom_object_status(GROUP, VERSION, INFRA, "baremetalhosts", name, {"status": {
-            "provisioning": {"state": "available"}, "operationalStatus": "OK", "poweredOn": False,
-            "hardware": {"nics": [{"name": "eno1", "mac": "52:54:00:%02x:%02x:01" % (index // 256, index % 256),
-                                   "ip": "192.0.%d.%d" % (index // 250, index % 250 + 1)}]}}}, _content_type=MERGE)
+        custom.patch_namespaced_custom_object_status(
+            GROUP,
+            VERSION,
+            INFRA,
+            "baremetalhosts",
+            name,
+            {
+                "status": {
+                    "provisioning": {"state": "available"},
+                    "operationalStatus": "OK",
+                    "poweredOn": False,
+                    "hardware": {
+                        "nics": [
+                            {
+                                "name": "eno1",
+                                "mac": "52:54:00:%02x:%02x:01" % (index // 256, index % 256),
+                                "ip": "192.0.%d.%d" % (index // 250, index % 250 + 1),
+                            }
+                        ]
+                    },
+                }
+            },
+            _content_type=MERGE,
+        )
 
     def claim(index: int) -> None:
         namespace = names[index % NAMESPACES]
-        body = {"apiVersion": "%s/%s" % (GROUP, VERSION), "kind": "HostClaim",
-                "metadata": {"name": "c%04d" % index, "namespace": namespace},
-                "spec": {"online": False, "hostSelector": {"matchLabels": {"suite": "bench"}}}}
+        body = {
+            "apiVersion": "%s/%s" % (GROUP, VERSION),
+            "kind": "HostClaim",
+            "metadata": {"name": "c%04d" % index, "namespace": namespace},
+            "spec": {"online": False, "hostSelector": {"matchLabels": {"suite": "bench"}}},
+        }
         custom.create_namespaced_custom_object(GROUP, VERSION, namespace, "hostclaims", body)
 
     with ThreadPoolExecutor(8) as pool:
@@ -115,10 +147,21 @@ def raw_consumer_ref_writes(io, count: int) -> float:
     free = [h for h in io.list_hosts([INFRA]) if not h["spec"].get("consumerRef")][:count]
     started = time.monotonic()
     for number, host in enumerate(free):
-        io.patch_host(INFRA, host["metadata"]["name"], {
-            "metadata": {"resourceVersion": host["metadata"]["resourceVersion"]},
-            "spec": {"consumerRef": {"apiVersion": "metal3.io/v1alpha1", "kind": "HostClaim", "namespace": "raw",
-                                     "name": "raw-%d" % number}}})
+        io.patch_host(
+            INFRA,
+            host["metadata"]["name"],
+            {
+                "metadata": {"resourceVersion": host["metadata"]["resourceVersion"]},
+                "spec": {
+                    "consumerRef": {
+                        "apiVersion": "metal3.io/v1alpha1",
+                        "kind": "HostClaim",
+                        "namespace": "raw",
+                        "name": "raw-%d" % number,
+                    }
+                },
+            },
+        )
     elapsed = time.monotonic() - started
     return elapsed / max(1, len(free)) * count
 
@@ -131,13 +174,27 @@ def reset(api) -> None:
 
     def free(host):
         if host["spec"].get("consumerRef"):
-            custom.patch_namespaced_custom_object(GROUP, VERSION, INFRA, "baremetalhosts", host["metadata"]["name"],
-                                                  {"spec": {"consumerRef": None}}, _content_type=MERGE)
+            custom.patch_namespaced_custom_object(
+                GROUP,
+                VERSION,
+                INFRA,
+                "baremetalhosts",
+                host["metadata"]["name"],
+                {"spec": {"consumerRef": None}},
+                _content_type=MERGE,
+            )
 
     def drop(claim):
         meta = claim["metadata"]
-        custom.patch_namespaced_custom_object(GROUP, VERSION, meta["namespace"], "hostclaims", meta["name"],
-                                              {"metadata": {"finalizers": None}}, _content_type=MERGE)
+        custom.patch_namespaced_custom_object(
+            GROUP,
+            VERSION,
+            meta["namespace"],
+            "hostclaims",
+            meta["name"],
+            {"metadata": {"finalizers": None}},
+            _content_type=MERGE,
+        )
         custom.delete_namespaced_custom_object(GROUP, VERSION, meta["namespace"], "hostclaims", meta["name"])
 
     with ThreadPoolExecutor(8) as pool:
@@ -161,15 +218,25 @@ def binder_process(kubeconfig: str, number: int, queue) -> None:
             requests += report["requests"]["total"]
             if report["settled"]:
                 break
-    queue.put({"binder": number, "passes": passes, "conflicts": conflicts, "requests": requests,
-               "seconds": round(time.monotonic() - started, 2)})
+    queue.put(
+        {
+            "binder": number,
+            "passes": passes,
+            "conflicts": conflicts,
+            "requests": requests,
+            "seconds": round(time.monotonic() - started, 2),
+        }
+    )
 
 
 def check_bindings(api) -> dict:
     custom = client.CustomObjectsApi(api)
     hosts = custom.list_namespaced_custom_object(GROUP, VERSION, INFRA, "baremetalhosts")["items"]
-    refs = [(h["spec"]["consumerRef"]["namespace"], h["spec"]["consumerRef"]["name"]) for h in hosts
-            if h["spec"].get("consumerRef")]
+    refs = [
+        (h["spec"]["consumerRef"]["namespace"], h["spec"]["consumerRef"]["name"])
+        for h in hosts
+        if h["spec"].get("consumerRef")
+    ]
     claims = custom.list_cluster_custom_object(GROUP, VERSION, "hostclaims")["items"]
     labelled = sum(1 for c in claims if (c["metadata"].get("labels") or {}).get("hostclaim.metal3.io/host"))
     return {"bound": len(set(refs)), "claims_bound_twice": len(refs) - len(set(refs)), "labelled": labelled}
@@ -178,8 +245,14 @@ def check_bindings(api) -> dict:
 def main() -> None:
     metal3, m3client = metal3_modules()
     workdir = Path(tempfile.mkdtemp(prefix="bmt-bench-bind-"))
-    result: dict = {"bench": "bind", "hosts": HOSTS, "claims": CLAIMS, "namespaces": NAMESPACES, "workers": WORKERS,
-                    "cpus": os.cpu_count()}
+    result: dict = {
+        "bench": "bind",
+        "hosts": HOSTS,
+        "claims": CLAIMS,
+        "namespaces": NAMESPACES,
+        "workers": WORKERS,
+        "cpus": os.cpu_count(),
+    }
     env = kube.KubeEnv(workdir)
     try:
         env.start()
@@ -221,8 +294,10 @@ def main() -> None:
         context = multiprocessing.get_context("spawn")
         queue = context.Queue()
         started = time.monotonic()
-        processes = [context.Process(target=binder_process, args=(str(env.kubeconfig("admin")), n, queue))
-                     for n in range(BINDERS)]
+        processes = [
+            context.Process(target=binder_process, args=(str(env.kubeconfig("admin")), n, queue))
+            for n in range(BINDERS)
+        ]
         for process in processes:
             process.start()
         binders = [queue.get(timeout=900) for dummy in processes]

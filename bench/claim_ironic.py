@@ -45,15 +45,15 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "integration"))
 
-from harness import openstack as H  # noqa: E402
-from harness.ansible import collections_root, localhost_play, run_playbook  # noqa: E402
+from harness import openstack as H
+from harness.ansible import collections_root, localhost_play, run_playbook
 
 sys.path.insert(0, str(collections_root()))
 
-from ansible.module_utils.testing import patch_module_args  # noqa: E402
+from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import client as ironic_io  # noqa: E402
-from ansible_collections.baremetal.tenancy.plugins.modules import host_claim  # noqa: E402
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import client as ironic_io
+from ansible_collections.baremetal.tenancy.plugins.modules import host_claim
 
 MV = "1.78"
 MD5 = "9f6c1a0f5e2b4c8d7a3e1f0b2c4d6e8f"
@@ -86,16 +86,28 @@ def claim_floor(auth, name):
     conn = H.connect(auth)
     api = conn.baremetal
     alloc = api.post("/allocations", json={"name": name, "resource_class": "rc-one"}, microversion=MV).json()
-    alloc = poll(lambda: api.get("/allocations/%s" % alloc["uuid"], microversion=MV).json(),
-                 lambda a: a["state"] != "allocating", 0.05)
+    alloc = poll(
+        lambda: api.get("/allocations/%s" % alloc["uuid"], microversion=MV).json(),
+        lambda a: a["state"] != "allocating",
+        0.05,
+    )
     assert alloc["state"] == "active", alloc
     node = alloc["node_uuid"]
-    api.patch("/nodes/%s" % node, json=[{"op": "add", "path": "/instance_info/%s" % k, "value": v}
-                                        for k, v in instance_info().items()], microversion=MV)
-    api.put("/nodes/%s/states/provision" % node, json={"target": "active", "configdrive": configdrive(name)},
-            microversion=MV)
-    poll(lambda: api.get("/nodes/%s?fields=provision_state,target_provision_state" % node, microversion=MV).json(),
-         lambda n: n["provision_state"] == "active" and not n["target_provision_state"], 0.05)
+    api.patch(
+        "/nodes/%s" % node,
+        json=[{"op": "add", "path": "/instance_info/%s" % k, "value": v} for k, v in instance_info().items()],
+        microversion=MV,
+    )
+    api.put(
+        "/nodes/%s/states/provision" % node,
+        json={"target": "active", "configdrive": configdrive(name)},
+        microversion=MV,
+    )
+    poll(
+        lambda: api.get("/nodes/%s?fields=provision_state,target_provision_state" % node, microversion=MV).json(),
+        lambda n: n["provision_state"] == "active" and not n["target_provision_state"],
+        0.05,
+    )
     return node
 
 
@@ -123,9 +135,18 @@ ironic_io.Ironic.request = _counting_request
 
 def claim_module(auth, name):
     """host_claim's main(), in this process."""
-    args = {"backend": "ironic", "auth": dict(auth), "auth_type": "password", "region_name": "RegionOne",
-            "interface": "public", "name": name, "resource_class": "rc-one", "wait": True,
-            "image": {"url": IMAGE_URL, "checksum": MD5}, "user_data": USER_DATA}
+    args = {
+        "backend": "ironic",
+        "auth": dict(auth),
+        "auth_type": "password",
+        "region_name": "RegionOne",
+        "interface": "public",
+        "name": name,
+        "resource_class": "rc-one",
+        "wait": True,
+        "image": {"url": IMAGE_URL, "checksum": MD5},
+        "user_data": USER_DATA,
+    }
     out = io.StringIO()
     with patch_module_args(args), contextlib.redirect_stdout(out):
         try:
@@ -143,13 +164,23 @@ def release(admin, name):
     """Undeploy (which removes the allocation) and wait for available; not measured."""
     alloc = admin.baremetal.get_allocation(name)
     admin.baremetal.set_node_provision_state(alloc.node_id, "deleted")
-    poll(lambda: admin.baremetal.get_node(alloc.node_id),
-         lambda n: n.provision_state == "available" and not n.target_provision_state, 0.05)
+    poll(
+        lambda: admin.baremetal.get_node(alloc.node_id),
+        lambda n: n.provision_state == "available" and not n.target_provision_state,
+        0.05,
+    )
 
 
 def apply_policy(env, workdir):
-    play = localhost_play([], roles=[{"role": "baremetal.tenancy.ironic_tenancy", "vars": {
-        "ironic_tenancy_cloud": "admin", "ironic_tenancy_policy_file": str(env.policy_path)}}])
+    play = localhost_play(
+        [],
+        roles=[
+            {
+                "role": "baremetal.tenancy.ironic_tenancy",
+                "vars": {"ironic_tenancy_cloud": "admin", "ironic_tenancy_policy_file": str(env.policy_path)},
+            }
+        ],
+    )
     run = run_playbook(play, env.ansible_env("admin"), workdir)
     if not run.ok:
         raise RuntimeError(run.explain())
@@ -168,8 +199,13 @@ def main(argv=None):
         H.enroll_fake_node(admin, "one-0", "rc-one", env.infra_project_id, lessee=first.project_id)
         for tenant in TENANTS:
             for i in range(4):
-                H.enroll_fake_node(admin, "many-%s-%d" % (tenant, i), "rc-many", env.infra_project_id,
-                                   lessee=env.tenants[tenant].project_id)
+                H.enroll_fake_node(
+                    admin,
+                    "many-%s-%d" % (tenant, i),
+                    "rc-many",
+                    env.infra_project_id,
+                    lessee=env.tenants[tenant].project_id,
+                )
 
         auth = first.member
         timings = {"module": [], "floor": [], "sdk_wait": []}
@@ -191,10 +227,25 @@ def main(argv=None):
                 release(admin, name)
 
         started = time.monotonic()
-        run = run_playbook(localhost_play([{"name": "claim", "baremetal.tenancy.host_claim": {
-            "backend": "ironic", "name": "via-playbook", "resource_class": "rc-one", "wait": True,
-            "image": {"url": IMAGE_URL, "checksum": MD5}, "user_data": USER_DATA}}]),
-            env.ansible_env(first.cloud_name("member")), workdir / "playbook")
+        run = run_playbook(
+            localhost_play(
+                [
+                    {
+                        "name": "claim",
+                        "baremetal.tenancy.host_claim": {
+                            "backend": "ironic",
+                            "name": "via-playbook",
+                            "resource_class": "rc-one",
+                            "wait": True,
+                            "image": {"url": IMAGE_URL, "checksum": MD5},
+                            "user_data": USER_DATA,
+                        },
+                    }
+                ]
+            ),
+            env.ansible_env(first.cloud_name("member")),
+            workdir / "playbook",
+        )
         playbook_s = time.monotonic() - started
         if not run.ok:
             raise RuntimeError(run.explain())
@@ -202,12 +253,24 @@ def main(argv=None):
 
         def tenant_claims(tenant):
             out = workdir / ("many-%s.json" % tenant)
-            result = run_playbook(REPO / "playbooks" / "ironic_claim_hosts.yml",
-                                  env.ansible_env(env.tenants[tenant].cloud_name("member")), workdir / tenant,
-                                  extra_vars={"claims_out": str(out), "claim_wait_timeout": 600, "claims": [
-                                      {"name": "many-%s-%d" % (tenant, i), "resource_class": "rc-many",
-                                       "image": {"url": IMAGE_URL, "checksum": MD5}, "user_data": USER_DATA}
-                                      for i in range(4)]})
+            result = run_playbook(
+                REPO / "playbooks" / "ironic_claim_hosts.yml",
+                env.ansible_env(env.tenants[tenant].cloud_name("member")),
+                workdir / tenant,
+                extra_vars={
+                    "claims_out": str(out),
+                    "claim_wait_timeout": 600,
+                    "claims": [
+                        {
+                            "name": "many-%s-%d" % (tenant, i),
+                            "resource_class": "rc-many",
+                            "image": {"url": IMAGE_URL, "checksum": MD5},
+                            "user_data": USER_DATA,
+                        }
+                        for i in range(4)
+                    ],
+                },
+            )
             return result, out
 
         started = time.monotonic()
@@ -217,8 +280,12 @@ def main(argv=None):
         errors, hosts = 0, []
         for result, out in results:
             if not result.ok:
-                errors += sum(1 for r in (result.tasks.get("Wait for the claims", {}).get("results") or [])
-                              if r.get("failed")) or 4
+                errors += (
+                    sum(
+                        1 for r in (result.tasks.get("Wait for the claims", {}).get("results") or []) if r.get("failed")
+                    )
+                    or 4
+                )
                 continue
             for claim in json.loads(out.read_text()):
                 if claim["provisioning_state"] != "active":
@@ -226,23 +293,36 @@ def main(argv=None):
                 hosts.append(claim["host"])
 
         med = {k: statistics.median(v) for k, v in timings.items()}
-        print(json.dumps({
-            "bench": "claim_ironic",
-            "rounds": args.rounds,
-            "module_s": round(med["module"], 3),
-            "floor_s": round(med["floor"], 3),
-            "sdk_wait_s": round(med["sdk_wait"], 3),
-            "module_vs_floor": round(med["module"] / med["floor"], 2),
-            "sdk_wait_vs_module": round(med["sdk_wait"] / med["module"], 2),
-            "module_requests": module_requests,
-            "playbook_s": round(playbook_s, 3),
-            "samples_s": {k: [round(x, 3) for x in v] for k, v in timings.items()},
-            "concurrent": {"tenants": len(TENANTS), "claims": 4 * len(TENANTS), "total_s": round(concurrent_s, 2),
-                           "errors": errors, "distinct_nodes": len(set(hosts))},
-            "poll": {"first_s": ironic_io.POLL_FIRST, "fast_for_s": ironic_io.POLL_FAST_SECONDS,
-                     "factor": ironic_io.POLL_FACTOR, "max_s": ironic_io.POLL_MAX},
-            "ironic_db": "postgresql",
-        }))
+        print(
+            json.dumps(
+                {
+                    "bench": "claim_ironic",
+                    "rounds": args.rounds,
+                    "module_s": round(med["module"], 3),
+                    "floor_s": round(med["floor"], 3),
+                    "sdk_wait_s": round(med["sdk_wait"], 3),
+                    "module_vs_floor": round(med["module"] / med["floor"], 2),
+                    "sdk_wait_vs_module": round(med["sdk_wait"] / med["module"], 2),
+                    "module_requests": module_requests,
+                    "playbook_s": round(playbook_s, 3),
+                    "samples_s": {k: [round(x, 3) for x in v] for k, v in timings.items()},
+                    "concurrent": {
+                        "tenants": len(TENANTS),
+                        "claims": 4 * len(TENANTS),
+                        "total_s": round(concurrent_s, 2),
+                        "errors": errors,
+                        "distinct_nodes": len(set(hosts)),
+                    },
+                    "poll": {
+                        "first_s": ironic_io.POLL_FIRST,
+                        "fast_for_s": ironic_io.POLL_FAST_SECONDS,
+                        "factor": ironic_io.POLL_FACTOR,
+                        "max_s": ironic_io.POLL_MAX,
+                    },
+                    "ironic_db": "postgresql",
+                }
+            )
+        )
     finally:
         env.stop()
 

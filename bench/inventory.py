@@ -71,7 +71,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "integration"))
 
-from fixtures_inventory import (  # noqa: E402
+from fixtures_inventory import (
     ALL_HOST_VARIABLES,
     CountingProxy,
     _deploy,
@@ -82,9 +82,9 @@ from fixtures_inventory import (  # noqa: E402
     seed_claims,
     write_source,
 )
-from harness import kube  # noqa: E402
-from harness import openstack as openstack_harness  # noqa: E402
-from harness.ansible import ansible_env, run_inventory, run_playbook  # noqa: E402
+from harness import kube
+from harness import openstack as openstack_harness
+from harness.ansible import ansible_env, run_inventory, run_playbook
 
 NAMESPACE = "bench-a"
 PAGE_SIZE = 500
@@ -146,23 +146,37 @@ def timed(fn, repeat):
 
 # --------------------------------------------------------------------------- metal3
 
+
 def install_hostclaims(api) -> None:
     """The HostClaim CRD (the collection's file) and a read-only tenant role in the bench namespace."""
     from kubernetes import client
+
     ext = client.ApiextensionsV1Api(api)
     crd = yaml.safe_load((ROOT / "roles/hostclaim_setup/files/hostclaim-crd.yaml").read_text())
     ext.create_custom_resource_definition(crd)
     core = client.CoreV1Api(api)
     core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=NAMESPACE)))
     rbac = client.RbacAuthorizationV1Api(api)
-    rbac.create_cluster_role(client.V1ClusterRole(
-        metadata=client.V1ObjectMeta(name=READER_ROLE),
-        rules=[client.V1PolicyRule(api_groups=["metal3.io"], resources=["hostclaims"], verbs=["get", "list", "watch"])]))
-    rbac.create_namespaced_role_binding(NAMESPACE, client.V1RoleBinding(
-        metadata=client.V1ObjectMeta(name="bench-tenant", namespace=NAMESPACE),
-        role_ref=client.V1RoleRef(api_group="rbac.authorization.k8s.io", kind="ClusterRole", name=READER_ROLE),
-        subjects=[client.RbacV1Subject(api_group="rbac.authorization.k8s.io", kind="User",
-                                       name=kube.IDENTITIES["tenant-a"].user)]))
+    rbac.create_cluster_role(
+        client.V1ClusterRole(
+            metadata=client.V1ObjectMeta(name=READER_ROLE),
+            rules=[
+                client.V1PolicyRule(api_groups=["metal3.io"], resources=["hostclaims"], verbs=["get", "list", "watch"])
+            ],
+        )
+    )
+    rbac.create_namespaced_role_binding(
+        NAMESPACE,
+        client.V1RoleBinding(
+            metadata=client.V1ObjectMeta(name="bench-tenant", namespace=NAMESPACE),
+            role_ref=client.V1RoleRef(api_group="rbac.authorization.k8s.io", kind="ClusterRole", name=READER_ROLE),
+            subjects=[
+                client.RbacV1Subject(
+                    api_group="rbac.authorization.k8s.io", kind="User", name=kube.IDENTITIES["tenant-a"].user
+                )
+            ],
+        ),
+    )
     custom = client.CustomObjectsApi(api)
     deadline = time.monotonic() + 60
     while True:
@@ -178,6 +192,7 @@ def install_hostclaims(api) -> None:
 def raw_kube_list(kubeconfig: Path) -> int:
     """The list requests alone, as the plugin makes them: returns the number of items."""
     from kubernetes import config
+
     api = config.new_client_from_config(config_file=str(kubeconfig))
     headers = {"Accept": "application/json"}
     for setting in api.configuration.auth_settings().values():
@@ -204,6 +219,7 @@ def plugin_cli(source: Path, env: dict, workdir: Path, expected: int, *extra: st
     def run():
         proc = run_inventory(source, env, workdir, extra_args=["--output", str(out), *extra])
         assert proc.returncode == 0, proc.stderr[-2000:]
+
     seconds = timed(run, 1)
     hosts = json.loads(out.read_text())["_meta"]["hostvars"]
     assert len(hosts) == expected, (len(hosts), expected)
@@ -212,9 +228,15 @@ def plugin_cli(source: Path, env: dict, workdir: Path, expected: int, *extra: st
 
 def plugin_in_process(source: Path, env: dict, workdir: Path, expected: int, repeat: int = 5) -> tuple[float, float]:
     """Median parse time and median time spent inside Ansible's inventory API, in a warm process."""
-    proc = subprocess.run([sys.executable, "-c", IN_PROCESS, str(source), str(repeat), str(expected)],
-                          env=ansible_env(env, workdir), capture_output=True, text=True, cwd=str(workdir), timeout=1800,
-                          check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", IN_PROCESS, str(source), str(repeat), str(expected)],
+        env=ansible_env(env, workdir),
+        capture_output=True,
+        text=True,
+        cwd=str(workdir),
+        timeout=1800,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     return median(result["parse"]), median(result["ansible_api"])
@@ -222,11 +244,26 @@ def plugin_in_process(source: Path, env: dict, workdir: Path, expected: int, rep
 
 def plugin_playbook(source: Path, env: dict, workdir: Path, expected: int, group: str = "claimed_hosts") -> float:
     """``ansible-playbook -i <src>`` with the same final play as the baseline: the like-for-like comparison."""
-    plays = [{"name": "count them", "hosts": "localhost", "connection": "local", "gather_facts": False, "tasks": [
-        {"name": "check", "ansible.builtin.assert": {"that": "groups['%s'] | length == %d" % (group, expected)}}]}]
+    plays = [
+        {
+            "name": "count them",
+            "hosts": "localhost",
+            "connection": "local",
+            "gather_facts": False,
+            "tasks": [
+                {"name": "check", "ansible.builtin.assert": {"that": "groups['%s'] | length == %d" % (group, expected)}}
+            ],
+        }
+    ]
     start = time.perf_counter()
-    run = run_playbook(plays, dict(env, ANSIBLE_INVENTORY_UNPARSED_FAILED="True"), workdir, callback="default",
-                       inventory=str(source), timeout=3600)
+    run = run_playbook(
+        plays,
+        dict(env, ANSIBLE_INVENTORY_UNPARSED_FAILED="True"),
+        workdir,
+        callback="default",
+        inventory=str(source),
+        timeout=3600,
+    )
     seconds = time.perf_counter() - start
     assert run.ok, run.explain()
     return round(seconds, 3)
@@ -234,23 +271,45 @@ def plugin_playbook(source: Path, env: dict, workdir: Path, expected: int, group
 
 def kube_baseline(env: dict, workdir: Path, expected: int) -> float:
     plays = [
-        {"name": "what a tenant does without the plugin", "hosts": "localhost", "connection": "local",
-         "gather_facts": False, "tasks": [
-             {"name": "list my claims", "kubernetes.core.k8s_info": {
-                 "api_version": "metal3.io/v1alpha1", "kind": "HostClaim", "namespace": NAMESPACE},
-              "register": "claims"},
-             {"name": "add each claimed host", "ansible.builtin.add_host": {
-                 "name": "{{ item.metadata.name }}",
-                 "groups": ["claimed"],
-                 "ansible_host": "{{ (item.status.addresses | default([]) | selectattr('type', 'eq', 'InternalIP')"
-                                 " | map(attribute='address') | list + [omit]) | first }}",
-                 "claim_ready": "{{ (item.status.conditions | default([]) | selectattr('type', 'eq', 'Ready')"
-                                "| map(attribute='status') | list) == ['True'] }}"},
-              "loop": "{{ claims.resources | selectattr('status', 'defined') }}",
-              "loop_control": {"label": "{{ item.metadata.name }}"}},
-         ]},
-        {"name": "count them", "hosts": "localhost", "connection": "local", "gather_facts": False, "tasks": [
-            {"name": "check", "ansible.builtin.assert": {"that": "groups['claimed'] | length == %d" % expected}}]},
+        {
+            "name": "what a tenant does without the plugin",
+            "hosts": "localhost",
+            "connection": "local",
+            "gather_facts": False,
+            "tasks": [
+                {
+                    "name": "list my claims",
+                    "kubernetes.core.k8s_info": {
+                        "api_version": "metal3.io/v1alpha1",
+                        "kind": "HostClaim",
+                        "namespace": NAMESPACE,
+                    },
+                    "register": "claims",
+                },
+                {
+                    "name": "add each claimed host",
+                    "ansible.builtin.add_host": {
+                        "name": "{{ item.metadata.name }}",
+                        "groups": ["claimed"],
+                        "ansible_host": "{{ (item.status.addresses | default([]) | selectattr('type', 'eq', 'InternalIP')"
+                        " | map(attribute='address') | list + [omit]) | first }}",
+                        "claim_ready": "{{ (item.status.conditions | default([]) | selectattr('type', 'eq', 'Ready')"
+                        "| map(attribute='status') | list) == ['True'] }}",
+                    },
+                    "loop": "{{ claims.resources | selectattr('status', 'defined') }}",
+                    "loop_control": {"label": "{{ item.metadata.name }}"},
+                },
+            ],
+        },
+        {
+            "name": "count them",
+            "hosts": "localhost",
+            "connection": "local",
+            "gather_facts": False,
+            "tasks": [
+                {"name": "check", "ansible.builtin.assert": {"that": "groups['claimed'] | length == %d" % expected}}
+            ],
+        },
     ]
     start = time.perf_counter()
     run = run_playbook(plays, env, workdir, callback="default", timeout=7200)
@@ -280,28 +339,48 @@ def bench_metal3(sizes, workdir: Path) -> dict:
             raw = timed(lambda: raw_kube_list(kubeconfig), 5)
             parse, ansible_api = plugin_in_process(source, tenant_env, run_dir, size)
             cli = median([plugin_cli(source, tenant_env, run_dir, size) for dummy in range(3)])
-            every_source = write_source(run_dir / "every.claimed_hosts.yml", namespaces=[NAMESPACE],
-                                        page_size=PAGE_SIZE, host_variables=ALL_HOST_VARIABLES)
+            every_source = write_source(
+                run_dir / "every.claimed_hosts.yml",
+                namespaces=[NAMESPACE],
+                page_size=PAGE_SIZE,
+                host_variables=ALL_HOST_VARIABLES,
+            )
             cli_every = median([plugin_cli(every_source, tenant_env, run_dir, size) for dummy in range(3)])
             playbook = median([plugin_playbook(source, tenant_env, run_dir, size) for dummy in range(3)])
             baseline = kube_baseline(tenant_env, run_dir, size)
             with kube_proxy(env) as proxy:
-                proxied = dict(tenant_env, K8S_AUTH_KUBECONFIG=str(
-                    kubeconfig_via(env, "tenant-a", proxy.url, run_dir / "proxy.kubeconfig")))
-                cached_source = write_source(run_dir / "cached.claimed_hosts.yml", namespaces=[NAMESPACE],
-                                             page_size=PAGE_SIZE, cache=True, cache_plugin="ansible.builtin.jsonfile",
-                                             cache_connection=str(run_dir / "cache"), cache_timeout=3600)
+                proxied = dict(
+                    tenant_env,
+                    K8S_AUTH_KUBECONFIG=str(kubeconfig_via(env, "tenant-a", proxy.url, run_dir / "proxy.kubeconfig")),
+                )
+                cached_source = write_source(
+                    run_dir / "cached.claimed_hosts.yml",
+                    namespaces=[NAMESPACE],
+                    page_size=PAGE_SIZE,
+                    cache=True,
+                    cache_plugin="ansible.builtin.jsonfile",
+                    cache_connection=str(run_dir / "cache"),
+                    cache_timeout=3600,
+                )
                 plugin_cli(cached_source, proxied, run_dir, size)
                 first_requests = len(proxy.paths())
                 proxy.reset()
                 cached = plugin_cli(cached_source, proxied, run_dir, size)
                 cached_requests = len(proxy.paths())
             results[str(size)] = {
-                "claims": size, "seed_s": round(seed_seconds, 1),
-                "plugin_cli_s": cli, "plugin_parse_s": parse, "ansible_inventory_api_s": ansible_api,
-                "plugin_own_s": round(parse - ansible_api, 3), "raw_list_s": raw, "baseline_s": baseline,
-                "cached_cli_s": cached, "first_requests": first_requests, "cached_requests": cached_requests,
-                "plugin_playbook_s": playbook, "plugin_cli_every_variable_s": cli_every,
+                "claims": size,
+                "seed_s": round(seed_seconds, 1),
+                "plugin_cli_s": cli,
+                "plugin_parse_s": parse,
+                "ansible_inventory_api_s": ansible_api,
+                "plugin_own_s": round(parse - ansible_api, 3),
+                "raw_list_s": raw,
+                "baseline_s": baseline,
+                "cached_cli_s": cached,
+                "first_requests": first_requests,
+                "cached_requests": cached_requests,
+                "plugin_playbook_s": playbook,
+                "plugin_cli_every_variable_s": cli_every,
                 "baseline_over_plugin": round(baseline / cli, 1),
                 "baseline_over_plugin_every_variable": round(baseline / cli_every, 1),
                 "baseline_over_plugin_playbook": round(baseline / playbook, 1),
@@ -321,8 +400,10 @@ TEMPLATES = 2
 
 def _insert(db, table: str, row: dict) -> int:
     columns = sorted(row)
-    cursor = db.execute("INSERT INTO %s (%s) VALUES (%s)" % (table, ", ".join(columns), ", ".join("?" * len(columns))),
-                        [row[c] for c in columns])
+    cursor = db.execute(
+        "INSERT INTO %s (%s) VALUES (%s)" % (table, ", ".join(columns), ", ".join("?" * len(columns))),
+        [row[c] for c in columns],
+    )
     return cursor.lastrowid
 
 
@@ -338,15 +419,44 @@ def clone_claimed_nodes(db_path: Path, template_uuid: str, count: int, first: in
             del row["id"]
         for index in range(first, first + count):
             allocation_uuid = str(uuid.uuid4())
-            node_id = _insert(db, "nodes", dict(node, uuid=str(uuid.uuid4()), name="bench-node-%05d" % index,
-                                                instance_uuid=allocation_uuid, allocation_id=None, reservation=None))
-            extra = json.dumps({"addresses": [{"type": "InternalIP",
-                                               "address": "10.%d.%d.%d" % (index >> 16 & 255, index >> 8 & 255, index & 255)}]})
-            allocation_id = _insert(db, "allocations", dict(allocation, uuid=allocation_uuid, name="bench-claim-%05d" % index,
-                                                            node_id=node_id, extra=extra))
+            node_id = _insert(
+                db,
+                "nodes",
+                dict(
+                    node,
+                    uuid=str(uuid.uuid4()),
+                    name="bench-node-%05d" % index,
+                    instance_uuid=allocation_uuid,
+                    allocation_id=None,
+                    reservation=None,
+                ),
+            )
+            extra = json.dumps(
+                {
+                    "addresses": [
+                        {
+                            "type": "InternalIP",
+                            "address": "10.%d.%d.%d" % (index >> 16 & 255, index >> 8 & 255, index & 255),
+                        }
+                    ]
+                }
+            )
+            allocation_id = _insert(
+                db,
+                "allocations",
+                dict(allocation, uuid=allocation_uuid, name="bench-claim-%05d" % index, node_id=node_id, extra=extra),
+            )
             db.execute("UPDATE nodes SET allocation_id = ? WHERE id = ?", (allocation_id, node_id))
-            _insert(db, "ports", dict(port, uuid=str(uuid.uuid4()), node_id=node_id,
-                                      address="52:54:02:%02x:%02x:%02x" % (index >> 16 & 255, index >> 8 & 255, index & 255)))
+            _insert(
+                db,
+                "ports",
+                dict(
+                    port,
+                    uuid=str(uuid.uuid4()),
+                    node_id=node_id,
+                    address="52:54:02:%02x:%02x:%02x" % (index >> 16 & 255, index >> 8 & 255, index & 255),
+                ),
+            )
             for trait in traits:
                 _insert(db, "node_traits", dict(trait, node_id=node_id))
 
@@ -355,8 +465,11 @@ def raw_ironic_list(conn, project_id: str, page_size: int = PAGE_SIZE) -> int:
     """The list requests alone, as the plugin makes them with its default host variables (no ports list);
     returns the number of allocations."""
     from ansible_collections.baremetal.tenancy.plugins.plugin_utils import inventory_model as model
-    lists = (("/allocations", "allocations", {"fields": ",".join(model.IRONIC_ALLOCATION_FIELDS), "owner": project_id}),
-             ("/nodes", "nodes", {"associated": "true", "fields": ",".join(model.IRONIC_NODE_FIELDS)}))
+
+    lists = (
+        ("/allocations", "allocations", {"fields": ",".join(model.IRONIC_ALLOCATION_FIELDS), "owner": project_id}),
+        ("/nodes", "nodes", {"associated": "true", "fields": ",".join(model.IRONIC_NODE_FIELDS)}),
+    )
     counts = {}
     for path, key, params in lists:
         marker, total = None, 0
@@ -376,18 +489,38 @@ def raw_ironic_list(conn, project_id: str, page_size: int = PAGE_SIZE) -> int:
 
 def ironic_baseline(env: dict, workdir: Path, expected: int) -> float:
     plays = [
-        {"name": "what a tenant does without the plugin", "hosts": "localhost", "connection": "local",
-         "gather_facts": False, "tasks": [
-             {"name": "list my nodes", "openstack.cloud.baremetal_node_info": {"cloud": env["OS_CLOUD"]},
-              "register": "nodes"},
-             {"name": "add each claimed node", "ansible.builtin.add_host": {
-                 "name": "{{ item.name }}", "groups": ["claimed"],
-                 "node_ready": "{{ item.provision_state == 'active' }}"},
-              "loop": "{{ nodes.nodes | selectattr('instance_id') }}",
-              "loop_control": {"label": "{{ item.name }}"}},
-         ]},
-        {"name": "count them", "hosts": "localhost", "connection": "local", "gather_facts": False, "tasks": [
-            {"name": "check", "ansible.builtin.assert": {"that": "groups['claimed'] | length == %d" % expected}}]},
+        {
+            "name": "what a tenant does without the plugin",
+            "hosts": "localhost",
+            "connection": "local",
+            "gather_facts": False,
+            "tasks": [
+                {
+                    "name": "list my nodes",
+                    "openstack.cloud.baremetal_node_info": {"cloud": env["OS_CLOUD"]},
+                    "register": "nodes",
+                },
+                {
+                    "name": "add each claimed node",
+                    "ansible.builtin.add_host": {
+                        "name": "{{ item.name }}",
+                        "groups": ["claimed"],
+                        "node_ready": "{{ item.provision_state == 'active' }}",
+                    },
+                    "loop": "{{ nodes.nodes | selectattr('instance_id') }}",
+                    "loop_control": {"label": "{{ item.name }}"},
+                },
+            ],
+        },
+        {
+            "name": "count them",
+            "hosts": "localhost",
+            "connection": "local",
+            "gather_facts": False,
+            "tasks": [
+                {"name": "check", "ansible.builtin.assert": {"that": "groups['claimed'] | length == %d" % expected}}
+            ],
+        },
     ]
     start = time.perf_counter()
     run = run_playbook(plays, env, workdir, callback="default", timeout=7200)
@@ -404,15 +537,22 @@ def bench_ironic(count: int, workdir: Path) -> dict:
         t0 = time.perf_counter()
         templates = []
         for index in range(TEMPLATES):
-            node = openstack_harness.enroll_fake_node(admin, "bench-template-%d" % index, IRONIC_CLASS,
-                                                      env.infra_project_id, lessee=tenant.project_id,
-                                                      traits=["CUSTOM_BENCH"])
+            node = openstack_harness.enroll_fake_node(
+                admin,
+                "bench-template-%d" % index,
+                IRONIC_CLASS,
+                env.infra_project_id,
+                lessee=tenant.project_id,
+                traits=["CUSTOM_BENCH"],
+            )
             admin.baremetal.create_port(node_id=node.id, address="52:54:01:00:00:%02x" % index)
-            allocation = conn.baremetal.create_allocation(name="bench-template-claim-%d" % index,
-                                                          resource_class=IRONIC_CLASS)
+            allocation = conn.baremetal.create_allocation(
+                name="bench-template-claim-%d" % index, resource_class=IRONIC_CLASS
+            )
             _wait_allocation(conn, allocation.id)
-            conn.baremetal.update_allocation(allocation.id, extra={"addresses": [
-                {"type": "InternalIP", "address": "10.255.0.%d" % (index + 1)}]})
+            conn.baremetal.update_allocation(
+                allocation.id, extra={"addresses": [{"type": "InternalIP", "address": "10.255.0.%d" % (index + 1)}]}
+            )
             _deploy(admin, node.id)
             templates.append(node.id)
         clone_claimed_nodes(env.ironic_server.db_path, templates[0], count - TEMPLATES, 0)
@@ -426,8 +566,12 @@ def bench_ironic(count: int, workdir: Path) -> dict:
         raw = timed(lambda: raw_ironic_list(conn, tenant.project_id), 5)
         parse, ansible_api = plugin_in_process(source, tenant_env, run_dir, count)
         cli = median([plugin_cli(source, tenant_env, run_dir, count) for dummy in range(3)])
-        every_source = write_source(run_dir / "every.claimed_hosts.yml", backend="ironic", page_size=PAGE_SIZE,
-                                    host_variables=ALL_HOST_VARIABLES)
+        every_source = write_source(
+            run_dir / "every.claimed_hosts.yml",
+            backend="ironic",
+            page_size=PAGE_SIZE,
+            host_variables=ALL_HOST_VARIABLES,
+        )
         cli_every = median([plugin_cli(every_source, tenant_env, run_dir, count) for dummy in range(3)])
         playbook = median([plugin_playbook(source, tenant_env, run_dir, count) for dummy in range(3)])
         baseline = ironic_baseline(tenant_env, run_dir, count)
@@ -435,9 +579,15 @@ def bench_ironic(count: int, workdir: Path) -> dict:
         with CountingProxy(keystone_base) as keystone, CountingProxy(env.ironic.url) as ironic:
             clouds = ironic_clouds_via(env, keystone.url, ironic.url, run_dir / "clouds.yaml")
             proxied = {"OS_CLIENT_CONFIG_FILE": str(clouds), "OS_CLOUD": "tenant-a"}
-            cached_source = write_source(run_dir / "cached.claimed_hosts.yml", backend="ironic", page_size=PAGE_SIZE,
-                                         cache=True, cache_plugin="ansible.builtin.jsonfile",
-                                         cache_connection=str(run_dir / "cache"), cache_timeout=3600)
+            cached_source = write_source(
+                run_dir / "cached.claimed_hosts.yml",
+                backend="ironic",
+                page_size=PAGE_SIZE,
+                cache=True,
+                cache_plugin="ansible.builtin.jsonfile",
+                cache_connection=str(run_dir / "cache"),
+                cache_timeout=3600,
+            )
             plugin_cli(cached_source, proxied, run_dir, count)
             first_requests = len(keystone.paths()) + len(ironic.paths())
             keystone.reset()
@@ -445,11 +595,20 @@ def bench_ironic(count: int, workdir: Path) -> dict:
             cached = plugin_cli(cached_source, proxied, run_dir, count)
             cached_requests = len(keystone.paths()) + len(ironic.paths())
         result = {
-            "nodes": count, "seed_s": round(seed_seconds, 1), "cloned_in_db": count - TEMPLATES,
-            "plugin_cli_s": cli, "plugin_parse_s": parse, "ansible_inventory_api_s": ansible_api,
-            "plugin_own_s": round(parse - ansible_api, 3), "raw_list_s": raw, "baseline_s": baseline,
-            "cached_cli_s": cached, "first_requests": first_requests, "cached_requests": cached_requests,
-            "plugin_playbook_s": playbook, "plugin_cli_every_variable_s": cli_every,
+            "nodes": count,
+            "seed_s": round(seed_seconds, 1),
+            "cloned_in_db": count - TEMPLATES,
+            "plugin_cli_s": cli,
+            "plugin_parse_s": parse,
+            "ansible_inventory_api_s": ansible_api,
+            "plugin_own_s": round(parse - ansible_api, 3),
+            "raw_list_s": raw,
+            "baseline_s": baseline,
+            "cached_cli_s": cached,
+            "first_requests": first_requests,
+            "cached_requests": cached_requests,
+            "plugin_playbook_s": playbook,
+            "plugin_cli_every_variable_s": cli_every,
             "baseline_over_plugin": round(baseline / cli, 1),
             "baseline_over_plugin_every_variable": round(baseline / cli_every, 1),
             "baseline_over_plugin_playbook": round(baseline / playbook, 1),
@@ -470,8 +629,12 @@ def main() -> None:
     parser.add_argument("--skip", choices=["metal3", "ironic"], action="append", default=[])
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="bmt-bench-inventory-"))
-    report = {"bench": "inventory", "workdir": str(workdir), "cpus": os.cpu_count(),
-              "loadavg_start": [round(x, 1) for x in os.getloadavg()]}
+    report = {
+        "bench": "inventory",
+        "workdir": str(workdir),
+        "cpus": os.cpu_count(),
+        "loadavg_start": [round(x, 1) for x in os.getloadavg()],
+    }
     if "metal3" not in args.skip:
         report["metal3"] = bench_metal3([int(s) for s in args.sizes.split(",")], workdir)
     if "ironic" not in args.skip:

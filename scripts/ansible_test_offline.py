@@ -7,6 +7,7 @@ This writes a stand-in there: it seeds pip with the standard library's
 ``ensurepip`` and then installs the pip version ansible-test asked for from
 the package index.  Run by ``make venv``; idempotent.
 """
+
 import os
 import sys
 

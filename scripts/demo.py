@@ -50,15 +50,15 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "integration"))
 
-from harness import openstack as openstack_harness  # noqa: E402
-from harness import sushy as sushy_harness  # noqa: E402
-from harness.ansible import run_playbook  # noqa: E402
+from harness import openstack as openstack_harness
+from harness import sushy as sushy_harness
+from harness.ansible import run_playbook
 
 PLAYBOOKS = REPO / "playbooks"
 TENANTS = {"tenant-a": "alice", "tenant-b": "bob"}
-BMC_COUNT = 4           # bmc-0..3: 32 GiB (small) and 64 GiB (large) systems alternate
-SHORT_LEASE = 3600      # seconds: tenant-b's second lease, moved to end soon once its host is deployed
-EXPIRE_IN = 10          # seconds from the owner's change of that lease's end to the end
+BMC_COUNT = 4  # bmc-0..3: 32 GiB (small) and 64 GiB (large) systems alternate
+SHORT_LEASE = 3600  # seconds: tenant-b's second lease, moved to end soon once its host is deployed
+EXPIRE_IN = 10  # seconds from the owner's change of that lease's end to the end
 STARTED = time.monotonic()
 
 
@@ -90,8 +90,9 @@ def live_iso(http_root: Path) -> str:
     src = Path(tempfile.mkdtemp(prefix="demo-iso-"))
     try:
         (src / "README.txt").write_text("baremetal.tenancy demo live image\n")
-        subprocess.run(["genisoimage", "-quiet", "-o", str(http_root / "demo-live.iso"), "-V", "DEMO", str(src)],
-                       check=True)
+        subprocess.run(
+            ["genisoimage", "-quiet", "-o", str(http_root / "demo-live.iso"), "-V", "DEMO", str(src)], check=True
+        )
     finally:
         shutil.rmtree(src, ignore_errors=True)
     return "demo-live.iso"
@@ -102,9 +103,19 @@ def tenant_clouds(env, clouds_yaml: Path, passwords: dict) -> None:
     data = yaml.safe_load(clouds_yaml.read_text())
     for project, user in TENANTS.items():
         data["clouds"][user] = {
-            "auth_type": "password", "region_name": "RegionOne", "identity_api_version": 3, "interface": "public",
-            "auth": {"auth_url": env.keystone.url, "username": user, "password": passwords[user],
-                     "user_domain_name": "Default", "project_name": project, "project_domain_name": "Default"}}
+            "auth_type": "password",
+            "region_name": "RegionOne",
+            "identity_api_version": 3,
+            "interface": "public",
+            "auth": {
+                "auth_url": env.keystone.url,
+                "username": user,
+                "password": passwords[user],
+                "user_domain_name": "Default",
+                "project_name": project,
+                "project_domain_name": "Default",
+            },
+        }
     clouds_yaml.write_text(yaml.safe_dump(data, sort_keys=False))
     clouds_yaml.chmod(0o600)
 
@@ -112,8 +123,12 @@ def tenant_clouds(env, clouds_yaml: Path, passwords: dict) -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--keep", action="store_true", help="keep the work directory (logs) afterwards")
-    parser.add_argument("--database", choices=["postgresql", "sqlite"], default="postgresql",
-                        help="Ironic's database (default: postgresql)")
+    parser.add_argument(
+        "--database",
+        choices=["postgresql", "sqlite"],
+        default="postgresql",
+        help="Ironic's database (default: postgresql)",
+    )
     args = parser.parse_args(argv)
     if shutil.which("genisoimage") is None:
         print("genisoimage is missing: run `make system` (scripts/install-system-packages.sh)", file=sys.stderr)
@@ -123,9 +138,12 @@ def main(argv=None) -> int:
     env = None
     try:
         say(f"starting Keystone, Ironic ({args.database}) and sushy-tools on 127.0.0.1 ...")
-        env = openstack_harness.start_openstack(workdir / "services", tenants=(),
-                                                sushy_systems=sushy_harness.default_systems(BMC_COUNT),
-                                                database=args.database)
+        env = openstack_harness.start_openstack(
+            workdir / "services",
+            tenants=(),
+            sushy_systems=sushy_harness.default_systems(BMC_COUNT),
+            database=args.database,
+        )
         for service in env.services:
             say(f"  {service.summary()}")
         rows = run_demo(env, workdir)
@@ -148,71 +166,154 @@ def run_demo(env, workdir: Path) -> list[dict]:
     iso = env.ironic_server.http_url + "/" + live_iso(env.ironic_server.http_root)
 
     # 1. the owner
-    hosts = [{"name": f"node-{i}", "address": bmc.address, "username": bmc.username, "password": bmc.password,
-              "validate_certs": False} for i, bmc in enumerate(env.bmcs)]
-    run, took = play("ironic_enroll.yml", "admin", clouds, workdir, {
-        "enroll_hosts": hosts, "enroll_owner": "infra",
-        "enroll_rules": [{"name": "large", "when": "MemorySummary.TotalSystemMemoryGiB >= `64`",
-                          "resource_class": "baremetal-large"}],
-        "enroll_default_resource_class": "baremetal-small",
-        "enroll_interfaces": {"boot_interface": "redfish-virtual-media", "deploy_interface": "ramdisk"}})
+    hosts = [
+        {
+            "name": f"node-{i}",
+            "address": bmc.address,
+            "username": bmc.username,
+            "password": bmc.password,
+            "validate_certs": False,
+        }
+        for i, bmc in enumerate(env.bmcs)
+    ]
+    run, took = play(
+        "ironic_enroll.yml",
+        "admin",
+        clouds,
+        workdir,
+        {
+            "enroll_hosts": hosts,
+            "enroll_owner": "infra",
+            "enroll_rules": [
+                {
+                    "name": "large",
+                    "when": "MemorySummary.TotalSystemMemoryGiB >= `64`",
+                    "resource_class": "baremetal-large",
+                }
+            ],
+            "enroll_default_resource_class": "baremetal-small",
+            "enroll_interfaces": {"boot_interface": "redfish-virtual-media", "deploy_interface": "ramdisk"},
+        },
+    )
     enrolled = result(run, "Register the hosts from their BMCs")["hosts"]
     classes = {n.name: n.resource_class for n in env.admin_conn.baremetal.nodes(details=True)}
-    say(f"owner: enrolled {len(enrolled)} nodes from their BMCs in {took:.1f}s: " +
-        ", ".join(f"{h['name']} ({classes.get(h['name'])})" for h in enrolled))
+    say(
+        f"owner: enrolled {len(enrolled)} nodes from their BMCs in {took:.1f}s: "
+        + ", ".join(f"{h['name']} ({classes.get(h['name'])})" for h in enrolled)
+    )
 
     passwords = {user: secrets.token_urlsafe(16) for user in TENANTS.values()}
-    run, took = play("ironic_tenancy.yml", "admin", clouds, workdir, {
-        "ironic_tenancy_projects": [{"name": project, "description": f"demo {project}",
-                                     "users": [{"name": user, "password": passwords[user]}]}
-                                    for project, user in TENANTS.items()],
-        "ironic_tenancy_policy_file": str(env.policy_path)})
+    run, took = play(
+        "ironic_tenancy.yml",
+        "admin",
+        clouds,
+        workdir,
+        {
+            "ironic_tenancy_projects": [
+                {
+                    "name": project,
+                    "description": f"demo {project}",
+                    "users": [{"name": user, "password": passwords[user]}],
+                }
+                for project, user in TENANTS.items()
+            ],
+            "ironic_tenancy_policy_file": str(env.policy_path),
+        },
+    )
     tenant_clouds(env, clouds, passwords)
-    say(f"owner: created projects {', '.join(TENANTS)} with users {', '.join(TENANTS.values())} (role member) "
-        f"and wrote the owner/lessee policy in {took:.1f}s")
+    say(
+        f"owner: created projects {', '.join(TENANTS)} with users {', '.join(TENANTS.values())} (role member) "
+        f"and wrote the owner/lessee policy in {took:.1f}s"
+    )
 
     hour_end_s = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + SHORT_LEASE))
-    run, took = play("lease_hosts.yml", "admin", clouds, workdir, {"leases": [
-        {"project": "tenant-a", "resource_class": "baremetal-small", "count": 2},
-        {"project": "tenant-b", "resource_class": "baremetal-large", "count": 1},
-        {"project": "tenant-b", "resource_class": "baremetal-large", "count": 1, "end": hour_end_s}]})
+    run, took = play(
+        "lease_hosts.yml",
+        "admin",
+        clouds,
+        workdir,
+        {
+            "leases": [
+                {"project": "tenant-a", "resource_class": "baremetal-small", "count": 2},
+                {"project": "tenant-b", "resource_class": "baremetal-large", "count": 1},
+                {"project": "tenant-b", "resource_class": "baremetal-large", "count": 1, "end": hour_end_s},
+            ]
+        },
+    )
     leases = {}
     for item in result(run, "Lease the hosts, or end the leases")["results"]:
         for lease in item["leases"]:
             if lease["id"] in [a["lease"] for a in item["actions"]] or not item["actions"]:
                 leases[lease["node"]] = (item["item"]["project"], lease["end"])
     short_node = next(node for node, (_project, end) in leases.items() if end)
-    say(f"owner: leased in {took:.1f}s: " + ", ".join(
-        f"{node} -> {project}" + (f" until {end}" if end else "") for node, (project, end) in sorted(leases.items())))
+    say(
+        f"owner: leased in {took:.1f}s: "
+        + ", ".join(
+            f"{node} -> {project}" + (f" until {end}" if end else "") for node, (project, end) in sorted(leases.items())
+        )
+    )
 
     # 2. the tenants, at the same time, with their own credentials
     claims = {
-        "tenant-a": [{"name": f"a-web-{i}", "resource_class": "baremetal-small", "online": True,
-                      "image": {"url": iso, "format": "live-iso"},
-                      "user_data": "#cloud-config\nhostname: a-web-%d\npackages: [nginx]\n" % i} for i in range(2)],
-        "tenant-b": [{"name": "b-db-0", "resource_class": "baremetal-large", "online": True,
-                      "image": {"url": iso, "format": "live-iso"},
-                      "user_data": "#cloud-config\nhostname: b-db-0\n"},
-                     {"name": "b-batch-0", "resource_class": "baremetal-large", "online": True,
-                      "image": {"url": iso, "format": "live-iso"},
-                      "user_data": "#cloud-config\nhostname: b-batch-0\n"}],
+        "tenant-a": [
+            {
+                "name": f"a-web-{i}",
+                "resource_class": "baremetal-small",
+                "online": True,
+                "image": {"url": iso, "format": "live-iso"},
+                "user_data": "#cloud-config\nhostname: a-web-%d\npackages: [nginx]\n" % i,
+            }
+            for i in range(2)
+        ],
+        "tenant-b": [
+            {
+                "name": "b-db-0",
+                "resource_class": "baremetal-large",
+                "online": True,
+                "image": {"url": iso, "format": "live-iso"},
+                "user_data": "#cloud-config\nhostname: b-db-0\n",
+            },
+            {
+                "name": "b-batch-0",
+                "resource_class": "baremetal-large",
+                "online": True,
+                "image": {"url": iso, "format": "live-iso"},
+                "user_data": "#cloud-config\nhostname: b-batch-0\n",
+            },
+        ],
     }
     say("tenants: tenant-a (alice) and tenant-b (bob) claim and deploy their hosts at the same time ...")
     rows = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {project: pool.submit(play, "ironic_claim_hosts.yml", TENANTS[project], clouds, workdir,
-                                        {"claims": claims[project], "claim_wait_timeout": 600})
-                   for project in TENANTS}
+        futures = {
+            project: pool.submit(
+                play,
+                "ironic_claim_hosts.yml",
+                TENANTS[project],
+                clouds,
+                workdir,
+                {"claims": claims[project], "claim_wait_timeout": 600},
+            )
+            for project in TENANTS
+        }
         for project, future in futures.items():
             run, took = future.result()
             for item in result(run, "Wait for the claims")["results"]:
                 claim = item["claim"]
                 if not claim["ready"] or claim["provisioning_state"] != "active":
                     raise DemoError(f"{project}: claim {claim['name']} is not ready: {claim['conditions']}")
-                rows[claim["name"]] = {"tenant": project, "claim": claim["name"], "host": claim["host"],
-                                       "deployed_s": took, "state": claim["provisioning_state"]}
-            say(f"{project}: claimed and deployed " + ", ".join(
-                f"{c['name']} on {rows[c['name']]['host']}" for c in claims[project]) + f" in {took:.1f}s")
+                rows[claim["name"]] = {
+                    "tenant": project,
+                    "claim": claim["name"],
+                    "host": claim["host"],
+                    "deployed_s": took,
+                    "state": claim["provisioning_state"],
+                }
+            say(
+                f"{project}: claimed and deployed "
+                + ", ".join(f"{c['name']} on {rows[c['name']]['host']}" for c in claims[project])
+                + f" in {took:.1f}s"
+            )
 
     # 3. each tenant sees only its own hosts
     views = {}
@@ -225,16 +326,25 @@ def run_demo(env, workdir: Path) -> list[dict]:
         seen_claims = {c["name"] for c in views[project]["claims"]}
         seen_nodes = set(views[project]["nodes"])
         if seen_claims != own_claims or not seen_nodes <= own_nodes:
-            raise DemoError(f"{project} sees claims {sorted(seen_claims)} and nodes {sorted(seen_nodes)}; "
-                            f"it should see only {sorted(own_claims)} on {sorted(own_nodes)}")
-        say(f"{project}: sees claims {', '.join(sorted(seen_claims))} and nodes {', '.join(sorted(seen_nodes))} "
-            f"- nothing of the other tenant")
+            raise DemoError(
+                f"{project} sees claims {sorted(seen_claims)} and nodes {sorted(seen_nodes)}; "
+                f"it should see only {sorted(own_claims)} on {sorted(own_nodes)}"
+            )
+        say(
+            f"{project}: sees claims {', '.join(sorted(seen_claims))} and nodes {', '.join(sorted(seen_nodes))} "
+            f"- nothing of the other tenant"
+        )
 
     # 4. the owner shortens tenant-b's second lease; it expires and its host returns
     short_end = time.time() + EXPIRE_IN
     short_end_s = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(short_end))
-    run, took = play("lease_hosts.yml", "admin", clouds, workdir, {"leases": [
-        {"project": "tenant-b", "nodes": [short_node], "end": short_end_s}]})
+    run, took = play(
+        "lease_hosts.yml",
+        "admin",
+        clouds,
+        workdir,
+        {"leases": [{"project": "tenant-b", "nodes": [short_node], "end": short_end_s}]},
+    )
     moved = result(run, "Lease the hosts, or end the leases")["results"][0]["actions"]
     if [a["action"] for a in moved] != ["updated"]:
         raise DemoError(f"moving the end of the lease of {short_node} did {moved}")
@@ -254,15 +364,25 @@ def run_demo(env, workdir: Path) -> list[dict]:
         if row["host"] == short_node:
             row["state"] = "lease ended"
             row["released_s"] = took
-    say(f"owner: lease of {short_node} expired: undeployed, lessee and instance_info cleared, "
-        f"back to available in {took:.1f}s")
+    say(
+        f"owner: lease of {short_node} expired: undeployed, lessee and instance_info cleared, "
+        f"back to available in {took:.1f}s"
+    )
 
     # 5. release everything
     say("tenants: release their hosts ...")
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {project: pool.submit(play, "ironic_release_hosts.yml", TENANTS[project], clouds, workdir,
-                                        {"release_all": True, "release_wait_timeout": 600})
-                   for project in TENANTS}
+        futures = {
+            project: pool.submit(
+                play,
+                "ironic_release_hosts.yml",
+                TENANTS[project],
+                clouds,
+                workdir,
+                {"release_all": True, "release_wait_timeout": 600},
+            )
+            for project in TENANTS
+        }
         for project, future in futures.items():
             run, took = future.result()
             released = [r for r in result(run, "Wait for the releases")["results"] if r["released"]]
@@ -270,12 +390,19 @@ def run_demo(env, workdir: Path) -> list[dict]:
                 rows[item["item"]["item"]]["state"] = "released"
                 rows[item["item"]["item"]]["released_s"] = took
             say(f"{project}: released {', '.join(r['item']['item'] for r in released) or 'nothing'} in {took:.1f}s")
-    run, took = play("lease_hosts.yml", "admin", clouds, workdir, {
-        "leases": [{"project": project, "state": "absent"} for project in TENANTS], "lease_wait": True})
+    run, took = play(
+        "lease_hosts.yml",
+        "admin",
+        clouds,
+        workdir,
+        {"leases": [{"project": project, "state": "absent"} for project in TENANTS], "lease_wait": True},
+    )
     say(f"owner: ended the remaining leases in {took:.1f}s")
     nodes = list(env.admin_conn.baremetal.nodes(details=True))
-    pool_state = ", ".join(f"{n.name}: {n.provision_state}{' (lessee ' + n.lessee + ')' if n.lessee else ''}"
-                           for n in sorted(nodes, key=lambda n: n.name))
+    pool_state = ", ".join(
+        f"{n.name}: {n.provision_state}{' (lessee ' + n.lessee + ')' if n.lessee else ''}"
+        for n in sorted(nodes, key=lambda n: n.name)
+    )
     if any(n.lessee or n.provision_state != "available" or n.allocation_id for n in nodes):
         raise DemoError(f"the pool is not clean: {pool_state}")
     say(f"pool: {pool_state}")
@@ -284,8 +411,17 @@ def run_demo(env, workdir: Path) -> list[dict]:
 
 def print_table(rows: list[dict]) -> None:
     headers = ["tenant", "claim", "host", "state", "claim+deploy", "return"]
-    lines = [[r["tenant"], r["claim"], r["host"], r["state"], f"{r['deployed_s']:.1f}s",
-              f"{r['released_s']:.1f}s" if "released_s" in r else "-"] for r in rows]
+    lines = [
+        [
+            r["tenant"],
+            r["claim"],
+            r["host"],
+            r["state"],
+            f"{r['deployed_s']:.1f}s",
+            f"{r['released_s']:.1f}s" if "released_s" in r else "-",
+        ]
+        for r in rows
+    ]
     widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(headers)]
     print()
     print("  ".join(h.ljust(w) for h, w in zip(headers, widths)))

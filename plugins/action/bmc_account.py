@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -11,10 +10,6 @@ registered by the task keeps the password (returned once), while every
 callback, at any verbosity, only shows that the output was hidden.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 from ansible.plugins.action import ActionBase
 
 
@@ -23,7 +18,7 @@ class ActionModule(ActionBase):
     _requires_connection = True
 
     def run(self, tmp=None, task_vars=None):
-        result = super(ActionModule, self).run(tmp, task_vars)
+        result = super().run(tmp, task_vars)
         del tmp
         result.update(self._execute_module(module_args=self._task.args, task_vars=task_vars))
         if result.get("password"):

@@ -1,11 +1,7 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 DOCUMENTATION = r"""
 name: claimed_hosts
@@ -340,22 +336,33 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
 from ansible_collections.baremetal.tenancy.plugins.plugin_utils import inventory_model as model
 from ansible_collections.baremetal.tenancy.plugins.plugin_utils.unsafe import HAS_DATA_TAGGING, make_unsafe
 
-FILE_NAMES = ('claimed_hosts.yml', 'claimed_hosts.yaml')
-FILE_SUFFIXES = ('.claimed_hosts.yml', '.claimed_hosts.yaml')
-KUBE_OPTIONS = ('kubeconfig', 'context', 'host', 'api_key', 'client_cert', 'client_key')
-OPENSTACK_OPTIONS = ('cloud', 'auth', 'auth_type', 'region_name', 'interface', 'api_timeout')
+FILE_NAMES = ("claimed_hosts.yml", "claimed_hosts.yaml")
+FILE_SUFFIXES = (".claimed_hosts.yml", ".claimed_hosts.yaml")
+KUBE_OPTIONS = ("kubeconfig", "context", "host", "api_key", "client_cert", "client_key")
+OPENSTACK_OPTIONS = ("cloud", "auth", "auth_type", "region_name", "interface", "api_timeout")
 TLS_ENV = {
-    'metal3': (('ca_cert', 'K8S_AUTH_SSL_CA_CERT'), ('validate_certs', 'K8S_AUTH_VERIFY_SSL')),
-    'ironic': (('ca_cert', 'OS_CACERT'), ('validate_certs', 'OS_VERIFY')),
+    "metal3": (("ca_cert", "K8S_AUTH_SSL_CA_CERT"), ("validate_certs", "K8S_AUTH_VERIFY_SSL")),
+    "ironic": (("ca_cert", "OS_CACERT"), ("validate_certs", "OS_VERIFY")),
 }
-MODEL_OPTIONS = ('backend', 'namespaces', 'qualify_host_names', 'hostvar_prefix', 'address_types', 'address_families',
-                 'hosts_without_address', 'only_ready', 'default_groups', 'group_prefix', 'host_class_label',
-                 'host_variables')
-CLOUDS_YAML = ('clouds.yaml', '~/.config/openstack/clouds.yaml', '/etc/openstack/clouds.yaml')
+MODEL_OPTIONS = (
+    "backend",
+    "namespaces",
+    "qualify_host_names",
+    "hostvar_prefix",
+    "address_types",
+    "address_families",
+    "hosts_without_address",
+    "only_ready",
+    "default_groups",
+    "group_prefix",
+    "host_class_label",
+    "host_variables",
+)
+CLOUDS_YAML = ("clouds.yaml", "~/.config/openstack/clouds.yaml", "/etc/openstack/clouds.yaml")
 
 
 def _one_line(text):
-    return ' '.join(str(text).split())
+    return " ".join(str(text).split())
 
 
 def _file_digest(path):
@@ -363,25 +370,26 @@ def _file_digest(path):
     if not path:
         return None
     try:
-        with open(os.path.expanduser(path), 'rb') as handle:
+        with open(os.path.expanduser(path), "rb") as handle:
             return hashlib.sha256(handle.read()).hexdigest()
-    except (IOError, OSError):
+    except OSError:
         return None
 
 
 def _clouds_yaml_paths():
-    configured = os.environ.get('OS_CLIENT_CONFIG_FILE')
+    configured = os.environ.get("OS_CLIENT_CONFIG_FILE")
     return [configured] if configured else list(CLOUDS_YAML)
 
 
 def _only_cloud():
     """The name of the only cloud of the clouds.yaml in use, or ``None``."""
     import yaml  # a dependency of ansible-core
+
     for path in _clouds_yaml_paths():
         try:
             with open(os.path.expanduser(path)) as handle:
-                clouds = (yaml.safe_load(handle) or {}).get('clouds')
-        except (IOError, OSError, ValueError, AttributeError, yaml.YAMLError):
+                clouds = (yaml.safe_load(handle) or {}).get("clouds")
+        except (OSError, ValueError, AttributeError, yaml.YAMLError):
             continue
         if isinstance(clouds, dict) and len(clouds) == 1:
             return next(iter(clouds))
@@ -390,76 +398,83 @@ def _only_cloud():
 
 
 class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
-
-    NAME = 'baremetal.tenancy.claimed_hosts'
+    NAME = "baremetal.tenancy.claimed_hosts"
 
     def verify_file(self, path):
         """Accept ``claimed_hosts.y(a)ml`` and ``*.claimed_hosts.y(a)ml``."""
-        if not super(InventoryModule, self).verify_file(path):
+        if not super().verify_file(path):
             return False
         return os.path.basename(path) in FILE_NAMES or path.endswith(FILE_SUFFIXES)
 
     def parse(self, inventory, loader, path, cache=True):
-        super(InventoryModule, self).parse(inventory, loader, path, cache)
+        super().parse(inventory, loader, path, cache)
         self._read_config_data(path)
         try:
             self._parse(path, cache)
         except TenancyError as exc:
-            raise AnsibleParserError('%s: %s' % (self.NAME, _one_line(exc.message)))
+            raise AnsibleParserError("%s: %s" % (self.NAME, _one_line(exc.message)))
 
     # -- options ---------------------------------------------------------
 
     def _templated(self, value):
         """Template option values written in the source file (trusted); others are returned as they are."""
-        if isinstance(value, str) and '{{' in value:
+        if isinstance(value, str) and "{{" in value:
             try:
                 return self.templar.template(value)
             except AnsibleError as exc:
-                raise InvalidInput('option template %r' % value, _one_line(exc))
+                raise InvalidInput("option template %r" % value, _one_line(exc))
         if isinstance(value, dict):
             return dict((key, self._templated(item)) for key, item in value.items())
         return value
 
     def _auth_params(self, backend):
-        names = KUBE_OPTIONS if backend == 'metal3' else OPENSTACK_OPTIONS
+        names = KUBE_OPTIONS if backend == "metal3" else OPENSTACK_OPTIONS
         self.templar.available_variables = self._vars
-        params = dict((name, self._templated(self.get_option(name))) for name in names + ('ca_cert', 'validate_certs'))
+        params = dict((name, self._templated(self.get_option(name))) for name in names + ("ca_cert", "validate_certs"))
         for name, variable in TLS_ENV[backend]:
             value = os.environ.get(variable)
             if params[name] is None and value:
-                params[name] = boolean(value, strict=False) if name == 'validate_certs' else value
-        if backend == 'ironic':
-            if not params.get('auth'):
+                params[name] = boolean(value, strict=False) if name == "validate_certs" else value
+        if backend == "ironic":
+            if not params.get("auth"):
                 try:
-                    params['auth'] = openstack_auth_from_env()
+                    params["auth"] = openstack_auth_from_env()
                 except AnsibleFallbackNotFound:
-                    params['auth'] = None
-            if not params.get('cloud') and not params.get('auth'):
-                params['cloud'] = _only_cloud()
+                    params["auth"] = None
+            if not params.get("cloud") and not params.get("auth"):
+                params["cloud"] = _only_cloud()
         return params
 
     def _identity_digest(self, backend, params, ports):
         """Digest of everything that decides what the APIs return to this caller (secrets included, hashed)."""
-        identity = {'backend': backend, 'namespaces': sorted(self.get_option('namespaces') or []), 'params': params,
-                    'ports': ports}
-        if backend == 'metal3':
-            kubeconfig = params.get('kubeconfig') or (os.environ.get('KUBECONFIG') or '~/.kube/config').split(os.pathsep)[0]
-            identity['files'] = [kubeconfig, _file_digest(kubeconfig)]
+        identity = {
+            "backend": backend,
+            "namespaces": sorted(self.get_option("namespaces") or []),
+            "params": params,
+            "ports": ports,
+        }
+        if backend == "metal3":
+            kubeconfig = (
+                params.get("kubeconfig") or (os.environ.get("KUBECONFIG") or "~/.kube/config").split(os.pathsep)[0]
+            )
+            identity["files"] = [kubeconfig, _file_digest(kubeconfig)]
         else:
-            identity['files'] = [[path, _file_digest(path)] for path in _clouds_yaml_paths()]
+            identity["files"] = [[path, _file_digest(path)] for path in _clouds_yaml_paths()]
         text = json.dumps(identity, sort_keys=True, default=str)
-        return hashlib.sha256(text.encode('utf-8')).hexdigest()[:32]
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
     # -- parse -------------------------------------------------------------
 
     def _parse(self, path, cache):
-        backend = self.get_option('backend')
+        backend = self.get_option("backend")
         if backend not in model.BACKENDS:
-            raise InvalidInput('option backend', '%r is not one of %s' % (backend, ', '.join(model.BACKENDS)))
+            raise InvalidInput("option backend", "%r is not one of %s" % (backend, ", ".join(model.BACKENDS)))
         params = self._auth_params(backend)
-        ports = backend == 'ironic' and model.needs_ports(self.get_option('host_variables'))
-        use_cache = bool(self.get_option('cache'))
-        cache_key = '%s_%s' % (self.get_cache_key(path), self._identity_digest(backend, params, ports)) if use_cache else None
+        ports = backend == "ironic" and model.needs_ports(self.get_option("host_variables"))
+        use_cache = bool(self.get_option("cache"))
+        cache_key = (
+            "%s_%s" % (self.get_cache_key(path), self._identity_digest(backend, params, ports)) if use_cache else None
+        )
         records, fresh = None, False
         if use_cache and cache:
             try:
@@ -469,13 +484,20 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
             if not isinstance(records, list):
                 records = None
             else:
-                self.display.vvv('%s: %d claims from the cache, no API request' % (self.NAME, len(records)))
+                self.display.vvv("%s: %d claims from the cache, no API request" % (self.NAME, len(records)))
         if records is None:
             # Imported here: on a cache hit no client library is even loaded.
             from ansible_collections.baremetal.tenancy.plugins.plugin_utils.inventory_api import fetch_records
-            records, requests = fetch_records(backend, params, self.get_option('namespaces'),
-                                              self.get_option('page_size'), self.get_option('api_timeout'), ports)
-            self.display.vvv('%s: %d claimed hosts read with %d API requests' % (self.NAME, len(records), requests))
+
+            records, requests = fetch_records(
+                backend,
+                params,
+                self.get_option("namespaces"),
+                self.get_option("page_size"),
+                self.get_option("api_timeout"),
+                ports,
+            )
+            self.display.vvv("%s: %d claimed hosts read with %d API requests" % (self.NAME, len(records), requests))
             fresh = True
             if use_cache:
                 self._cache[cache_key] = records
@@ -488,30 +510,32 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         try:
             name = self.templar.template(template)
         except AnsibleError as exc:
-            raise InvalidInput('option hostname', 'cannot name %s: %s' % (model.describe(entry['record']), _one_line(exc)))
+            raise InvalidInput(
+                "option hostname", "cannot name %s: %s" % (model.describe(entry["record"]), _one_line(exc))
+            )
         return name if isinstance(name, str) else None
 
     def _populate(self, records):
         options = dict((name, self.get_option(name)) for name in MODEL_OPTIONS)
         entries = model.prepare_hosts(records, options)
-        template = self.get_option('hostname')
+        template = self.get_option("hostname")
         named = []
         for entry in entries:
-            variables = entry['hostvars']
-            name = self._host_name(template, variables, entry) if template else entry['name']
+            variables = entry["hostvars"]
+            name = self._host_name(template, variables, entry) if template else entry["name"]
             named.append((name, variables, entry))
-        model.check_unique_names((name, entry['record']) for name, dummy, entry in named)
+        model.check_unique_names((name, entry["record"]) for name, dummy, entry in named)
 
-        group = model.safe_group_name(self.get_option('group'))
+        group = model.safe_group_name(self.get_option("group"))
         if group:
             self.inventory.add_group(group)
-        strict = self.get_option('strict')
-        compose, groups, keyed = self.get_option('compose'), self.get_option('groups'), self.get_option('keyed_groups')
+        strict = self.get_option("strict")
+        compose, groups, keyed = self.get_option("compose"), self.get_option("groups"), self.get_option("keyed_groups")
         for name, variables, entry in named:
             self.inventory.add_host(name, group=group)
             for key, value in variables.items():
                 self.inventory.set_variable(name, key, value)
-            for default_group in entry['groups']:
+            for default_group in entry["groups"]:
                 self.inventory.add_group(default_group)
                 self.inventory.add_child(default_group, name)
             if compose or groups or keyed:

@@ -1,12 +1,8 @@
 #!/usr/bin/python
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 DOCUMENTATION = r"""
 module: bmc_account
@@ -250,8 +246,8 @@ expiry_enforced_by_bmc:
 from ansible.module_utils.basic import env_fallback
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base import TenancyModule
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import kube_api_client
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connection import openstack_connection
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import kube_api_client
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import accounts as bmc_access
 
 

@@ -1,12 +1,8 @@
 #!/usr/bin/python
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 DOCUMENTATION = r"""
 module: host_bind
@@ -248,10 +244,13 @@ binder_id:
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base import TenancyModule
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import kube_api_client
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import (
+    dns1123_label_problem,
+    dns1123_subdomain_problem,
+)
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder import Binder
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import dns1123_label_problem, dns1123_subdomain_problem
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import kube_api_client
 
 
 class HostBindModule(TenancyModule):
@@ -285,10 +284,17 @@ class HostBindModule(TenancyModule):
     def run(self):
         self.check_options()
         io = KubeIO(kube_api_client(self.params))
-        binder = Binder(io, binder_id=self.params["binder_id"], namespaces=self.params["namespaces"],
-                        name=self.params["name"], host_namespaces=self.params["host_namespaces"],
-                        annotation_domains=self.params["import_annotation_domains"], sweep=self.params["sweep"],
-                        check_mode=self.check_mode, workers=self.params["workers"])
+        binder = Binder(
+            io,
+            binder_id=self.params["binder_id"],
+            namespaces=self.params["namespaces"],
+            name=self.params["name"],
+            host_namespaces=self.params["host_namespaces"],
+            annotation_domains=self.params["import_annotation_domains"],
+            sweep=self.params["sweep"],
+            check_mode=self.check_mode,
+            workers=self.params["workers"],
+        )
         report = binder.run()
         bindings = report.pop("bindings")
         self.changed(report.pop("changed"))

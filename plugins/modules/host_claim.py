@@ -1,12 +1,8 @@
 #!/usr/bin/python
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 DOCUMENTATION = r"""
 module: host_claim
@@ -332,8 +328,8 @@ rebooted:
   type: bool
 """
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base import TenancyModule
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.auth import WAIT_SPEC
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base import TenancyModule
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import claims as ironic_claims
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claims as metal3_claims
 
@@ -345,19 +341,25 @@ class HostClaimModule(TenancyModule):
         namespace=dict(type="str"),
         state=dict(type="str", choices=["present", "absent"], default="present"),
         online=dict(type="bool"),
-        host_selector=dict(type="dict", options=dict(
-            matchLabels=dict(type="dict"),
-            matchExpressions=dict(type="list", elements="dict"),
-        )),
+        host_selector=dict(
+            type="dict",
+            options=dict(
+                matchLabels=dict(type="dict"),
+                matchExpressions=dict(type="list", elements="dict"),
+            ),
+        ),
         resource_class=dict(type="str"),
         traits=dict(type="list", elements="str"),
         candidate_nodes=dict(type="list", elements="str"),
-        image=dict(type="dict", options=dict(
-            url=dict(type="str", required=True),
-            checksum=dict(type="str"),
-            checksum_type=dict(type="str", choices=["md5", "sha256", "sha512", "auto"], default="auto"),
-            format=dict(type="str", choices=["raw", "qcow2", "vdi", "vmdk", "live-iso"]),
-        )),
+        image=dict(
+            type="dict",
+            options=dict(
+                url=dict(type="str", required=True),
+                checksum=dict(type="str"),
+                checksum_type=dict(type="str", choices=["md5", "sha256", "sha512", "auto"], default="auto"),
+                format=dict(type="str", choices=["raw", "qcow2", "vdi", "vmdk", "live-iso"]),
+            ),
+        ),
         file_url_allowed_prefixes=dict(type="list", elements="str"),
         user_data_secret=dict(type="str", no_log=False),
         network_data_secret=dict(type="str", no_log=False),
@@ -368,7 +370,7 @@ class HostClaimModule(TenancyModule):
         node_reuse=dict(type="str"),
         annotations=dict(type="dict"),
         wait_for=dict(type="str", choices=["associated", "ready"], default="ready"),
-        **WAIT_SPEC
+        **WAIT_SPEC,
     )
     module_kwargs = dict(
         required_if=[("backend", "metal3", ("namespace",))],

@@ -1,12 +1,8 @@
 #!/usr/bin/python
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 DOCUMENTATION = r"""
 module: host_lease
@@ -284,7 +280,7 @@ class HostLeaseModule(TenancyModule):
         lease_id=dict(type="str"),
         bmc_password=dict(type="str", no_log=True, fallback=(env_fallback, ["BMT_BMC_PASSWORD"])),
         verify_projects=dict(type="bool", default=True),
-        **WAIT_SPEC
+        **WAIT_SPEC,
     )
     module_kwargs = dict(
         required_if=[("state", "present", ("project",))],

@@ -1,12 +1,8 @@
 #!/usr/bin/python
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 DOCUMENTATION = r"""
 module: host_register
@@ -323,33 +319,41 @@ project_check:
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base import TenancyModule
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import kube_api_client
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connection import (
     PROJECT_SKIPPED,
     openstack_connection,
     resolve_project,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import kube_api_client
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import registration as backends
 
 
 class HostRegisterModule(TenancyModule):
     object_kind = "host_register"
     argument_spec = dict(
-        hosts=dict(type="list", elements="dict", required=True, options=dict(
-            address=dict(type="str", required=True),
-            username=dict(type="str", required=True),
-            password=dict(type="str", required=True, no_log=True),
-            name=dict(type="str"),
-            validate_certs=dict(type="bool", default=True),
-            boot_mac_address=dict(type="str"),
-            labels=dict(type="dict"),
-        )),
+        hosts=dict(
+            type="list",
+            elements="dict",
+            required=True,
+            options=dict(
+                address=dict(type="str", required=True),
+                username=dict(type="str", required=True),
+                password=dict(type="str", required=True, no_log=True),
+                name=dict(type="str"),
+                validate_certs=dict(type="bool", default=True),
+                boot_mac_address=dict(type="str"),
+                labels=dict(type="dict"),
+            ),
+        ),
         rules=dict(type="list", elements="dict", default=[]),
         namespace=dict(type="str"),
-        host_claim_namespaces=dict(type="dict", options=dict(
-            matches=dict(type="str"),
-            withLabel=dict(type="list", elements="str"),
-        )),
+        host_claim_namespaces=dict(
+            type="dict",
+            options=dict(
+                matches=dict(type="str"),
+                withLabel=dict(type="list", elements="str"),
+            ),
+        ),
         owner=dict(type="str"),
         verify_projects=dict(type="bool", default=True),
         default_resource_class=dict(type="str", default="baremetal"),
@@ -370,7 +374,7 @@ class HostRegisterModule(TenancyModule):
             raise InvalidInput("option workers", "must be at least 1")
         if params["bmc_timeout"] < 1:
             raise InvalidInput("option bmc_timeout", "must be at least 1 second")
-        for key in (params.get("interfaces") or {}):
+        for key in params.get("interfaces") or {}:
             if not key.endswith("_interface"):
                 raise InvalidInput("option interfaces", "key %s does not end with _interface" % key)
         if self.backend == "metal3":
@@ -383,17 +387,24 @@ class HostRegisterModule(TenancyModule):
     def _registrar(self):
         params = self.params
         if self.backend == "metal3":
-            return backends.Metal3Registrar(kube_api_client(params), params["namespace"], self.check_mode,
-                                            params.get("host_claim_namespaces"))
+            return backends.Metal3Registrar(
+                kube_api_client(params), params["namespace"], self.check_mode, params.get("host_claim_namespaces")
+            )
         owner = self._owner
         conns = [self._conn]
 
         def connect():
             return conns.pop() if conns else openstack_connection(params)
 
-        return backends.IronicRegistrar(connect, self.check_mode, owner, params["default_resource_class"],
-                                        params.get("interfaces"), params["update_password"] == "always",
-                                        params["wait_timeout"])
+        return backends.IronicRegistrar(
+            connect,
+            self.check_mode,
+            owner,
+            params["default_resource_class"],
+            params.get("interfaces"),
+            params["update_password"] == "always",
+            params["wait_timeout"],
+        )
 
     def _resolve_owner(self):
         """Resolve option owner in Keystone once, before any BMC is read (bad input changes nothing)."""

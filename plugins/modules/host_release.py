@@ -1,12 +1,8 @@
 #!/usr/bin/python
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 DOCUMENTATION = r"""
 module: host_release
@@ -91,8 +87,8 @@ claim:
   type: dict
 """
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base import TenancyModule
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.auth import WAIT_SPEC
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base import TenancyModule
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import claims as ironic_claims
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claims as metal3_claims
 
@@ -100,10 +96,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import cl
 class HostReleaseModule(TenancyModule):
     object_kind = "host claim"
     argument_spec = dict(
-        name=dict(type="str", required=True),
-        namespace=dict(type="str"),
-        node_reuse=dict(type="str"),
-        **WAIT_SPEC
+        name=dict(type="str", required=True), namespace=dict(type="str"), node_reuse=dict(type="str"), **WAIT_SPEC
     )
     module_kwargs = dict(required_if=[("backend", "metal3", ("namespace",))])
 

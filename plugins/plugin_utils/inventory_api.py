@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -25,41 +24,43 @@ The client libraries are imported only for the backend in use (importing
 openstacksdk or kubernetes costs about a second each).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import json
 import traceback
 from concurrent.futures import ThreadPoolExecutor
-
 from urllib.parse import quote
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
-    BackendError, HttpError, InvalidInput, TenancyError, from_exception, wrap_errors)
+    BackendError,
+    HttpError,
+    InvalidInput,
+    TenancyError,
+    from_exception,
+    wrap_errors,
+)
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import dns1123_label_problem
 from ansible_collections.baremetal.tenancy.plugins.plugin_utils import inventory_model as model
 
 try:
     import urllib3
+
     HAS_URLLIB3 = True
     URLLIB3_IMPORT_ERROR = None
 except ImportError:
     HAS_URLLIB3 = False
     URLLIB3_IMPORT_ERROR = traceback.format_exc()
 
-IRONIC_MICROVERSION = '1.78'  # module_utils ironic.connection.IRONIC_MICROVERSION: 1.65 lessee, 1.60 owned allocations
-HOSTCLAIMS_PATH = '/apis/metal3.io/v1alpha1/namespaces/%s/hostclaims'
+IRONIC_MICROVERSION = "1.78"  # module_utils ironic.connection.IRONIC_MICROVERSION: 1.65 lessee, 1.60 owned allocations
+HOSTCLAIMS_PATH = "/apis/metal3.io/v1alpha1/namespaces/%s/hostclaims"
 DEFAULT_PAGE_SIZE = 500
 DEFAULT_TIMEOUT = 60
 MAX_PARALLEL = 4
-USER_AGENT = 'baremetal.tenancy-claimed_hosts'
+USER_AGENT = "baremetal.tenancy-claimed_hosts"
 
 
 def _text(body):
     if isinstance(body, bytes):
-        return body.decode('utf-8', 'replace')
-    return body if isinstance(body, str) else ''
+        return body.decode("utf-8", "replace")
+    return body if isinstance(body, str) else ""
 
 
 def _api_message(body):
@@ -70,101 +71,113 @@ def _api_message(body):
         return None
     if not isinstance(data, dict):
         return None
-    if isinstance(data.get('message'), str):
-        return data['message']
-    fault = data.get('error_message')
+    if isinstance(data.get("message"), str):
+        return data["message"]
+    fault = data.get("error_message")
     if isinstance(fault, str):
         try:
             fault = json.loads(fault)
         except ValueError:
             return fault
-    if isinstance(fault, dict) and isinstance(fault.get('faultstring'), str):
-        return fault['faultstring']
+    if isinstance(fault, dict) and isinstance(fault.get("faultstring"), str):
+        return fault["faultstring"]
     return None
 
 
 _HINTS = {
-    401: 'the credentials were refused',
-    403: 'the credentials do not allow it',
-    404: 'not found',
+    401: "the credentials were refused",
+    403: "the credentials do not allow it",
+    404: "not found",
 }
 
 
 def http_error(what, status, reason, body, hint_404=None):
     """The TenancyError for an HTTP error answer about ``what``."""
-    message = _api_message(body) or _HINTS.get(status) or reason or 'HTTP error'
-    if status == 401 and 'credentials' not in message:
-        message = '%s: %s' % (_HINTS[401], message)
+    message = _api_message(body) or _HINTS.get(status) or reason or "HTTP error"
+    if status == 401 and "credentials" not in message:
+        message = "%s: %s" % (_HINTS[401], message)
     if status == 404 and hint_404:
-        message = '%s (%s)' % (message, hint_404)
+        message = "%s (%s)" % (message, hint_404)
     return from_exception(what, HttpError(status, message, None))
 
 
 def _connection_reason(exc):
     """A short reason for a urllib3 failure (no object reprs)."""
-    reason = getattr(exc, 'reason', None) or exc
+    reason = getattr(exc, "reason", None) or exc
     text = str(reason)
-    marker = 'Failed to establish a new connection: '
+    marker = "Failed to establish a new connection: "
     if marker in text:
-        return text[text.index(marker) + len(marker):]
-    return text.split('): ', 1)[-1] if '): ' in text and 'object at 0x' in text else text
+        return text[text.index(marker) + len(marker) :]
+    return text.split("): ", 1)[-1] if "): " in text and "object at 0x" in text else text
 
 
 def shorten(error):
     """``error`` (a TenancyError) with a connection failure cause cut to its reason (no urllib3 retry story)."""
-    marker = 'Failed to establish a new connection: '
-    cause = error.cause if isinstance(error.cause, str) else ''
+    marker = "Failed to establish a new connection: "
+    cause = error.cause if isinstance(error.cause, str) else ""
     if marker in cause:
-        reason = cause[cause.index(marker) + len(marker):].rstrip('")\'')
-        error.cause = 'cannot connect: %s' % reason
+        reason = cause[cause.index(marker) + len(marker) :].rstrip("\")'")
+        error.cause = "cannot connect: %s" % reason
     return error
 
 
 def _check_namespaces(namespaces):
     if not namespaces:
-        raise InvalidInput('option namespaces', 'required with backend metal3: list the namespaces whose HostClaims '
-                                                'make the inventory (a tenant can list only its own)')
+        raise InvalidInput(
+            "option namespaces",
+            "required with backend metal3: list the namespaces whose HostClaims "
+            "make the inventory (a tenant can list only its own)",
+        )
     for namespace in namespaces:
         problem = dns1123_label_problem(namespace)
         if problem:
-            raise InvalidInput('option namespaces', 'namespace %r %s' % (namespace, problem))
+            raise InvalidInput("option namespaces", "namespace %r %s" % (namespace, problem))
 
 
-class KubeClaims(object):
+class KubeClaims:
     """Lists HostClaims through the Kubernetes API as raw JSON."""
 
     def __init__(self, params, timeout=DEFAULT_TIMEOUT):
         if not HAS_URLLIB3:
-            raise InvalidInput('python library urllib3', 'is required for backend metal3 (pip install kubernetes)')
+            raise InvalidInput("python library urllib3", "is required for backend metal3 (pip install kubernetes)")
         from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import kube_api_client
+
         self.client = kube_api_client(params)
-        self.base = (self.client.configuration.host or '').rstrip('/')
+        self.base = (self.client.configuration.host or "").rstrip("/")
         self.pool = self.client.rest_client.pool_manager
         self.timeout = urllib3.Timeout(connect=min(timeout, 30), read=timeout)
         self.retries = urllib3.Retry(total=2, connect=2, read=1, status=0, redirect=0, backoff_factor=0.2)
         self.requests = 0
 
     def _headers(self):
-        headers = {'Accept': 'application/json', 'User-Agent': USER_AGENT}
+        headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
         for setting in (self.client.configuration.auth_settings() or {}).values():
-            if setting.get('in') == 'header' and setting.get('value'):
-                headers[setting['key']] = setting['value']
+            if setting.get("in") == "header" and setting.get("value"):
+                headers[setting["key"]] = setting["value"]
         return headers
 
     def _get(self, path, fields, what):
         try:
-            response = self.pool.request('GET', self.base + path, fields=fields, headers=self._headers(),
-                                         timeout=self.timeout, retries=self.retries, preload_content=True)
+            response = self.pool.request(
+                "GET",
+                self.base + path,
+                fields=fields,
+                headers=self._headers(),
+                timeout=self.timeout,
+                retries=self.retries,
+                preload_content=True,
+            )
         except urllib3.exceptions.HTTPError as exc:
-            raise BackendError('Kubernetes API %s' % self.base, 'cannot connect: %s' % _connection_reason(exc))
+            raise BackendError("Kubernetes API %s" % self.base, "cannot connect: %s" % _connection_reason(exc))
         self.requests += 1
         if response.status != 200:
-            raise http_error(what, response.status, response.reason, response.data,
-                             hint_404='is the HostClaim CRD installed?')
+            raise http_error(
+                what, response.status, response.reason, response.data, hint_404="is the HostClaim CRD installed?"
+            )
         try:
             return json.loads(response.data)
         except ValueError:
-            raise BackendError(what, 'the API answered with something that is not JSON')
+            raise BackendError(what, "the API answered with something that is not JSON")
 
     def namespace_records(self, namespace, page_size=DEFAULT_PAGE_SIZE):
         """Records of the bound HostClaims of one namespace (one paginated list).
@@ -172,17 +185,20 @@ class KubeClaims(object):
         The next page is requested as soon as its ``continue`` token is known,
         so the API server prepares it while this page's claims are converted.
         """
-        what = 'HostClaims in namespace %s' % namespace
-        path = HOSTCLAIMS_PATH % quote(namespace, safe='')
+        what = "HostClaims in namespace %s" % namespace
+        path = HOSTCLAIMS_PATH % quote(namespace, safe="")
         records = []
         with ThreadPoolExecutor(max_workers=1) as fetcher:
-            pending = fetcher.submit(self._get, path, {'limit': str(page_size)}, what)
+            pending = fetcher.submit(self._get, path, {"limit": str(page_size)}, what)
             while pending is not None:
                 body = pending.result()
-                token = (body.get('metadata') or {}).get('continue')
-                pending = fetcher.submit(self._get, path, {'limit': str(page_size), 'continue': token}, what) \
-                    if token else None
-                for item in body.get('items') or ():
+                token = (body.get("metadata") or {}).get("continue")
+                pending = (
+                    fetcher.submit(self._get, path, {"limit": str(page_size), "continue": token}, what)
+                    if token
+                    else None
+                )
+                for item in body.get("items") or ():
                     record = model.metal3_record(item)
                     if record is not None:
                         records.append(record)
@@ -199,11 +215,12 @@ class KubeClaims(object):
         return [record for page in pages for record in page]
 
 
-class IronicClaims(object):
+class IronicClaims:
     """Lists the caller's allocations, their nodes and ports through the Ironic API."""
 
     def __init__(self, params):
         from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connection import openstack_connection
+
         try:
             self.conn = openstack_connection(params)
         except TenancyError as error:
@@ -220,15 +237,15 @@ class IronicClaims(object):
             access = session.auth.get_access(session)
         except Exception:  # pylint: disable=broad-except
             return None, None
-        return getattr(access, 'project_id', None), getattr(access, 'project_name', None)
+        return getattr(access, "project_id", None), getattr(access, "project_name", None)
 
     def _list(self, path, key, params, page_size):
-        what = 'Ironic %s' % key
+        what = "Ironic %s" % key
         items, marker = [], None
         while True:
             query = dict(params, limit=page_size)
             if marker:
-                query['marker'] = marker
+                query["marker"] = marker
             try:
                 with wrap_errors(what):
                     response = self.adapter.get(path, params=query, microversion=self.microversion, raise_exc=False)
@@ -241,9 +258,9 @@ class IronicClaims(object):
                 body = response.json()
             page = body.get(key) or []
             items.extend(page)
-            if not body.get('next') or not page or not isinstance(page[-1], dict) or not page[-1].get('uuid'):
+            if not body.get("next") or not page or not isinstance(page[-1], dict) or not page[-1].get("uuid"):
                 return items
-            marker = page[-1]['uuid']
+            marker = page[-1]["uuid"]
 
     def records(self, page_size=DEFAULT_PAGE_SIZE, ports=True):
         """Records of the project's allocations that hold a node (the lists read in parallel).
@@ -251,15 +268,15 @@ class IronicClaims(object):
         Without ``ports`` the ports list is not read (records then have no NICs
         and no boot MAC address): Ironic looks each port's node up to answer it.
         """
-        allocation_params = {'fields': ','.join(model.IRONIC_ALLOCATION_FIELDS)}
+        allocation_params = {"fields": ",".join(model.IRONIC_ALLOCATION_FIELDS)}
         if self.project_id:
-            allocation_params['owner'] = self.project_id
+            allocation_params["owner"] = self.project_id
         lists = [
-            ('/allocations', 'allocations', allocation_params),
-            ('/nodes', 'nodes', {'associated': 'true', 'fields': ','.join(model.IRONIC_NODE_FIELDS)}),
+            ("/allocations", "allocations", allocation_params),
+            ("/nodes", "nodes", {"associated": "true", "fields": ",".join(model.IRONIC_NODE_FIELDS)}),
         ]
         if ports:
-            lists.append(('/ports', 'ports', {'fields': ','.join(model.IRONIC_PORT_FIELDS)}))
+            lists.append(("/ports", "ports", {"fields": ",".join(model.IRONIC_PORT_FIELDS)}))
         with ThreadPoolExecutor(max_workers=len(lists)) as pool:
             futures = [pool.submit(self._list, path, key, params, page_size) for path, key, params in lists]
             results = [future.result() for future in futures]
@@ -270,13 +287,13 @@ class IronicClaims(object):
 
 def fetch_records(backend, params, namespaces=None, page_size=DEFAULT_PAGE_SIZE, timeout=DEFAULT_TIMEOUT, ports=True):
     """``(records, requests)`` for ``backend`` with the credentials in ``params`` (``ports``: see IronicClaims)."""
-    if backend == 'metal3':
+    if backend == "metal3":
         _check_namespaces(namespaces)
         reader = KubeClaims(params, timeout)
         records = reader.records(namespaces, page_size)
-    elif backend == 'ironic':
-        reader = IronicClaims(dict(params, api_timeout=params.get('api_timeout') or timeout))
+    elif backend == "ironic":
+        reader = IronicClaims(dict(params, api_timeout=params.get("api_timeout") or timeout))
         records = reader.records(page_size, ports)
     else:
-        raise InvalidInput('option backend', '%r is not one of %s' % (backend, ', '.join(model.BACKENDS)))
+        raise InvalidInput("option backend", "%r is not one of %s" % (backend, ", ".join(model.BACKENDS)))
     return records, reader.requests

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -54,74 +53,133 @@ Rules decided here (the plugin documents them):
   ``_``) and never start with a digit.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import ipaddress
 import re
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_view import bound_host
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model import image_of
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_view import bound_host
 
-BACKENDS = ('metal3', 'ironic')
-ANY_TYPE = '*'
-ADDRESS_FAMILIES = ('ipv4', 'ipv6', 'hostname')
-DEFAULT_ADDRESS_TYPES = ('ExternalIP', 'InternalIP')
-DEFAULT_ADDRESS_FAMILIES = ('ipv4', 'ipv6')
-DEFAULT_UNTYPED_ADDRESS = 'InternalIP'
-DEFAULT_HOST_CLASS_LABEL = 'baremetal.tenancy/host-class'
-DEFAULT_HOSTVAR_PREFIX = 'tenancy_'
-DEFAULT_GROUP = 'claimed_hosts'
-DEFAULT_GROUP_PREFIX = 'tenancy_'
-QUALIFY_MODES = ('auto', 'always', 'never')
-WITHOUT_ADDRESS = ('keep', 'skip')
+BACKENDS = ("metal3", "ironic")
+ANY_TYPE = "*"
+ADDRESS_FAMILIES = ("ipv4", "ipv6", "hostname")
+DEFAULT_ADDRESS_TYPES = ("ExternalIP", "InternalIP")
+DEFAULT_ADDRESS_FAMILIES = ("ipv4", "ipv6")
+DEFAULT_UNTYPED_ADDRESS = "InternalIP"
+DEFAULT_HOST_CLASS_LABEL = "baremetal.tenancy/host-class"
+DEFAULT_HOSTVAR_PREFIX = "tenancy_"
+DEFAULT_GROUP = "claimed_hosts"
+DEFAULT_GROUP_PREFIX = "tenancy_"
+QUALIFY_MODES = ("auto", "always", "never")
+WITHOUT_ADDRESS = ("keep", "skip")
 
-ASSOCIATED = 'AssociateBMH'
-ALLOCATED = 'Allocated'
-READY = 'Ready'
-BINDING_LABEL = 'hostclaim.metal3.io/host'
-EXPORT_ANNOTATION_DOMAINS = ('export.hostclaim.metal3.io',)
-IMAGE_FIELDS = ('url', 'checksum', 'checksumType', 'format')
-CONDITION_FIELDS = ('type', 'status', 'reason', 'message', 'lastTransitionTime')
-NIC_FIELDS = ('name', 'MAC', 'ip')
-ADDRESSES_KEY = 'addresses'
-IRONIC_ADDRESSES_KEY = 'baremetal_tenancy_addresses'  # ironic_model.ADDRESSES_KEY, written by host_claim
-TYPE_ALIASES = {'InternalIP6': 'InternalIP', 'ExternalIP6': 'ExternalIP'}
+ASSOCIATED = "AssociateBMH"
+ALLOCATED = "Allocated"
+READY = "Ready"
+BINDING_LABEL = "hostclaim.metal3.io/host"
+EXPORT_ANNOTATION_DOMAINS = ("export.hostclaim.metal3.io",)
+IMAGE_FIELDS = ("url", "checksum", "checksumType", "format")
+CONDITION_FIELDS = ("type", "status", "reason", "message", "lastTransitionTime")
+NIC_FIELDS = ("name", "MAC", "ip")
+ADDRESSES_KEY = "addresses"
+IRONIC_ADDRESSES_KEY = "baremetal_tenancy_addresses"  # ironic_model.ADDRESSES_KEY, written by host_claim
+TYPE_ALIASES = {"InternalIP6": "InternalIP", "ExternalIP6": "ExternalIP"}
 
 # Host variables (without prefix): every one a source can ask for, those set when it does not say, and those
 # that exist with one backend only.  ``conditions`` maps each condition type to its status; ``condition_details``
 # is the list of conditions with their reasons and messages.
-HOST_VARIABLES = ('name', 'namespace', 'backend', 'host', 'host_class', 'online', 'powered_on', 'associated', 'ready',
-                  'conditions', 'condition_details', 'labels', 'annotations', 'image', 'addresses', 'nics',
-                  'boot_mac_address', 'uid', 'project_id', 'project_name', 'node_uuid', 'allocation_uuid',
-                  'resource_class', 'traits', 'provision_state', 'power_state', 'maintenance')
-DEFAULT_HOST_VARIABLES = ('name', 'namespace', 'backend', 'host', 'host_class', 'online', 'powered_on', 'ready',
-                          'conditions', 'labels', 'annotations', 'image', 'project_name', 'traits', 'provision_state',
-                          'maintenance')
+HOST_VARIABLES = (
+    "name",
+    "namespace",
+    "backend",
+    "host",
+    "host_class",
+    "online",
+    "powered_on",
+    "associated",
+    "ready",
+    "conditions",
+    "condition_details",
+    "labels",
+    "annotations",
+    "image",
+    "addresses",
+    "nics",
+    "boot_mac_address",
+    "uid",
+    "project_id",
+    "project_name",
+    "node_uuid",
+    "allocation_uuid",
+    "resource_class",
+    "traits",
+    "provision_state",
+    "power_state",
+    "maintenance",
+)
+DEFAULT_HOST_VARIABLES = (
+    "name",
+    "namespace",
+    "backend",
+    "host",
+    "host_class",
+    "online",
+    "powered_on",
+    "ready",
+    "conditions",
+    "labels",
+    "annotations",
+    "image",
+    "project_name",
+    "traits",
+    "provision_state",
+    "maintenance",
+)
 # With backend ironic these come from the ports list, which is read only when one of them is wanted.
-PORT_VARIABLES = ('nics', 'boot_mac_address')
+PORT_VARIABLES = ("nics", "boot_mac_address")
 BACKEND_VARIABLES = {
-    'metal3': ('uid',),
-    'ironic': ('project_id', 'project_name', 'node_uuid', 'allocation_uuid', 'resource_class', 'traits',
-               'provision_state', 'power_state', 'maintenance'),
+    "metal3": ("uid",),
+    "ironic": (
+        "project_id",
+        "project_name",
+        "node_uuid",
+        "allocation_uuid",
+        "resource_class",
+        "traits",
+        "provision_state",
+        "power_state",
+        "maintenance",
+    ),
 }
 
 # What the Ironic lists ask for: these fields and no other.
-IRONIC_ALLOCATION_FIELDS = ('uuid', 'name', 'node_uuid', 'state', 'owner', 'extra')
-IRONIC_NODE_FIELDS = ('uuid', 'name', 'provision_state', 'target_provision_state', 'power_state', 'maintenance',
-                      'resource_class', 'traits', 'instance_info', 'extra', 'owner', 'lessee', 'instance_uuid')
-IRONIC_PORT_FIELDS = ('uuid', 'address', 'node_uuid', 'pxe_enabled')
+IRONIC_ALLOCATION_FIELDS = ("uuid", "name", "node_uuid", "state", "owner", "extra")
+IRONIC_NODE_FIELDS = (
+    "uuid",
+    "name",
+    "provision_state",
+    "target_provision_state",
+    "power_state",
+    "maintenance",
+    "resource_class",
+    "traits",
+    "instance_info",
+    "extra",
+    "owner",
+    "lessee",
+    "instance_uuid",
+)
+IRONIC_PORT_FIELDS = ("uuid", "address", "node_uuid", "pxe_enabled")
 
-_LABEL = r'[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?'
-_HOSTNAME_RE = re.compile(r'%s(?:\.%s)*\Z' % (_LABEL, _LABEL))
-_OCTET = r'(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])'
-_IPV4_RE = re.compile(r'%s(?:\.%s){3}\Z' % (_OCTET, _OCTET))
-_UNSAFE_GROUP_CHARS = re.compile(r'[^A-Za-z0-9_]')
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+_HOSTNAME_RE = re.compile(r"%s(?:\.%s)*\Z" % (_LABEL, _LABEL))
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+_IPV4_RE = re.compile(r"%s(?:\.%s){3}\Z" % (_OCTET, _OCTET))
+_UNSAFE_GROUP_CHARS = re.compile(r"[^A-Za-z0-9_]")
 
 
 # ---------------------------------------------------------------- helpers
+
 
 def _dict(value):
     return value if isinstance(value, dict) else {}
@@ -148,22 +206,23 @@ def _pick(value, fields):
 
 # -------------------------------------------------------------- addresses
 
+
 def address_family(address):
     """``ipv4``, ``ipv6``, ``hostname`` (a valid DNS name) or ``None`` (unusable)."""
     if not isinstance(address, str) or not address or len(address) > 253:
         return None
     if _IPV4_RE.match(address):
-        return 'ipv4'
-    if ':' in address:
+        return "ipv4"
+    if ":" in address:
         try:
             ipaddress.IPv6Address(address)
         except ValueError:
             return None
-        return 'ipv6'
-    name = address[:-1] if address.endswith('.') else address
-    if not _HOSTNAME_RE.match(name) or name.rsplit('.', 1)[-1].isdigit():
+        return "ipv6"
+    name = address[:-1] if address.endswith(".") else address
+    if not _HOSTNAME_RE.match(name) or name.rsplit(".", 1)[-1].isdigit():
         return None
-    return 'hostname'
+    return "hostname"
 
 
 def normalise_addresses(value, default_type=DEFAULT_UNTYPED_ADDRESS):
@@ -179,12 +238,12 @@ def normalise_addresses(value, default_type=DEFAULT_UNTYPED_ADDRESS):
     result = []
     for item in value:
         if isinstance(item, str):
-            entry = {'type': default_type, 'address': item.strip()}
-        elif isinstance(item, dict) and isinstance(item.get('address'), str):
-            entry = {'type': _str(item.get('type')) or default_type, 'address': item['address'].strip()}
+            entry = {"type": default_type, "address": item.strip()}
+        elif isinstance(item, dict) and isinstance(item.get("address"), str):
+            entry = {"type": _str(item.get("type")) or default_type, "address": item["address"].strip()}
         else:
             continue
-        if entry['address'] and entry not in result:
+        if entry["address"] and entry not in result:
             result.append(entry)
     return result
 
@@ -198,8 +257,11 @@ def select_address(addresses, types=DEFAULT_ADDRESS_TYPES, families=DEFAULT_ADDR
     """
     types = list(types or ()) or [ANY_TYPE]
     families = list(families or ()) or list(ADDRESS_FAMILIES)
-    known = [(entry.get('type'), entry.get('address'), address_family(entry.get('address')))
-             for entry in addresses or () if isinstance(entry, dict)]
+    known = [
+        (entry.get("type"), entry.get("address"), address_family(entry.get("address")))
+        for entry in addresses or ()
+        if isinstance(entry, dict)
+    ]
     for wanted_type in types:
         for family in families:
             for entry_type, address, entry_family in known:
@@ -210,26 +272,28 @@ def select_address(addresses, types=DEFAULT_ADDRESS_TYPES, families=DEFAULT_ADDR
 
 # ------------------------------------------------------------- conditions
 
+
 def normalise_conditions(value):
     """The conditions of a status: dicts with a type, string fields only."""
     if not isinstance(value, list):
         return []
-    return [_pick(item, CONDITION_FIELDS) for item in value if isinstance(item, dict) and _str(item.get('type'))]
+    return [_pick(item, CONDITION_FIELDS) for item in value if isinstance(item, dict) and _str(item.get("type"))]
 
 
 def condition_status(conditions, ctype):
     """``status`` of the first condition of type ``ctype``, or ``None``."""
     for condition in conditions or ():
-        if condition.get('type') == ctype:
-            return condition.get('status')
+        if condition.get("type") == ctype:
+            return condition.get("status")
     return None
 
 
 # ------------------------------------------------------------------ metal3
 
+
 def _domain(key):
-    prefix, sep, dummy = key.rpartition('/')
-    return prefix if sep else ''
+    prefix, sep, dummy = key.rpartition("/")
+    return prefix if sep else ""
 
 
 def exported_annotations(annotations):
@@ -237,7 +301,7 @@ def exported_annotations(annotations):
     result = {}
     for key, value in _str_map(annotations).items():
         domain = _domain(key)
-        if any(domain == allowed or domain.endswith('.' + allowed) for allowed in EXPORT_ANNOTATION_DOMAINS):
+        if any(domain == allowed or domain.endswith("." + allowed) for allowed in EXPORT_ANNOTATION_DOMAINS):
             result[key] = value
     return result
 
@@ -252,58 +316,63 @@ def _metal3_nics(value):
 def metal3_record(claim):
     """The record of a HostClaim dict, or ``None`` while it is not bound to a host."""
     claim = _dict(claim)
-    meta, spec, status = _dict(claim.get('metadata')), _dict(claim.get('spec')), _dict(claim.get('status'))
-    conditions = normalise_conditions(status.get('conditions'))
+    meta, spec, status = _dict(claim.get("metadata")), _dict(claim.get("spec")), _dict(claim.get("status"))
+    conditions = normalise_conditions(status.get("conditions"))
     host = bound_host(claim)
-    if condition_status(conditions, ASSOCIATED) != 'True' or not _str(meta.get('name')) or not _str(host):
+    if condition_status(conditions, ASSOCIATED) != "True" or not _str(meta.get("name")) or not _str(host):
         return None
-    labels = _str_map(meta.get('labels'))
-    image = _pick(spec.get('image'), IMAGE_FIELDS)
+    labels = _str_map(meta.get("labels"))
+    image = _pick(spec.get("image"), IMAGE_FIELDS)
     return {
-        'backend': 'metal3',
-        'name': meta['name'],
-        'namespace': _str(meta.get('namespace')),
-        'uid': _str(meta.get('uid')),
-        'host': host,
-        'online': spec.get('online') is True,
-        'powered_on': _bool(status.get('poweredOn')),
-        'associated': True,
-        'ready': condition_status(conditions, READY) == 'True',
-        'conditions': conditions,
-        'labels': labels,
-        'annotations': exported_annotations(meta.get('annotations')),
-        'image': image or None,
-        'addresses': normalise_addresses(status.get('addresses')),
-        'nics': _metal3_nics(status.get('nics')),
-        'boot_mac_address': _str(status.get('bootMACAddress')),
+        "backend": "metal3",
+        "name": meta["name"],
+        "namespace": _str(meta.get("namespace")),
+        "uid": _str(meta.get("uid")),
+        "host": host,
+        "online": spec.get("online") is True,
+        "powered_on": _bool(status.get("poweredOn")),
+        "associated": True,
+        "ready": condition_status(conditions, READY) == "True",
+        "conditions": conditions,
+        "labels": labels,
+        "annotations": exported_annotations(meta.get("annotations")),
+        "image": image or None,
+        "addresses": normalise_addresses(status.get("addresses")),
+        "nics": _metal3_nics(status.get("nics")),
+        "boot_mac_address": _str(status.get("bootMACAddress")),
     }
 
 
 # ------------------------------------------------------------------ ironic
 
+
 def _power(power_state):
-    return {'power on': True, 'power off': False}.get(power_state)
+    return {"power on": True, "power off": False}.get(power_state)
 
 
 def ironic_ready(node):
     """``(ready, reason, message)`` of a claimed node."""
-    state = node.get('provision_state')
-    if node.get('maintenance') is True:
-        return False, 'Maintenance', 'the node is in maintenance; ask the infrastructure administrator'
-    if state == 'active' and not node.get('target_provision_state'):
-        return True, 'Provisioned', 'the node is deployed'
-    shown = state if isinstance(state, str) and state else 'unknown'
-    if node.get('target_provision_state'):
-        shown = '%s -> %s' % (shown, node['target_provision_state'])
-    return False, 'NotProvisioned', 'the node is in provision state %s' % shown
+    state = node.get("provision_state")
+    if node.get("maintenance") is True:
+        return False, "Maintenance", "the node is in maintenance; ask the infrastructure administrator"
+    if state == "active" and not node.get("target_provision_state"):
+        return True, "Provisioned", "the node is deployed"
+    shown = state if isinstance(state, str) and state else "unknown"
+    if node.get("target_provision_state"):
+        shown = "%s -> %s" % (shown, node["target_provision_state"])
+    return False, "NotProvisioned", "the node is in provision state %s" % shown
 
 
 def _ironic_conditions(allocation, node):
     ready, reason, message = ironic_ready(node)
     return [
-        {'type': ALLOCATED, 'status': 'True', 'reason': 'Allocated',
-         'message': 'allocation %s holds node %s' % (allocation.get('uuid'), node.get('name') or node.get('uuid'))},
-        {'type': READY, 'status': 'True' if ready else 'False', 'reason': reason, 'message': message},
+        {
+            "type": ALLOCATED,
+            "status": "True",
+            "reason": "Allocated",
+            "message": "allocation %s holds node %s" % (allocation.get("uuid"), node.get("name") or node.get("uuid")),
+        },
+        {"type": READY, "status": "True" if ready else "False", "reason": reason, "message": message},
     ]
 
 
@@ -315,9 +384,9 @@ def ironic_addresses(allocation, node):
     """
     node = _dict(node)
     result = []
-    for value in (_dict(node.get('extra')).get(ADDRESSES_KEY),):
+    for value in (_dict(node.get("extra")).get(ADDRESSES_KEY),):
         for entry in normalise_addresses(value):
-            entry['type'] = TYPE_ALIASES.get(entry['type'], entry['type'])
+            entry["type"] = TYPE_ALIASES.get(entry["type"], entry["type"])
             if entry not in result:
                 result.append(entry)
     return result
@@ -326,45 +395,45 @@ def ironic_addresses(allocation, node):
 def _ports_by_node(ports):
     by_node = {}
     for port in ports or ():
-        if isinstance(port, dict) and _str(port.get('node_uuid')) and _str(port.get('address')):
-            by_node.setdefault(port['node_uuid'], []).append(port)
+        if isinstance(port, dict) and _str(port.get("node_uuid")) and _str(port.get("address")):
+            by_node.setdefault(port["node_uuid"], []).append(port)
     for node_ports in by_node.values():
-        node_ports.sort(key=lambda port: port['address'])
+        node_ports.sort(key=lambda port: port["address"])
     return by_node
 
 
 def _ironic_record(allocation, node, ports, project_names):
-    owner = _str(allocation.get('owner'))
-    node_name = _str(node.get('name'))
-    traits = node.get('traits')
+    owner = _str(allocation.get("owner"))
+    node_name = _str(node.get("name"))
+    traits = node.get("traits")
     conditions = _ironic_conditions(allocation, node)
-    boot = [port['address'] for port in ports if port.get('pxe_enabled') is True] or [port['address'] for port in ports]
-    image = image_of(_dict(node.get('instance_info')))
+    boot = [port["address"] for port in ports if port.get("pxe_enabled") is True] or [port["address"] for port in ports]
+    image = image_of(_dict(node.get("instance_info")))
     return {
-        'backend': 'ironic',
-        'name': _str(allocation.get('name')) or node_name or node['uuid'],
-        'namespace': owner,
-        'project_id': owner,
-        'project_name': _str(_dict(project_names).get(owner)),
-        'host': node_name or node['uuid'],
-        'node_uuid': node['uuid'],
-        'allocation_uuid': _str(allocation.get('uuid')),
-        'online': None,
-        'powered_on': _power(node.get('power_state')),
-        'power_state': _str(node.get('power_state')),
-        'associated': True,
-        'ready': condition_status(conditions, READY) == 'True',
-        'conditions': conditions,
-        'labels': {},
-        'annotations': {},
-        'resource_class': _str(node.get('resource_class')),
-        'traits': sorted(trait for trait in traits if _str(trait)) if isinstance(traits, list) else [],
-        'provision_state': _str(node.get('provision_state')),
-        'maintenance': node.get('maintenance') is True,
-        'image': dict(image) if image else None,
-        'addresses': ironic_addresses(allocation, node),
-        'nics': [{'name': _str(port.get('uuid')), 'MAC': port['address']} for port in ports],
-        'boot_mac_address': boot[0] if boot else None,
+        "backend": "ironic",
+        "name": _str(allocation.get("name")) or node_name or node["uuid"],
+        "namespace": owner,
+        "project_id": owner,
+        "project_name": _str(_dict(project_names).get(owner)),
+        "host": node_name or node["uuid"],
+        "node_uuid": node["uuid"],
+        "allocation_uuid": _str(allocation.get("uuid")),
+        "online": None,
+        "powered_on": _power(node.get("power_state")),
+        "power_state": _str(node.get("power_state")),
+        "associated": True,
+        "ready": condition_status(conditions, READY) == "True",
+        "conditions": conditions,
+        "labels": {},
+        "annotations": {},
+        "resource_class": _str(node.get("resource_class")),
+        "traits": sorted(trait for trait in traits if _str(trait)) if isinstance(traits, list) else [],
+        "provision_state": _str(node.get("provision_state")),
+        "maintenance": node.get("maintenance") is True,
+        "image": dict(image) if image else None,
+        "addresses": ironic_addresses(allocation, node),
+        "nics": [{"name": _str(port.get("uuid")), "MAC": port["address"]} for port in ports],
+        "boot_mac_address": boot[0] if boot else None,
     }
 
 
@@ -375,65 +444,66 @@ def ironic_records(allocations, nodes, ports=(), project_names=None):
     visible to the caller), is not a host.  ``project_names`` maps project
     IDs to names where known.
     """
-    by_uuid = dict((node['uuid'], node) for node in nodes or () if isinstance(node, dict) and _str(node.get('uuid')))
+    by_uuid = dict((node["uuid"], node) for node in nodes or () if isinstance(node, dict) and _str(node.get("uuid")))
     by_node = _ports_by_node(ports)
     records = []
     for allocation in allocations or ():
         if not isinstance(allocation, dict):
             continue
-        node = by_uuid.get(allocation.get('node_uuid'))
+        node = by_uuid.get(allocation.get("node_uuid"))
         if node is not None:
-            records.append(_ironic_record(allocation, node, by_node.get(node['uuid'], []), project_names))
+            records.append(_ironic_record(allocation, node, by_node.get(node["uuid"], []), project_names))
     return records
 
 
 # ------------------------------------------------------------ host entries
 
+
 def safe_group_name(name):
     """``name`` with every character other than a letter, digit or ``_`` replaced by ``_``."""
-    safe = _UNSAFE_GROUP_CHARS.sub('_', name if isinstance(name, str) else '')
+    safe = _UNSAFE_GROUP_CHARS.sub("_", name if isinstance(name, str) else "")
     if safe[:1].isdigit():
-        safe = '_' + safe
+        safe = "_" + safe
     return safe or None
 
 
 def describe(record):
     """How messages name the claim behind a record."""
-    if record.get('backend') == 'ironic':
-        return 'allocation %s (node %s)' % (record.get('name'), record.get('node_uuid'))
-    return 'HostClaim %s/%s' % (record.get('namespace'), record.get('name'))
+    if record.get("backend") == "ironic":
+        return "allocation %s (node %s)" % (record.get("name"), record.get("node_uuid"))
+    return "HostClaim %s/%s" % (record.get("namespace"), record.get("name"))
 
 
 def should_qualify(mode, backend, namespaces=()):
     """Whether default host names carry the namespace/project (see the module docstring)."""
-    if mode == 'always':
+    if mode == "always":
         return True
-    if mode == 'never':
+    if mode == "never":
         return False
-    return backend == 'metal3' and len(set(namespaces or ())) > 1
+    return backend == "metal3" and len(set(namespaces or ())) > 1
 
 
 def scope_of(record):
     """The namespace, or for Ironic the project name (ID when the name is unknown)."""
-    if record.get('backend') == 'ironic':
-        return record.get('project_name') or record.get('namespace')
-    return record.get('namespace')
+    if record.get("backend") == "ironic":
+        return record.get("project_name") or record.get("namespace")
+    return record.get("namespace")
 
 
 def default_host_name(record, qualify=False):
     """The claim's name, ``<name>.<namespace or project>`` when qualified."""
     if qualify and scope_of(record):
-        return '%s.%s' % (record['name'], scope_of(record))
-    return record['name']
+        return "%s.%s" % (record["name"], scope_of(record))
+    return record["name"]
 
 
 def host_class(record, class_label=DEFAULT_HOST_CLASS_LABEL):
     """Ironic: the node's resource class; metal3: the value of ``class_label`` on the claim."""
-    if record.get('backend') == 'ironic':
-        return record.get('resource_class')
+    if record.get("backend") == "ironic":
+        return record.get("resource_class")
     if not class_label:
         return None
-    return _str(_dict(record.get('labels')).get(class_label))
+    return _str(_dict(record.get("labels")).get(class_label))
 
 
 def variable_names(backend, wanted=DEFAULT_HOST_VARIABLES):
@@ -443,8 +513,11 @@ def variable_names(backend, wanted=DEFAULT_HOST_VARIABLES):
     """
     unknown = [name for name in wanted if name not in HOST_VARIABLES]
     if unknown:
-        raise InvalidInput('option host_variables', '%s: not a host variable (known: %s)'
-                           % (', '.join(repr(name) for name in unknown), ', '.join(HOST_VARIABLES)))
+        raise InvalidInput(
+            "option host_variables",
+            "%s: not a host variable (known: %s)"
+            % (", ".join(repr(name) for name in unknown), ", ".join(HOST_VARIABLES)),
+        )
     other = set(name for kind, names in BACKEND_VARIABLES.items() if kind != backend for name in names)
     seen = set()
     result = []
@@ -464,7 +537,7 @@ def condition_map(conditions):
     """``{type: status}`` of conditions (the first of a type wins, as in ``condition_status``)."""
     result = {}
     for condition in conditions or ():
-        result.setdefault(condition.get('type'), condition.get('status'))
+        result.setdefault(condition.get("type"), condition.get("status"))
     return result
 
 
@@ -474,15 +547,15 @@ def hostvars(record, prefix=DEFAULT_HOSTVAR_PREFIX, class_label=DEFAULT_HOST_CLA
     ``names`` defaults to ``variable_names(<the record's backend>)``.
     """
     if names is None:
-        names = variable_names(record.get('backend'))
+        names = variable_names(record.get("backend"))
     result = {}
     for name in names:
-        if name == 'host_class':
+        if name == "host_class":
             value = host_class(record, class_label)
-        elif name == 'conditions':
-            value = condition_map(record.get('conditions'))
-        elif name == 'condition_details':
-            value = record.get('conditions') or []
+        elif name == "conditions":
+            value = condition_map(record.get("conditions"))
+        elif name == "condition_details":
+            value = record.get("conditions") or []
         else:
             value = record.get(name)
         result[prefix + name] = value
@@ -491,19 +564,19 @@ def hostvars(record, prefix=DEFAULT_HOSTVAR_PREFIX, class_label=DEFAULT_HOST_CLA
 
 def default_groups(record, prefix=DEFAULT_GROUP_PREFIX, class_label=DEFAULT_HOST_CLASS_LABEL):
     """Default group names: namespace (or project), readiness, host class."""
-    scope_kind = 'project' if record.get('backend') == 'ironic' else 'namespace'
+    scope_kind = "project" if record.get("backend") == "ironic" else "namespace"
     groups = []
     if scope_of(record):
-        groups.append('%s%s_%s' % (prefix, scope_kind, scope_of(record)))
-    groups.append(prefix + ('ready' if record.get('ready') else 'not_ready'))
+        groups.append("%s%s_%s" % (prefix, scope_kind, scope_of(record)))
+    groups.append(prefix + ("ready" if record.get("ready") else "not_ready"))
     klass = host_class(record, class_label)
     if klass:
-        groups.append('%sclass_%s' % (prefix, klass))
+        groups.append("%sclass_%s" % (prefix, klass))
     return [safe_group_name(group) for group in groups]
 
 
 def _sort_key(record):
-    return (record.get('namespace') or '', record.get('name') or '', record.get('node_uuid') or '')
+    return (record.get("namespace") or "", record.get("name") or "", record.get("node_uuid") or "")
 
 
 def prepare_hosts(records, options):
@@ -516,28 +589,34 @@ def prepare_hosts(records, options):
     ``name`` (the default host name), ``hostvars``, ``groups`` and ``record``,
     sorted by namespace and name.
     """
-    prefix = options.get('hostvar_prefix', DEFAULT_HOSTVAR_PREFIX)
-    class_label = options.get('host_class_label', DEFAULT_HOST_CLASS_LABEL)
-    qualify = should_qualify(options.get('qualify_host_names') or 'auto', options.get('backend'), options.get('namespaces'))
-    types = options.get('address_types', DEFAULT_ADDRESS_TYPES)
-    families = options.get('address_families', DEFAULT_ADDRESS_FAMILIES)
-    skip_without_address = options.get('hosts_without_address') == 'skip'
-    wanted = options.get('host_variables') or DEFAULT_HOST_VARIABLES
+    prefix = options.get("hostvar_prefix", DEFAULT_HOSTVAR_PREFIX)
+    class_label = options.get("host_class_label", DEFAULT_HOST_CLASS_LABEL)
+    qualify = should_qualify(
+        options.get("qualify_host_names") or "auto", options.get("backend"), options.get("namespaces")
+    )
+    types = options.get("address_types", DEFAULT_ADDRESS_TYPES)
+    families = options.get("address_families", DEFAULT_ADDRESS_FAMILIES)
+    skip_without_address = options.get("hosts_without_address") == "skip"
+    wanted = options.get("host_variables") or DEFAULT_HOST_VARIABLES
     names = dict((backend, variable_names(backend, wanted)) for backend in BACKENDS)
     entries = []
     for record in sorted(records or (), key=_sort_key):
-        if options.get('only_ready') and not record.get('ready'):
+        if options.get("only_ready") and not record.get("ready"):
             continue
-        variables = hostvars(record, prefix, class_label, names.get(record.get('backend')) or ())
-        address = select_address(record.get('addresses'), types, families)
+        variables = hostvars(record, prefix, class_label, names.get(record.get("backend")) or ())
+        address = select_address(record.get("addresses"), types, families)
         if address:
-            variables['ansible_host'] = address
+            variables["ansible_host"] = address
         elif skip_without_address:
             continue
-        groups = default_groups(record, options.get('group_prefix', DEFAULT_GROUP_PREFIX), class_label) \
-            if options.get('default_groups', True) else []
-        entries.append({'name': default_host_name(record, qualify), 'hostvars': variables, 'groups': groups,
-                        'record': record})
+        groups = (
+            default_groups(record, options.get("group_prefix", DEFAULT_GROUP_PREFIX), class_label)
+            if options.get("default_groups", True)
+            else []
+        )
+        entries.append(
+            {"name": default_host_name(record, qualify), "hostvars": variables, "groups": groups, "record": record}
+        )
     return entries
 
 
@@ -546,9 +625,11 @@ def check_unique_names(named):
     seen = {}
     for name, record in named:
         if not isinstance(name, str) or not name.strip():
-            raise InvalidInput(describe(record), 'the host name template gave an empty name')
+            raise InvalidInput(describe(record), "the host name template gave an empty name")
         if name in seen:
-            raise InvalidInput('host name %r' % name,
-                               'given to both %s and %s; set qualify_host_names=always or a hostname template that '
-                               'tells them apart' % (describe(seen[name]), describe(record)))
+            raise InvalidInput(
+                "host name %r" % name,
+                "given to both %s and %s; set qualify_host_names=always or a hostname template that "
+                "tells them apart" % (describe(seen[name]), describe(record)),
+            )
         seen[name] = record

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -17,16 +16,13 @@ A HostClaim annotation, an image URL or an Ironic ``extra`` value may hold
 * older cores: ``wrap_var`` wraps every string in ``AnsibleUnsafeText``.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import json
 
 from ansible.utils.unsafe_proxy import wrap_var
 
 try:
     from ansible.template import is_trusted_as_template  # noqa: F401 pylint: disable=unused-import
+
     HAS_DATA_TAGGING = True
 except ImportError:
     HAS_DATA_TAGGING = False

@@ -14,7 +14,6 @@ runs them (after ``make bmo``).
 from __future__ import annotations
 
 import pytest
-
 from harness import baremetal_operator, sushy
 
 _STACKS: list[baremetal_operator.Metal3] = []
@@ -30,8 +29,9 @@ def metal3_operator(kube_env, tmp_path_factory):
         baremetal_operator.require_bmo()
     except baremetal_operator.BmoMissing as exc:
         pytest.fail(str(exc), pytrace=False)
-    stack = baremetal_operator.start_metal3(kube_env, tmp_path_factory.mktemp("metal3"),
-                                            systems=sushy.default_systems(5))
+    stack = baremetal_operator.start_metal3(
+        kube_env, tmp_path_factory.mktemp("metal3"), systems=sushy.default_systems(5)
+    )
     _STACKS.append(stack)
     try:
         yield stack
@@ -47,4 +47,5 @@ def pytest_terminal_summary(terminalreporter):
         for service in stack.services:
             terminalreporter.write_line(service.summary())
         terminalreporter.write_line(
-            "start: " + ", ".join(f"{name} {seconds:.1f}s" for name, seconds in stack.timings.items()))
+            "start: " + ", ".join(f"{name} {seconds:.1f}s" for name, seconds in stack.timings.items())
+        )

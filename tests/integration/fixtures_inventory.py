@@ -36,40 +36,49 @@ from __future__ import annotations
 import concurrent.futures
 import dataclasses
 import http.client
-import json
 import http.server
+import json
 import socketserver
 import ssl
 import sys
 import threading
 import time
 import urllib.parse
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import pytest
 import yaml
-from kubernetes import client
-
 from harness import kube
-from harness.kube import call_ignoring as _ignore
 from harness import openstack as openstack_harness
 from harness.ansible import REPO_ROOT, collections_root, run_inventory
+from harness.kube import call_ignoring as _ignore
+from kubernetes import client
 
 # The collection's own pure code (claim_sync) does what the binder would; make it importable.
 if str(collections_root()) not in sys.path:
     sys.path.append(str(collections_root()))
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_sync  # noqa: E402
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common import merge_patch as mpatch
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import api as m3api
-from ansible_collections.baremetal.tenancy.plugins.plugin_utils import inventory_model  # noqa: E402
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_sync
+from ansible_collections.baremetal.tenancy.plugins.plugin_utils import inventory_model
 
 GROUP, VERSION = "metal3.io", "v1alpha1"
 MERGE = "application/merge-patch+json"
 NOW = "2026-03-01T10:00:00Z"
 PLUGIN = "baremetal.tenancy.claimed_hosts"
-HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailers",
-              "transfer-encoding", "upgrade", "content-length"}
+HOP_BY_HOP = {
+    "connection",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailers",
+    "transfer-encoding",
+    "upgrade",
+    "content-length",
+}
 
 
 # --------------------------------------------------------------------------
@@ -90,8 +99,9 @@ class CountingProxy:
     an HTTPS upstream. Each forwarded request uses a new upstream connection.
     """
 
-    def __init__(self, upstream: str, *, certfile: Path | None = None, keyfile: Path | None = None,
-                 ca_file: Path | None = None):
+    def __init__(
+        self, upstream: str, *, certfile: Path | None = None, keyfile: Path | None = None, ca_file: Path | None = None
+    ):
         self.upstream = urllib.parse.urlsplit(upstream)
         self.requests: list[tuple[str, str]] = []
         self._lock = threading.Lock()
@@ -140,7 +150,9 @@ class CountingProxy:
                 headers["Host"] = proxy.upstream.netloc
                 upstream = proxy._upstream_connection()
                 try:
-                    upstream.request(self.command, proxy.upstream.path.rstrip("/") + self.path, body=body, headers=headers)
+                    upstream.request(
+                        self.command, proxy.upstream.path.rstrip("/") + self.path, body=body, headers=headers
+                    )
                     response = upstream.getresponse()
                     data = response.read()
                     self.send_response(response.status, response.reason)
@@ -157,7 +169,7 @@ class CountingProxy:
 
         return Handler
 
-    def start(self) -> "CountingProxy":
+    def start(self) -> CountingProxy:
         self._server = _ThreadingServer(("127.0.0.1", 0), self._handler())
         if self._server_context:
             self._server.socket = self._server_context.wrap_socket(self._server.socket, server_side=True)
@@ -171,7 +183,7 @@ class CountingProxy:
             self._server.server_close()
             self._server = None
 
-    def __enter__(self) -> "CountingProxy":
+    def __enter__(self) -> CountingProxy:
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -180,8 +192,9 @@ class CountingProxy:
 
 def kube_proxy(kube_env: kube.KubeEnv) -> CountingProxy:
     """A started HTTPS counting proxy in front of the session apiserver."""
-    return CountingProxy(kube_env.server, certfile=kube_env.pki.serving_cert, keyfile=kube_env.pki.serving_key,
-                         ca_file=kube_env.ca_file).start()
+    return CountingProxy(
+        kube_env.server, certfile=kube_env.pki.serving_cert, keyfile=kube_env.pki.serving_key, ca_file=kube_env.ca_file
+    ).start()
 
 
 def kubeconfig_via(kube_env: kube.KubeEnv, identity: str, server: str, path: Path) -> Path:
@@ -259,7 +272,7 @@ def members(data: dict, group: str) -> set[str]:
 def plugin_errors(proc) -> set[str]:
     """The distinct error messages of the plugin (Ansible prints the message again in its cause chain)."""
     text = proc.stdout + proc.stderr
-    return {line[line.index(PLUGIN_ERROR):] for line in text.splitlines() if PLUGIN_ERROR in line}
+    return {line[line.index(PLUGIN_ERROR) :] for line in text.splitlines() if PLUGIN_ERROR in line}
 
 
 def example_source(example: str, directory: Path, **changes) -> Path:
@@ -282,64 +295,109 @@ def bind_claim(api, claim: dict, host: dict, now: str = NOW) -> dict:
     custom = client.CustomObjectsApi(api)
     host_ns, host_name = host["metadata"]["namespace"], host["metadata"]["name"]
     host = custom.patch_namespaced_custom_object(
-        GROUP, VERSION, host_ns, "baremetalhosts", host_name,
-        {"spec": {"consumerRef": claim_sync.consumer_ref_for(claim), "online": claim["spec"].get("online", False),
-                  "image": claim["spec"].get("image")}}, _content_type=MERGE)
+        GROUP,
+        VERSION,
+        host_ns,
+        "baremetalhosts",
+        host_name,
+        {
+            "spec": {
+                "consumerRef": claim_sync.consumer_ref_for(claim),
+                "online": claim["spec"].get("online", False),
+                "image": claim["spec"].get("image"),
+            }
+        },
+        _content_type=MERGE,
+    )
     namespace, name = claim["metadata"]["namespace"], claim["metadata"]["name"]
     claim = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, "hostclaims", name)
-    metadata = claim_sync.import_metadata(claim["metadata"], host["metadata"], bmc_values=claim_sync.bmc_values_of(host))
+    metadata = claim_sync.import_metadata(
+        claim["metadata"], host["metadata"], bmc_values=claim_sync.bmc_values_of(host)
+    )
     patch = mpatch.apply_merge_patch(metadata["patch"], claim_sync.binding_label_fix(claim, host_name))
     if patch:
-        claim = custom.patch_namespaced_custom_object(GROUP, VERSION, namespace, "hostclaims", name, patch,
-                                                      _content_type=MERGE)
+        claim = custom.patch_namespaced_custom_object(
+            GROUP, VERSION, namespace, "hostclaims", name, patch, _content_type=MERGE
+        )
     status = claim_sync.upward_status(host, claim.get("status"), now, claim)
     powered = (host.get("status") or {}).get("poweredOn")
     if isinstance(powered, bool):
         status["poweredOn"] = powered
-    return custom.patch_namespaced_custom_object_status(GROUP, VERSION, namespace, "hostclaims", name,
-                                                        {"status": status}, _content_type=MERGE)
+    return custom.patch_namespaced_custom_object_status(
+        GROUP, VERSION, namespace, "hostclaims", name, {"status": status}, _content_type=MERGE
+    )
 
 
-def claim_body(namespace: str, name: str, *, online: bool = False, image: dict | None = None,
-               labels: dict | None = None) -> dict:
+def claim_body(
+    namespace: str, name: str, *, online: bool = False, image: dict | None = None, labels: dict | None = None
+) -> dict:
     spec: dict = {"online": online}
     if image:
         spec["image"] = image
-    return {"apiVersion": f"{GROUP}/{VERSION}", "kind": "HostClaim",
-            "metadata": {"name": name, "namespace": namespace, "labels": labels or {}}, "spec": spec}
+    return {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "HostClaim",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels or {}},
+        "spec": spec,
+    }
 
 
 def bound_status(index: int, *, ready: bool = True, host_name: str | None = None) -> dict:
     """The status the binder writes for a claim bound to a registered host (as ``upward_status`` builds it)."""
     host = {
         "metadata": {"name": host_name or "bench-host-%05d" % index, "namespace": "bench-infra"},
-        "spec": {"bootMACAddress": "52:54:00:%02x:%02x:%02x" % (index >> 16 & 255, index >> 8 & 255, index & 255),
-                 "online": False},
-        "status": {"provisioning": {"state": "provisioned" if ready else "available"}, "poweredOn": False,
-                   "hardware": {"hostname": "node-%05d.example.test" % index,
-                                "nics": [{"name": "eno1", "mac": "52:54:00:aa:%02x:%02x" % (index >> 8 & 255, index & 255),
-                                          "ip": "10.%d.%d.%d" % (index >> 16 & 255, index >> 8 & 255, index & 255 or 1)},
-                                         {"name": "eno2", "mac": "52:54:00:bb:%02x:%02x" % (index >> 8 & 255, index & 255)}]}},
+        "spec": {
+            "bootMACAddress": "52:54:00:%02x:%02x:%02x" % (index >> 16 & 255, index >> 8 & 255, index & 255),
+            "online": False,
+        },
+        "status": {
+            "provisioning": {"state": "provisioned" if ready else "available"},
+            "poweredOn": False,
+            "hardware": {
+                "hostname": "node-%05d.example.test" % index,
+                "nics": [
+                    {
+                        "name": "eno1",
+                        "mac": "52:54:00:aa:%02x:%02x" % (index >> 8 & 255, index & 255),
+                        "ip": "10.%d.%d.%d" % (index >> 16 & 255, index >> 8 & 255, index & 255 or 1),
+                    },
+                    {"name": "eno2", "mac": "52:54:00:bb:%02x:%02x" % (index >> 8 & 255, index & 255)},
+                ],
+            },
+        },
     }
     status = claim_sync.upward_status(host, None, NOW)
     status["poweredOn"] = False
     return status
 
 
-def seed_claims(api, namespace: str, count: int, *, start: int = 0, workers: int = 8,
-                labels: dict | None = None) -> None:
+def seed_claims(
+    api, namespace: str, count: int, *, start: int = 0, workers: int = 8, labels: dict | None = None
+) -> None:
     """Create ``count`` bound claims (``c-<index>``) with their status in ``namespace``, in parallel."""
     custom = client.CustomObjectsApi(api)
-    image = {"url": "http://images.example.test/os.qcow2", "checksum": "a" * 64, "checksumType": "sha256", "format": "qcow2"}
+    image = {
+        "url": "http://images.example.test/os.qcow2",
+        "checksum": "a" * 64,
+        "checksumType": "sha256",
+        "format": "qcow2",
+    }
 
     def one(index: int) -> None:
         name = "c-%05d" % index
-        body = claim_body(namespace, name, image=image,
-                          labels=dict(labels or {}, **{m3api.BINDING_LABEL: "bench-host-%05d" % index}))
+        body = claim_body(
+            namespace, name, image=image, labels=dict(labels or {}, **{m3api.BINDING_LABEL: "bench-host-%05d" % index})
+        )
         _ignore(409, custom.create_namespaced_custom_object, GROUP, VERSION, namespace, "hostclaims", body)
-        custom.patch_namespaced_custom_object_status(GROUP, VERSION, namespace, "hostclaims", name,
-                                                     {"status": bound_status(index, ready=index % 10 != 0)},
-                                                     _content_type=MERGE)
+        custom.patch_namespaced_custom_object_status(
+            GROUP,
+            VERSION,
+            namespace,
+            "hostclaims",
+            name,
+            {"status": bound_status(index, ready=index % 10 != 0)},
+            _content_type=MERGE,
+        )
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
         for future in [pool.submit(one, index) for index in range(start, start + count)]:
@@ -400,25 +458,39 @@ def inventory_metal3(metal3_env, tmp_path_factory):
         ("tenant-b", "inv-b", "web", "inv-h4", True, "large"),
         ("tenant-b", "inv-b", "cache", "inv-h5", True, None),
     ]
-    image = {"url": "http://images.example.test/os.qcow2", "checksum": "b" * 64, "checksumType": "sha256",
-             "format": "qcow2"}
+    image = {
+        "url": "http://images.example.test/os.qcow2",
+        "checksum": "b" * 64,
+        "checksumType": "sha256",
+        "format": "qcow2",
+    }
     hosts: dict[str, list[ClaimedHost]] = {identity: [] for identity in namespaces}
     with metal3_env.api() as api:
         custom = client.CustomObjectsApi(api)
         for index, (identity, namespace, name, host_name, ready, host_class) in enumerate(plan, start=101):
-            annotations = {"export.hostclaim.metal3.io/rack": "rack-%d" % index,
-                           "export.hostclaim.metal3.io/motd": INJECTED,
-                           "internal.example.com/bmc-note": "not exported"}
-            metal3_env.create_host(infra, host_name, labels=_host_labels(host_class, "zone-%d" % (index % 2)),
-                                   index=index, state="provisioned" if ready else "available",
-                                   annotations=annotations, hostname="%s.hosts.example.test" % host_name)
-            claim = metal3_env.create_claim(namespace, name, {"online": False, "image": image}, identity=identity,
-                                            labels={"app": name})
+            annotations = {
+                "export.hostclaim.metal3.io/rack": "rack-%d" % index,
+                "export.hostclaim.metal3.io/motd": INJECTED,
+                "internal.example.com/bmc-note": "not exported",
+            }
+            metal3_env.create_host(
+                infra,
+                host_name,
+                labels=_host_labels(host_class, "zone-%d" % (index % 2)),
+                index=index,
+                state="provisioned" if ready else "available",
+                annotations=annotations,
+                hostname="%s.hosts.example.test" % host_name,
+            )
+            claim = metal3_env.create_claim(
+                namespace, name, {"online": False, "image": image}, identity=identity, labels={"app": name}
+            )
             host = custom.get_namespaced_custom_object(GROUP, VERSION, infra, "baremetalhosts", host_name)
             bind_claim(api, claim, host)
             # The plays-BMO helper gives eno1 the IP 192.0.2.<index % 250 + 1> (an InternalIP).
-            hosts[identity].append(ClaimedHost(namespace, name, host_name, ready, "192.0.2.%d" % (index % 250 + 1),
-                                               host_class))
+            hosts[identity].append(
+                ClaimedHost(namespace, name, host_name, ready, "192.0.2.%d" % (index % 250 + 1), host_class)
+            )
         unbound = {"tenant-a": ["pending"], "tenant-b": []}
         metal3_env.create_claim("inv-a", "pending", {"online": False}, identity="tenant-a")
     bmc_values = metal3_env.bmc_values(infra, [p[3] for p in plan])
@@ -456,7 +528,9 @@ def _wait_allocation(conn, allocation_id: str, timeout: float = 60):
     while True:
         allocation = conn.baremetal.get_allocation(allocation_id)
         if allocation.state != "allocating":
-            assert allocation.state == "active", f"allocation {allocation.name}: {allocation.state} {allocation.last_error}"
+            assert allocation.state == "active", (
+                f"allocation {allocation.name}: {allocation.state} {allocation.last_error}"
+            )
             return allocation
         assert time.monotonic() < deadline, f"allocation {allocation.name} still allocating"
         time.sleep(0.2)
@@ -464,8 +538,14 @@ def _wait_allocation(conn, allocation_id: str, timeout: float = 60):
 
 def _deploy(admin, node_id: str) -> None:
     """Deploy a node as the admin (fake deploy interface: instant)."""
-    admin.baremetal.update_node(node_id, instance_info={"image_source": "http://images.example.test/os.qcow2",
-                                                        "image_checksum": "c" * 32, "image_disk_format": "qcow2"})
+    admin.baremetal.update_node(
+        node_id,
+        instance_info={
+            "image_source": "http://images.example.test/os.qcow2",
+            "image_checksum": "c" * 32,
+            "image_disk_format": "qcow2",
+        },
+    )
     admin.baremetal.set_node_provision_state(node_id, "active")
     openstack_harness.wait_for_node(admin, node_id, timeout=120, provision_state="active")
 
@@ -487,13 +567,15 @@ def inventory_ironic(openstack_env, enroll_node, tmp_path_factory):
     claims: dict[str, list[IronicClaim]] = {"tenant-a": [], "tenant-b": []}
     for tenant, allocation_name, node_name, resource_class, deploy, address, redfish in plan:
         project = openstack_env.tenants[tenant]
-        node = enroll_node(node_name, resource_class=resource_class, lessee=project.project_id,
-                           bmc=bmc if redfish else None)
+        node = enroll_node(
+            node_name, resource_class=resource_class, lessee=project.project_id, bmc=bmc if redfish else None
+        )
         if not redfish:
             admin.baremetal.create_port(node_id=node.id, address="52:54:00:ee:%02x:01" % len(claims[tenant]))
         if address and address[0] == "node":
-            admin.baremetal.update_node(node.id, extra={"addresses": [{"type": "InternalIP", "address": address[1]}],
-                                                        "bmc_hint": bmc.base_url})
+            admin.baremetal.update_node(
+                node.id, extra={"addresses": [{"type": "InternalIP", "address": address[1]}], "bmc_hint": bmc.base_url}
+            )
         conn = project.conn("member")
         allocation = conn.baremetal.create_allocation(name=allocation_name, resource_class=resource_class)
         allocation = _wait_allocation(conn, allocation.id)
@@ -501,14 +583,23 @@ def inventory_ironic(openstack_env, enroll_node, tmp_path_factory):
         if address and address[0] == "allocation":
             # The owner records the addresses (node extra); the tenant's own record (allocation extra) would win
             # as an ExternalIP if the inventory read it: it must not (tenants never choose ansible_host).
-            admin.baremetal.update_node(node.id, extra={"addresses": [
-                {"type": "ExternalIP", "address": "2001:db8::11"}, {"type": "InternalIP", "address": address[1]}]})
-            conn.baremetal.update_allocation(allocation.id, extra={"addresses": [
-                {"type": "ExternalIP", "address": "203.0.113.9"}]})
+            admin.baremetal.update_node(
+                node.id,
+                extra={
+                    "addresses": [
+                        {"type": "ExternalIP", "address": "2001:db8::11"},
+                        {"type": "InternalIP", "address": address[1]},
+                    ]
+                },
+            )
+            conn.baremetal.update_allocation(
+                allocation.id, extra={"addresses": [{"type": "ExternalIP", "address": "203.0.113.9"}]}
+            )
         if deploy:
             _deploy(admin, node.id)
-        claims[tenant].append(IronicClaim(allocation_name, node_name, node.id, deploy,
-                                          address[1] if address else None, resource_class))
+        claims[tenant].append(
+            IronicClaim(allocation_name, node_name, node.id, deploy, address[1] if address else None, resource_class)
+        )
     bmc_values = [bmc.base_url, bmc.base_url.split("://")[1], bmc.address, bmc.username, bmc.password, bmc.system_id]
     return InventoryIronic(openstack_env, workdir, claims, bmc_values)
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 import time
 
 import pytest
-
 from harness import kube
 
 # Every KubeEnv started in this session, for the terminal summary.

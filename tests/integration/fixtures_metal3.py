@@ -22,16 +22,16 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import pytest
-from kubernetes import client
-
 from harness import kube
-from harness.kube import call_ignoring as _ignore
 from harness.ansible import PlaybookRun, localhost_play, run_playbook
 from harness.bmo import PlaysBareMetalOperator
+from harness.kube import call_ignoring as _ignore
+from kubernetes import client
 
 TENANT_CLUSTERROLE = "baremetal-tenancy-tenant"
 BINDER_CLUSTERROLE = "hostclaim-binder"
@@ -47,7 +47,9 @@ class Metal3Env:
     _count: int = 0
 
     # -- running Ansible -------------------------------------------------------
-    def playbook(self, identity: str, tasks: Sequence[dict], *, play_vars: dict | None = None, **kwargs: Any) -> PlaybookRun:
+    def playbook(
+        self, identity: str, tasks: Sequence[dict], *, play_vars: dict | None = None, **kwargs: Any
+    ) -> PlaybookRun:
         """Run ``tasks`` on localhost with ``identity``'s kubeconfig (``K8S_AUTH_KUBECONFIG``)."""
         self._count += 1
         workdir = self.workdir / ("run-%03d" % self._count)
@@ -71,8 +73,9 @@ class Metal3Env:
             tasks.append(task)
         return self.playbook(identity, tasks, **kwargs)
 
-    def bind(self, namespaces: Sequence[str] | None = None, *, check: bool = False, diff: bool = False,
-             **options: Any) -> dict:
+    def bind(
+        self, namespaces: Sequence[str] | None = None, *, check: bool = False, diff: bool = False, **options: Any
+    ) -> dict:
         """One ``host_bind`` pass as the binder identity; returns the task result (asserts it did not fail)."""
         args = dict(options)
         if namespaces:
@@ -90,21 +93,36 @@ class Metal3Env:
         """Create ``namespace`` and bind ``identity``'s user to the aggregated tenant ClusterRole there."""
         with self.api() as api:
             core = client.CoreV1Api(api)
-            _ignore(409, core.create_namespace,
-                    client.V1Namespace(metadata=client.V1ObjectMeta(name=namespace, labels=labels or {})))
+            _ignore(
+                409,
+                core.create_namespace,
+                client.V1Namespace(metadata=client.V1ObjectMeta(name=namespace, labels=labels or {})),
+            )
             if identity:
                 user = kube.IDENTITIES[identity].user
                 binding = client.V1RoleBinding(
                     metadata=client.V1ObjectMeta(name="baremetal-tenant", namespace=namespace),
-                    role_ref=client.V1RoleRef(api_group="rbac.authorization.k8s.io", kind="ClusterRole",
-                                              name=TENANT_CLUSTERROLE),
+                    role_ref=client.V1RoleRef(
+                        api_group="rbac.authorization.k8s.io", kind="ClusterRole", name=TENANT_CLUSTERROLE
+                    ),
                     subjects=[client.RbacV1Subject(api_group="rbac.authorization.k8s.io", kind="User", name=user)],
                 )
                 _ignore(409, client.RbacAuthorizationV1Api(api).create_namespaced_role_binding, namespace, binding)
 
-    def create_host(self, namespace: str, name: str, *, labels: dict | None = None, policy: dict | None = None,
-                    index: int = 1, state: str = "available", annotations: dict | None = None,
-                    hostname: str | None = None, username: str | None = None, password: str | None = None) -> dict:
+    def create_host(
+        self,
+        namespace: str,
+        name: str,
+        *,
+        labels: dict | None = None,
+        policy: dict | None = None,
+        index: int = 1,
+        state: str = "available",
+        annotations: dict | None = None,
+        hostname: str | None = None,
+        username: str | None = None,
+        password: str | None = None,
+    ) -> dict:
         """A BareMetalHost with its BMC Secret, registered (status written by the plays-BMO helper).
 
         The BMC user and password default to ``bmcuser-<name>`` and ``bmc-password-<name>``.
@@ -112,10 +130,18 @@ class Metal3Env:
         with self.api() as api:
             core = client.CoreV1Api(api)
             secret = "%s-bmc-secret" % name
-            _ignore(409, core.create_namespaced_secret, namespace, client.V1Secret(
-                metadata=client.V1ObjectMeta(name=secret, namespace=namespace),
-                string_data={"username": username or "bmcuser-%s" % name,
-                             "password": password or "bmc-password-%s" % name}))
+            _ignore(
+                409,
+                core.create_namespaced_secret,
+                namespace,
+                client.V1Secret(
+                    metadata=client.V1ObjectMeta(name=secret, namespace=namespace),
+                    string_data={
+                        "username": username or "bmcuser-%s" % name,
+                        "password": password or "bmc-password-%s" % name,
+                    },
+                ),
+            )
             spec = {
                 "online": False,
                 "bootMACAddress": "52:54:00:10:%02x:%02x" % (index // 256, index % 256),
@@ -123,26 +149,43 @@ class Metal3Env:
             }
             if policy is not None:
                 spec["hostClaimNamespaces"] = policy
-            body = {"apiVersion": "%s/%s" % (GROUP, VERSION), "kind": "BareMetalHost",
-                    "metadata": {"name": name, "namespace": namespace, "labels": labels or {},
-                                 "annotations": annotations or {}},
-                    "spec": spec}
-            client.CustomObjectsApi(api).create_namespaced_custom_object(GROUP, VERSION, namespace, "baremetalhosts", body)
+            body = {
+                "apiVersion": "%s/%s" % (GROUP, VERSION),
+                "kind": "BareMetalHost",
+                "metadata": {
+                    "name": name,
+                    "namespace": namespace,
+                    "labels": labels or {},
+                    "annotations": annotations or {},
+                },
+                "spec": spec,
+            }
+            client.CustomObjectsApi(api).create_namespaced_custom_object(
+                GROUP, VERSION, namespace, "baremetalhosts", body
+            )
             operator = PlaysBareMetalOperator(api, [namespace])
             return operator.register(namespace, name, state=state, index=index, hostname=hostname)
 
     @staticmethod
     def bmc_address(name: str) -> str:
         return "redfish-virtualmedia+https://10.201.%d.%d/redfish/v1/Systems/%s" % (
-            sum(name.encode()) % 250, len(name), name)
+            sum(name.encode()) % 250,
+            len(name),
+            name,
+        )
 
     def bmc_values(self, namespace: str, names: Sequence[str]) -> list[str]:
         """Every BMC value of these hosts (address, its host part, credentials Secret name, user, password)."""
         values = []
         for name in names:
             address = self.bmc_address(name)
-            values += [address, address.split("://")[1].split("/")[0], "%s-bmc-secret" % name,
-                       "bmcuser-%s" % name, "bmc-password-%s" % name]
+            values += [
+                address,
+                address.split("://")[1].split("/")[0],
+                "%s-bmc-secret" % name,
+                "bmcuser-%s" % name,
+                "bmc-password-%s" % name,
+            ]
         return values
 
     def bmo(self, api, namespaces: Sequence[str]) -> PlaysBareMetalOperator:
@@ -150,26 +193,47 @@ class Metal3Env:
 
     def host(self, namespace: str, name: str) -> dict:
         with self.api() as api:
-            return client.CustomObjectsApi(api).get_namespaced_custom_object(GROUP, VERSION, namespace, "baremetalhosts", name)
+            return client.CustomObjectsApi(api).get_namespaced_custom_object(
+                GROUP, VERSION, namespace, "baremetalhosts", name
+            )
 
     def hosts(self, namespace: str) -> list[dict]:
         with self.api() as api:
-            return client.CustomObjectsApi(api).list_namespaced_custom_object(GROUP, VERSION, namespace, "baremetalhosts")["items"]
+            return client.CustomObjectsApi(api).list_namespaced_custom_object(
+                GROUP, VERSION, namespace, "baremetalhosts"
+            )["items"]
 
     def claim(self, namespace: str, name: str) -> dict | None:
         with self.api() as api:
-            return _ignore(404, client.CustomObjectsApi(api).get_namespaced_custom_object, GROUP, VERSION, namespace,
-                           "hostclaims", name)
+            return _ignore(
+                404,
+                client.CustomObjectsApi(api).get_namespaced_custom_object,
+                GROUP,
+                VERSION,
+                namespace,
+                "hostclaims",
+                name,
+            )
 
     def claims(self, namespace: str) -> list[dict]:
         with self.api() as api:
-            return client.CustomObjectsApi(api).list_namespaced_custom_object(GROUP, VERSION, namespace, "hostclaims")["items"]
+            return client.CustomObjectsApi(api).list_namespaced_custom_object(GROUP, VERSION, namespace, "hostclaims")[
+                "items"
+            ]
 
-    def create_claim(self, namespace: str, name: str, spec: dict, identity: str = "admin", labels: dict | None = None) -> dict:
+    def create_claim(
+        self, namespace: str, name: str, spec: dict, identity: str = "admin", labels: dict | None = None
+    ) -> dict:
         with self.api(identity) as api:
-            body = {"apiVersion": "%s/%s" % (GROUP, VERSION), "kind": "HostClaim",
-                    "metadata": {"name": name, "namespace": namespace, "labels": labels or {}}, "spec": spec}
-            return client.CustomObjectsApi(api).create_namespaced_custom_object(GROUP, VERSION, namespace, "hostclaims", body)
+            body = {
+                "apiVersion": "%s/%s" % (GROUP, VERSION),
+                "kind": "HostClaim",
+                "metadata": {"name": name, "namespace": namespace, "labels": labels or {}},
+                "spec": spec,
+            }
+            return client.CustomObjectsApi(api).create_namespaced_custom_object(
+                GROUP, VERSION, namespace, "hostclaims", body
+            )
 
     def forget_claims(self, namespace: str) -> None:
         """Delete every claim of ``namespace`` at once (finalizers dropped): test cleanup only."""
@@ -177,16 +241,32 @@ class Metal3Env:
             custom = client.CustomObjectsApi(api)
             for claim in custom.list_namespaced_custom_object(GROUP, VERSION, namespace, "hostclaims")["items"]:
                 name = claim["metadata"]["name"]
-                _ignore(404, custom.patch_namespaced_custom_object, GROUP, VERSION, namespace, "hostclaims", name,
-                        {"metadata": {"finalizers": None}}, _content_type=MERGE)
+                _ignore(
+                    404,
+                    custom.patch_namespaced_custom_object,
+                    GROUP,
+                    VERSION,
+                    namespace,
+                    "hostclaims",
+                    name,
+                    {"metadata": {"finalizers": None}},
+                    _content_type=MERGE,
+                )
                 _ignore(404, custom.delete_namespaced_custom_object, GROUP, VERSION, namespace, "hostclaims", name)
 
     def delete_hosts(self, namespace: str) -> None:
         with self.api() as api:
             custom = client.CustomObjectsApi(api)
             for host in custom.list_namespaced_custom_object(GROUP, VERSION, namespace, "baremetalhosts")["items"]:
-                _ignore(404, custom.delete_namespaced_custom_object, GROUP, VERSION, namespace, "baremetalhosts",
-                        host["metadata"]["name"])
+                _ignore(
+                    404,
+                    custom.delete_namespaced_custom_object,
+                    GROUP,
+                    VERSION,
+                    namespace,
+                    "baremetalhosts",
+                    host["metadata"]["name"],
+                )
 
 
 def _changed_count(run: PlaybookRun) -> int:
@@ -195,14 +275,16 @@ def _changed_count(run: PlaybookRun) -> int:
 
 
 def setup_play(extra_vars: dict | None = None) -> list[dict]:
-    return [{
-        "name": "HostClaim support",
-        "hosts": "localhost",
-        "connection": "local",
-        "gather_facts": False,
-        "vars": dict(extra_vars or {}),
-        "roles": [{"role": "baremetal.tenancy.hostclaim_setup"}],
-    }]
+    return [
+        {
+            "name": "HostClaim support",
+            "hosts": "localhost",
+            "connection": "local",
+            "gather_facts": False,
+            "vars": dict(extra_vars or {}),
+            "roles": [{"role": "baremetal.tenancy.hostclaim_setup"}],
+        }
+    ]
 
 
 BINDER_SUBJECTS = [{"kind": "User", "name": kube.IDENTITIES["binder"].user, "apiGroup": "rbac.authorization.k8s.io"}]

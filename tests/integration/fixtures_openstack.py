@@ -40,9 +40,8 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-
-from harness import procs
 from harness import openstack as openstack_harness
+from harness import procs
 from harness.ansible import localhost_play, run_playbook
 
 PG_TENANTS = tuple("t%02d" % i for i in range(1, 11))
@@ -72,24 +71,32 @@ def openstack_admin(openstack_env):
 
 @pytest.fixture(scope="session")
 def enroll_node(openstack_env):
-    def enroll(name, resource_class="baremetal", lessee=None, traits=(), owner=None,
-               bmc=None, properties=None):
+    def enroll(name, resource_class="baremetal", lessee=None, traits=(), owner=None, bmc=None, properties=None):
         conn = openstack_env.admin_conn
         owner = owner or openstack_env.infra_project_id
         if bmc is not None:
             return openstack_harness.enroll_redfish_node(
-                conn, bmc, name, resource_class, owner, lessee, traits, properties)
-        return openstack_harness.enroll_fake_node(
-            conn, name, resource_class, owner, lessee, traits, properties)
+                conn, bmc, name, resource_class, owner, lessee, traits, properties
+            )
+        return openstack_harness.enroll_fake_node(conn, name, resource_class, owner, lessee, traits, properties)
+
     return enroll
 
 
 def apply_tenancy_policy(env, workdir):
     """Write Ironic's owner/lessee policy with the ironic_tenancy role (policy only)."""
-    play = localhost_play([], roles=[{"role": "baremetal.tenancy.ironic_tenancy", "vars": {
-        "ironic_tenancy_cloud": "admin",
-        "ironic_tenancy_policy_file": str(env.policy_path),
-    }}])
+    play = localhost_play(
+        [],
+        roles=[
+            {
+                "role": "baremetal.tenancy.ironic_tenancy",
+                "vars": {
+                    "ironic_tenancy_cloud": "admin",
+                    "ironic_tenancy_policy_file": str(env.policy_path),
+                },
+            }
+        ],
+    )
     run = run_playbook(play, env.ansible_env("admin"), workdir)
     assert run.ok, run.explain()
     # oslo.policy re-reads the file when its mtime changes; the next request sees it.
@@ -104,8 +111,7 @@ def ironic_tenancy_policy(openstack_env, tmp_path_factory):
 @pytest.fixture(scope="session")
 def openstack_pg_env(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("openstack-pg")
-    env = openstack_harness.start_openstack(workdir, tenants=PG_TENANTS, sushy_systems=[],
-                                            database="postgresql")
+    env = openstack_harness.start_openstack(workdir, tenants=PG_TENANTS, sushy_systems=[], database="postgresql")
     for service in env.services:
         procs.record_service(dataclasses.replace(service, name=service.name + " (postgresql env)"))
     _TIMINGS.append(f"openstack on postgresql ({len(PG_TENANTS)} tenants) up in {env.startup_seconds:.1f}s")

@@ -20,7 +20,6 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-
 from harness import procs
 from harness import sushy as sushy_harness
 
@@ -29,11 +28,20 @@ PROFILE_COUNTS = {"small": 8, "medium": 7, "large": 5}
 # The rules the suites classify with (ordered; see plugins/module_utils/redfish/classify.py).
 RULES = [
     {"name": "fabrikam", "when": "Manufacturer == 'Fabrikam'", "labels": {"vendor": "fabrikam"}},
-    {"name": "large", "when": "MemorySummary.TotalSystemMemoryGiB >= `256` && ProcessorSummary.Count >= `64`",
-     "labels": {"infra-kind": "large"}, "resource_class": "baremetal-large", "traits": ["CUSTOM_LARGE"],
-     "stop": True},
-    {"name": "medium", "when": "MemorySummary.TotalSystemMemoryGiB >= `128`",
-     "labels": {"infra-kind": "medium"}, "resource_class": "baremetal-medium"},
+    {
+        "name": "large",
+        "when": "MemorySummary.TotalSystemMemoryGiB >= `256` && ProcessorSummary.Count >= `64`",
+        "labels": {"infra-kind": "large"},
+        "resource_class": "baremetal-large",
+        "traits": ["CUSTOM_LARGE"],
+        "stop": True,
+    },
+    {
+        "name": "medium",
+        "when": "MemorySummary.TotalSystemMemoryGiB >= `128`",
+        "labels": {"infra-kind": "medium"},
+        "resource_class": "baremetal-medium",
+    },
     {"name": "dual-nic", "when": "length(EthernetInterfaces.Members) >= `2`", "traits": ["CUSTOM_DUAL_NIC"]},
     {"name": "default", "labels": {"infra-kind": "small"}, "resource_class": "baremetal-small"},
 ]
@@ -47,8 +55,11 @@ def expected(profile: str) -> dict:
     if hw["manufacturer"] == "Fabrikam":
         labels["vendor"] = "fabrikam"
     if hw["memory_gb"] >= 256 and hw["cpus"] >= 64:
-        return {"labels": {**labels, "infra-kind": "large"}, "resource_class": "baremetal-large",
-                "traits": ["CUSTOM_LARGE"]}
+        return {
+            "labels": {**labels, "infra-kind": "large"},
+            "resource_class": "baremetal-large",
+            "traits": ["CUSTOM_LARGE"],
+        }
     if hw["memory_gb"] >= 128:
         labels["infra-kind"], rc = "medium", "baremetal-medium"
     if hw["nics"] >= 2:
@@ -68,16 +79,34 @@ class Fleet:
 
     def host_entries(self, names: bool = True) -> list[dict]:
         """host_register's ``hosts``: the 20 good BMCs, then unreachable, wrong password, not Redfish."""
-        entries = [{"address": b.address, "username": b.username, "password": b.password,
-                    **({"name": "fleet-%02d" % i} if names else {})}
-                   for i, b in enumerate(self.good)]
+        entries = [
+            {
+                "address": b.address,
+                "username": b.username,
+                "password": b.password,
+                **({"name": "fleet-%02d" % i} if names else {}),
+            }
+            for i, b in enumerate(self.good)
+        ]
         entries += [
-            {"address": "redfish+" + self.unreachable_url + "/redfish/v1/Systems/1", "username": "admin",
-             "password": "whatever-1", "name": "unreachable"},
-            {"address": self.wrong_password.address, "username": self.wrong_password.username,
-             "password": "not-the-password", "name": "wrong-password"},
-            {"address": "redfish+" + self.plain_url + "/redfish/v1/Systems/1", "username": "admin",
-             "password": "whatever-2", "name": "not-redfish"},
+            {
+                "address": "redfish+" + self.unreachable_url + "/redfish/v1/Systems/1",
+                "username": "admin",
+                "password": "whatever-1",
+                "name": "unreachable",
+            },
+            {
+                "address": self.wrong_password.address,
+                "username": self.wrong_password.username,
+                "password": "not-the-password",
+                "name": "wrong-password",
+            },
+            {
+                "address": "redfish+" + self.plain_url + "/redfish/v1/Systems/1",
+                "username": "admin",
+                "password": "whatever-2",
+                "name": "not-redfish",
+            },
         ]
         return entries
 
@@ -97,11 +126,19 @@ def redfish_fleet(tmp_path_factory):
     systems = sushy_harness.profile_systems(PROFILE_COUNTS, prefix="fleet", first_index=100)
     systems += sushy_harness.profile_systems({"small": 1}, prefix="locked", first_index=190)
     emulator = sushy_harness.start_sushy(workdir / "sushy", systems)
-    procs.record_service(procs.Service("sushy-tools (redfish fleet, 21 systems)", emulator.service.version,
-                                       emulator.base_url, emulator.service.port, emulator.proc.pid))
+    procs.record_service(
+        procs.Service(
+            "sushy-tools (redfish fleet, 21 systems)",
+            emulator.service.version,
+            emulator.base_url,
+            emulator.service.port,
+            emulator.proc.pid,
+        )
+    )
     plain_proc, plain_url = sushy_harness.start_plain_http(workdir / "plain")
-    fleet = Fleet(emulator, emulator.bmcs[:20], emulator.bmcs[20], f"http://127.0.0.1:{procs.free_port()}",
-                  plain_url, plain_proc)
+    fleet = Fleet(
+        emulator, emulator.bmcs[:20], emulator.bmcs[20], f"http://127.0.0.1:{procs.free_port()}", plain_url, plain_proc
+    )
     try:
         yield fleet
     finally:

@@ -17,10 +17,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from harness import kube
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
-
-from harness import kube
 
 BMH_API = {"api_version": "metal3.io/v1alpha1", "kind": "BareMetalHost"}
 INFRA = kube.INFRA_NAMESPACE

@@ -18,7 +18,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from harness import openstack as openstack_harness
 
 ANSIBLE_PLAYBOOK = str(Path(sys.executable).parent / "ansible-playbook")
@@ -99,19 +98,19 @@ def run_playbook(tmp_path: Path, name: str, text: str, env: dict, extra_vars: di
     ansible_dir = tmp_path / "ansible"
     run_env = dict(os.environ)
     run_env.update(env)
-    run_env.update({
-        # Keep ansible's state in the test's temp dir, not in ~/.ansible.
-        "ANSIBLE_HOME": str(ansible_dir),
-        "ANSIBLE_LOCAL_TEMP": str(ansible_dir / "tmp"),
-        "ANSIBLE_REMOTE_TEMP": str(ansible_dir / "remote-tmp"),
-        "ANSIBLE_LOCALHOST_WARNING": "false",
-        "ANSIBLE_INVENTORY_UNPARSED_WARNING": "false",
-        "ANSIBLE_NOCOLOR": "1",
-    })
-    argv = [ANSIBLE_PLAYBOOK, str(playbook),
-            "-e", json.dumps({**extra_vars, "out": str(out)})]
-    res = subprocess.run(argv, env=run_env, cwd=tmp_path, capture_output=True, text=True,
-                         timeout=300, check=False)
+    run_env.update(
+        {
+            # Keep ansible's state in the test's temp dir, not in ~/.ansible.
+            "ANSIBLE_HOME": str(ansible_dir),
+            "ANSIBLE_LOCAL_TEMP": str(ansible_dir / "tmp"),
+            "ANSIBLE_REMOTE_TEMP": str(ansible_dir / "remote-tmp"),
+            "ANSIBLE_LOCALHOST_WARNING": "false",
+            "ANSIBLE_INVENTORY_UNPARSED_WARNING": "false",
+            "ANSIBLE_NOCOLOR": "1",
+        }
+    )
+    argv = [ANSIBLE_PLAYBOOK, str(playbook), "-e", json.dumps({**extra_vars, "out": str(out)})]
+    res = subprocess.run(argv, env=run_env, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
     assert res.returncode == 0, f"ansible-playbook {name} failed:\n{res.stdout}\n{res.stderr}"
     return out
 
@@ -119,8 +118,7 @@ def run_playbook(tmp_path: Path, name: str, text: str, env: dict, extra_vars: di
 def visible_nodes(tmp_path: Path, env: dict) -> list[dict]:
     """``{name, owner, lessee}`` of every node the identity in ``env`` can list."""
     out = run_playbook(tmp_path, f"list-{env['OS_CLOUD']}", LIST_NODES, env, {})
-    return [{key: node.get(key) for key in ("name", "owner", "lessee")}
-            for node in json.loads(out.read_text())]
+    return [{key: node.get(key) for key in ("name", "owner", "lessee")} for node in json.loads(out.read_text())]
 
 
 @pytest.fixture(scope="module")
@@ -162,15 +160,16 @@ def test_lessee_cannot_change_owner(openstack_env, pool, tmp_path):
     tenant_a = openstack_env.tenants["tenant-a"]
     node = pool["iso-leased-a"]
     out = run_playbook(
-        tmp_path, "patch-owner", PATCH_OWNER,
+        tmp_path,
+        "patch-owner",
+        PATCH_OWNER,
         openstack_env.ansible_env(tenant_a.cloud_name("member")),
-        {"auth_url": openstack_env.keystone.url, "node": node.id,
-         "new_owner": tenant_a.project_id})
+        {"auth_url": openstack_env.keystone.url, "node": node.id, "new_owner": tenant_a.project_id},
+    )
     answer = json.loads(out.read_text())
     assert answer["status"] == 403
     # Ironic names the policy rule that refused it.
-    assert "Access was denied to the following resource: baremetal:node:update:owner" \
-        in json.dumps(answer["body"])
+    assert "Access was denied to the following resource: baremetal:node:update:owner" in json.dumps(answer["body"])
     # And nothing changed.
     after = openstack_env.admin_conn.baremetal.get_node(node.id)
     assert after.owner == openstack_env.infra_project_id
@@ -184,7 +183,8 @@ def test_isolation_depends_on_keystone_auth(openstack_env, pool, tmp_path):
     noauth = openstack_harness.start_noauth_ironic(openstack_env, tmp_path / "ironic-noauth")
     try:
         clouds = openstack_env.write_clouds_yaml(
-            tmp_path / "clouds-noauth.yaml", baremetal_endpoint_override=noauth.url)
+            tmp_path / "clouds-noauth.yaml", baremetal_endpoint_override=noauth.url
+        )
         tenant_a = openstack_env.tenants["tenant-a"]
         seen = visible_nodes(tmp_path, openstack_env.ansible_env(tenant_a.cloud_name("member"), clouds))
     finally:

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from fixtures_inventory import (
     ALL_HOST_VARIABLES,
     FAIL_ON_ERROR,
@@ -39,8 +38,11 @@ def test_each_project_sees_exactly_its_claimed_nodes(inventory_ironic, tmp_path)
     seen = {}
     for tenant in ("tenant-a", "tenant-b"):
         every = tenant == "tenant-a"  # every host variable (all scanned below), tenant-b the default set
-        source = write_source(tmp_path / ("%s.claimed_hosts.yml" % tenant), backend="ironic",
-                              **({"host_variables": ALL_HOST_VARIABLES} if every else {}))
+        source = write_source(
+            tmp_path / ("%s.claimed_hosts.yml" % tenant),
+            backend="ironic",
+            **({"host_variables": ALL_HOST_VARIABLES} if every else {}),
+        )
         data, text = inventory(source, env.env(tenant), tmp_path, "-vvv")
         claims = expected(env, tenant)
         hostvars = data["_meta"]["hostvars"]
@@ -60,15 +62,30 @@ def test_each_project_sees_exactly_its_claimed_nodes(inventory_ironic, tmp_path)
                 assert variables["tenancy_project_id"] == project.project_id
                 assert variables["tenancy_node_uuid"] == claim.node_uuid
                 assert variables["tenancy_resource_class"] == claim.resource_class
-                assert {c["type"]: c["status"] for c in variables["tenancy_condition_details"]} == \
-                    variables["tenancy_conditions"]
+                assert {c["type"]: c["status"] for c in variables["tenancy_condition_details"]} == variables[
+                    "tenancy_conditions"
+                ]
                 assert variables["tenancy_nics"] and all(nic["MAC"] for nic in variables["tenancy_nics"])
                 assert variables["tenancy_boot_mac_address"] in [nic["MAC"] for nic in variables["tenancy_nics"]]
             else:  # the default set
-                assert {name[len("tenancy_"):] for name in variables if name.startswith("tenancy_")} == {
-                    "name", "namespace", "backend", "host", "host_class", "online", "powered_on", "ready",
-                    "conditions", "labels", "annotations", "image", "project_name", "traits", "provision_state",
-                    "maintenance"}
+                assert {name[len("tenancy_") :] for name in variables if name.startswith("tenancy_")} == {
+                    "name",
+                    "namespace",
+                    "backend",
+                    "host",
+                    "host_class",
+                    "online",
+                    "powered_on",
+                    "ready",
+                    "conditions",
+                    "labels",
+                    "annotations",
+                    "image",
+                    "project_name",
+                    "traits",
+                    "provision_state",
+                    "maintenance",
+                }
             if claim.ready:
                 assert variables["tenancy_image"]["url"] == "http://images.example.test/os.qcow2"
             assert name in members(data, "claimed_hosts")
@@ -90,9 +107,16 @@ def test_each_project_sees_exactly_its_claimed_nodes(inventory_ironic, tmp_path)
 
 def test_address_preference_and_filters(inventory_ironic, tmp_path):
     env = inventory_ironic
-    source = write_source(tmp_path / "pref.claimed_hosts.yml", backend="ironic", address_types=["*"],
-                          address_families=["ipv4"], only_ready=True, hostvar_prefix="bm_",
-                          hostname="{{ bm_host }}", default_groups=False)
+    source = write_source(
+        tmp_path / "pref.claimed_hosts.yml",
+        backend="ironic",
+        address_types=["*"],
+        address_families=["ipv4"],
+        only_ready=True,
+        hostvar_prefix="bm_",
+        hostname="{{ bm_host }}",
+        default_groups=False,
+    )
     data, dummy = inventory(source, env.env("tenant-a"), tmp_path)
     hostvars = data["_meta"]["hostvars"]
     ready = [c for c in env.claims["tenant-a"] if c.ready]
@@ -109,8 +133,13 @@ def test_bounded_requests_and_cache_hit_without_request(inventory_ironic, tmp_pa
     with CountingProxy(keystone_base) as keystone, CountingProxy(openstack.ironic.url) as ironic:
         clouds = ironic_clouds_via(openstack, keystone.url, ironic.url, tmp_path / "clouds.yaml")
         run_env = {"OS_CLIENT_CONFIG_FILE": str(clouds), "OS_CLOUD": "tenant-a"}
-        source = write_source(tmp_path / "cached.claimed_hosts.yml", backend="ironic", cache=True,
-                              cache_plugin="ansible.builtin.jsonfile", cache_connection=str(tmp_path / "cache"))
+        source = write_source(
+            tmp_path / "cached.claimed_hosts.yml",
+            backend="ironic",
+            cache=True,
+            cache_plugin="ansible.builtin.jsonfile",
+            cache_connection=str(tmp_path / "cache"),
+        )
         first, dummy = inventory(source, run_env, tmp_path)
         assert set(first["_meta"]["hostvars"]) == set(expected(env, "tenant-a"))
         lists = [p for p in ironic.paths() if p.split("?")[0] in ("/v1/allocations", "/v1/nodes", "/v1/ports")]
@@ -134,9 +163,14 @@ def test_bounded_requests_and_cache_hit_without_request(inventory_ironic, tmp_pa
 
         # Asking for NICs adds one ports list (and misses the cache written without them).
         ironic.reset()
-        nics_source = write_source(tmp_path / "nics.claimed_hosts.yml", backend="ironic", cache=True,
-                                   cache_plugin="ansible.builtin.jsonfile", cache_connection=str(tmp_path / "cache"),
-                                   host_variables=["name", "nics"])
+        nics_source = write_source(
+            tmp_path / "nics.claimed_hosts.yml",
+            backend="ironic",
+            cache=True,
+            cache_plugin="ansible.builtin.jsonfile",
+            cache_connection=str(tmp_path / "cache"),
+            host_variables=["name", "nics"],
+        )
         third, dummy = inventory(nics_source, run_env, tmp_path)
         lists = sorted(p.split("?")[0] for p in ironic.paths() if p.split("?")[0].startswith("/v1/") and "?" in p)
         assert lists == ["/v1/allocations", "/v1/nodes", "/v1/ports"], ironic.paths()

@@ -12,7 +12,6 @@ import math
 import os
 
 import pytest
-
 from fixtures_inventory import (
     ALL_HOST_VARIABLES,
     FAIL_ON_ERROR,
@@ -41,8 +40,11 @@ def test_each_tenant_sees_exactly_its_claimed_hosts(inventory_metal3, tmp_path):
     for identity in ("tenant-a", "tenant-b"):
         # tenant-a asks for every host variable (so the scan below covers them all), tenant-b takes the default set.
         every = identity == "tenant-a"
-        source = write_source(tmp_path / ("%s.claimed_hosts.yml" % identity), namespaces=env.namespaces[identity],
-                              **({"host_variables": ALL_HOST_VARIABLES} if every else {}))
+        source = write_source(
+            tmp_path / ("%s.claimed_hosts.yml" % identity),
+            namespaces=env.namespaces[identity],
+            **({"host_variables": ALL_HOST_VARIABLES} if every else {}),
+        )
         data, text = inventory(source, env.env(identity), tmp_path, "-vvv")
         expected = expected_names(env, identity)
         hostvars = data["_meta"]["hostvars"]
@@ -54,28 +56,45 @@ def test_each_tenant_sees_exactly_its_claimed_hosts(inventory_metal3, tmp_path):
             assert variables["tenancy_name"] == host.claim and variables["tenancy_namespace"] == host.namespace
             assert variables["tenancy_backend"] == "metal3" and variables["tenancy_host"] == host.host
             assert variables["tenancy_ready"] is host.ready
-            assert variables["tenancy_conditions"] == {"AssociateBMH": "True", "Ready": "True" if host.ready else "False"}
+            assert variables["tenancy_conditions"] == {
+                "AssociateBMH": "True",
+                "Ready": "True" if host.ready else "False",
+            }
             assert variables["tenancy_labels"]["app"] == host.claim
             assert variables["tenancy_labels"]["topology.kubernetes.io/zone"].startswith("zone-")
             assert variables["tenancy_host_class"] == host.host_class
             assert variables["tenancy_annotations"] == {
                 "export.hostclaim.metal3.io/rack": variables["tenancy_annotations"]["export.hostclaim.metal3.io/rack"],
-                "export.hostclaim.metal3.io/motd": INJECTED}
+                "export.hostclaim.metal3.io/motd": INJECTED,
+            }
             assert variables["tenancy_image"]["url"] == "http://images.example.test/os.qcow2"
             assert variables["tenancy_online"] is False and variables["tenancy_powered_on"] is False
             if every:
                 assert variables["tenancy_associated"] is True and variables["tenancy_uid"]
-                assert {c["type"]: c["status"] for c in variables["tenancy_condition_details"]} == \
-                    variables["tenancy_conditions"]
+                assert {c["type"]: c["status"] for c in variables["tenancy_condition_details"]} == variables[
+                    "tenancy_conditions"
+                ]
                 assert all(c["reason"] and c["message"] for c in variables["tenancy_condition_details"])
-                assert {"type": "Hostname", "address": "%s.hosts.example.test" % host.host} in \
-                    variables["tenancy_addresses"]
+                assert {"type": "Hostname", "address": "%s.hosts.example.test" % host.host} in variables[
+                    "tenancy_addresses"
+                ]
                 assert [nic["name"] for nic in variables["tenancy_nics"]] == ["eno1", "eno2"]
                 assert variables["tenancy_boot_mac_address"] == variables["tenancy_nics"][0]["MAC"]
             else:  # the default set
-                assert {name[len("tenancy_"):] for name in variables if name.startswith("tenancy_")} == {
-                    "name", "namespace", "backend", "host", "host_class", "online", "powered_on", "ready",
-                    "conditions", "labels", "annotations", "image"}
+                assert {name[len("tenancy_") :] for name in variables if name.startswith("tenancy_")} == {
+                    "name",
+                    "namespace",
+                    "backend",
+                    "host",
+                    "host_class",
+                    "online",
+                    "powered_on",
+                    "ready",
+                    "conditions",
+                    "labels",
+                    "annotations",
+                    "image",
+                }
             assert name in members(data, "tenancy_namespace_" + host.namespace.replace("-", "_"))
             assert name in members(data, "tenancy_ready" if host.ready else "tenancy_not_ready")
             if host.host_class:
@@ -91,19 +110,26 @@ def test_each_tenant_sees_exactly_its_claimed_hosts(inventory_metal3, tmp_path):
 
 def test_playbook_runs_against_a_plugin_group(inventory_metal3, tmp_path):
     env = inventory_metal3
-    source = write_source(tmp_path / "claimed_hosts.yml", namespaces=env.namespaces["tenant-a"],
-                          compose={"ansible_connection": "'local'"})
-    play = [{
-        "name": "on my ready hosts",
-        "hosts": "tenancy_ready",
-        "gather_facts": False,
-        "tasks": [
-            {"name": "reach the host", "ansible.builtin.ping": {}},
-            {"name": "read an API value", "ansible.builtin.set_fact": {
-                "motd": "{{ tenancy_annotations['export.hostclaim.metal3.io/motd'] }}",
-                "where": "{{ ansible_host }}"}},
-        ],
-    }]
+    source = write_source(
+        tmp_path / "claimed_hosts.yml", namespaces=env.namespaces["tenant-a"], compose={"ansible_connection": "'local'"}
+    )
+    play = [
+        {
+            "name": "on my ready hosts",
+            "hosts": "tenancy_ready",
+            "gather_facts": False,
+            "tasks": [
+                {"name": "reach the host", "ansible.builtin.ping": {}},
+                {
+                    "name": "read an API value",
+                    "ansible.builtin.set_fact": {
+                        "motd": "{{ tenancy_annotations['export.hostclaim.metal3.io/motd'] }}",
+                        "where": "{{ ansible_host }}",
+                    },
+                },
+            ],
+        }
+    ]
     run = run_playbook(play, env.env("tenant-a"), tmp_path / "run", inventory=str(source))
     assert run.ok, run.explain()
     tasks = {task["task"]["name"]: task["hosts"] for task in run.report["plays"][0]["tasks"]}
@@ -121,14 +147,26 @@ def test_cache_hit_makes_no_api_request(inventory_metal3, tmp_path):
     kube_env = env.metal3.kube
     page_size = 2
     with kube_proxy(kube_env) as proxy:
-        run_env = dict(env.env("tenant-a"), K8S_AUTH_KUBECONFIG=str(
-            kubeconfig_via(kube_env, "tenant-a", proxy.url, tmp_path / "tenant-a-proxy.kubeconfig")))
-        source = write_source(tmp_path / "cached.claimed_hosts.yml", namespaces=env.namespaces["tenant-a"],
-                              page_size=page_size, cache=True, cache_plugin="ansible.builtin.jsonfile",
-                              cache_connection=str(tmp_path / "cache"), cache_timeout=3600)
+        run_env = dict(
+            env.env("tenant-a"),
+            K8S_AUTH_KUBECONFIG=str(
+                kubeconfig_via(kube_env, "tenant-a", proxy.url, tmp_path / "tenant-a-proxy.kubeconfig")
+            ),
+        )
+        source = write_source(
+            tmp_path / "cached.claimed_hosts.yml",
+            namespaces=env.namespaces["tenant-a"],
+            page_size=page_size,
+            cache=True,
+            cache_plugin="ansible.builtin.jsonfile",
+            cache_connection=str(tmp_path / "cache"),
+            cache_timeout=3600,
+        )
         first, dummy = inventory(source, run_env, tmp_path)
         # One paginated list per namespace, nothing per host.
-        claims_per_ns = {ns: sum(1 for h in env.hosts["tenant-a"] if h.namespace == ns) for ns in env.namespaces["tenant-a"]}
+        claims_per_ns = {
+            ns: sum(1 for h in env.hosts["tenant-a"] if h.namespace == ns) for ns in env.namespaces["tenant-a"]
+        }
         claims_per_ns["inv-a"] += len(env.unbound["tenant-a"])
         expected_requests = sum(math.ceil(n / page_size) for n in claims_per_ns.values())
         paths = proxy.paths()
@@ -147,8 +185,13 @@ def test_cache_hit_makes_no_api_request(inventory_metal3, tmp_path):
 
         # Another identity with the same source file does not read tenant-a's cache: it asks the API, which refuses.
         proxy.reset()
-        other_env = dict(env.env("tenant-b"), K8S_AUTH_KUBECONFIG=str(
-            kubeconfig_via(kube_env, "tenant-b", proxy.url, tmp_path / "tenant-b-proxy.kubeconfig")), **FAIL_ON_ERROR)
+        other_env = dict(
+            env.env("tenant-b"),
+            K8S_AUTH_KUBECONFIG=str(
+                kubeconfig_via(kube_env, "tenant-b", proxy.url, tmp_path / "tenant-b-proxy.kubeconfig")
+            ),
+            **FAIL_ON_ERROR,
+        )
         proc = run_inventory(source, other_env, tmp_path)
         assert proc.returncode != 0 and "forbidden" in proc.stderr.lower(), proc.stderr
         assert proxy.paths(), "tenant-b was answered from tenant-a's cache"
@@ -169,8 +212,9 @@ def test_strict_fails_on_a_bad_compose_expression_and_lenient_does_not(inventory
     assert all("broken" not in v and v["good"] == v["tenancy_name"].upper() for v in hostvars.values())
 
 
-@pytest.mark.parametrize("case", ["unknown backend", "no namespaces", "missing credentials", "unreachable API",
-                                  "forbidden namespace"])
+@pytest.mark.parametrize(
+    "case", ["unknown backend", "no namespaces", "missing credentials", "unreachable API", "forbidden namespace"]
+)
 def test_bad_configuration_gives_one_clear_error_line(inventory_metal3, tmp_path, case):
     env = inventory_metal3
     run_env = dict(env.env("tenant-b"), **FAIL_ON_ERROR)
@@ -189,8 +233,9 @@ def test_bad_configuration_gives_one_clear_error_line(inventory_metal3, tmp_path
     elif case == "unreachable API":
         run_env.pop("K8S_AUTH_KUBECONFIG")
         port = free_port()
-        run_env.update(K8S_AUTH_HOST="https://127.0.0.1:%d" % port, K8S_AUTH_API_KEY="not-a-token",
-                       K8S_AUTH_VERIFY_SSL="false")
+        run_env.update(
+            K8S_AUTH_HOST="https://127.0.0.1:%d" % port, K8S_AUTH_API_KEY="not-a-token", K8S_AUTH_VERIFY_SSL="false"
+        )
         expected = ["Kubernetes API https://127.0.0.1:%d" % port, "cannot connect", "Connection refused"]
     else:
         options["namespaces"] = ["inv-a"]
@@ -220,8 +265,12 @@ def test_examples_work_as_written(inventory_metal3, tmp_path):
     assert members(data, "app_web") == {n for n in names if n.startswith("web.")}
     assert members(data, "powered_off") == names
 
-    cached = example_source("inventory/cached.claimed_hosts.yml", tmp_path / "cached", namespaces=namespaces,
-                            cache_connection=str(tmp_path / "cache"))
+    cached = example_source(
+        "inventory/cached.claimed_hosts.yml",
+        tmp_path / "cached",
+        namespaces=namespaces,
+        cache_connection=str(tmp_path / "cache"),
+    )
     data, dummy = inventory(cached, env.env("tenant-a"), tmp_path)
     assert set(data["_meta"]["hostvars"]) == {"%s-%s" % tuple(n.split(".")) for n in names}
 
@@ -229,8 +278,13 @@ def test_examples_work_as_written(inventory_metal3, tmp_path):
     # credential injects in the environment.
     kube_env = env.metal3.kube
     awx_env = {k: v for k, v in env.env("tenant-a").items() if k != "K8S_AUTH_KUBECONFIG"}
-    awx_env.update(K8S_AUTH_HOST=kube_env.server, K8S_AUTH_API_KEY=kube_env.tokens["tenant-a"],
-                   K8S_AUTH_VERIFY_SSL="True", K8S_AUTH_SSL_CA_CERT=str(kube_env.ca_file), HOME=str(tmp_path))
+    awx_env.update(
+        K8S_AUTH_HOST=kube_env.server,
+        K8S_AUTH_API_KEY=kube_env.tokens["tenant-a"],
+        K8S_AUTH_VERIFY_SSL="True",
+        K8S_AUTH_SSL_CA_CERT=str(kube_env.ca_file),
+        HOME=str(tmp_path),
+    )
     awx = example_source("awx/inventories/tenant-a.claimed_hosts.yml", tmp_path / "awx", namespaces=["inv-a"])
     data, text = inventory(awx, awx_env, tmp_path)
     assert set(data["_meta"]["hostvars"]) == {h.claim for h in env.hosts["tenant-a"] if h.namespace == "inv-a"}

@@ -29,13 +29,11 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
 from harness import sushy as sushy_harness
 from harness.ansible import REPO_ROOT, localhost_play, run_playbook
 
 MD5 = "9f6c1a0f5e2b4c8d7a3e1f0b2c4d6e8f"
-IMAGE = {"url": "http://images.example.com/debian-13.qcow2", "checksum": MD5, "checksum_type": "md5",
-         "format": "qcow2"}
+IMAGE = {"url": "http://images.example.com/debian-13.qcow2", "checksum": MD5, "checksum_type": "md5", "format": "qcow2"}
 USER_DATA = "#cloud-config\nhostname: web\nssh_authorized_keys: [ssh-ed25519 AAAAC3Nza me@example.com]\n"
 
 
@@ -62,6 +60,7 @@ def claim_args(name, **extra):
 # ---------------------------------------------------------------------------------------------
 # two tenants, four nodes
 
+
 @pytest.fixture(scope="module")
 def pool(openstack_env, enroll_node, ironic_tenancy_policy, tmp_path_factory):
     """Four fake nodes owned by infra, leased through host_lease: two to each tenant."""
@@ -70,11 +69,13 @@ def pool(openstack_env, enroll_node, ironic_tenancy_policy, tmp_path_factory):
         enroll_node(name, resource_class="rc-2t")
     a = openstack_env.tenants["tenant-a"].project_id
     b = openstack_env.tenants["tenant-b"].project_id
-    lease = localhost_play([
-        task("lease to a", "baremetal.tenancy.host_lease", {"project": a, "nodes": names[:2]}),
-        task("lease to b", "baremetal.tenancy.host_lease", {"project": "tenant-b", "nodes": names[2:]}),
-        task("lease to a again", "baremetal.tenancy.host_lease", {"project": a, "nodes": names[:2]}),
-    ])
+    lease = localhost_play(
+        [
+            task("lease to a", "baremetal.tenancy.host_lease", {"project": a, "nodes": names[:2]}),
+            task("lease to b", "baremetal.tenancy.host_lease", {"project": "tenant-b", "nodes": names[2:]}),
+            task("lease to a again", "baremetal.tenancy.host_lease", {"project": a, "nodes": names[:2]}),
+        ]
+    )
     run = run_playbook(lease, openstack_env.ansible_env("admin"), tmp_path_factory.mktemp("lease"))
     assert run.ok, run.explain()
     assert run.result("lease to a")["changed"] is True
@@ -85,18 +86,25 @@ def pool(openstack_env, enroll_node, ironic_tenancy_policy, tmp_path_factory):
 
 def claims_playbook(env, tenant, claims, workdir):
     out = Path(workdir) / ("claims-%s.json" % tenant)
-    run = run_playbook(REPO_ROOT / "playbooks" / "ironic_claim_hosts.yml", tenant_env(env, tenant), workdir,
-                       extra_vars={"claims": claims, "claim_wait_timeout": 300, "claims_out": str(out)})
+    run = run_playbook(
+        REPO_ROOT / "playbooks" / "ironic_claim_hosts.yml",
+        tenant_env(env, tenant),
+        workdir,
+        extra_vars={"claims": claims, "claim_wait_timeout": 300, "claims_out": str(out)},
+    )
     return run, out
 
 
 def test_two_tenants_claim_at_once_and_stay_apart(openstack_env, pool, tmp_path):
     admin = openstack_env.admin_conn
     wanted = {
-        "tenant-a": [{"name": "ic-a-%d" % i, "resource_class": "rc-2t", "image": IMAGE, "user_data": USER_DATA,
-                      "online": True} for i in range(2)],
-        "tenant-b": [{"name": "ic-b-%d" % i, "resource_class": "rc-2t", "image": IMAGE, "online": False}
-                     for i in range(2)],
+        "tenant-a": [
+            {"name": "ic-a-%d" % i, "resource_class": "rc-2t", "image": IMAGE, "user_data": USER_DATA, "online": True}
+            for i in range(2)
+        ],
+        "tenant-b": [
+            {"name": "ic-b-%d" % i, "resource_class": "rc-2t", "image": IMAGE, "online": False} for i in range(2)
+        ],
     }
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
         futures = {t: ex.submit(claims_playbook, openstack_env, t, wanted[t], tmp_path / t) for t in wanted}
@@ -123,24 +131,39 @@ def test_two_tenants_claim_at_once_and_stay_apart(openstack_env, pool, tmp_path)
 
     # tenant-b tries every way at tenant-a's hosts, through the modules.
     a_node = hosts["ic-a-0"]
-    attempts = localhost_play([
-        task("claim a's node", "baremetal.tenancy.host_claim",
-             claim_args("ic-b-steal", resource_class="rc-2t", candidate_nodes=[a_node], image=IMAGE),
-             ignore_errors=True),
-        task("claim a's claim name", "baremetal.tenancy.host_claim",
-             claim_args("ic-a-0", resource_class="rc-2t", image=IMAGE), ignore_errors=True),
-        task("read a's claim", "baremetal.tenancy.host_claim_info", {"backend": "ironic", "name": "ic-a-0"}),
-        task("list my claims", "baremetal.tenancy.host_claim_info", {"backend": "ironic"}),
-        task("release a's claim", "baremetal.tenancy.host_release", claim_args("ic-a-0", wait=True)),
-        task("lease a's node to myself", "baremetal.tenancy.host_lease",
-             {"project": pool["b_id"], "nodes": [a_node]}, ignore_errors=True),
-    ])
+    attempts = localhost_play(
+        [
+            task(
+                "claim a's node",
+                "baremetal.tenancy.host_claim",
+                claim_args("ic-b-steal", resource_class="rc-2t", candidate_nodes=[a_node], image=IMAGE),
+                ignore_errors=True,
+            ),
+            task(
+                "claim a's claim name",
+                "baremetal.tenancy.host_claim",
+                claim_args("ic-a-0", resource_class="rc-2t", image=IMAGE),
+                ignore_errors=True,
+            ),
+            task("read a's claim", "baremetal.tenancy.host_claim_info", {"backend": "ironic", "name": "ic-a-0"}),
+            task("list my claims", "baremetal.tenancy.host_claim_info", {"backend": "ironic"}),
+            task("release a's claim", "baremetal.tenancy.host_release", claim_args("ic-a-0", wait=True)),
+            task(
+                "lease a's node to myself",
+                "baremetal.tenancy.host_lease",
+                {"project": pool["b_id"], "nodes": [a_node]},
+                ignore_errors=True,
+            ),
+        ]
+    )
     run = run_playbook(attempts, tenant_env(openstack_env, "tenant-b"), tmp_path / "attempts")
     assert run.ok, run.explain()
     steal = run.result("claim a's node")
     assert steal["failed"] and steal["changed"] is False
-    assert steal["msg"] == ("claim ic-b-steal: candidate node %s does not exist or is neither owned by nor "
-                            "leased to project %s" % (a_node, pool["b_id"]))
+    assert steal["msg"] == (
+        "claim ic-b-steal: candidate node %s does not exist or is neither owned by nor "
+        "leased to project %s" % (a_node, pool["b_id"])
+    )
     same_name = run.result("claim a's claim name")
     assert same_name["failed"] and same_name["error_type"] == "Conflict"
     assert "already used by an allocation that project %s cannot see" % pool["b_id"] in same_name["msg"]
@@ -159,8 +182,14 @@ def test_two_tenants_claim_at_once_and_stay_apart(openstack_env, pool, tmp_path)
     b_api = openstack_env.tenants["tenant-b"].conn("member").baremetal
     mv = {"microversion": "1.78", "raise_exc": False}
     assert b_api.get("/nodes/%s" % a_node, **mv).status_code == 404
-    assert b_api.patch("/nodes/%s" % a_node, json=[{"op": "add", "path": "/instance_info/image_source",
-                                                   "value": "http://evil/x"}], **mv).status_code == 404
+    assert (
+        b_api.patch(
+            "/nodes/%s" % a_node,
+            json=[{"op": "add", "path": "/instance_info/image_source", "value": "http://evil/x"}],
+            **mv,
+        ).status_code
+        == 404
+    )
     assert b_api.put("/nodes/%s/states/provision" % a_node, json={"target": "deleted"}, **mv).status_code == 404
     assert b_api.put("/nodes/%s/states/power" % a_node, json={"target": "power off"}, **mv).status_code == 404
     assert b_api.delete("/allocations/ic-a-0", **mv).status_code == 404
@@ -172,9 +201,13 @@ def test_two_tenants_claim_at_once_and_stay_apart(openstack_env, pool, tmp_path)
 
     # A lessee cannot change owner, lessee, driver_info or its lease records, even with the policy file.
     a_api = openstack_env.tenants["tenant-a"].conn("member").baremetal
-    for path, value in (("/owner", pool["a_id"]), ("/lessee", pool["b_id"]),
-                        ("/driver_info/fake_secret", "x"), ("/properties/baremetal_tenancy_leases", []),
-                        ("/properties/cpus", 1)):
+    for path, value in (
+        ("/owner", pool["a_id"]),
+        ("/lessee", pool["b_id"]),
+        ("/driver_info/fake_secret", "x"),
+        ("/properties/baremetal_tenancy_leases", []),
+        ("/properties/cpus", 1),
+    ):
         answer = a_api.patch("/nodes/%s" % a_node, json=[{"op": "add", "path": path, "value": value}], **mv)
         assert answer.status_code == 403, (path, answer.status_code, answer.text)
     after = admin.baremetal.get_node(a_node)
@@ -183,9 +216,12 @@ def test_two_tenants_claim_at_once_and_stay_apart(openstack_env, pool, tmp_path)
 
     # The tenants release their hosts; the nodes go back to available, the allocations are gone.
     for tenant, names in (("tenant-a", ["ic-a-0", "ic-a-1"]), ("tenant-b", ["ic-b-0", "ic-b-1"])):
-        run = run_playbook(REPO_ROOT / "playbooks" / "ironic_release_hosts.yml", tenant_env(openstack_env, tenant),
-                           tmp_path / ("release-" + tenant), extra_vars={"releases": names,
-                                                                         "release_wait_timeout": 300})
+        run = run_playbook(
+            REPO_ROOT / "playbooks" / "ironic_release_hosts.yml",
+            tenant_env(openstack_env, tenant),
+            tmp_path / ("release-" + tenant),
+            extra_vars={"releases": names, "release_wait_timeout": 300},
+        )
         assert run.ok, run.explain()
         assert all(r["released"] for r in run.result("Wait for the releases")["results"])
     for name, host in hosts.items():
@@ -197,27 +233,41 @@ def test_two_tenants_claim_at_once_and_stay_apart(openstack_env, pool, tmp_path)
 # ---------------------------------------------------------------------------------------------
 # check mode, diff, idempotence, bad input
 
+
 def test_check_mode_idempotence_and_diff(openstack_env, enroll_node, ironic_tenancy_policy, tmp_path):
     a = openstack_env.tenants["tenant-a"].project_id
     enroll_node("ic-idem-0", resource_class="rc-idem", lessee=a, traits=["CUSTOM_IDEM"])
-    claim = claim_args("ic-idem", resource_class="rc-idem", traits=["CUSTOM_IDEM"], image=IMAGE,
-                       user_data=USER_DATA, network_data={"links": [{"id": "eth0", "type": "phy"}], "networks": [
-                           {"id": "n0", "type": "ipv4", "link": "eth0", "ip_address": "192.0.2.50",
-                            "netmask": "255.255.255.0"}]}, online=False, wait=True)
+    claim = claim_args(
+        "ic-idem",
+        resource_class="rc-idem",
+        traits=["CUSTOM_IDEM"],
+        image=IMAGE,
+        user_data=USER_DATA,
+        network_data={
+            "links": [{"id": "eth0", "type": "phy"}],
+            "networks": [
+                {"id": "n0", "type": "ipv4", "link": "eth0", "ip_address": "192.0.2.50", "netmask": "255.255.255.0"}
+            ],
+        },
+        online=False,
+        wait=True,
+    )
     rebuilt = dict(claim, user_data=USER_DATA + "packages: [htop]\n")
-    play = localhost_play([
-        task("claim (check)", "baremetal.tenancy.host_claim", claim, check_mode=True, diff=True),
-        task("claim", "baremetal.tenancy.host_claim", claim, diff=True),
-        task("claim again", "baremetal.tenancy.host_claim", claim, diff=True),
-        task("info", "baremetal.tenancy.host_claim_info", {"backend": "ironic", "name": "ic-idem"}),
-        task("new user-data (check)", "baremetal.tenancy.host_claim", rebuilt, check_mode=True, diff=True),
-        task("new user-data", "baremetal.tenancy.host_claim", rebuilt),
-        task("new user-data again", "baremetal.tenancy.host_claim", rebuilt),
-        task("release (check)", "baremetal.tenancy.host_release", claim_args("ic-idem"), check_mode=True),
-        task("info after check", "baremetal.tenancy.host_claim_info", {"backend": "ironic", "name": "ic-idem"}),
-        task("release", "baremetal.tenancy.host_release", claim_args("ic-idem", wait=True), diff=True),
-        task("release again", "baremetal.tenancy.host_release", claim_args("ic-idem", wait=True)),
-    ])
+    play = localhost_play(
+        [
+            task("claim (check)", "baremetal.tenancy.host_claim", claim, check_mode=True, diff=True),
+            task("claim", "baremetal.tenancy.host_claim", claim, diff=True),
+            task("claim again", "baremetal.tenancy.host_claim", claim, diff=True),
+            task("info", "baremetal.tenancy.host_claim_info", {"backend": "ironic", "name": "ic-idem"}),
+            task("new user-data (check)", "baremetal.tenancy.host_claim", rebuilt, check_mode=True, diff=True),
+            task("new user-data", "baremetal.tenancy.host_claim", rebuilt),
+            task("new user-data again", "baremetal.tenancy.host_claim", rebuilt),
+            task("release (check)", "baremetal.tenancy.host_release", claim_args("ic-idem"), check_mode=True),
+            task("info after check", "baremetal.tenancy.host_claim_info", {"backend": "ironic", "name": "ic-idem"}),
+            task("release", "baremetal.tenancy.host_release", claim_args("ic-idem", wait=True), diff=True),
+            task("release again", "baremetal.tenancy.host_release", claim_args("ic-idem", wait=True)),
+        ]
+    )
     run = run_playbook(play, tenant_env(openstack_env, "tenant-a"), tmp_path)
     assert run.ok, run.explain()
     check = run.result("claim (check)")
@@ -251,17 +301,32 @@ def test_check_mode_idempotence_and_diff(openstack_env, enroll_node, ironic_tena
 
 
 BAD = [
-    ("unknown resource class", {"resource_class": "rc-nope"},
-     "resource class rc-nope: no node owned by or leased to the project has resource class rc-nope"),
-    ("image without checksum", {"image": {"url": "http://images.example.com/os.qcow2"}},
-     "image http://images.example.com/os.qcow2 has no checksum"),
-    ("user-data that is not YAML", {"image": IMAGE, "user_data": "#cloud-config\nusers: [\n  - me\n"},
-     "is declared #cloud-config but is not valid YAML"),
-    ("cloud-config that is a list", {"image": IMAGE, "user_data": "#cloud-config\n- one\n- two\n"},
-     "is declared #cloud-config but is a YAML list, not a mapping"),
+    (
+        "unknown resource class",
+        {"resource_class": "rc-nope"},
+        "resource class rc-nope: no node owned by or leased to the project has resource class rc-nope",
+    ),
+    (
+        "image without checksum",
+        {"image": {"url": "http://images.example.com/os.qcow2"}},
+        "image http://images.example.com/os.qcow2 has no checksum",
+    ),
+    (
+        "user-data that is not YAML",
+        {"image": IMAGE, "user_data": "#cloud-config\nusers: [\n  - me\n"},
+        "is declared #cloud-config but is not valid YAML",
+    ),
+    (
+        "cloud-config that is a list",
+        {"image": IMAGE, "user_data": "#cloud-config\n- one\n- two\n"},
+        "is declared #cloud-config but is a YAML list, not a mapping",
+    ),
     ("negative timeout", {"wait": True, "wait_timeout": -5}, "must be zero or more seconds, got -5"),
-    ("bad network data", {"image": IMAGE, "network_data": {"networks": [{"id": "n", "type": "ipv4", "link": "x"}]}},
-     "refers to link x"),
+    (
+        "bad network data",
+        {"image": IMAGE, "network_data": {"networks": [{"id": "n", "type": "ipv4", "link": "x"}]}},
+        "refers to link x",
+    ),
 ]
 
 
@@ -290,6 +355,7 @@ def test_bad_input_fails_clearly_and_changes_nothing(openstack_env, enroll_node,
 # ---------------------------------------------------------------------------------------------
 # redfish: power follows the claim; no BMC data in -vvv output
 
+
 @pytest.fixture(scope="module")
 def own_bmc(tmp_path_factory):
     """A sushy-tools emulator of our own: other suites use the shared one's BMCs."""
@@ -312,20 +378,25 @@ def bmc_power(bmc):
 
 
 def test_redfish_power_follows_online_and_no_bmc_data_leaks(
-        openstack_env, enroll_node, ironic_tenancy_policy, own_bmc, tmp_path):
+    openstack_env, enroll_node, ironic_tenancy_policy, own_bmc, tmp_path
+):
     a = openstack_env.tenants["tenant-a"].project_id
     enroll_node("ic-redfish-0", resource_class="rc-redfish", lessee=a, bmc=own_bmc)
     assert bmc_power(own_bmc) == "Off"
     tenant = tenant_env(openstack_env, "tenant-a")
 
     def step(online):
-        play = localhost_play([
-            task("claim", "baremetal.tenancy.host_claim",
-                 claim_args("ic-rf", resource_class="rc-redfish", online=online, wait=True, wait_timeout=180)),
-            task("info", "baremetal.tenancy.host_claim_info", {"backend": "ironic", "name": "ic-rf"}),
-        ])
-        return run_playbook(play, tenant, tmp_path / ("online-%s" % online), verbosity=3, callback="default",
-                            diff=True)
+        play = localhost_play(
+            [
+                task(
+                    "claim",
+                    "baremetal.tenancy.host_claim",
+                    claim_args("ic-rf", resource_class="rc-redfish", online=online, wait=True, wait_timeout=180),
+                ),
+                task("info", "baremetal.tenancy.host_claim_info", {"backend": "ironic", "name": "ic-rf"}),
+            ]
+        )
+        return run_playbook(play, tenant, tmp_path / ("online-%s" % online), verbosity=3, callback="default", diff=True)
 
     on = step(True)
     assert on.ok, on.explain()
@@ -342,15 +413,26 @@ def test_redfish_power_follows_online_and_no_bmc_data_leaks(
     for path in ("/nodes/%s/history", "/nodes/%s/inventory"):
         assert lessee.get(path % node.id, microversion="1.81").status_code in (403, 404), path
 
-    release = run_playbook(localhost_play([task("release", "baremetal.tenancy.host_release",
-                                                claim_args("ic-rf", wait=True))]),
-                           tenant, tmp_path / "release", verbosity=3, callback="default")
+    release = run_playbook(
+        localhost_play([task("release", "baremetal.tenancy.host_release", claim_args("ic-rf", wait=True))]),
+        tenant,
+        tmp_path / "release",
+        verbosity=3,
+        callback="default",
+    )
     assert release.ok, release.explain()
     assert allocation_gone(openstack_env.admin_conn, "ic-rf")
 
     host_port = own_bmc.base_url.split("://", 1)[1]
-    secrets_ = [own_bmc.password, host_port, own_bmc.system_id, own_bmc.uuid, "redfish_address",
-                "redfish_password", "driver_info"]
+    secrets_ = [
+        own_bmc.password,
+        host_port,
+        own_bmc.system_id,
+        own_bmc.uuid,
+        "redfish_address",
+        "redfish_password",
+        "driver_info",
+    ]
     for run in (on, off, release):
         text = run.stdout + run.stderr
         assert "ic-redfish-0" in text  # the scan looks at real output

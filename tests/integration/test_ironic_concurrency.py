@@ -26,14 +26,22 @@ def test_ten_tenants_claim_at_once(openstack_pg_env, tmp_path):
     tenants = sorted(env.tenants)
     assert len(tenants) == 10
     with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
-        list(pool.map(lambda i: openstack_harness.enroll_fake_node(
-            admin, "cc-%02d" % i, "rc-pool", env.infra_project_id), range(len(tenants))))
+        list(
+            pool.map(
+                lambda i: openstack_harness.enroll_fake_node(admin, "cc-%02d" % i, "rc-pool", env.infra_project_id),
+                range(len(tenants)),
+            )
+        )
 
-    leases = localhost_play([{
-        "name": "lease one node to each tenant",
-        "baremetal.tenancy.host_lease": {"project": "{{ item }}", "resource_class": "rc-pool", "count": 1},
-        "loop": [env.tenants[t].project_id for t in tenants],
-    }])
+    leases = localhost_play(
+        [
+            {
+                "name": "lease one node to each tenant",
+                "baremetal.tenancy.host_lease": {"project": "{{ item }}", "resource_class": "rc-pool", "count": 1},
+                "loop": [env.tenants[t].project_id for t in tenants],
+            }
+        ]
+    )
     run = run_playbook(leases, env.ansible_env("admin"), tmp_path / "lease")
     assert run.ok, run.explain()
     leased = {}
@@ -44,12 +52,24 @@ def test_ten_tenants_claim_at_once(openstack_pg_env, tmp_path):
 
     def claim(tenant):
         out = tmp_path / ("%s.json" % tenant)
-        result = run_playbook(REPO_ROOT / "playbooks" / "ironic_claim_hosts.yml",
-                              env.ansible_env(env.tenants[tenant].cloud_name("member")), tmp_path / tenant,
-                              extra_vars={"claims_out": str(out), "claim_wait_timeout": 600, "claims": [
-                                  {"name": "cc-claim-%s" % tenant, "resource_class": "rc-pool", "online": True,
-                                   "image": {"url": "http://images.example.com/os.img", "checksum": MD5},
-                                   "user_data": "#cloud-config\nhostname: %s\n" % tenant}]})
+        result = run_playbook(
+            REPO_ROOT / "playbooks" / "ironic_claim_hosts.yml",
+            env.ansible_env(env.tenants[tenant].cloud_name("member")),
+            tmp_path / tenant,
+            extra_vars={
+                "claims_out": str(out),
+                "claim_wait_timeout": 600,
+                "claims": [
+                    {
+                        "name": "cc-claim-%s" % tenant,
+                        "resource_class": "rc-pool",
+                        "online": True,
+                        "image": {"url": "http://images.example.com/os.img", "checksum": MD5},
+                        "user_data": "#cloud-config\nhostname: %s\n" % tenant,
+                    }
+                ],
+            },
+        )
         return tenant, result, out
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=len(tenants)) as pool:

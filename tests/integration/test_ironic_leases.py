@@ -42,19 +42,22 @@ def test_overlap_refused_and_count_selection(openstack_env, enroll_node, tmp_pat
     for i in range(3):
         enroll_node("il-cnt-%d" % i, resource_class="rc-cnt", traits=["CUSTOM_GPU"] if i < 2 else [])
     b_until = iso(3600)
-    play = localhost_play([
-        lease_task("b for an hour", project=b, nodes=["il-ov-0"], end=b_until),
-        lease_task("a overlapping", project=a, nodes=["il-ov-0"], start=iso(1800), end=iso(7200)),
-        lease_task("a after b (check)", project=a, nodes=["il-ov-0"], start=b_until, end=iso(7200)),
-        lease_task("two gpu nodes to a (check)", project=a, resource_class="rc-cnt", traits=["CUSTOM_GPU"],
-                   count=2),
-        lease_task("two gpu nodes to a", project=a, resource_class="rc-cnt", traits=["CUSTOM_GPU"], count=2),
-        lease_task("two gpu nodes to a again", project=a, resource_class="rc-cnt", traits=["CUSTOM_GPU"], count=2),
-        lease_task("one more gpu node to b", project=b, resource_class="rc-cnt", traits=["CUSTOM_GPU"], count=1),
-        lease_task("list a", state="query", project=a, resource_class="rc-cnt"),
-        lease_task("end a", state="absent", project=a, nodes=["il-cnt-0", "il-cnt-1"]),
-        lease_task("end a again", state="absent", project=a, nodes=["il-cnt-0", "il-cnt-1"]),
-    ])
+    play = localhost_play(
+        [
+            lease_task("b for an hour", project=b, nodes=["il-ov-0"], end=b_until),
+            lease_task("a overlapping", project=a, nodes=["il-ov-0"], start=iso(1800), end=iso(7200)),
+            lease_task("a after b (check)", project=a, nodes=["il-ov-0"], start=b_until, end=iso(7200)),
+            lease_task(
+                "two gpu nodes to a (check)", project=a, resource_class="rc-cnt", traits=["CUSTOM_GPU"], count=2
+            ),
+            lease_task("two gpu nodes to a", project=a, resource_class="rc-cnt", traits=["CUSTOM_GPU"], count=2),
+            lease_task("two gpu nodes to a again", project=a, resource_class="rc-cnt", traits=["CUSTOM_GPU"], count=2),
+            lease_task("one more gpu node to b", project=b, resource_class="rc-cnt", traits=["CUSTOM_GPU"], count=1),
+            lease_task("list a", state="query", project=a, resource_class="rc-cnt"),
+            lease_task("end a", state="absent", project=a, nodes=["il-cnt-0", "il-cnt-1"]),
+            lease_task("end a again", state="absent", project=a, nodes=["il-cnt-0", "il-cnt-1"]),
+        ]
+    )
     play[0]["tasks"][2]["check_mode"] = True
     play[0]["tasks"][3]["check_mode"] = True
     run = run_playbook(play, openstack_env.ansible_env("admin"), tmp_path, diff=True)
@@ -79,12 +82,17 @@ def test_overlap_refused_and_count_selection(openstack_env, enroll_node, tmp_pat
     assert chosen["changed"] is True and sorted(x["node"] for x in chosen["actions"]) == ["il-cnt-0", "il-cnt-1"]
     assert run.result("two gpu nodes to a again")["changed"] is False
     short = run.result("one more gpu node to b")
-    assert short["failed"] is True and "only 0 node(s) of resource class rc-cnt with traits CUSTOM_GPU are free" \
-        in short["msg"] and "nothing was leased" in short["msg"]
+    assert (
+        short["failed"] is True
+        and "only 0 node(s) of resource class rc-cnt with traits CUSTOM_GPU are free" in short["msg"]
+        and "nothing was leased" in short["msg"]
+    )
     listed = run.result("list a")
     assert listed["changed"] is False
     assert sorted((x["node"], x["status"]) for x in listed["leases"]) == [
-        ("il-cnt-0", "active"), ("il-cnt-1", "active")]
+        ("il-cnt-0", "active"),
+        ("il-cnt-1", "active"),
+    ]
     ended = run.result("end a")
     assert ended["changed"] is True and sorted(x["action"] for x in ended["actions"]) == ["ended", "ended"]
     assert run.result("end a again")["changed"] is False
@@ -101,19 +109,39 @@ def test_expired_lease_is_ended_and_the_host_returns(openstack_env, enroll_node,
     enroll_node("il-exp-1", resource_class="rc-exp-next")
     # Long enough for tenant-a to claim and deploy on a loaded machine; the test waits for the rest.
     end = time.time() + 60
-    lease = run_playbook(REPO_ROOT / "playbooks" / "lease_hosts.yml", openstack_env.ansible_env("admin"),
-                         tmp_path / "lease", extra_vars={"leases": [
-                             {"project": a, "nodes": ["il-exp-0"],
-                              "end": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(end))},
-                             {"project": "tenant-b", "nodes": ["il-exp-1"], "start": iso(30)}]})
+    lease = run_playbook(
+        REPO_ROOT / "playbooks" / "lease_hosts.yml",
+        openstack_env.ansible_env("admin"),
+        tmp_path / "lease",
+        extra_vars={
+            "leases": [
+                {"project": a, "nodes": ["il-exp-0"], "end": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(end))},
+                {"project": "tenant-b", "nodes": ["il-exp-1"], "start": iso(30)},
+            ]
+        },
+    )
     assert lease.ok, lease.explain()
     assert admin.get_node("il-exp-0").lessee == a
     assert admin.get_node("il-exp-1").lessee is None  # starts later
 
-    claim = run_playbook(localhost_play([{"name": "claim", "baremetal.tenancy.host_claim": {
-        "backend": "ironic", "name": "il-exp", "resource_class": "rc-exp", "wait": True,
-        "image": {"url": "http://images.example.com/os.img", "checksum": MD5}}}]),
-        openstack_env.ansible_env("tenant-a"), tmp_path / "claim")
+    claim = run_playbook(
+        localhost_play(
+            [
+                {
+                    "name": "claim",
+                    "baremetal.tenancy.host_claim": {
+                        "backend": "ironic",
+                        "name": "il-exp",
+                        "resource_class": "rc-exp",
+                        "wait": True,
+                        "image": {"url": "http://images.example.com/os.img", "checksum": MD5},
+                    },
+                }
+            ]
+        ),
+        openstack_env.ansible_env("tenant-a"),
+        tmp_path / "claim",
+    )
     assert claim.ok, claim.explain()
     assert claim.result("claim")["claim"]["provisioning_state"] == "active"
     assert time.time() < end, "the claim took longer than the lease; the test cannot see the expiry"
@@ -121,20 +149,23 @@ def test_expired_lease_is_ended_and_the_host_returns(openstack_env, enroll_node,
     time.sleep(max(0, end - time.time()) + 1)
     expire = REPO_ROOT / "playbooks" / "expire_leases.yml"
     nodes = {"expire_nodes": ["il-exp-0", "il-exp-1"], "expire_wait_timeout": 300}
-    check = run_playbook(expire, openstack_env.ansible_env("admin"), tmp_path / "check", extra_vars=nodes,
-                         check=True)
+    check = run_playbook(expire, openstack_env.ansible_env("admin"), tmp_path / "check", extra_vars=nodes, check=True)
     assert check.ok, check.explain()
     planned = check.result("End expired leases and start due ones")
     assert planned["changed"] is True
     assert sorted((x["node"], x["action"]) for x in planned["actions"]) == [
-        ("il-exp-0", "ended"), ("il-exp-1", "started")]
+        ("il-exp-0", "ended"),
+        ("il-exp-1", "started"),
+    ]
     assert admin.get_node("il-exp-0").provision_state == "active"  # check mode changed nothing
 
     run = run_playbook(expire, openstack_env.ansible_env("admin"), tmp_path / "expire", extra_vars=nodes)
     assert run.ok, run.explain()
     done = run.result("End expired leases and start due ones")
     assert sorted((x["node"], x["project"], x["action"]) for x in done["actions"]) == [
-        ("il-exp-0", a, "ended"), ("il-exp-1", b, "started")]
+        ("il-exp-0", a, "ended"),
+        ("il-exp-1", b, "started"),
+    ]
     node = admin.get_node("il-exp-0")
     assert node.provision_state == "available" and node.lessee is None and node.instance_info == {}
     assert node.allocation_id is None and node.instance_id is None and LEASES_KEY not in node.properties
@@ -145,6 +176,11 @@ def test_expired_lease_is_ended_and_the_host_returns(openstack_env, enroll_node,
     assert again.ok, again.explain()
     assert again.result("End expired leases and start due ones")["changed"] is False
     # tenant-a no longer sees the node or the claim.
-    view = run_playbook(localhost_play([{"name": "info", "baremetal.tenancy.host_claim_info": {
-        "backend": "ironic", "name": "il-exp"}}]), openstack_env.ansible_env("tenant-a"), tmp_path / "view")
+    view = run_playbook(
+        localhost_play(
+            [{"name": "info", "baremetal.tenancy.host_claim_info": {"backend": "ironic", "name": "il-exp"}}]
+        ),
+        openstack_env.ansible_env("tenant-a"),
+        tmp_path / "view",
+    )
     assert view.ok and view.result("info")["claims"] == []

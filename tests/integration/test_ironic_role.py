@@ -13,7 +13,6 @@ makes none.
 from __future__ import annotations
 
 import yaml
-
 from harness import openstack as openstack_harness
 from harness.ansible import localhost_play, run_playbook
 
@@ -30,9 +29,16 @@ def test_role_projects_users_owner_and_policy(openstack_env, enroll_node, tmp_pa
         ironic_tenancy_policy_file=str(policy),
         ironic_tenancy_lessee_deploy_roles=["member"],
         ironic_tenancy_policy_rules={"baremetal:node:get:last_error": "rule:baremetal_tenancy:node_reader"},
-        ironic_tenancy_projects=[{"name": "ir-tenant", "description": "role test", "users": [
-            {"name": "ir-alice", "password": "ir-alice-password-1"},
-            {"name": "ir-bob", "password": "ir-bob-password-1", "roles": ["manager"]}]}],
+        ironic_tenancy_projects=[
+            {
+                "name": "ir-tenant",
+                "description": "role test",
+                "users": [
+                    {"name": "ir-alice", "password": "ir-alice-password-1"},
+                    {"name": "ir-bob", "password": "ir-bob-password-1", "roles": ["manager"]},
+                ],
+            }
+        ],
         ironic_tenancy_nodes=[{"name": "ir-owned-0", "owner": "ir-tenant"}],
     )
     env = openstack_env.ansible_env("admin")
@@ -44,8 +50,12 @@ def test_role_projects_users_owner_and_policy(openstack_env, enroll_node, tmp_pa
     admin = openstack_env.admin_conn
     project = admin.identity.find_project("ir-tenant", ignore_missing=False)
     assert project.description == "role test"
-    auth = {"auth_url": openstack_env.keystone.url, "user_domain_name": "Default",
-            "project_name": "ir-tenant", "project_domain_name": "Default"}
+    auth = {
+        "auth_url": openstack_env.keystone.url,
+        "user_domain_name": "Default",
+        "project_name": "ir-tenant",
+        "project_domain_name": "Default",
+    }
     alice = openstack_harness.connect(dict(auth, username="ir-alice", password="ir-alice-password-1"))
     assert alice.current_project_id == project.id
     assert "member" in alice.session.auth.get_access(alice.session).role_names
@@ -59,27 +69,44 @@ def test_role_projects_users_owner_and_policy(openstack_env, enroll_node, tmp_pa
     assert rules["baremetal:allocation:create_restricted"] == "rule:baremetal_tenancy:system_member"
     assert rules["baremetal:node:get:last_error"] == "rule:baremetal_tenancy:node_reader"
     # Node writes a lessee does not need are the owner's (issue 12); a lessee never writes owner, lessee or driver_info.
-    for name in ("baremetal:node:update", "baremetal:node:update_extra", "baremetal:node:vif:attach",
-                 "baremetal:node:set_maintenance", "baremetal:node:vmedia:attach"):
+    for name in (
+        "baremetal:node:update",
+        "baremetal:node:update_extra",
+        "baremetal:node:vif:attach",
+        "baremetal:node:set_maintenance",
+        "baremetal:node:vmedia:attach",
+    ):
         assert rules[name] == "rule:baremetal_tenancy:node_admin", name
     assert "lessee" not in rules["baremetal_tenancy:node_admin"]
     # oslo.policy lets an override of a rule's deprecated name stand for the rule: every
     # rule whose deprecated name the file overrides is written out too, the ones that
     # guard BMC data with Ironic's own default.
     from ironic.common import policy as ironic_policy
+
     defaults = {rule.name: rule for rule in ironic_policy.list_policies()}
     for name, default in defaults.items():
         deprecated = getattr(default, "deprecated_rule", None)
         if deprecated is not None and deprecated.name in rules:
             assert name in rules, name
-    for name in ("baremetal:node:get:filter_threshold", "baremetal:node:get:driver_info",
-                 "baremetal:node:get:driver_internal_info", "baremetal:node:history:get",
-                 "baremetal:node:update:owner", "baremetal:node:update:lessee", "baremetal:node:update:driver_info",
-                 "baremetal:node:update:properties", "baremetal:node:update:instance_uuid",
-                 "baremetal:node:update:network_data", "baremetal:node:update:name", "baremetal:node:update:retired",
-                 "baremetal:node:update:driver_interfaces", "baremetal:node:update:chassis_uuid",
-                 "baremetal:node:update:conductor_group", "baremetal:node:set_boot_device",
-                 "baremetal:volume:view_target_properties"):
+    for name in (
+        "baremetal:node:get:filter_threshold",
+        "baremetal:node:get:driver_info",
+        "baremetal:node:get:driver_internal_info",
+        "baremetal:node:history:get",
+        "baremetal:node:update:owner",
+        "baremetal:node:update:lessee",
+        "baremetal:node:update:driver_info",
+        "baremetal:node:update:properties",
+        "baremetal:node:update:instance_uuid",
+        "baremetal:node:update:network_data",
+        "baremetal:node:update:name",
+        "baremetal:node:update:retired",
+        "baremetal:node:update:driver_interfaces",
+        "baremetal:node:update:chassis_uuid",
+        "baremetal:node:update:conductor_group",
+        "baremetal:node:set_boot_device",
+        "baremetal:volume:view_target_properties",
+    ):
         assert rules[name] == defaults[name].check_str, name
 
     second = run_playbook(role_play(**role_vars), env, tmp_path / "second")
@@ -87,12 +114,15 @@ def test_role_projects_users_owner_and_policy(openstack_env, enroll_node, tmp_pa
     assert second.report["stats"]["localhost"]["changed"] == 0
 
     moved = dict(role_vars)
-    moved.update({"ironic_tenancy_nodes": [{"name": "ir-owned-0", "owner": "infra"}],
-                  "ironic_tenancy_lessee_deploy_roles": ["manager"]})
+    moved.update(
+        {
+            "ironic_tenancy_nodes": [{"name": "ir-owned-0", "owner": "infra"}],
+            "ironic_tenancy_lessee_deploy_roles": ["manager"],
+        }
+    )
     check = run_playbook(role_play(**moved), env, tmp_path / "check", check=True, diff=True)
     assert check.ok, check.explain()
     changed = sorted(name.split(" : ")[-1] for name, result in check.tasks.items() if result.get("changed"))
-    assert changed == ["Report the owners that would change", "Write the owner/lessee policy file for Ironic"], \
-        changed
+    assert changed == ["Report the owners that would change", "Write the owner/lessee policy file for Ironic"], changed
     assert admin.baremetal.get_node("ir-owned-0").owner == project.id
     assert yaml.safe_load(policy.read_text()) == rules

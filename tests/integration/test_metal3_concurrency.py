@@ -18,9 +18,8 @@ import subprocess
 import time
 
 import pytest
-from kubernetes import client
-
 from harness.ansible import REPO_ROOT, VENV_BIN, ansible_env
+from kubernetes import client
 
 INFRA = "cc-infra"
 TENANTS = {"cc-a": "tenant-a", "cc-b": "tenant-b", "cc-c": "tenant-c"}
@@ -35,8 +34,9 @@ def pool(metal3_env):
     for namespace, identity in TENANTS.items():
         env.tenant_namespace(namespace, identity)
     for index in range(HOSTS):
-        env.create_host(INFRA, "cc-h%02d" % index, index=300 + index, policy={"matches": "cc-.*"},
-                        labels={"suite": "concurrency"})
+        env.create_host(
+            INFRA, "cc-h%02d" % index, index=300 + index, policy={"matches": "cc-.*"}, labels={"suite": "concurrency"}
+        )
     yield env
     for namespace in TENANTS:
         env.forget_claims(namespace)
@@ -51,9 +51,15 @@ def reset(env):
         custom = client.CustomObjectsApi(api)
         for host in env.hosts(INFRA):
             if host["spec"].get("consumerRef"):
-                custom.patch_namespaced_custom_object("metal3.io", "v1alpha1", INFRA, "baremetalhosts",
-                                                      host["metadata"]["name"], {"spec": {"consumerRef": None}},
-                                                      _content_type=MERGE)
+                custom.patch_namespaced_custom_object(
+                    "metal3.io",
+                    "v1alpha1",
+                    INFRA,
+                    "baremetalhosts",
+                    host["metadata"]["name"],
+                    {"spec": {"consumerRef": None}},
+                    _content_type=MERGE,
+                )
     for namespace in TENANTS:
         deadline = time.monotonic() + 30
         while env.claims(namespace):
@@ -62,17 +68,30 @@ def reset(env):
 
 
 def start_binder(env, number, workdir):
-    extra = {"reconcile_namespaces": sorted(TENANTS), "reconcile_host_namespaces": [INFRA], "reconcile_passes": 10,
-             "reconcile_interval": 0, "reconcile_binder_id": "binder-%d" % number}
-    argv = [str(VENV_BIN / "ansible-playbook"), "-i", "localhost,", str(REPO_ROOT / "playbooks" / "reconcile.yml"),
-            "-e", json.dumps(extra)]
+    extra = {
+        "reconcile_namespaces": sorted(TENANTS),
+        "reconcile_host_namespaces": [INFRA],
+        "reconcile_passes": 10,
+        "reconcile_interval": 0,
+        "reconcile_binder_id": "binder-%d" % number,
+    }
+    argv = [
+        str(VENV_BIN / "ansible-playbook"),
+        "-i",
+        "localhost,",
+        str(REPO_ROOT / "playbooks" / "reconcile.yml"),
+        "-e",
+        json.dumps(extra),
+    ]
     run_env = ansible_env(env.kube.ansible_env("binder"), workdir)
     run_env.update(ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_JSON_INDENT="0")
-    return subprocess.Popen(argv, env=run_env, cwd=str(workdir), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        argv, env=run_env, cwd=str(workdir), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
 
 
 def passes_of(stdout):
-    report = json.loads(stdout[stdout.index("{"):])
+    report = json.loads(stdout[stdout.index("{") :])
     for play in report["plays"]:
         for task in play["tasks"]:
             if task["task"]["name"].startswith("Bind, sync and release until"):
@@ -88,10 +107,15 @@ def test_four_binders_at_once(pool, tmp_path):
         reset(env)
         for number in range(CLAIMS):
             namespace = sorted(TENANTS)[number % 3]
-            env.create_claim(namespace, "r%d-c%02d" % (repetition, number),
-                             {"hostSelector": {"matchLabels": {"suite": "concurrency"}}})
+            env.create_claim(
+                namespace,
+                "r%d-c%02d" % (repetition, number),
+                {"hostSelector": {"matchLabels": {"suite": "concurrency"}}},
+            )
         started = time.monotonic()
-        binders = [start_binder(env, number, tmp_path / ("r%d-b%d" % (repetition, number))) for number in range(BINDERS)]
+        binders = [
+            start_binder(env, number, tmp_path / ("r%d-b%d" % (repetition, number))) for number in range(BINDERS)
+        ]
         outputs = [binder.communicate(timeout=600) for binder in binders]
         elapsed = time.monotonic() - started
         for binder, (stdout, stderr) in zip(binders, outputs):
@@ -99,19 +123,28 @@ def test_four_binders_at_once(pool, tmp_path):
         passes = [passes_of(stdout)[0] for stdout, dummy in outputs]
         figures.append((repetition, round(elapsed, 1), passes))
 
-        claims = dict(((c["metadata"]["namespace"], c["metadata"]["name"]), c)
-                      for namespace in TENANTS for c in env.claims(namespace))
+        claims = dict(
+            ((c["metadata"]["namespace"], c["metadata"]["name"]), c)
+            for namespace in TENANTS
+            for c in env.claims(namespace)
+        )
         assert len(claims) == CLAIMS
         hosts = env.hosts(INFRA)
-        refs = [(h["spec"]["consumerRef"]["namespace"], h["spec"]["consumerRef"]["name"], h["spec"]["consumerRef"]["uid"])
-                for h in hosts if h["spec"].get("consumerRef")]
+        refs = [
+            (h["spec"]["consumerRef"]["namespace"], h["spec"]["consumerRef"]["name"], h["spec"]["consumerRef"]["uid"])
+            for h in hosts
+            if h["spec"].get("consumerRef")
+        ]
         # every host bound at most once (one consumerRef), each to an existing claim, no claim twice
         assert len(refs) == HOSTS
         assert len(set((ns, name) for ns, name, dummy in refs)) == HOSTS
         for namespace, name, uid in refs:
             assert claims[(namespace, name)]["metadata"]["uid"] == uid
-        bound_to = dict(((h["spec"]["consumerRef"]["namespace"], h["spec"]["consumerRef"]["name"]), h["metadata"]["name"])
-                        for h in hosts if h["spec"].get("consumerRef"))
+        bound_to = dict(
+            ((h["spec"]["consumerRef"]["namespace"], h["spec"]["consumerRef"]["name"]), h["metadata"]["name"])
+            for h in hosts
+            if h["spec"].get("consumerRef")
+        )
         bound, pending = 0, 0
         for key, claim in claims.items():
             conditions = dict((c["type"], c) for c in claim["status"]["conditions"])

@@ -23,7 +23,12 @@ from kubernetes.client.exceptions import ApiException
 
 INFRA, NS, HOST = "hann-infra", "hann-a", "hann-h1"
 SELECTOR = {"matchLabels": {"suite": "hann"}}
-IMAGE = {"url": "http://images.example.com/os.qcow2", "checksum": "7" * 64, "checksum_type": "sha256", "format": "qcow2"}
+IMAGE = {
+    "url": "http://images.example.com/os.qcow2",
+    "checksum": "7" * 64,
+    "checksum_type": "sha256",
+    "format": "qcow2",
+}
 META = '{"instance-id": "node-1", "local-hostname": "node-1"}'
 HOLD_KEY = "reboot.metal3.io/hostclaim-maint"
 
@@ -59,16 +64,40 @@ def annotations_of(obj):
 def test_meta_data_inspection_and_power_hold(hann):
     env = hann
     # the tenant chose a Secret type for its meta-data: the binder's copy in the owner's namespace ignores it
-    secrets = [{"name": "secret %s" % name, "as": "tenant-a", "kubernetes.core.k8s": {"definition": {
-        "apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": NS}, "type": kind,
-        "stringData": {"value": value}}}}
-        for name, value, kind in (("node-user-data", "#cloud-config\n", "Opaque"),
-                                  ("node-meta", META, "example.com/tenant-chosen"))]
-    run = run_ok(env, secrets + [
-        tenant("claim", host_selector=SELECTOR, image=IMAGE, online=True, user_data_secret="node-user-data",
-               meta_data_secret="node-meta"),
-        bind("bind"),
-    ])
+    secrets = [
+        {
+            "name": "secret %s" % name,
+            "as": "tenant-a",
+            "kubernetes.core.k8s": {
+                "definition": {
+                    "apiVersion": "v1",
+                    "kind": "Secret",
+                    "metadata": {"name": name, "namespace": NS},
+                    "type": kind,
+                    "stringData": {"value": value},
+                }
+            },
+        }
+        for name, value, kind in (
+            ("node-user-data", "#cloud-config\n", "Opaque"),
+            ("node-meta", META, "example.com/tenant-chosen"),
+        )
+    ]
+    run = run_ok(
+        env,
+        secrets
+        + [
+            tenant(
+                "claim",
+                host_selector=SELECTOR,
+                image=IMAGE,
+                online=True,
+                user_data_secret="node-user-data",
+                meta_data_secret="node-meta",
+            ),
+            bind("bind"),
+        ],
+    )
     assert run.result("bind")["claims"][0]["host"] == HOST
     claim = env.claim(NS, "node")
     uid = claim["metadata"]["uid"]
@@ -88,17 +117,23 @@ def test_meta_data_inspection_and_power_hold(hann):
         bmo.settle()
 
         # 2. refresh inspection: only the empty value crosses, once
-        run = run_ok(env, [
-            tenant("ask a disabled inspection", annotations={"host.metal3.io/inspect": "disabled"}),
-            bind("ignore it"),
-        ])
+        run = run_ok(
+            env,
+            [
+                tenant("ask a disabled inspection", annotations={"host.metal3.io/inspect": "disabled"}),
+                bind("ignore it"),
+            ],
+        )
         assert "inspect.metal3.io" not in annotations_of(env.host(INFRA, HOST))
         assert annotations_of(env.claim(NS, "node"))["host.metal3.io/inspect"] == "disabled"
-        run = run_ok(env, [
-            tenant("ask an inspection", annotations={"host.metal3.io/inspect": ""}),
-            bind("pass it down"),
-            bind("nothing more"),
-        ])
+        run = run_ok(
+            env,
+            [
+                tenant("ask an inspection", annotations={"host.metal3.io/inspect": ""}),
+                bind("pass it down"),
+                bind("nothing more"),
+            ],
+        )
         assert run.result("ask an inspection")["changed"] is True
         assert annotations_of(env.host(INFRA, HOST))["inspect.metal3.io"] == ""
         assert "host.metal3.io/inspect" not in annotations_of(env.claim(NS, "node"))  # one-shot: removed
@@ -115,9 +150,18 @@ def test_meta_data_inspection_and_power_hold(hann):
         assert annotations_of(host)["hostclaim.metal3.io/passed-annotations"] == '["%s"]' % HOLD_KEY
         bmo.settle()
         assert env.host(INFRA, HOST)["status"]["poweredOn"] is False
-        run = run_ok(env, [bind("status up"), bind("hold stays"),
-                           {"name": "info", "as": "tenant-a",
-                            "baremetal.tenancy.host_claim_info": {"namespace": NS, "name": "node"}}])
+        run = run_ok(
+            env,
+            [
+                bind("status up"),
+                bind("hold stays"),
+                {
+                    "name": "info",
+                    "as": "tenant-a",
+                    "baremetal.tenancy.host_claim_info": {"namespace": NS, "name": "node"},
+                },
+            ],
+        )
         assert run.result("hold stays")["changed"] is False
         assert HOLD_KEY in annotations_of(env.host(INFRA, HOST))  # not one-shot
         assert run.result("info")["claims"][0]["powered_on"] is False
@@ -130,10 +174,17 @@ def test_meta_data_inspection_and_power_hold(hann):
         assert env.host(INFRA, HOST)["status"]["poweredOn"] is True
 
         # 4. release: deprovisioned, then the meta-data copy is deleted with the binding
-        run_ok(env, [
-            {"name": "release", "as": "tenant-a", "baremetal.tenancy.host_release": {"name": "node", "namespace": NS}},
-            bind("deprovision"),
-        ])
+        run_ok(
+            env,
+            [
+                {
+                    "name": "release",
+                    "as": "tenant-a",
+                    "baremetal.tenancy.host_release": {"name": "node", "namespace": NS},
+                },
+                bind("deprovision"),
+            ],
+        )
         host = env.host(INFRA, HOST)
         assert "metaData" not in host["spec"] and "userData" not in host["spec"]
         core.read_namespaced_secret(copy_name, INFRA)  # kept while the host is cleaned

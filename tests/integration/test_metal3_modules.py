@@ -17,7 +17,12 @@ import pytest
 INFRA = "mod-infra"
 NS = "mod-a"
 SELECTOR = {"matchLabels": {"suite": "modules"}}
-IMAGE = {"url": "https://images.example.com/os.qcow2", "checksum": "b" * 64, "checksum_type": "sha256", "format": "qcow2"}
+IMAGE = {
+    "url": "https://images.example.com/os.qcow2",
+    "checksum": "b" * 64,
+    "checksum_type": "sha256",
+    "format": "qcow2",
+}
 
 
 @pytest.fixture(scope="module")
@@ -32,8 +37,12 @@ def world(metal3_env):
 
 
 def claim(task, name="web", namespace=NS, who="tenant-a", **args):
-    return {"name": task, "as": who, "ignore_errors": True,
-            "baremetal.tenancy.host_claim": dict(dict(name=name, namespace=namespace), **args)}
+    return {
+        "name": task,
+        "as": who,
+        "ignore_errors": True,
+        "baremetal.tenancy.host_claim": dict(dict(name=name, namespace=namespace), **args),
+    }
 
 
 def test_bad_input_fails_clearly_and_changes_nothing(world):
@@ -42,38 +51,78 @@ def test_bad_input_fails_clearly_and_changes_nothing(world):
     env.steps([claim("existing", name="kept", host_selector=SELECTOR)])
     kept_before = env.claim(NS, "kept")["metadata"]["resourceVersion"]
     near = {"matchExpressions": [{"key": "suite", "operator": "Near", "values": ["modules"]}]}
-    run = env.steps([
-        claim("unknown operator", host_selector=near),
-        claim("missing secret", host_selector=SELECTOR, user_data_secret="no-such-secret"),
-        claim("missing secret on update", name="kept", network_data_secret="no-such-secret"),
-        claim("image without checksum", host_selector=SELECTOR,
-              image={"url": "https://images.example.com/os.qcow2", "format": "qcow2"}),
-        claim("negative timeout", host_selector=SELECTOR, wait=True, wait_timeout=-1),
-        claim("namespace missing (tenant)", namespace="mod-nope", host_selector=SELECTOR),
-        claim("namespace missing (admin)", namespace="mod-nope", who="admin", host_selector=SELECTOR),
-        claim("ironic option", host_selector=SELECTOR, resource_class="baremetal"),
-        claim("reserved annotation", annotations={"hostclaim.metal3.io/host": "mod-h1"}),
-        {"name": "release negative timeout", "as": "tenant-a", "ignore_errors": True,
-         "baremetal.tenancy.host_release": {"name": "kept", "namespace": NS, "wait": True, "wait_timeout": -5}},
-        {"name": "info missing namespace", "as": "tenant-a", "ignore_errors": True,
-         "baremetal.tenancy.host_claim_info": {}},
-        {"name": "bind missing namespace", "as": "binder", "ignore_errors": True,
-         "baremetal.tenancy.host_bind": {"namespaces": ["mod-nope"]}},
-        {"name": "bind name without namespace", "as": "binder", "ignore_errors": True,
-         "baremetal.tenancy.host_bind": {"name": "web"}},
-        {"name": "bind zero workers", "as": "binder", "ignore_errors": True,
-         "baremetal.tenancy.host_bind": {"workers": 0}},
-    ])
+    run = env.steps(
+        [
+            claim("unknown operator", host_selector=near),
+            claim("missing secret", host_selector=SELECTOR, user_data_secret="no-such-secret"),
+            claim("missing secret on update", name="kept", network_data_secret="no-such-secret"),
+            claim(
+                "image without checksum",
+                host_selector=SELECTOR,
+                image={"url": "https://images.example.com/os.qcow2", "format": "qcow2"},
+            ),
+            claim("negative timeout", host_selector=SELECTOR, wait=True, wait_timeout=-1),
+            claim("namespace missing (tenant)", namespace="mod-nope", host_selector=SELECTOR),
+            claim("namespace missing (admin)", namespace="mod-nope", who="admin", host_selector=SELECTOR),
+            claim("ironic option", host_selector=SELECTOR, resource_class="baremetal"),
+            claim("reserved annotation", annotations={"hostclaim.metal3.io/host": "mod-h1"}),
+            {
+                "name": "release negative timeout",
+                "as": "tenant-a",
+                "ignore_errors": True,
+                "baremetal.tenancy.host_release": {"name": "kept", "namespace": NS, "wait": True, "wait_timeout": -5},
+            },
+            {
+                "name": "info missing namespace",
+                "as": "tenant-a",
+                "ignore_errors": True,
+                "baremetal.tenancy.host_claim_info": {},
+            },
+            {
+                "name": "bind missing namespace",
+                "as": "binder",
+                "ignore_errors": True,
+                "baremetal.tenancy.host_bind": {"namespaces": ["mod-nope"]},
+            },
+            {
+                "name": "bind name without namespace",
+                "as": "binder",
+                "ignore_errors": True,
+                "baremetal.tenancy.host_bind": {"name": "web"},
+            },
+            {
+                "name": "bind zero workers",
+                "as": "binder",
+                "ignore_errors": True,
+                "baremetal.tenancy.host_bind": {"workers": 0},
+            },
+        ]
+    )
     expected = {
-        "unknown operator": ("InvalidInput", "HostClaim mod-a/web: spec.hostSelector.matchExpressions[0]: unknown operator 'Near'"),
-        "missing secret": ("InvalidInput", "HostClaim mod-a/web: spec.userData: Secret 'no-such-secret' was not found in namespace mod-a"),
-        "missing secret on update": ("InvalidInput", "HostClaim mod-a/kept: spec.networkData: Secret 'no-such-secret' was not found"),
-        "image without checksum": ("InvalidInput", "HostClaim mod-a/web: spec.image: a checksum is required unless format is live-iso"),
+        "unknown operator": (
+            "InvalidInput",
+            "HostClaim mod-a/web: spec.hostSelector.matchExpressions[0]: unknown operator 'Near'",
+        ),
+        "missing secret": (
+            "InvalidInput",
+            "HostClaim mod-a/web: spec.userData: Secret 'no-such-secret' was not found in namespace mod-a",
+        ),
+        "missing secret on update": (
+            "InvalidInput",
+            "HostClaim mod-a/kept: spec.networkData: Secret 'no-such-secret' was not found",
+        ),
+        "image without checksum": (
+            "InvalidInput",
+            "HostClaim mod-a/web: spec.image: a checksum is required unless format is live-iso",
+        ),
         "negative timeout": ("InvalidInput", "option wait_timeout: must be zero or more seconds, got -1"),
         "namespace missing (tenant)": ("Forbidden", "HostClaim mod-nope/web: "),
         "namespace missing (admin)": ("InvalidInput", "namespace mod-nope: does not exist"),
         "ironic option": ("InvalidInput", "option resource_class: is for backend ironic"),
-        "reserved annotation": ("InvalidInput", "option annotations: key 'hostclaim.metal3.io/host' is reserved for the binder"),
+        "reserved annotation": (
+            "InvalidInput",
+            "option annotations: key 'hostclaim.metal3.io/host' is reserved for the binder",
+        ),
         "release negative timeout": ("InvalidInput", "option wait_timeout: must be zero or more seconds, got -5"),
         "info missing namespace": ("InvalidInput", "option namespace: namespace or namespaces is required"),
         "bind missing namespace": ("InvalidInput", "option namespaces: namespace(s) mod-nope do not exist"),
@@ -101,45 +150,84 @@ def test_check_mode_then_run_then_run_again(world):
     create = dict(host_selector=SELECTOR, online=False)
     update = dict(image=IMAGE, online=True)
     release = {"as": "tenant-a", "baremetal.tenancy.host_release": {"name": "web", "namespace": NS, "node_reuse": "w"}}
-    run = env.steps([
-        dict(claim("create (check)", **create), check_mode=True, diff=True),
-        {"name": "nothing yet", "as": "tenant-a", "baremetal.tenancy.host_claim_info": {"namespace": NS}},
-        dict(claim("create", **create), diff=True),
-        claim("create again", **create),
-        dict(bind, name="bind (check)", check_mode=True, diff=True),
-        {"name": "still unbound", "as": "tenant-a", "baremetal.tenancy.host_claim_info": {"namespace": NS, "name": "web"}},
-        dict(bind, name="bind", diff=True),
-        dict(bind, name="bind again"),
-        dict(claim("update (check)", **update), check_mode=True, diff=True),
-        {"name": "not updated", "as": "tenant-a", "baremetal.tenancy.host_claim_info": {"namespace": NS, "name": "web"}},
-        claim("update", **update),
-        claim("update again", **update),
-        dict(bind, name="pass update down"),
-        dict(bind, name="pass update down again"),
-        {"name": "info", "as": "tenant-a", "baremetal.tenancy.host_claim_info": {"namespace": NS}},
-        {"name": "info again", "as": "tenant-a", "baremetal.tenancy.host_claim_info": {"namespace": NS}},
-        dict(release, name="release (check)", check_mode=True, diff=True),
-        {"name": "not released", "as": "tenant-a", "baremetal.tenancy.host_claim_info": {"namespace": NS, "name": "web"}},
-        dict(release, name="release", diff=True),
-        dict(release, name="release again"),
-        dict(bind, name="release pass (check)", check_mode=True),
-        dict(bind, name="release pass"),
-        dict(bind, name="release pass again"),
-        dict(release, name="release once gone"),
-        claim("delete once gone", state="absent"),
-        claim("wait times out", name="lonely", host_selector={"matchLabels": {"suite": "none"}}, wait=True,
-              wait_for="associated", wait_timeout=1),
-    ])
+    run = env.steps(
+        [
+            dict(claim("create (check)", **create), check_mode=True, diff=True),
+            {"name": "nothing yet", "as": "tenant-a", "baremetal.tenancy.host_claim_info": {"namespace": NS}},
+            dict(claim("create", **create), diff=True),
+            claim("create again", **create),
+            dict(bind, name="bind (check)", check_mode=True, diff=True),
+            {
+                "name": "still unbound",
+                "as": "tenant-a",
+                "baremetal.tenancy.host_claim_info": {"namespace": NS, "name": "web"},
+            },
+            dict(bind, name="bind", diff=True),
+            dict(bind, name="bind again"),
+            dict(claim("update (check)", **update), check_mode=True, diff=True),
+            {
+                "name": "not updated",
+                "as": "tenant-a",
+                "baremetal.tenancy.host_claim_info": {"namespace": NS, "name": "web"},
+            },
+            claim("update", **update),
+            claim("update again", **update),
+            dict(bind, name="pass update down"),
+            dict(bind, name="pass update down again"),
+            {"name": "info", "as": "tenant-a", "baremetal.tenancy.host_claim_info": {"namespace": NS}},
+            {"name": "info again", "as": "tenant-a", "baremetal.tenancy.host_claim_info": {"namespace": NS}},
+            dict(release, name="release (check)", check_mode=True, diff=True),
+            {
+                "name": "not released",
+                "as": "tenant-a",
+                "baremetal.tenancy.host_claim_info": {"namespace": NS, "name": "web"},
+            },
+            dict(release, name="release", diff=True),
+            dict(release, name="release again"),
+            dict(bind, name="release pass (check)", check_mode=True),
+            dict(bind, name="release pass"),
+            dict(bind, name="release pass again"),
+            dict(release, name="release once gone"),
+            claim("delete once gone", state="absent"),
+            claim(
+                "wait times out",
+                name="lonely",
+                host_selector={"matchLabels": {"suite": "none"}},
+                wait=True,
+                wait_for="associated",
+                wait_timeout=1,
+            ),
+        ]
+    )
     assert run.ok, run.explain()
     changed = dict((name, run.result(name)["changed"]) for name in run.tasks)
     assert changed == {
-        "create (check)": True, "nothing yet": False, "create": True, "create again": False,
-        "bind (check)": True, "still unbound": False, "bind": True, "bind again": False,
-        "update (check)": True, "not updated": False, "update": True, "update again": False,
-        "pass update down": True, "pass update down again": False, "info": False, "info again": False,
-        "release (check)": True, "not released": False, "release": True, "release again": False,
-        "release pass (check)": True, "release pass": True, "release pass again": False,
-        "release once gone": False, "delete once gone": False, "wait times out": True,
+        "create (check)": True,
+        "nothing yet": False,
+        "create": True,
+        "create again": False,
+        "bind (check)": True,
+        "still unbound": False,
+        "bind": True,
+        "bind again": False,
+        "update (check)": True,
+        "not updated": False,
+        "update": True,
+        "update again": False,
+        "pass update down": True,
+        "pass update down again": False,
+        "info": False,
+        "info again": False,
+        "release (check)": True,
+        "not released": False,
+        "release": True,
+        "release again": False,
+        "release pass (check)": True,
+        "release pass": True,
+        "release pass again": False,
+        "release once gone": False,
+        "delete once gone": False,
+        "wait times out": True,
     }
     timed_out = run.result("wait times out")
     assert timed_out["failed"] and timed_out["error_type"] == "WaitTimeout"
@@ -157,12 +245,17 @@ def test_check_mode_then_run_then_run_again(world):
     assert run.result("update (check)")["diff"]["after"]["spec"]["image"]["url"] == IMAGE["url"]
     assert run.result("update (check)")["diff"]["before"]["spec"].get("image") is None
     bind_diff = run.result("bind")["diff"]
-    assert bind_diff == {"before": {"bindings": {"%s/web" % NS: None}},
-                         "after": {"bindings": {"%s/web" % NS: "%s/mod-h1" % INFRA}}}
+    assert bind_diff == {
+        "before": {"bindings": {"%s/web" % NS: None}},
+        "after": {"bindings": {"%s/web" % NS: "%s/mod-h1" % INFRA}},
+    }
     release_diff = run.result("release (check)")["diff"]
     assert release_diff["before"]["metadata"]["name"] == "web" and release_diff["after"] == {}
     # after all: the host is free (never provisioned: released in one step) and labelled for reuse
     host = env.host(INFRA, "mod-h1")
-    assert "consumerRef" not in host["spec"] and host["metadata"]["labels"]["infrastructure.cluster.x-k8s.io/node-reuse"] == "%s.w" % NS
+    assert (
+        "consumerRef" not in host["spec"]
+        and host["metadata"]["labels"]["infrastructure.cluster.x-k8s.io/node-reuse"] == "%s.w" % NS
+    )
     assert int(host["metadata"]["resourceVersion"]) > int(host_rv)
     assert env.claim(NS, "web") is None

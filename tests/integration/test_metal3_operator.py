@@ -14,11 +14,10 @@ import time
 import uuid
 
 import pytest
-from kubernetes import client
-from kubernetes.client.rest import ApiException
-
 from harness import baremetal_operator as bmo
 from harness.kube import INFRA_NAMESPACE
+from kubernetes import client
+from kubernetes.client.rest import ApiException
 
 pytestmark = pytest.mark.real_bmo
 
@@ -57,9 +56,11 @@ def _wait(api, name, predicate, what, stack, timeout=180):
             return host
         time.sleep(0.5)
     status = (host or {}).get("status", {})
-    pytest.fail(f"{name}: not {what} after {timeout}s (state {_state(host)!r}, "
-                f"error {status.get('errorType')!r}: {status.get('errorMessage')!r})\n"
-                f"--- baremetal-operator log ---\n{stack.log_tail()}")
+    pytest.fail(
+        f"{name}: not {what} after {timeout}s (state {_state(host)!r}, "
+        f"error {status.get('errorType')!r}: {status.get('errorMessage')!r})\n"
+        f"--- baremetal-operator log ---\n{stack.log_tail()}"
+    )
 
 
 def _wait_state(api, name, state, stack, timeout=180):
@@ -83,8 +84,9 @@ def test_webhook_rejects_what_bmo_rejects(kube_env, metal3_operator):
         with pytest.raises(ApiException) as refused:
             _hosts(api).create_namespaced_custom_object(GROUP, VERSION, INFRA_NAMESPACE, PLURAL, body)
         assert refused.value.status in (400, 403, 422), refused.value
-        assert "admission webhook" in refused.value.body and "reboot.metal3.io" in refused.value.body, \
+        assert "admission webhook" in refused.value.body and "reboot.metal3.io" in refused.value.body, (
             refused.value.body
+        )
         body["metadata"]["name"] = str(uuid.uuid4())
         body["metadata"]["annotations"].pop("reboot.metal3.io")
         with pytest.raises(ApiException) as uuid_name:
@@ -125,8 +127,7 @@ def test_refused_credentials_end_in_bmo_registration_error(kube_env, metal3_oper
     bmc = stack.bmcs[1]
     with kube_env.api("admin") as api:
         _create_host(api, "host-badcreds", bmc, password="not-the-password")
-        host = _wait(api, "host-badcreds", lambda h: (h.get("status") or {}).get("errorType"),
-                     "in error", stack)
+        host = _wait(api, "host-badcreds", lambda h: (h.get("status") or {}).get("errorType"), "in error", stack)
     status = host["status"]
     print("BMO registration error:", status["errorMessage"])
     assert status["errorType"] == "registration error", status
@@ -147,8 +148,15 @@ def test_hostclaim_setup_extends_bmo_crd_but_bmo_drops_the_sharing_field(kube_en
     """
     from harness.ansible import run_playbook
 
-    play = [{"name": "HostClaim support", "hosts": "localhost", "connection": "local", "gather_facts": False,
-             "roles": [{"role": "baremetal.tenancy.hostclaim_setup"}]}]
+    play = [
+        {
+            "name": "HostClaim support",
+            "hosts": "localhost",
+            "connection": "local",
+            "gather_facts": False,
+            "roles": [{"role": "baremetal.tenancy.hostclaim_setup"}],
+        }
+    ]
     for attempt in range(2):
         run = run_playbook(play, kube_env.ansible_env("admin"), tmp_path / f"setup-{attempt}")
         assert run.ok, run.explain()
@@ -166,8 +174,14 @@ def test_hostclaim_setup_extends_bmo_crd_but_bmo_drops_the_sharing_field(kube_en
         body["spec"]["hostClaimNamespaces"] = {"matches": "tenant-.*"}
         created = _hosts(api).create_namespaced_custom_object(GROUP, VERSION, INFRA_NAMESPACE, PLURAL, body)
         assert created["spec"]["hostClaimNamespaces"] == {"matches": "tenant-.*"}  # the apiserver keeps it
-        host = _wait(api, "host-shared", lambda h: "baremetalhost.metal3.io" in (h["metadata"].get("finalizers") or []),
-                     "finalized by BMO", metal3_operator, timeout=60)
+        host = _wait(
+            api,
+            "host-shared",
+            lambda h: "baremetalhost.metal3.io" in (h["metadata"].get("finalizers") or []),
+            "finalized by BMO",
+            metal3_operator,
+            timeout=60,
+        )
         assert "hostClaimNamespaces" not in host["spec"], host["spec"]
 
 
@@ -197,7 +211,8 @@ def test_agent_route_inspects_and_cleans(kube_env, metal3_operator):
         client.CoreV1Api(api).create_namespaced_secret(INFRA_NAMESPACE, secret)
         t0 = time.monotonic()
         _hosts(api).create_namespaced_custom_object(
-            GROUP, VERSION, INFRA_NAMESPACE, PLURAL, bmo.host_manifest("host-agent", bmc, "host-agent-bmc", agent=True))
+            GROUP, VERSION, INFRA_NAMESPACE, PLURAL, bmo.host_manifest("host-agent", bmc, "host-agent-bmc", agent=True)
+        )
         host = _wait(api, "host-agent", lambda h: seen(h) == "available", "available", stack, timeout=300)
         nics = host["status"]["hardware"]["nics"]
         assert sorted((n["mac"], n["ip"]) for n in nics) == sorted((n["mac"], n["ip"]) for n in system["nics"]), nics

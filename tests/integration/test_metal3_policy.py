@@ -20,14 +20,21 @@ import sys
 import time
 
 import pytest
-
 from harness.ansible import collections_root
 
 INFRA = "pol-infra"
 PATHOLOGICAL_NS = "a" * 60 + "-b"
 NAMESPACES = {
-    "n1": {}, "n2": {}, "n3": {}, "n12": {}, "p-a": {}, "xp-a": {},
-    "lab-gold": {"gold": "yes"}, "lab-plain": {}, "lab-tier-gold": {"tier": "gold"}, "lab-tier-silver": {"tier": "silver"},
+    "n1": {},
+    "n2": {},
+    "n3": {},
+    "n12": {},
+    "p-a": {},
+    "xp-a": {},
+    "lab-gold": {"gold": "yes"},
+    "lab-plain": {},
+    "lab-tier-gold": {"tier": "gold"},
+    "lab-tier-silver": {"tier": "silver"},
     PATHOLOGICAL_NS: {},
 }
 # case -> (policy, number of hosts)
@@ -71,11 +78,19 @@ def policy_world(metal3_env):
     for case, (policy, count) in CASES.items():
         for number in range(count):
             index += 1
-            metal3_env.create_host(INFRA, "pol-%s-%d" % (case, number), index=index, policy=policy,
-                                   labels={"suite": "policy", "case": case})
+            metal3_env.create_host(
+                INFRA,
+                "pol-%s-%d" % (case, number),
+                index=index,
+                policy=policy,
+                labels={"suite": "policy", "case": case},
+            )
     for number, (case, namespace, dummy) in enumerate(CLAIMS):
-        metal3_env.create_claim(namespace, "claim-%s-%02d" % (case, number),
-                                {"hostSelector": {"matchLabels": {"suite": "policy", "case": case}}})
+        metal3_env.create_claim(
+            namespace,
+            "claim-%s-%02d" % (case, number),
+            {"hostSelector": {"matchLabels": {"suite": "policy", "case": case}}},
+        )
         time.sleep(0.01)
     yield metal3_env
     for namespace in NAMESPACES:
@@ -85,8 +100,15 @@ def policy_world(metal3_env):
 
 def test_namespace_policies(policy_world):
     env = policy_world
-    run = env.playbook("binder", [{"name": "bind", "baremetal.tenancy.host_bind": {
-        "namespaces": sorted(NAMESPACES), "host_namespaces": [INFRA]}}])
+    run = env.playbook(
+        "binder",
+        [
+            {
+                "name": "bind",
+                "baremetal.tenancy.host_bind": {"namespaces": sorted(NAMESPACES), "host_namespaces": [INFRA]},
+            }
+        ],
+    )
     assert run.ok, run.explain()
     result = run.result("bind")
     by_claim = dict(((c["namespace"], c["name"]), c) for c in result["claims"])
@@ -132,6 +154,10 @@ def test_pathological_pattern_is_decided_in_milliseconds():
     elapsed = time.perf_counter() - started
     assert decision.allowed is False
     assert elapsed < 0.05, elapsed
-    for pattern, namespace, allowed in (("p-.*", "p-a", True), ("p-.*", "xp-a", False), ("n1|n2", "n12", False),
-                                        ("(a+)+$", "a" * 63, True)):
+    for pattern, namespace, allowed in (
+        ("p-.*", "p-a", True),
+        ("p-.*", "xp-a", False),
+        ("n1|n2", "n12", False),
+        ("(a+)+$", "a" * 63, True),
+    ):
         assert namespace_policy.evaluate({"matches": pattern}, namespace, {}).allowed is allowed

@@ -17,10 +17,9 @@ from __future__ import annotations
 import sys
 
 import pytest
+from harness.ansible import collections_root
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
-
-from harness.ansible import collections_root
 
 INFRA = "sec-infra"
 NS_A, NS_B = "sec-a", "sec-b"
@@ -45,11 +44,19 @@ def sec(metal3_env):
     for index, name in enumerate(HOSTS, start=200):
         policy = {"matches": NS_A} if name == "sec-h1" else {"matches": NS_B}
         # BMC data planted where the binder reads: labels, annotations (an exported domain too)
-        env.create_host(INFRA, name, index=index, policy=policy, hostname="%s.example.com" % name,
-                        labels={"suite": "sec", "example.com/creds": "%s-bmc-secret" % name},
-                        annotations={"export.hostclaim.metal3.io/bmc": env.bmc_address(name),
-                                     "export.hostclaim.metal3.io/login": "bmcuser-%s" % name,
-                                     "export.hostclaim.metal3.io/console": "ipmi://10.9.8.7"})
+        env.create_host(
+            INFRA,
+            name,
+            index=index,
+            policy=policy,
+            hostname="%s.example.com" % name,
+            labels={"suite": "sec", "example.com/creds": "%s-bmc-secret" % name},
+            annotations={
+                "export.hostclaim.metal3.io/bmc": env.bmc_address(name),
+                "export.hostclaim.metal3.io/login": "bmcuser-%s" % name,
+                "export.hostclaim.metal3.io/console": "ipmi://10.9.8.7",
+            },
+        )
     yield env
     env.forget_claims(NS_A)
     env.forget_claims(NS_B)
@@ -57,8 +64,11 @@ def sec(metal3_env):
 
 
 def claim(name, namespace, who, **args):
-    return {"name": "claim %s" % name, "as": who,
-            "baremetal.tenancy.host_claim": dict(dict(name=name, namespace=namespace, host_selector=SELECTOR), **args)}
+    return {
+        "name": "claim %s" % name,
+        "as": who,
+        "baremetal.tenancy.host_claim": dict(dict(name=name, namespace=namespace, host_selector=SELECTOR), **args),
+    }
 
 
 def bind(task="bind"):
@@ -66,24 +76,35 @@ def bind(task="bind"):
 
 
 def forge(name, namespace, who, host):
-    return {"name": "forge %s" % name, "as": who, "kubernetes.core.k8s": {
-        "state": "patched", "api_version": "metal3.io/v1alpha1", "kind": "HostClaim", "namespace": namespace,
-        "name": name, "definition": {"metadata": {"labels": {BINDING_LABEL: host}}}}}
+    return {
+        "name": "forge %s" % name,
+        "as": who,
+        "kubernetes.core.k8s": {
+            "state": "patched",
+            "api_version": "metal3.io/v1alpha1",
+            "kind": "HostClaim",
+            "namespace": namespace,
+            "name": name,
+            "definition": {"metadata": {"labels": {BINDING_LABEL: host}}},
+        },
+    }
 
 
 def test_forged_binding_label_is_erased_and_never_honoured(sec):
     env = sec
-    run = env.steps([
-        claim("app", NS_A, "tenant-a"),
-        claim("app", NS_B, "tenant-b"),
-        bind("bind"),
-        # tenant-b points its bound claim, and a new claim, at tenant-a's host
-        forge("app", NS_B, "tenant-b", "sec-h1"),
-        claim("loner", NS_B, "tenant-b", host_selector={"matchLabels": {"suite": "sec", "nothing": "here"}}),
-        forge("loner", NS_B, "tenant-b", "sec-h1"),
-        {"name": "forged info", "as": "tenant-b", "baremetal.tenancy.host_claim_info": {"namespace": NS_B}},
-        bind("bind after forgery"),
-    ])
+    run = env.steps(
+        [
+            claim("app", NS_A, "tenant-a"),
+            claim("app", NS_B, "tenant-b"),
+            bind("bind"),
+            # tenant-b points its bound claim, and a new claim, at tenant-a's host
+            forge("app", NS_B, "tenant-b", "sec-h1"),
+            claim("loner", NS_B, "tenant-b", host_selector={"matchLabels": {"suite": "sec", "nothing": "here"}}),
+            forge("loner", NS_B, "tenant-b", "sec-h1"),
+            {"name": "forged info", "as": "tenant-b", "baremetal.tenancy.host_claim_info": {"namespace": NS_B}},
+            bind("bind after forgery"),
+        ]
+    )
     assert run.ok, run.explain()
     bound = dict(((c["namespace"], c["name"]), c["host"]) for c in run.result("bind")["claims"])
     assert bound[(NS_A, "app")] == "sec-h1"
@@ -105,9 +126,14 @@ def test_forged_binding_label_is_erased_and_never_honoured(sec):
 
 def _status_patch(api, namespace, name):
     return client.CustomObjectsApi(api).patch_namespaced_custom_object_status(
-        "metal3.io", "v1alpha1", namespace, "hostclaims", name,
+        "metal3.io",
+        "v1alpha1",
+        namespace,
+        "hostclaims",
+        name,
         {"status": {"conditions": [{"type": "Ready", "status": "True", "reason": "Forged"}]}},
-        _content_type="application/merge-patch+json")
+        _content_type="application/merge-patch+json",
+    )
 
 
 def test_tenants_are_refused_outside_their_claims(sec):
@@ -135,18 +161,36 @@ def test_tenants_are_refused_outside_their_claims(sec):
         # and what it may do
         assert custom.list_namespaced_custom_object("metal3.io", "v1alpha1", NS_A, "hostclaims")["items"]
     # through the modules: one clear message naming the object
-    run = env.steps([
-        dict(claim("intruder", NS_B, "tenant-a"), ignore_errors=True),
-        {"name": "read b", "as": "tenant-a", "ignore_errors": True,
-         "baremetal.tenancy.host_claim_info": {"namespace": NS_B}},
-        {"name": "release b", "as": "tenant-a", "ignore_errors": True,
-         "baremetal.tenancy.host_release": {"name": "app", "namespace": NS_B}},
-        {"name": "bind as tenant", "as": "tenant-a", "ignore_errors": True,
-         "baremetal.tenancy.host_bind": {"namespaces": [NS_A]}},
-        dict(claim("stranger", NS_A, "tenant-c"), ignore_errors=True),
-    ])
-    for task, obj in (("claim intruder", "HostClaim %s/intruder" % NS_B), ("read b", "HostClaims in namespace %s" % NS_B),
-                      ("release b", "HostClaim %s/app" % NS_B), ("claim stranger", "HostClaim %s/stranger" % NS_A)):
+    run = env.steps(
+        [
+            dict(claim("intruder", NS_B, "tenant-a"), ignore_errors=True),
+            {
+                "name": "read b",
+                "as": "tenant-a",
+                "ignore_errors": True,
+                "baremetal.tenancy.host_claim_info": {"namespace": NS_B},
+            },
+            {
+                "name": "release b",
+                "as": "tenant-a",
+                "ignore_errors": True,
+                "baremetal.tenancy.host_release": {"name": "app", "namespace": NS_B},
+            },
+            {
+                "name": "bind as tenant",
+                "as": "tenant-a",
+                "ignore_errors": True,
+                "baremetal.tenancy.host_bind": {"namespaces": [NS_A]},
+            },
+            dict(claim("stranger", NS_A, "tenant-c"), ignore_errors=True),
+        ]
+    )
+    for task, obj in (
+        ("claim intruder", "HostClaim %s/intruder" % NS_B),
+        ("read b", "HostClaims in namespace %s" % NS_B),
+        ("release b", "HostClaim %s/app" % NS_B),
+        ("claim stranger", "HostClaim %s/stranger" % NS_A),
+    ):
         result = run.result(task)
         assert result["failed"] and result["error_type"] == "Forbidden", (task, result)
         assert result["msg"].startswith(obj + ": ") and "forbidden" in result["msg"], result["msg"]
@@ -161,15 +205,34 @@ def test_no_bmc_data_reaches_tenants(sec, tmp_path):
     with env.api() as api:
         bmo = env.bmo(api, [INFRA])
         # tenant-a deploys; its host then reports an error that quotes the BMC
-        run = env.steps([claim("app", NS_A, "tenant-a", online=True, image={
-            "url": "https://images.example.com/os.img", "checksum": "a" * 64, "checksum_type": "sha256"}), bind()])
+        run = env.steps(
+            [
+                claim(
+                    "app",
+                    NS_A,
+                    "tenant-a",
+                    online=True,
+                    image={"url": "https://images.example.com/os.img", "checksum": "a" * 64, "checksum_type": "sha256"},
+                ),
+                bind(),
+            ]
+        )
         assert run.ok, run.explain()
         bmo.settle()
         client.CustomObjectsApi(api).patch_namespaced_custom_object_status(
-            "metal3.io", "v1alpha1", INFRA, "baremetalhosts", "sec-h1",
-            {"status": {"errorType": "power management error",
-                        "errorMessage": "Failed to get power state of %s as %s/%s" % tuple(values[0:1] + values[3:5])}},
-            _content_type="application/merge-patch+json")
+            "metal3.io",
+            "v1alpha1",
+            INFRA,
+            "baremetalhosts",
+            "sec-h1",
+            {
+                "status": {
+                    "errorType": "power management error",
+                    "errorMessage": "Failed to get power state of %s as %s/%s" % tuple(values[0:1] + values[3:5]),
+                }
+            },
+            _content_type="application/merge-patch+json",
+        )
     tasks = [
         bind("bind"),
         claim("app", NS_A, "tenant-a"),
@@ -177,8 +240,11 @@ def test_no_bmc_data_reaches_tenants(sec, tmp_path):
         {"name": "info one", "as": "tenant-a", "baremetal.tenancy.host_claim_info": {"namespace": NS_A, "name": "app"}},
         claim("temp", NS_A, "tenant-a"),
         bind("bind temp"),
-        {"name": "release", "as": "tenant-a",
-         "baremetal.tenancy.host_release": {"name": "temp", "namespace": NS_A, "node_reuse": "t"}},
+        {
+            "name": "release",
+            "as": "tenant-a",
+            "baremetal.tenancy.host_release": {"name": "temp", "namespace": NS_A, "node_reuse": "t"},
+        },
     ]
     run = env.steps(tasks)
     assert run.ok, run.explain()
@@ -210,11 +276,17 @@ def test_inventory_and_info_never_show_a_forged_host(sec, tmp_path):
     from fixtures_inventory import inventory, write_source
 
     env = sec
-    run = env.steps([
-        claim("reader", NS_B, "tenant-b"),
-        bind("bind"),
-        {"name": "honest info", "as": "tenant-b", "baremetal.tenancy.host_claim_info": {"namespace": NS_B, "name": "reader"}},
-    ])
+    run = env.steps(
+        [
+            claim("reader", NS_B, "tenant-b"),
+            bind("bind"),
+            {
+                "name": "honest info",
+                "as": "tenant-b",
+                "baremetal.tenancy.host_claim_info": {"namespace": NS_B, "name": "reader"},
+            },
+        ]
+    )
     assert run.ok, run.explain()
     honest = run.result("honest info")["claims"][0]["host"]
     assert honest in ("sec-h2", "sec-h3")
@@ -222,12 +294,17 @@ def test_inventory_and_info_never_show_a_forged_host(sec, tmp_path):
     data, dummy = inventory(source, env.kube.ansible_env("tenant-b"), tmp_path)
     assert data["_meta"]["hostvars"]["reader"]["tenancy_host"] == honest
     # tenant-b forges the label of its bound claim (its AssociateBMH condition stays True until the next pass)
-    run = env.steps([
-        forge("reader", NS_B, "tenant-b", "sec-h1"),
-        {"name": "forged info", "as": "tenant-b", "baremetal.tenancy.host_claim_info": {"namespace": NS_B}},
-        {"name": "forged info one", "as": "tenant-b",
-         "baremetal.tenancy.host_claim_info": {"namespace": NS_B, "name": "reader"}},
-    ])
+    run = env.steps(
+        [
+            forge("reader", NS_B, "tenant-b", "sec-h1"),
+            {"name": "forged info", "as": "tenant-b", "baremetal.tenancy.host_claim_info": {"namespace": NS_B}},
+            {
+                "name": "forged info one",
+                "as": "tenant-b",
+                "baremetal.tenancy.host_claim_info": {"namespace": NS_B, "name": "reader"},
+            },
+        ]
+    )
     assert run.ok, run.explain()
     assert env.claim(NS_B, "reader")["metadata"]["labels"][BINDING_LABEL] == "sec-h1"
     for task in ("forged info", "forged info one"):
@@ -241,12 +318,23 @@ def test_inventory_and_info_never_show_a_forged_host(sec, tmp_path):
         assert all(v.get("tenancy_host") != "sec-h1" for v in hostvars.values()), hostvars
         assert "reader" not in hostvars  # fails closed: not a host while label and record disagree
     # the binder sets the label back; both readers agree again
-    run = env.steps([bind("bind"), {"name": "info", "as": "tenant-b",
-                                    "baremetal.tenancy.host_claim_info": {"namespace": NS_B, "name": "reader"}}])
+    run = env.steps(
+        [
+            bind("bind"),
+            {
+                "name": "info",
+                "as": "tenant-b",
+                "baremetal.tenancy.host_claim_info": {"namespace": NS_B, "name": "reader"},
+            },
+        ]
+    )
     assert run.ok, run.explain()
     assert run.result("info")["claims"][0]["host"] == honest
-    data, dummy = inventory(write_source(tmp_path / "after.claimed_hosts.yml", namespaces=[NS_B]),
-                            env.kube.ansible_env("tenant-b"), tmp_path)
+    data, dummy = inventory(
+        write_source(tmp_path / "after.claimed_hosts.yml", namespaces=[NS_B]),
+        env.kube.ansible_env("tenant-b"),
+        tmp_path,
+    )
     assert data["_meta"]["hostvars"]["reader"]["tenancy_host"] == honest
 
 
@@ -268,22 +356,43 @@ def meta_hosts(metal3_env):
         password = META_PASSWORD if name == "secm-h1" else SHORT_PASSWORD
         address = env.bmc_address(name)
         host_part = address.split("://")[1].split("/")[0]
-        env.create_host(META_INFRA, name, index=index, policy={"matches": NS_META},
-                        username=META_USER, password=password, hostname="%s.example.com" % name,
-                        labels={"suite": "secm", "example.com/owner": META_USER, "example.com/rack": "r7",
-                                "example.com/pin": password, "example.com/team": "q7team"},
-                        annotations={"export.hostclaim.metal3.io/contact": "ask %s on call" % META_USER,
-                                     "export.hostclaim.metal3.io/note": "pw=%s" % password,
-                                     "export.hostclaim.metal3.io/mgmt": "reach %s" % host_part,
-                                     "export.hostclaim.metal3.io/secret-ref": "%s-bmc-secret" % name,
-                                     "export.hostclaim.metal3.io/motd": "welcome, q7 racks are cold",
-                                     "export.hostclaim.metal3.io/rack": "r7"})
+        env.create_host(
+            META_INFRA,
+            name,
+            index=index,
+            policy={"matches": NS_META},
+            username=META_USER,
+            password=password,
+            hostname="%s.example.com" % name,
+            labels={
+                "suite": "secm",
+                "example.com/owner": META_USER,
+                "example.com/rack": "r7",
+                "example.com/pin": password,
+                "example.com/team": "q7team",
+            },
+            annotations={
+                "export.hostclaim.metal3.io/contact": "ask %s on call" % META_USER,
+                "export.hostclaim.metal3.io/note": "pw=%s" % password,
+                "export.hostclaim.metal3.io/mgmt": "reach %s" % host_part,
+                "export.hostclaim.metal3.io/secret-ref": "%s-bmc-secret" % name,
+                "export.hostclaim.metal3.io/motd": "welcome, q7 racks are cold",
+                "export.hostclaim.metal3.io/rack": "r7",
+            },
+        )
         if name == "secm-h1":
             # the inspected hardware reports a NIC on the BMC's own address: not for the tenant either
             with env.api() as api:
-                env.bmo(api, [META_INFRA]).register(META_INFRA, name, index=index, hostname="%s.example.com" % name, nics=[
-                    {"name": "eno1", "mac": "52:54:00:30:00:01", "ip": "192.0.2.231"},
-                    {"name": "bmc0", "mac": "52:54:00:30:00:02", "ip": host_part}])
+                env.bmo(api, [META_INFRA]).register(
+                    META_INFRA,
+                    name,
+                    index=index,
+                    hostname="%s.example.com" % name,
+                    nics=[
+                        {"name": "eno1", "mac": "52:54:00:30:00:01", "ip": "192.0.2.231"},
+                        {"name": "bmc0", "mac": "52:54:00:30:00:02", "ip": host_part},
+                    ],
+                )
     yield env
     env.forget_claims(NS_META)
     env.delete_hosts(META_INFRA)
@@ -296,15 +405,23 @@ def test_host_metadata_repeating_bmc_credentials_is_withheld_and_reported(meta_h
 
     env = meta_hosts
     selector = {"matchLabels": {"suite": "secm"}}
-    run = env.steps([
-        {"name": "claim one", "as": "tenant-a",
-         "baremetal.tenancy.host_claim": {"name": "one", "namespace": NS_META, "host_selector": selector}},
-        {"name": "claim two", "as": "tenant-a",
-         "baremetal.tenancy.host_claim": {"name": "two", "namespace": NS_META, "host_selector": selector}},
-        {"name": "bind", "as": "binder", "baremetal.tenancy.host_bind": {"namespaces": [NS_META]}},
-        {"name": "bind again", "as": "binder", "baremetal.tenancy.host_bind": {"namespaces": [NS_META]}},
-        {"name": "info", "as": "tenant-a", "baremetal.tenancy.host_claim_info": {"namespace": NS_META}},
-    ])
+    run = env.steps(
+        [
+            {
+                "name": "claim one",
+                "as": "tenant-a",
+                "baremetal.tenancy.host_claim": {"name": "one", "namespace": NS_META, "host_selector": selector},
+            },
+            {
+                "name": "claim two",
+                "as": "tenant-a",
+                "baremetal.tenancy.host_claim": {"name": "two", "namespace": NS_META, "host_selector": selector},
+            },
+            {"name": "bind", "as": "binder", "baremetal.tenancy.host_bind": {"namespaces": [NS_META]}},
+            {"name": "bind again", "as": "binder", "baremetal.tenancy.host_bind": {"namespaces": [NS_META]}},
+            {"name": "info", "as": "tenant-a", "baremetal.tenancy.host_claim_info": {"namespace": NS_META}},
+        ]
+    )
     assert run.ok, run.explain()
     secrets = [META_USER, META_PASSWORD]
     for name in META_HOSTS:
@@ -330,8 +447,11 @@ def test_host_metadata_repeating_bmc_credentials_is_withheld_and_reported(meta_h
         assert labels["example.com/team"] == "q7team"
         assert ("export.hostclaim.metal3.io/motd" in annotations) is not short
     assert scan(str(run.result("info")), secrets) == []
-    data, text = inventory(write_source(tmp_path / "secm.claimed_hosts.yml", namespaces=[NS_META],
-                                        host_variables=ALL_HOST_VARIABLES), env.kube.ansible_env("tenant-a"), tmp_path)
+    data, text = inventory(
+        write_source(tmp_path / "secm.claimed_hosts.yml", namespaces=[NS_META], host_variables=ALL_HOST_VARIABLES),
+        env.kube.ansible_env("tenant-a"),
+        tmp_path,
+    )
     assert set(data["_meta"]["hostvars"]) == {"one", "two"}
     assert scan(text, secrets) == []
     # the owner is told, per host and key, without the value
@@ -344,11 +464,14 @@ def test_host_metadata_repeating_bmc_credentials_is_withheld_and_reported(meta_h
             assert set(item) == {"host", "claim", "kind", "key", "reason"}, item
             by_host.setdefault(item["host"], set()).add((item["kind"], item["key"]))
         for host in META_HOSTS:
-            expected = {("label", "example.com/owner"), ("label", "example.com/pin"),
-                        ("annotation", "export.hostclaim.metal3.io/contact"),
-                        ("annotation", "export.hostclaim.metal3.io/note"),
-                        ("annotation", "export.hostclaim.metal3.io/mgmt"),
-                        ("annotation", "export.hostclaim.metal3.io/secret-ref")}
+            expected = {
+                ("label", "example.com/owner"),
+                ("label", "example.com/pin"),
+                ("annotation", "export.hostclaim.metal3.io/contact"),
+                ("annotation", "export.hostclaim.metal3.io/note"),
+                ("annotation", "export.hostclaim.metal3.io/mgmt"),
+                ("annotation", "export.hostclaim.metal3.io/secret-ref"),
+            }
             if host == "secm-h2":
                 expected.add(("annotation", "export.hostclaim.metal3.io/motd"))
             else:

@@ -15,11 +15,10 @@ import copy
 import time
 
 import pytest
-from kubernetes import client
-
 from fixtures_metal3 import BINDER_SUBJECTS, changed_count, setup_play
 from harness import kube
 from harness.ansible import run_playbook
+from kubernetes import client
 
 CRDS = ("hostclaims.metal3.io", "baremetalhosts.metal3.io")
 
@@ -61,8 +60,12 @@ def _rules(api, name):
 
 
 def _grants(rules, group, resource, verb):
-    return any((group in r.api_groups or "*" in r.api_groups) and (resource in r.resources or "*" in r.resources)
-               and (verb in r.verbs or "*" in r.verbs) for r in rules)
+    return any(
+        (group in r.api_groups or "*" in r.api_groups)
+        and (resource in r.resources or "*" in r.resources)
+        and (verb in r.verbs or "*" in r.verbs)
+        for r in rules
+    )
 
 
 def test_tenant_role_grants_claims_and_secrets_only(metal3_env):
@@ -81,8 +84,11 @@ def test_binder_runs_with_the_binder_clusterrole_only(metal3_env):
     with metal3_env.api() as api:
         rbac = client.RbacAuthorizationV1Api(api)
         user = kube.IDENTITIES["binder"].user
-        roles = [b.role_ref.name for b in rbac.list_cluster_role_binding().items
-                 if any(s.name == user for s in b.subjects or [])]
+        roles = [
+            b.role_ref.name
+            for b in rbac.list_cluster_role_binding().items
+            if any(s.name == user for s in b.subjects or [])
+        ]
         assert roles == ["hostclaim-binder"]
         rules = _rules(api, "hostclaim-binder")
         assert _grants(rules, "metal3.io", "hostclaims/status", "patch")
@@ -96,6 +102,7 @@ def test_binder_runs_with_the_binder_clusterrole_only(metal3_env):
 # A cluster that already has Metal3, or another HostClaim controller
 # ---------------------------------------------------------------------------
 
+
 def metal3_bmh_crd() -> dict:
     """The shape of baremetal-operator's CRD (abridged): typed spec properties, no hostClaimNamespaces."""
     crd = kube.minimal_bmh_crd()
@@ -106,14 +113,19 @@ def metal3_bmh_crd() -> dict:
         "properties": {
             "online": {"type": "boolean"},
             "consumerRef": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
-            "bmc": {"type": "object", "properties": {"address": {"type": "string"}, "credentialsName": {"type": "string"}}},
+            "bmc": {
+                "type": "object",
+                "properties": {"address": {"type": "string"}, "credentialsName": {"type": "string"}},
+            },
         },
     }
     second = copy.deepcopy(version)
     second.update(name="v1beta1", storage=False)
     # an open spec without properties (as the harness' stand-in CRD has): the role must create them
-    second["schema"]["openAPIV3Schema"]["properties"]["spec"] = {"type": "object",
-                                                                 "x-kubernetes-preserve-unknown-fields": True}
+    second["schema"]["openAPIV3Schema"]["properties"]["spec"] = {
+        "type": "object",
+        "x-kubernetes-preserve-unknown-fields": True,
+    }
     crd["spec"]["versions"].append(second)
     return crd
 
@@ -125,13 +137,37 @@ def bmo_hostclaim_crd() -> dict:
         "kind": "CustomResourceDefinition",
         "metadata": {"name": "hostclaims.metal3.io"},
         "spec": {
-            "group": "metal3.io", "scope": "Namespaced",
-            "names": {"kind": "HostClaim", "listKind": "HostClaimList", "plural": "hostclaims", "singular": "hostclaim"},
-            "versions": [{"name": "v1alpha1", "served": True, "storage": True, "subresources": {"status": {}},
-                          "schema": {"openAPIV3Schema": {"type": "object", "properties": {
-                              "spec": {"type": "object", "properties": {"poweredOn": {"type": "boolean"},
-                                                                        "deployPolicy": {"type": "string"}}},
-                              "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}}}],
+            "group": "metal3.io",
+            "scope": "Namespaced",
+            "names": {
+                "kind": "HostClaim",
+                "listKind": "HostClaimList",
+                "plural": "hostclaims",
+                "singular": "hostclaim",
+            },
+            "versions": [
+                {
+                    "name": "v1alpha1",
+                    "served": True,
+                    "storage": True,
+                    "subresources": {"status": {}},
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "properties": {
+                                "spec": {
+                                    "type": "object",
+                                    "properties": {
+                                        "poweredOn": {"type": "boolean"},
+                                        "deployPolicy": {"type": "string"},
+                                    },
+                                },
+                                "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                            },
+                        }
+                    },
+                }
+            ],
         },
     }
 
@@ -174,7 +210,9 @@ def test_role_extends_metal3_bmh_crd_and_refuses_a_foreign_hostclaim_crd(other_c
         bmh = ext.read_custom_resource_definition("baremetalhosts.metal3.io")
         assert bmh.metadata.labels == {"clusterctl.cluster.x-k8s.io": ""}
         assert not (bmh.metadata.annotations or {}).get("baremetal.tenancy/schema")
-        versions = dict((version.name, version.schema.open_apiv3_schema.properties["spec"]) for version in bmh.spec.versions)
+        versions = dict(
+            (version.name, version.schema.open_apiv3_schema.properties["spec"]) for version in bmh.spec.versions
+        )
         assert set(versions["v1alpha1"].properties) == {"online", "consumerRef", "bmc", "hostClaimNamespaces"}
         assert set(versions["v1beta1"].properties) == {"hostClaimNamespaces"}
         assert versions["v1beta1"].x_kubernetes_preserve_unknown_fields is True
@@ -183,13 +221,25 @@ def test_role_extends_metal3_bmh_crd_and_refuses_a_foreign_hostclaim_crd(other_c
         # the field is now validated by the API server
         custom = client.CustomObjectsApi(api)
         with pytest.raises(client.exceptions.ApiException) as refused:
-            custom.create_namespaced_custom_object("metal3.io", "v1alpha1", "metal3", "baremetalhosts", {
-                "apiVersion": "metal3.io/v1alpha1", "kind": "BareMetalHost", "metadata": {"name": "bad"},
-                "spec": {"hostClaimNamespaces": {"matches": ["not", "a", "string"]}}})
+            custom.create_namespaced_custom_object(
+                "metal3.io",
+                "v1alpha1",
+                "metal3",
+                "baremetalhosts",
+                {
+                    "apiVersion": "metal3.io/v1alpha1",
+                    "kind": "BareMetalHost",
+                    "metadata": {"name": "bad"},
+                    "spec": {"hostClaimNamespaces": {"matches": ["not", "a", "string"]}},
+                },
+            )
         assert refused.value.status == 422
     # state absent removes the binder and tenant RBAC, never the CRDs (that would delete every claim)
-    absent = run_playbook(setup_play(dict(variables, hostclaim_setup_state="absent")), other_cluster.ansible_env("admin"),
-                          tmp_path / "absent")
+    absent = run_playbook(
+        setup_play(dict(variables, hostclaim_setup_state="absent")),
+        other_cluster.ansible_env("admin"),
+        tmp_path / "absent",
+    )
     assert absent.ok and changed_count(absent) > 0, absent.explain()
     with other_cluster.api("admin") as api:
         rbac = client.RbacAuthorizationV1Api(api)
@@ -212,7 +262,9 @@ def test_role_extends_metal3_bmh_crd_and_refuses_a_foreign_hostclaim_crd(other_c
         foreign = wait_established(ext, "hostclaims.metal3.io")
     refused = run_playbook(setup_play(variables), other_cluster.ansible_env("admin"), tmp_path / "refused")
     assert refused.rc != 0
-    failure = refused.result("baremetal.tenancy.hostclaim_setup : Refuse to replace a HostClaim CRD of a different shape")
+    failure = refused.result(
+        "baremetal.tenancy.hostclaim_setup : Refuse to replace a HostClaim CRD of a different shape"
+    )
     assert failure["failed"]
     assert "hostclaims.metal3.io exists with a different shape" in failure["msg"]
     assert "poweredOn" in failure["msg"] and "refusing to replace it" in failure["msg"]

@@ -21,15 +21,18 @@ import subprocess
 import time
 
 import pytest
-from kubernetes import client
-
 from harness.ansible import REPO_ROOT, VENV_BIN, ansible_env, run_playbook
+from kubernetes import client
 
 INFRA = "story-infra"
 NS = "story-a"
 SELECTOR = {"matchLabels": {"infra-kind": "medium", "suite": "story"}}
-IMAGE = {"url": "http://images.example.com/ubuntu-24.04.qcow2", "checksum": "9" * 64, "checksum_type": "sha256",
-         "format": "qcow2"}
+IMAGE = {
+    "url": "http://images.example.com/ubuntu-24.04.qcow2",
+    "checksum": "9" * 64,
+    "checksum_type": "sha256",
+    "format": "qcow2",
+}
 REUSE_LABEL = "infrastructure.cluster.x-k8s.io/node-reuse"
 BINDING_LABEL = "hostclaim.metal3.io/host"
 
@@ -44,9 +47,15 @@ def story(metal3_env):
         "internal.example.com/note": "not exported",
     }
     for index, name in enumerate(("story-h1", "story-h2"), start=1):
-        metal3_env.create_host(INFRA, name, index=index, hostname="node-%d" % index, annotations=annotations,
-                               labels={"infra-kind": "medium", "suite": "story", "example.com/rack": "r1"},
-                               policy={"matches": "story-.*"})
+        metal3_env.create_host(
+            INFRA,
+            name,
+            index=index,
+            hostname="node-%d" % index,
+            annotations=annotations,
+            labels={"infra-kind": "medium", "suite": "story", "example.com/rack": "r1"},
+            policy={"matches": "story-.*"},
+        )
     yield metal3_env
     metal3_env.forget_claims(NS)
     metal3_env.delete_hosts(INFRA)
@@ -73,13 +82,16 @@ def conditions(claim):
 def test_user_story(story):
     env = story
     # 1. the tenant claims a medium host, powered off, to be kept for reuse as "web"; the binder binds it
-    run = run_ok(env, [
-        claim_step("claim", host_selector=SELECTOR, online=False, node_reuse="web"),
-        claim_step("claim again", host_selector=SELECTOR, online=False, node_reuse="web"),
-        bind_step("bind"),
-        bind_step("bind again"),
-        {"name": "info", "as": "tenant-a", "baremetal.tenancy.host_claim_info": {"namespace": NS}},
-    ])
+    run = run_ok(
+        env,
+        [
+            claim_step("claim", host_selector=SELECTOR, online=False, node_reuse="web"),
+            claim_step("claim again", host_selector=SELECTOR, online=False, node_reuse="web"),
+            bind_step("bind"),
+            bind_step("bind again"),
+            {"name": "info", "as": "tenant-a", "baremetal.tenancy.host_claim_info": {"namespace": NS}},
+        ],
+    )
     assert run.result("claim")["changed"] is True
     assert run.result("claim again")["changed"] is False
     assert run.result("bind again")["changed"] is False
@@ -91,8 +103,13 @@ def test_user_story(story):
     host = env.host(INFRA, host_name)
     claim = env.claim(NS, "web")
     assert claim["spec"] == {"online": False, "kind": "baremetal", "hostSelector": SELECTOR, "nodeReuse": "web"}
-    assert host["spec"]["consumerRef"] == {"apiVersion": "metal3.io/v1alpha1", "kind": "HostClaim", "namespace": NS,
-                                           "name": "web", "uid": claim["metadata"]["uid"]}
+    assert host["spec"]["consumerRef"] == {
+        "apiVersion": "metal3.io/v1alpha1",
+        "kind": "HostClaim",
+        "namespace": NS,
+        "name": "web",
+        "uid": claim["metadata"]["uid"],
+    }
     assert claim["metadata"]["labels"][BINDING_LABEL] == host_name
     assert claim["metadata"]["finalizers"] == ["hostclaim.metal3.io/release"]
     # status and metadata come up from the host
@@ -118,11 +135,24 @@ def test_user_story(story):
     assert view["labels"]["infra-kind"] == "medium"
 
     # 2. the tenant adds its Secrets, an image and online: true; the binder passes them down
-    secrets = [{"name": "secret %s" % name, "as": "tenant-a", "kubernetes.core.k8s": {"definition": {
-        "apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": NS},
-        "stringData": {"value": value}}}} for name, value in (("web-user-data", "#cloud-config\nhostname: web\n"),
-                                                              ("web-network-data", '{"links": []}'))]
-    claim_args = dict(image=IMAGE, user_data_secret="web-user-data", network_data_secret="web-network-data", online=True)
+    secrets = [
+        {
+            "name": "secret %s" % name,
+            "as": "tenant-a",
+            "kubernetes.core.k8s": {
+                "definition": {
+                    "apiVersion": "v1",
+                    "kind": "Secret",
+                    "metadata": {"name": name, "namespace": NS},
+                    "stringData": {"value": value},
+                }
+            },
+        }
+        for name, value in (("web-user-data", "#cloud-config\nhostname: web\n"), ("web-network-data", '{"links": []}'))
+    ]
+    claim_args = dict(
+        image=IMAGE, user_data_secret="web-user-data", network_data_secret="web-network-data", online=True
+    )
     check = dict(claim_step("claim in check mode", **claim_args), check_mode=True)
     run = run_ok(env, secrets + [claim_step("claim", **claim_args), check, bind_step("bind"), bind_step("bind again")])
     assert run.result("claim")["changed"] is True
@@ -135,8 +165,12 @@ def test_user_story(story):
     host = env.host(INFRA, host_name)
     uid = claim["metadata"]["uid"]
     assert host["spec"]["online"] is True
-    assert host["spec"]["image"] == {"url": IMAGE["url"], "checksum": IMAGE["checksum"], "checksumType": "sha256",
-                                     "format": "qcow2"}
+    assert host["spec"]["image"] == {
+        "url": IMAGE["url"],
+        "checksum": IMAGE["checksum"],
+        "checksumType": "sha256",
+        "format": "qcow2",
+    }
     assert host["spec"]["userData"] == {"name": "hostclaim-%s-userdata" % uid, "namespace": INFRA}
     assert host["spec"]["networkData"] == {"name": "hostclaim-%s-networkdata" % uid, "namespace": INFRA}
     with env.api() as api:
@@ -151,12 +185,15 @@ def test_user_story(story):
         #    a reboot annotation on the claim reaches the host as reboot.metal3.io
         bmo = env.bmo(api, [INFRA])
         assert bmo.settle() == 2  # provisioning, then provisioned and powered on
-        run = run_ok(env, [
-            bind_step("bind"),
-            claim_step("wait ready", wait=True, wait_for="ready", wait_timeout=30, **claim_args),
-            claim_step("reboot", annotations={"host.metal3.io/reboot": ""}),
-            bind_step("pass reboot down"),
-        ])
+        run = run_ok(
+            env,
+            [
+                bind_step("bind"),
+                claim_step("wait ready", wait=True, wait_for="ready", wait_timeout=30, **claim_args),
+                claim_step("reboot", annotations={"host.metal3.io/reboot": ""}),
+                bind_step("pass reboot down"),
+            ],
+        )
         ready = run.result("wait ready")
         assert ready["changed"] is False
         view = ready["claim"]
@@ -170,11 +207,18 @@ def test_user_story(story):
         assert bmo.reboots == [(INFRA, host_name, "")]
 
         # 4. deleting the claim deprovisions the host, then releases it with the node-reuse label
-        run = run_ok(env, [
-            bind_step("nothing to do"),
-            {"name": "release", "as": "tenant-a", "baremetal.tenancy.host_release": {"name": "web", "namespace": NS}},
-            bind_step("deprovision"),
-        ])
+        run = run_ok(
+            env,
+            [
+                bind_step("nothing to do"),
+                {
+                    "name": "release",
+                    "as": "tenant-a",
+                    "baremetal.tenancy.host_release": {"name": "web", "namespace": NS},
+                },
+                bind_step("deprovision"),
+            ],
+        )
         assert run.result("nothing to do")["changed"] is False
         assert run.result("release")["host"] == host_name
         assert run.result("deprovision")["claims"][0]["action"] == "releasing"
@@ -185,13 +229,24 @@ def test_user_story(story):
         assert bmo.settle() == 2  # deprovisioning, then available
 
         # 5. the binder finishes the release; a new claim with the same nodeReuse gets the same host
-        run = run_ok(env, [
-            bind_step("finish release"),
-            claim_step("claim again for reuse", name="web-2", host_selector=SELECTOR, node_reuse="web"),
-            {"name": "host labelled for reuse", "as": "admin", "kubernetes.core.k8s_info": {
-                "api_version": "metal3.io/v1alpha1", "kind": "BareMetalHost", "namespace": INFRA, "name": host_name}},
-            bind_step("bind for reuse"),
-        ])
+        run = run_ok(
+            env,
+            [
+                bind_step("finish release"),
+                claim_step("claim again for reuse", name="web-2", host_selector=SELECTOR, node_reuse="web"),
+                {
+                    "name": "host labelled for reuse",
+                    "as": "admin",
+                    "kubernetes.core.k8s_info": {
+                        "api_version": "metal3.io/v1alpha1",
+                        "kind": "BareMetalHost",
+                        "namespace": INFRA,
+                        "name": host_name,
+                    },
+                },
+                bind_step("bind for reuse"),
+            ],
+        )
         assert run.result("finish release")["claims"][0]["action"] == "released"
         labelled = run.result("host labelled for reuse")["resources"][0]
         assert "consumerRef" not in labelled["spec"]
@@ -210,19 +265,36 @@ def test_claim_and_release_playbooks_wait_while_the_reconcile_playbook_runs(stor
     """claim_hosts.yml (wait for ready) and release_hosts.yml (wait for the pool) return once reconcile.yml
     (binder, in the background) and the operator (test helper) have done their part."""
     env = story
-    argv = [str(VENV_BIN / "ansible-playbook"), "-i", "localhost,", str(REPO_ROOT / "playbooks" / "reconcile.yml"),
-            "-e", '{"reconcile_namespaces": ["%s"], "reconcile_until_quiet": false, "reconcile_passes": 300, '
-                  '"reconcile_interval": 0}' % NS]
-    background = subprocess.Popen(argv, env=ansible_env(env.kube.ansible_env("binder"), tmp_path), cwd=str(tmp_path),
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    argv = [
+        str(VENV_BIN / "ansible-playbook"),
+        "-i",
+        "localhost,",
+        str(REPO_ROOT / "playbooks" / "reconcile.yml"),
+        "-e",
+        '{"reconcile_namespaces": ["%s"], "reconcile_until_quiet": false, "reconcile_passes": 300, '
+        '"reconcile_interval": 0}' % NS,
+    ]
+    background = subprocess.Popen(
+        argv,
+        env=ansible_env(env.kube.ansible_env("binder"), tmp_path),
+        cwd=str(tmp_path),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         with env.api() as api, env.bmo(api, [INFRA]).running(interval=0.2):
-            claimed = run_playbook(REPO_ROOT / "playbooks" / "claim_hosts.yml", env.kube.ansible_env("tenant-a"),
-                                   tmp_path / "claim", extra_vars={
-                                       "claim_namespace": NS, "claim_wait": True, "claim_wait_for": "ready",
-                                       "claim_wait_timeout": 120,
-                                       "claim_hosts": [{"name": "db", "host_selector": SELECTOR, "image": IMAGE,
-                                                        "online": True}]})
+            claimed = run_playbook(
+                REPO_ROOT / "playbooks" / "claim_hosts.yml",
+                env.kube.ansible_env("tenant-a"),
+                tmp_path / "claim",
+                extra_vars={
+                    "claim_namespace": NS,
+                    "claim_wait": True,
+                    "claim_wait_for": "ready",
+                    "claim_wait_timeout": 120,
+                    "claim_hosts": [{"name": "db", "host_selector": SELECTOR, "image": IMAGE, "online": True}],
+                },
+            )
             assert claimed.ok, claimed.explain()
             (result,) = claimed.result("Create or update the claims")["results"]
             view = result["claim"]
@@ -230,9 +302,12 @@ def test_claim_and_release_playbooks_wait_while_the_reconcile_playbook_runs(stor
             host_name = view["host"]
             assert env.host(INFRA, host_name)["spec"]["consumerRef"]["name"] == "db"
             started = time.monotonic()
-            release = run_playbook(REPO_ROOT / "playbooks" / "release_hosts.yml", env.kube.ansible_env("tenant-a"),
-                                   tmp_path / "release", extra_vars={"claim_namespace": NS, "release_claims": ["db"],
-                                                                     "release_wait_timeout": 120})
+            release = run_playbook(
+                REPO_ROOT / "playbooks" / "release_hosts.yml",
+                env.kube.ansible_env("tenant-a"),
+                tmp_path / "release",
+                extra_vars={"claim_namespace": NS, "release_claims": ["db"], "release_wait_timeout": 120},
+            )
             elapsed = time.monotonic() - started
             assert release.ok, release.explain()
             assert release.result("Release the claims")["results"][0]["host"] == host_name
@@ -325,8 +400,9 @@ def proposal(metal3_env):
     metal3_env.tenant_namespace(PROPOSAL_INFRA, None)
     metal3_env.tenant_namespace(PROPOSAL_NS, "tenant-a")
     for index, name in enumerate(("proposal-h1", "proposal-h2"), start=21):
-        metal3_env.create_host(PROPOSAL_INFRA, name, index=index, labels={"infra-kind": "medium"},
-                               policy={"matches": PROPOSAL_NS})
+        metal3_env.create_host(
+            PROPOSAL_INFRA, name, index=index, labels={"infra-kind": "medium"}, policy={"matches": PROPOSAL_NS}
+        )
     yield metal3_env
     metal3_env.forget_claims(PROPOSAL_NS)
     metal3_env.delete_hosts(PROPOSAL_INFRA)
@@ -336,21 +412,40 @@ def test_the_proposals_example_claims_apply_and_bind(proposal, tmp_path):
     env = proposal
     manifest = tmp_path / "proposal-claims.yml"
     manifest.write_text(PROPOSAL_CLAIMS + "---\n" + FOREIGN_REFERENCE)
-    secrets = [{"name": "secret %s" % name, "kubernetes.core.k8s": {"namespace": PROPOSAL_NS, "definition": {
-        "apiVersion": "v1", "kind": "Secret", "metadata": {"name": name},
-        "stringData": {"value": "#cloud-config\n" if "user" in name else "{}"}}}}
-        for name in ("my-user-data", "my-network-data", "user-data-yyyy")]
+    secrets = [
+        {
+            "name": "secret %s" % name,
+            "kubernetes.core.k8s": {
+                "namespace": PROPOSAL_NS,
+                "definition": {
+                    "apiVersion": "v1",
+                    "kind": "Secret",
+                    "metadata": {"name": name},
+                    "stringData": {"value": "#cloud-config\n" if "user" in name else "{}"},
+                },
+            },
+        }
+        for name in ("my-user-data", "my-network-data", "user-data-yyyy")
+    ]
     # as the tenant, the way it would run kubectl apply -f
-    run = env.playbook("tenant-a", secrets + [
-        {"name": "apply the proposal's claims", "kubernetes.core.k8s": {
-            "namespace": PROPOSAL_NS, "src": str(manifest), "apply": True}},
-    ])
+    run = env.playbook(
+        "tenant-a",
+        secrets
+        + [
+            {
+                "name": "apply the proposal's claims",
+                "kubernetes.core.k8s": {"namespace": PROPOSAL_NS, "src": str(manifest), "apply": True},
+            },
+        ],
+    )
     assert run.ok, run.explain()
-    run = env.steps([
-        {"name": "bind", "as": "binder", "baremetal.tenancy.host_bind": {"namespaces": [PROPOSAL_NS]}},
-        {"name": "bind again", "as": "binder", "baremetal.tenancy.host_bind": {"namespaces": [PROPOSAL_NS]}},
-        {"name": "info", "as": "tenant-a", "baremetal.tenancy.host_claim_info": {"namespace": PROPOSAL_NS}},
-    ])
+    run = env.steps(
+        [
+            {"name": "bind", "as": "binder", "baremetal.tenancy.host_bind": {"namespaces": [PROPOSAL_NS]}},
+            {"name": "bind again", "as": "binder", "baremetal.tenancy.host_bind": {"namespaces": [PROPOSAL_NS]}},
+            {"name": "info", "as": "tenant-a", "baremetal.tenancy.host_claim_info": {"namespace": PROPOSAL_NS}},
+        ]
+    )
     assert run.ok, run.explain()
     actions = dict((c["name"], c) for c in run.result("bind")["claims"])
     assert actions["my-host"]["action"] == "bound" and actions["host-claim-yyyy"]["action"] == "bound", actions
@@ -359,7 +454,7 @@ def test_the_proposals_example_claims_apply_and_bind(proposal, tmp_path):
     assert actions["host-claim-remote"]["reason"] == "Unsupported"
     foreign = actions["foreign-ref"]
     assert foreign["action"] == "pending" and foreign["reason"] == "InvalidSpec" and foreign["host"] is None
-    assert "HostClaim %s/foreign-ref: spec.userData: only \"name\" is allowed" % PROPOSAL_NS in foreign["message"]
+    assert 'HostClaim %s/foreign-ref: spec.userData: only "name" is allowed' % PROPOSAL_NS in foreign["message"]
     assert run.result("bind again")["changed"] is False
     views = dict((v["name"], v) for v in run.result("info")["claims"])
     for name in ("my-host", "host-claim-yyyy"):

@@ -26,13 +26,14 @@ import json
 import sys
 
 import pytest
-from kubernetes import client
-
 from harness import sushy as sushy_harness
 from harness.ansible import collections_root, localhost_play, run_playbook
+from kubernetes import client
 
-FOREIGN = [{"username": "ops-team", "password": "ops-team-pass-1", "role": "Operator"},
-           {"username": "bmt-manual", "password": "bmt-manual-pass-1", "role": "Operator"}]
+FOREIGN = [
+    {"username": "ops-team", "password": "ops-team-pass-1", "role": "Operator"},
+    {"username": "bmt-manual", "password": "bmt-manual-pass-1", "role": "Operator"},
+]
 GROUP, VERSION = "metal3.io", "v1alpha1"
 
 
@@ -41,14 +42,17 @@ def _module_utils():
     if root not in sys.path:
         sys.path.insert(0, root)
     from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import accounts as bmc_access
+
     return bmc_access
 
 
 @pytest.fixture(scope="module")
 def bmc(tmp_path_factory):
-    em = sushy_harness.start_sushy(tmp_path_factory.mktemp("bmc-accounts"),
-                                   sushy_harness.profile_systems({"medium": 1}, prefix="acct", first_index=210),
-                                   accounts=FOREIGN)
+    em = sushy_harness.start_sushy(
+        tmp_path_factory.mktemp("bmc-accounts"),
+        sushy_harness.profile_systems({"medium": 1}, prefix="acct", first_index=210),
+        accounts=FOREIGN,
+    )
     try:
         yield em
     finally:
@@ -57,9 +61,12 @@ def bmc(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def slot_bmc(tmp_path_factory):
-    em = sushy_harness.start_sushy(tmp_path_factory.mktemp("bmc-slots"),
-                                   sushy_harness.profile_systems({"small": 1}, prefix="slot", first_index=220),
-                                   accounts=FOREIGN[:1], account_slots=6)
+    em = sushy_harness.start_sushy(
+        tmp_path_factory.mktemp("bmc-slots"),
+        sushy_harness.profile_systems({"small": 1}, prefix="slot", first_index=220),
+        accounts=FOREIGN[:1],
+        account_slots=6,
+    )
     try:
         yield em
     finally:
@@ -68,27 +75,53 @@ def slot_bmc(tmp_path_factory):
 
 def _foreign(em) -> dict:
     """ETag (i.e. every field) of each account the collection did not create."""
-    return {a["UserName"]: a["@odata.etag"] for a in em.accounts() if a["UserName"] in ("admin", "ops-team", "bmt-manual")}
+    return {
+        a["UserName"]: a["@odata.etag"] for a in em.accounts() if a["UserName"] in ("admin", "ops-team", "bmt-manual")
+    }
 
 
 def _admin(em) -> dict:
-    return {"bmc_address": em.bmcs[0].address, "bmc_username": em.username, "bmc_password": em.password,
-            "bmc_validate_certs": False}
+    return {
+        "bmc_address": em.bmcs[0].address,
+        "bmc_username": em.username,
+        "bmc_password": em.password,
+        "bmc_validate_certs": False,
+    }
 
 
-def _uri(name: str, em, path: str, method: str = "GET", body: dict | None = None, user: str = "{{ acct.username }}",
-         password: str = "{{ acct.password }}", register: str = "") -> dict:
-    task = {"name": name, "ansible.builtin.uri": {
-        "url": em.base_url + path, "method": method, "url_username": user, "url_password": password,
-        "force_basic_auth": True, "status_code": [200, 201, 204, 400, 401, 403, 404, 405],
-        "validate_certs": False, **({"body_format": "json", "body": body} if body is not None else {})},
-        "register": register or name.replace(" ", "_")}
+def _uri(
+    name: str,
+    em,
+    path: str,
+    method: str = "GET",
+    body: dict | None = None,
+    user: str = "{{ acct.username }}",
+    password: str = "{{ acct.password }}",
+    register: str = "",
+) -> dict:
+    task = {
+        "name": name,
+        "ansible.builtin.uri": {
+            "url": em.base_url + path,
+            "method": method,
+            "url_username": user,
+            "url_password": password,
+            "force_basic_auth": True,
+            "status_code": [200, 201, 204, 400, 401, 403, 404, 405],
+            "validate_certs": False,
+            **({"body_format": "json", "body": body} if body is not None else {}),
+        },
+        "register": register or name.replace(" ", "_"),
+    }
     return task
 
 
 def _save(path, expr: str) -> dict:
-    return {"name": "save results", "ansible.builtin.copy": {"dest": str(path), "content": "{{ %s | to_json }}" % expr},
-            "no_log": True}
+    return {
+        "name": "save results",
+        "ansible.builtin.copy": {"dest": str(path), "content": "{{ %s | to_json }}" % expr},
+        "no_log": True,
+    }
 
 
 def _failures(run) -> str:
@@ -112,31 +145,71 @@ def test_operator_account_lifecycle(bmc, tmp_path):
     system = bmc.bmcs[0].system_id
     out = tmp_path / "out.json"
     tasks = [
-        {"name": "create in check mode", "baremetal.tenancy.bmc_account": {
-            **_admin(bmc), "username": "bmt-op1", "role": "Operator", "expires_in": "1h"},
-         "register": "dry", "check_mode": True, "diff": True},
+        {
+            "name": "create in check mode",
+            "baremetal.tenancy.bmc_account": {
+                **_admin(bmc),
+                "username": "bmt-op1",
+                "role": "Operator",
+                "expires_in": "1h",
+            },
+            "register": "dry",
+            "check_mode": True,
+            "diff": True,
+        },
         _uri("login before creation", bmc, system, user="bmt-op1", password="whatever-pass", register="before"),
-        {"name": "create", "baremetal.tenancy.bmc_account": {**_admin(bmc), "username": "bmt-op1", "role": "Operator",
-                                                             "expires_in": "1h"}, "register": "acct"},
+        {
+            "name": "create",
+            "baremetal.tenancy.bmc_account": {
+                **_admin(bmc),
+                "username": "bmt-op1",
+                "role": "Operator",
+                "expires_in": "1h",
+            },
+            "register": "acct",
+        },
         _uri("read as the lessee", bmc, system, register="read"),
         _uri("power on as the lessee", bmc, _reset(bmc), "POST", {"ResetType": "On"}, register="power"),
-        _uri("create an account as the lessee", bmc, "/redfish/v1/AccountService/Accounts", "POST", NEW_ACCOUNT,
-             register="mkacct"),
-        {"name": "rerun", "baremetal.tenancy.bmc_account": {**_admin(bmc), "username": "bmt-op1", "role": "Operator",
-                                                            "expires_in": "1h"}, "register": "again"},
+        _uri(
+            "create an account as the lessee",
+            bmc,
+            "/redfish/v1/AccountService/Accounts",
+            "POST",
+            NEW_ACCOUNT,
+            register="mkacct",
+        ),
+        {
+            "name": "rerun",
+            "baremetal.tenancy.bmc_account": {
+                **_admin(bmc),
+                "username": "bmt-op1",
+                "role": "Operator",
+                "expires_in": "1h",
+            },
+            "register": "again",
+        },
         {"name": "list", "baremetal.tenancy.bmc_account": {**_admin(bmc), "state": "listed"}, "register": "listing"},
-        {"name": "delete", "baremetal.tenancy.bmc_account": {**_admin(bmc), "username": "bmt-op1", "state": "absent"},
-         "register": "gone"},
-        {"name": "delete again", "baremetal.tenancy.bmc_account": {**_admin(bmc), "username": "bmt-op1",
-                                                                   "state": "absent"}, "register": "gone2"},
+        {
+            "name": "delete",
+            "baremetal.tenancy.bmc_account": {**_admin(bmc), "username": "bmt-op1", "state": "absent"},
+            "register": "gone",
+        },
+        {
+            "name": "delete again",
+            "baremetal.tenancy.bmc_account": {**_admin(bmc), "username": "bmt-op1", "state": "absent"},
+            "register": "gone2",
+        },
         _uri("read after deletion", bmc, system, register="after"),
-        _save(out, "{'password': acct.password, 'username': acct.username, 'acct_keys': acct.keys() | list,"
-                   " 'read': read.status, 'power': power.status, 'mkacct': mkacct.status, 'after': after.status,"
-                   " 'again_changed': again.changed, 'again_password': again.password | default(None),"
-                   " 'listing': listing.accounts, 'gone': gone.changed, 'gone2': gone2.changed,"
-                   " 'expires': acct.account.expires, 'enforced': acct.account.expiry_enforced_by,"
-                   " 'dry_changed': dry.changed, 'dry_password': dry.password | default(None), 'dry_diff': dry.diff,"
-                   " 'before': before.status}"),
+        _save(
+            out,
+            "{'password': acct.password, 'username': acct.username, 'acct_keys': acct.keys() | list,"
+            " 'read': read.status, 'power': power.status, 'mkacct': mkacct.status, 'after': after.status,"
+            " 'again_changed': again.changed, 'again_password': again.password | default(None),"
+            " 'listing': listing.accounts, 'gone': gone.changed, 'gone2': gone2.changed,"
+            " 'expires': acct.account.expires, 'enforced': acct.account.expiry_enforced_by,"
+            " 'dry_changed': dry.changed, 'dry_password': dry.password | default(None), 'dry_diff': dry.diff,"
+            " 'before': before.status}",
+        ),
     ]
     run = run_playbook(localhost_play(tasks), {}, tmp_path, verbosity=3, callback="default")
     assert run.rc == 0, run.explain()
@@ -170,11 +243,18 @@ def test_expiry_and_prune(bmc, tmp_path):
     system = bmc.bmcs[0].system_id
     out = tmp_path / "out.json"
     tasks = [
-        {"name": "create", "baremetal.tenancy.bmc_account": {**_admin(bmc), "username": "bmt-short",
-                                                             "expires_in": "25s"}, "register": "acct"},
+        {
+            "name": "create",
+            "baremetal.tenancy.bmc_account": {**_admin(bmc), "username": "bmt-short", "expires_in": "25s"},
+            "register": "acct",
+        },
         _uri("read at once", bmc, system, register="first"),
-        {**_uri("read until refused", bmc, system, register="later"),
-         "until": "later.status == 401", "retries": 40, "delay": 2},
+        {
+            **_uri("read until refused", bmc, system, register="later"),
+            "until": "later.status == 401",
+            "retries": 40,
+            "delay": 2,
+        },
         {"name": "prune", "baremetal.tenancy.bmc_account": {**_admin(bmc), "state": "pruned"}, "register": "pruned"},
         _save(out, "{'first': first.status, 'later': later.status, 'removed': pruned.removed}"),
     ]
@@ -195,23 +275,44 @@ def test_fixed_slot_bmc(slot_bmc, tmp_path):
     system = em.bmcs[0].system_id
     out = tmp_path / "out.json"
     tasks = [
-        {"name": "create", "baremetal.tenancy.bmc_account": {**_admin(em), "username": "bmt-slot1", "role": "ReadOnly"},
-         "register": "acct"},
+        {
+            "name": "create",
+            "baremetal.tenancy.bmc_account": {**_admin(em), "username": "bmt-slot1", "role": "ReadOnly"},
+            "register": "acct",
+        },
         _uri("read", em, system, register="read"),
         _uri("power as read-only", em, _reset(em), "POST", {"ResetType": "On"}, register="power"),
-        {"name": "make operator and rotate", "baremetal.tenancy.bmc_account": {
-            **_admin(em), "username": "bmt-slot1", "role": "Operator", "rotate_password": True}, "register": "rot"},
+        {
+            "name": "make operator and rotate",
+            "baremetal.tenancy.bmc_account": {
+                **_admin(em),
+                "username": "bmt-slot1",
+                "role": "Operator",
+                "rotate_password": True,
+            },
+            "register": "rot",
+        },
         _uri("old password", em, system, register="old"),
-        _uri("new password", em, _reset(em), "POST", {"ResetType": "On"}, password="{{ rot.password }}",
-             register="newpw"),
-        {"name": "disable", "baremetal.tenancy.bmc_account": {**_admin(em), "username": "bmt-slot1",
-                                                              "state": "disabled"}, "register": "dis"},
+        _uri(
+            "new password", em, _reset(em), "POST", {"ResetType": "On"}, password="{{ rot.password }}", register="newpw"
+        ),
+        {
+            "name": "disable",
+            "baremetal.tenancy.bmc_account": {**_admin(em), "username": "bmt-slot1", "state": "disabled"},
+            "register": "dis",
+        },
         _uri("disabled login", em, system, password="{{ rot.password }}", register="disabled"),
-        {"name": "delete", "baremetal.tenancy.bmc_account": {**_admin(em), "username": "bmt-slot1", "state": "absent"},
-         "register": "gone"},
-        _save(out, "{'slot': acct.account.slot, 'uri': acct.account.uri, 'read': read.status, 'power': power.status,"
-                   " 'old': old.status, 'newpw': newpw.status, 'rotated': rot.password != acct.password,"
-                   " 'dis': dis.changed, 'disabled': disabled.status, 'gone': gone.changed}"),
+        {
+            "name": "delete",
+            "baremetal.tenancy.bmc_account": {**_admin(em), "username": "bmt-slot1", "state": "absent"},
+            "register": "gone",
+        },
+        _save(
+            out,
+            "{'slot': acct.account.slot, 'uri': acct.account.uri, 'read': read.status, 'power': power.status,"
+            " 'old': old.status, 'newpw': newpw.status, 'rotated': rot.password != acct.password,"
+            " 'dis': dis.changed, 'disabled': disabled.status, 'gone': gone.changed}",
+        ),
     ]
     run = run_playbook(localhost_play(tasks), {}, tmp_path)
     assert run.ok, _failures(run)
@@ -230,8 +331,9 @@ def test_fixed_slot_bmc(slot_bmc, tmp_path):
 
 def _admin_bmh_ledger(kube_env, namespace, name) -> str | None:
     with kube_env.api("admin") as api:
-        host = client.CustomObjectsApi(api).get_namespaced_custom_object(GROUP, VERSION, namespace,
-                                                                         "baremetalhosts", name)
+        host = client.CustomObjectsApi(api).get_namespaced_custom_object(
+            GROUP, VERSION, namespace, "baremetalhosts", name
+        )
     return (host["metadata"].get("annotations") or {}).get("baremetal.tenancy/bmc-accounts")
 
 
@@ -247,20 +349,45 @@ def test_host_accounts_on_metal3_are_revoked_at_release(kube_env, metal3_env, bm
     b = bmc.bmcs[0]
     out = tmp_path / "out.json"
     tasks = [
-        {"name": "register", "baremetal.tenancy.host_register": {
-            "namespace": namespace, "hosts": [{"address": b.address, "username": b.username, "password": b.password,
-                                               "name": "acct-host"}]}},
-        {"name": "grant", "baremetal.tenancy.bmc_account": {"host_name": "acct-host", "namespace": namespace,
-                                                            "grantee": "tenant-a", "expires_in": "2h"},
-         "register": "acct"},
+        {
+            "name": "register",
+            "baremetal.tenancy.host_register": {
+                "namespace": namespace,
+                "hosts": [{"address": b.address, "username": b.username, "password": b.password, "name": "acct-host"}],
+            },
+        },
+        {
+            "name": "grant",
+            "baremetal.tenancy.bmc_account": {
+                "host_name": "acct-host",
+                "namespace": namespace,
+                "grantee": "tenant-a",
+                "expires_in": "2h",
+            },
+            "register": "acct",
+        },
         _uri("lessee powers on", bmc, _reset(bmc), "POST", {"ResetType": "On"}, register="power"),
-        {"name": "list", "baremetal.tenancy.bmc_account": {"host_name": "acct-host", "namespace": namespace,
-                                                           "state": "listed"}, "register": "listing"},
-        {"name": "touch a hand-made account", "baremetal.tenancy.bmc_account": {
-            "host_name": "acct-host", "namespace": namespace, "username": "bmt-manual", "state": "absent"},
-         "register": "refused", "ignore_errors": True},
-        _save(out, "{'username': acct.username, 'password': acct.password, 'power': power.status,"
-                   " 'listing': listing.accounts, 'refused': refused.msg | default('')}"),
+        {
+            "name": "list",
+            "baremetal.tenancy.bmc_account": {"host_name": "acct-host", "namespace": namespace, "state": "listed"},
+            "register": "listing",
+        },
+        {
+            "name": "touch a hand-made account",
+            "baremetal.tenancy.bmc_account": {
+                "host_name": "acct-host",
+                "namespace": namespace,
+                "username": "bmt-manual",
+                "state": "absent",
+            },
+            "register": "refused",
+            "ignore_errors": True,
+        },
+        _save(
+            out,
+            "{'username': acct.username, 'password': acct.password, 'power': power.status,"
+            " 'listing': listing.accounts, 'refused': refused.msg | default('')}",
+        ),
     ]
     run = run_playbook(localhost_play(tasks), kube_env.ansible_env("admin"), tmp_path)
     assert run.result("grant").get("censored"), "the task output with the password must be hidden"
@@ -276,10 +403,15 @@ def test_host_accounts_on_metal3_are_revoked_at_release(kube_env, metal3_env, bm
     # What host_release / the lease end calls, as the administrator.
     bmc_access = _module_utils()
     with kube_env.api("admin") as api:
-        assert bmc_access.revoke_host_accounts("metal3", "acct-host", namespace=namespace, api_client=api,
-                                               grantee="tenant-b")["removed"] == []
-        done = bmc_access.revoke_host_accounts("metal3", "acct-host", namespace=namespace, api_client=api,
-                                               grantee="tenant-a")
+        assert (
+            bmc_access.revoke_host_accounts(
+                "metal3", "acct-host", namespace=namespace, api_client=api, grantee="tenant-b"
+            )["removed"]
+            == []
+        )
+        done = bmc_access.revoke_host_accounts(
+            "metal3", "acct-host", namespace=namespace, api_client=api, grantee="tenant-a"
+        )
     assert done == {"removed": [username], "dropped": [], "changed": True}
     assert username not in [a["UserName"] for a in bmc.accounts()]
     assert _admin_bmh_ledger(kube_env, namespace, "acct-host") is None
@@ -296,20 +428,41 @@ def test_host_accounts_on_ironic_are_revoked_at_lease_end(openstack_env, bmc, tm
     out = tmp_path / "out.json"
     lease = {"cloud": "admin", "project": tenant.project_id, "nodes": ["acct-node"]}
     tasks = [
-        {"name": "register", "baremetal.tenancy.host_register": {
-            "backend": "ironic", "cloud": "admin", "owner": "infra",
-            "hosts": [{"address": b.address, "username": b.username, "password": b.password, "name": "acct-node"}]}},
+        {
+            "name": "register",
+            "baremetal.tenancy.host_register": {
+                "backend": "ironic",
+                "cloud": "admin",
+                "owner": "infra",
+                "hosts": [{"address": b.address, "username": b.username, "password": b.password, "name": "acct-node"}],
+            },
+        },
         {"name": "lease", "baremetal.tenancy.host_lease": lease},
         # recorded by project name: the lease end knows the lessee by ID and finds it by name too
-        {"name": "grant", "baremetal.tenancy.bmc_account": {
-            "backend": "ironic", "cloud": "admin", "host_name": "acct-node", "bmc_password": b.password,
-            "grantee": "tenant-a", "role": "Operator", "expires_in": "2h"},
-         "register": "acct"},
+        {
+            "name": "grant",
+            "baremetal.tenancy.bmc_account": {
+                "backend": "ironic",
+                "cloud": "admin",
+                "host_name": "acct-node",
+                "bmc_password": b.password,
+                "grantee": "tenant-a",
+                "role": "Operator",
+                "expires_in": "2h",
+            },
+            "register": "acct",
+        },
         _uri("lessee powers off", bmc, _reset(bmc), "POST", {"ResetType": "ForceOff"}, register="power"),
-        {"name": "end without the BMC password", "baremetal.tenancy.host_lease": dict(lease, state="absent"),
-         "register": "deferred"},
-        _save(out, "{'username': acct.username, 'password': acct.password, 'power': power.status,"
-                   " 'deferred': deferred.deferred}"),
+        {
+            "name": "end without the BMC password",
+            "baremetal.tenancy.host_lease": dict(lease, state="absent"),
+            "register": "deferred",
+        },
+        _save(
+            out,
+            "{'username': acct.username, 'password': acct.password, 'power': power.status,"
+            " 'deferred': deferred.deferred}",
+        ),
     ]
     run = run_playbook(localhost_play(tasks), openstack_env.ansible_env("admin"), tmp_path / "grant")
     assert run.ok, _failures(run)
@@ -325,15 +478,27 @@ def test_host_accounts_on_ironic_are_revoked_at_lease_end(openstack_env, bmc, tm
     # A lessee cannot read the record (driver_info is redacted for it).
     seen = tenant.conn("member").baremetal.get_node(node.id)
     assert "bmt_bmc_accounts" not in json.dumps(seen.driver_info or {}), (
-        seen.owner, seen.lessee, tenant.project_id, openstack_env.infra_project_id)
+        seen.owner,
+        seen.lessee,
+        tenant.project_id,
+        openstack_env.infra_project_id,
+    )
 
-    end = run_playbook(localhost_play([
-        {"name": "end", "baremetal.tenancy.host_lease": dict(lease, state="absent", bmc_password=b.password)},
-    ]), openstack_env.ansible_env("admin"), tmp_path / "end", verbosity=3)
+    end = run_playbook(
+        localhost_play(
+            [
+                {"name": "end", "baremetal.tenancy.host_lease": dict(lease, state="absent", bmc_password=b.password)},
+            ]
+        ),
+        openstack_env.ansible_env("admin"),
+        tmp_path / "end",
+        verbosity=3,
+    )
     assert end.ok, _failures(end)
     ended = end.result("end")
     assert [(a["node"], a["action"], a.get("bmc_accounts_removed")) for a in ended["actions"]] == [
-        ("acct-node", "ended", [res["username"]])]
+        ("acct-node", "ended", [res["username"]])
+    ]
     node = conn.baremetal.get_node("acct-node")
     assert node.lessee is None and "bmt_bmc_accounts" not in node.driver_info
     assert res["username"] not in [a["UserName"] for a in bmc.accounts()]

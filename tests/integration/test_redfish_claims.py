@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from harness import sushy as sushy_harness
 from harness.ansible import localhost_play, run_playbook
 from harness.bmo import PlaysBareMetalOperator
@@ -27,14 +26,22 @@ from harness.bmo import PlaysBareMetalOperator
 GROUP, VERSION = "metal3.io", "v1alpha1"
 INFRA = "bmt-rf-infra"
 TENANT_NS = "bmt-rf-claims"
-RULES = [{"name": "large", "when": "MemorySummary.TotalSystemMemoryGiB >= `256` && ProcessorSummary.Count >= `64`",
-          "labels": {"infra-kind": "large"}, "resource_class": "rc-rf-large", "traits": ["CUSTOM_RF_LARGE"]}]
+RULES = [
+    {
+        "name": "large",
+        "when": "MemorySummary.TotalSystemMemoryGiB >= `256` && ProcessorSummary.Count >= `64`",
+        "labels": {"infra-kind": "large"},
+        "resource_class": "rc-rf-large",
+        "traits": ["CUSTOM_RF_LARGE"],
+    }
+]
 
 
 @pytest.fixture(scope="module")
 def claim_bmc(tmp_path_factory):
-    em = sushy_harness.start_sushy(tmp_path_factory.mktemp("rf-claims"),
-                                   sushy_harness.profile_systems({"large": 2}, prefix="rfc", first_index=230))
+    em = sushy_harness.start_sushy(
+        tmp_path_factory.mktemp("rf-claims"), sushy_harness.profile_systems({"large": 2}, prefix="rfc", first_index=230)
+    )
     try:
         yield em
     finally:
@@ -50,23 +57,55 @@ def test_registered_host_is_claimable_on_metal3(kube_env, metal3_env, claim_bmc,
     metal3_env.tenant_namespace(INFRA, None)
     metal3_env.tenant_namespace(TENANT_NS, "tenant-a")
     bmc = claim_bmc.bmcs[0]
-    register = run_playbook(localhost_play([{"name": "register", "baremetal.tenancy.host_register": {
-        "namespace": INFRA, "rules": RULES, "host_claim_namespaces": {"matches": TENANT_NS},
-        "hosts": [{"address": bmc.address, "username": bmc.username, "password": bmc.password, "name": "rf-large-0",
-                   "labels": {"suite": "redfish-claims"}}]}}]), kube_env.ansible_env("admin"), tmp_path / "reg")
+    register = run_playbook(
+        localhost_play(
+            [
+                {
+                    "name": "register",
+                    "baremetal.tenancy.host_register": {
+                        "namespace": INFRA,
+                        "rules": RULES,
+                        "host_claim_namespaces": {"matches": TENANT_NS},
+                        "hosts": [
+                            {
+                                "address": bmc.address,
+                                "username": bmc.username,
+                                "password": bmc.password,
+                                "name": "rf-large-0",
+                                "labels": {"suite": "redfish-claims"},
+                            }
+                        ],
+                    },
+                }
+            ]
+        ),
+        kube_env.ansible_env("admin"),
+        tmp_path / "reg",
+    )
     assert register.ok, _failures(register)
     try:
         with kube_env.api("admin") as api:
             PlaysBareMetalOperator(api, [INFRA]).register(INFRA, "rf-large-0", state="available")
-        claim = {"name": "rf-claim", "namespace": TENANT_NS, "online": False,
-                 "host_selector": {"matchLabels": {"infra-kind": "large", "suite": "redfish-claims"}}}
+        claim = {
+            "name": "rf-claim",
+            "namespace": TENANT_NS,
+            "online": False,
+            "host_selector": {"matchLabels": {"infra-kind": "large", "suite": "redfish-claims"}},
+        }
         first = metal3_env.playbook("tenant-a", [{"name": "claim", "baremetal.tenancy.host_claim": claim}])
         assert first.ok, _failures(first)
         metal3_env.bind([TENANT_NS], host_namespaces=[INFRA])
-        info = metal3_env.playbook("tenant-a", [
-            {"name": "claim", "baremetal.tenancy.host_claim": dict(claim, wait=True, wait_for="associated",
-                                                                   wait_timeout=60)}], verbosity=3,
-            callback="default")
+        info = metal3_env.playbook(
+            "tenant-a",
+            [
+                {
+                    "name": "claim",
+                    "baremetal.tenancy.host_claim": dict(claim, wait=True, wait_for="associated", wait_timeout=60),
+                }
+            ],
+            verbosity=3,
+            callback="default",
+        )
         assert info.rc == 0, info.explain()
         host = metal3_env.host(INFRA, "rf-large-0")
         assert host["spec"]["consumerRef"]["name"] == "rf-claim"
@@ -79,18 +118,37 @@ def test_registered_host_is_claimable_on_metal3(kube_env, metal3_env, claim_bmc,
 
         # The administrator grants the tenant a temporary BMC account on its host ...
         saved = tmp_path / "acct.json"
-        grant = run_playbook(localhost_play([
-            {"name": "grant", "baremetal.tenancy.bmc_account": {
-                "host_name": "rf-large-0", "namespace": INFRA, "grantee": TENANT_NS, "expires_in": "2h"},
-             "register": "acct"},
-            {"name": "save", "ansible.builtin.copy": {"dest": str(saved), "content": "{{ acct | to_json }}"},
-             "no_log": True}]), kube_env.ansible_env("admin"), tmp_path / "grant")
+        grant = run_playbook(
+            localhost_play(
+                [
+                    {
+                        "name": "grant",
+                        "baremetal.tenancy.bmc_account": {
+                            "host_name": "rf-large-0",
+                            "namespace": INFRA,
+                            "grantee": TENANT_NS,
+                            "expires_in": "2h",
+                        },
+                        "register": "acct",
+                    },
+                    {
+                        "name": "save",
+                        "ansible.builtin.copy": {"dest": str(saved), "content": "{{ acct | to_json }}"},
+                        "no_log": True,
+                    },
+                ]
+            ),
+            kube_env.ansible_env("admin"),
+            tmp_path / "grant",
+        )
         assert grant.ok, _failures(grant)
         acct = json.loads(saved.read_text())
         assert claim_bmc.request("GET", bmc.system_id, acct["username"], acct["password"])[0] == 200
         # ... and the binder deletes it when the tenant releases the claim, before the host goes back to the pool.
-        release = metal3_env.playbook("tenant-a", [
-            {"name": "release", "baremetal.tenancy.host_release": {"name": "rf-claim", "namespace": TENANT_NS}}])
+        release = metal3_env.playbook(
+            "tenant-a",
+            [{"name": "release", "baremetal.tenancy.host_release": {"name": "rf-claim", "namespace": TENANT_NS}}],
+        )
         assert release.ok, _failures(release)
         passed = metal3_env.bind([TENANT_NS], host_namespaces=[INFRA])
         outcome = [c for c in passed["claims"] if c["name"] == "rf-claim"]
@@ -109,25 +167,64 @@ def test_registered_node_is_claimable_on_ironic(openstack_env, ironic_tenancy_po
     bmc = claim_bmc.bmcs[1]
     tenant = openstack_env.tenants["tenant-a"]
     admin = openstack_env.ansible_env("admin")
-    setup = run_playbook(localhost_play([
-        {"name": "register", "baremetal.tenancy.host_register": {
-            "backend": "ironic", "cloud": "admin", "owner": "infra", "rules": RULES,
-            "hosts": [{"address": bmc.address, "username": bmc.username, "password": bmc.password,
-                       "name": "rf-node-0"}]}},
-        {"name": "lease", "baremetal.tenancy.host_lease": {"project": tenant.project_id, "nodes": ["rf-node-0"]}},
-    ]), admin, tmp_path / "setup")
+    setup = run_playbook(
+        localhost_play(
+            [
+                {
+                    "name": "register",
+                    "baremetal.tenancy.host_register": {
+                        "backend": "ironic",
+                        "cloud": "admin",
+                        "owner": "infra",
+                        "rules": RULES,
+                        "hosts": [
+                            {
+                                "address": bmc.address,
+                                "username": bmc.username,
+                                "password": bmc.password,
+                                "name": "rf-node-0",
+                            }
+                        ],
+                    },
+                },
+                {
+                    "name": "lease",
+                    "baremetal.tenancy.host_lease": {"project": tenant.project_id, "nodes": ["rf-node-0"]},
+                },
+            ]
+        ),
+        admin,
+        tmp_path / "setup",
+    )
     assert setup.ok, _failures(setup)
     conn = openstack_env.admin_conn
     node = conn.baremetal.get_node("rf-node-0")
     assert (node.resource_class, node.provision_state, node.lessee) == ("rc-rf-large", "available", tenant.project_id)
     try:
-        claim = run_playbook(localhost_play([
-            {"name": "claim", "baremetal.tenancy.host_claim": {
-                "backend": "ironic", "name": "rf-claim", "resource_class": "rc-rf-large",
-                "traits": ["CUSTOM_RF_LARGE"], "wait": True, "wait_for": "associated", "wait_timeout": 120}},
-            {"name": "release",
-             "baremetal.tenancy.host_release": {"backend": "ironic", "name": "rf-claim", "wait": True}},
-        ]), openstack_env.ansible_env(tenant.cloud_name("member")), tmp_path / "claim")
+        claim = run_playbook(
+            localhost_play(
+                [
+                    {
+                        "name": "claim",
+                        "baremetal.tenancy.host_claim": {
+                            "backend": "ironic",
+                            "name": "rf-claim",
+                            "resource_class": "rc-rf-large",
+                            "traits": ["CUSTOM_RF_LARGE"],
+                            "wait": True,
+                            "wait_for": "associated",
+                            "wait_timeout": 120,
+                        },
+                    },
+                    {
+                        "name": "release",
+                        "baremetal.tenancy.host_release": {"backend": "ironic", "name": "rf-claim", "wait": True},
+                    },
+                ]
+            ),
+            openstack_env.ansible_env(tenant.cloud_name("member")),
+            tmp_path / "claim",
+        )
         assert claim.ok, _failures(claim)
         result = claim.result("claim")
         assert result["claim"]["host"] == "rf-node-0"

@@ -18,10 +18,9 @@ import base64
 import json
 
 import pytest
-from kubernetes import client
-
 from fixtures_redfish import PROFILE_COUNTS, RULES, expected
 from harness.ansible import localhost_play, run_playbook
+from kubernetes import client
 
 NAMESPACE = "bmt-fleet"
 GROUP, VERSION = "metal3.io", "v1alpha1"
@@ -68,8 +67,13 @@ def fleet_namespace(kube_env, metal3_env):
 
 
 def test_register_fleet_on_metal3(kube_env, fleet_namespace, redfish_fleet, tmp_path):
-    args = {"namespace": fleet_namespace, "hosts": redfish_fleet.host_entries(), "rules": RULES,
-            "host_claim_namespaces": {"matches": "tenant-[a-z]+"}, "workers": 4}
+    args = {
+        "namespace": fleet_namespace,
+        "hosts": redfish_fleet.host_entries(),
+        "rules": RULES,
+        "host_claim_namespaces": {"matches": "tenant-[a-z]+"},
+        "workers": 4,
+    }
     env = kube_env.ansible_env("admin")
 
     # Check mode first: reads everything, writes nothing.
@@ -80,8 +84,9 @@ def test_register_fleet_on_metal3(kube_env, fleet_namespace, redfish_fleet, tmp_
     _check_bad(res)
     assert all(h["status"] == "registered" for h in res["hosts"] if h["name"] not in BAD)
     with kube_env.api("admin") as api:
-        items = client.CustomObjectsApi(api).list_namespaced_custom_object(GROUP, VERSION, fleet_namespace,
-                                                                           "baremetalhosts")["items"]
+        items = client.CustomObjectsApi(api).list_namespaced_custom_object(
+            GROUP, VERSION, fleet_namespace, "baremetalhosts"
+        )["items"]
     assert items == []
 
     run = run_playbook(localhost_play([_register_task(args)]), env, tmp_path / "first", diff=True)
@@ -95,8 +100,10 @@ def test_register_fleet_on_metal3(kube_env, fleet_namespace, redfish_fleet, tmp_
     with kube_env.api("admin") as api:
         custom = client.CustomObjectsApi(api)
         core = client.CoreV1Api(api)
-        hosts = {h["metadata"]["name"]: h for h in
-                 custom.list_namespaced_custom_object(GROUP, VERSION, fleet_namespace, "baremetalhosts")["items"]}
+        hosts = {
+            h["metadata"]["name"]: h
+            for h in custom.list_namespaced_custom_object(GROUP, VERSION, fleet_namespace, "baremetalhosts")["items"]
+        }
         assert set(hosts) == {"fleet-%02d" % i for i in range(20)}
         by_profile = {}
         for i, bmc in enumerate(redfish_fleet.good):
@@ -127,8 +134,14 @@ def test_register_fleet_on_metal3(kube_env, fleet_namespace, redfish_fleet, tmp_
         assert len(facts["fleet-%02d" % large]["nics"]) == 2
         # Labels set by someone else survive a rerun; ours are restored.
         name = "fleet-%02d" % large
-        custom.patch_namespaced_custom_object(GROUP, VERSION, fleet_namespace, "baremetalhosts", name,
-                                              {"metadata": {"labels": {"rack": "r7", "infra-kind": "tampered"}}})
+        custom.patch_namespaced_custom_object(
+            GROUP,
+            VERSION,
+            fleet_namespace,
+            "baremetalhosts",
+            name,
+            {"metadata": {"labels": {"rack": "r7", "infra-kind": "tampered"}}},
+        )
 
     rerun = run_playbook(localhost_play([_register_task(args)]), env, tmp_path / "rerun", diff=True)
     assert rerun.ok, rerun.explain()
@@ -138,12 +151,14 @@ def test_register_fleet_on_metal3(kube_env, fleet_namespace, redfish_fleet, tmp_
     assert {s for n, s in statuses.items() if n not in BAD} == {"unchanged"}
     with kube_env.api("admin") as api:
         labels = client.CustomObjectsApi(api).get_namespaced_custom_object(
-            GROUP, VERSION, fleet_namespace, "baremetalhosts", name)["metadata"]["labels"]
+            GROUP, VERSION, fleet_namespace, "baremetalhosts", name
+        )["metadata"]["labels"]
     assert labels == {"rack": "r7", **expected("large")["labels"]}
 
     # Third run: nothing at all changes; -vvv with the human callback shows no BMC secret.
-    third = run_playbook(localhost_play([_register_task(args)]), env, tmp_path / "third", verbosity=3,
-                         callback="default")
+    third = run_playbook(
+        localhost_play([_register_task(args)]), env, tmp_path / "third", verbosity=3, callback="default"
+    )
     assert third.rc == 0, third.explain()
     assert "changed=0" in third.stdout
     _assert_no_secret(third.stdout + third.stderr, redfish_fleet)
@@ -151,8 +166,15 @@ def test_register_fleet_on_metal3(kube_env, fleet_namespace, redfish_fleet, tmp_
 
 def test_register_fleet_on_ironic(openstack_env, redfish_fleet, tmp_path):
     conn = openstack_env.admin_conn
-    args = {"backend": "ironic", "cloud": "admin", "owner": "infra", "hosts": redfish_fleet.host_entries(names=False), "rules": RULES,
-            "workers": 4, "wait_timeout": 300}
+    args = {
+        "backend": "ironic",
+        "cloud": "admin",
+        "owner": "infra",
+        "hosts": redfish_fleet.host_entries(names=False),
+        "rules": RULES,
+        "workers": 4,
+        "wait_timeout": 300,
+    }
     env = openstack_env.ansible_env("admin")
 
     check = run_playbook(localhost_play([_register_task(args)]), env, tmp_path / "check", check=True)
@@ -192,8 +214,9 @@ def test_register_fleet_on_ironic(openstack_env, redfish_fleet, tmp_path):
     assert conn.baremetal.find_node(redfish_fleet.wrong_password.uuid) is None
 
     # Rerun at -vvv with the human callback: nothing changes, no BMC secret is shown.
-    rerun = run_playbook(localhost_play([_register_task(args)]), env, tmp_path / "rerun", verbosity=3,
-                         callback="default", diff=True)
+    rerun = run_playbook(
+        localhost_play([_register_task(args)]), env, tmp_path / "rerun", verbosity=3, callback="default", diff=True
+    )
     assert rerun.rc == 0, rerun.explain()
     assert "changed=0" in rerun.stdout
     assert rerun.stdout.count('"status": "unchanged"') == 20
@@ -202,21 +225,27 @@ def test_register_fleet_on_ironic(openstack_env, redfish_fleet, tmp_path):
 
 def sushy_profile(bmc):
     from harness.sushy import PROFILES
+
     return PROFILES[bmc.profile]
 
 
 def test_bad_input_fails_cleanly_and_changes_nothing(kube_env, fleet_namespace, redfish_fleet, tmp_path):
     """An invalid rule is one clear error naming the rule; no BMC is contacted, nothing is written."""
     bad_rules = [{"name": "broken", "when": "MemorySummary.TotalSystemMemoryGiB >= "}]
-    entries = [{"address": redfish_fleet.good[0].address, "username": "admin", "password": "x1",
-                "name": "never-made"}]
-    run = run_playbook(localhost_play([_register_task({"namespace": fleet_namespace, "hosts": entries,
-                                                       "rules": bad_rules})]),
-                       kube_env.ansible_env("admin"), tmp_path)
+    entries = [{"address": redfish_fleet.good[0].address, "username": "admin", "password": "x1", "name": "never-made"}]
+    run = run_playbook(
+        localhost_play([_register_task({"namespace": fleet_namespace, "hosts": entries, "rules": bad_rules})]),
+        kube_env.ansible_env("admin"),
+        tmp_path,
+    )
     res = run.result("register")
     assert res.get("failed") is True
     assert "classification rule 'broken'" in res["msg"] and "JMESPath" in res["msg"]
     with kube_env.api("admin") as api:
-        names = [h["metadata"]["name"] for h in client.CustomObjectsApi(api).list_namespaced_custom_object(
-            GROUP, VERSION, fleet_namespace, "baremetalhosts")["items"]]
+        names = [
+            h["metadata"]["name"]
+            for h in client.CustomObjectsApi(api).list_namespaced_custom_object(
+                GROUP, VERSION, fleet_namespace, "baremetalhosts"
+            )["items"]
+        ]
     assert "never-made" not in names

@@ -17,12 +17,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from kubernetes import client
-from kubernetes.client.exceptions import ApiException
-
 from fixtures_metal3 import changed_count
 from harness import kube
 from harness.ansible import run_playbook
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
 
 REPO = Path(__file__).resolve().parents[2]
 ONBOARD = REPO / "playbooks" / "onboard_tenant.yml"
@@ -31,8 +30,12 @@ TENANT = "t6-off"
 INFRA = "t6-infra-off"
 HOSTS = ["off-0", "off-1", "off-2"]
 COPY_NAMESPACE_LABEL = "hostclaim.metal3.io/claim-namespace"
-IMAGE = {"url": "http://images.example.invalid/tenant.qcow2", "checksum": "0" * 64, "checksum_type": "sha256",
-         "format": "qcow2"}
+IMAGE = {
+    "url": "http://images.example.invalid/tenant.qcow2",
+    "checksum": "0" * 64,
+    "checksum_type": "sha256",
+    "format": "qcow2",
+}
 
 
 @pytest.fixture(scope="module")
@@ -40,13 +43,15 @@ def tenant_with_claims(metal3_env, tmp_path_factory):
     """t6-off onboarded, three claims: deployed, bound without image, pending."""
     workdir = tmp_path_factory.mktemp("t6-offboard")
     with metal3_env.api() as api:
-        kube._create_or_keep(client.CoreV1Api(api).create_namespace,
-                             client.V1Namespace(metadata=client.V1ObjectMeta(name=INFRA)))
+        kube._create_or_keep(
+            client.CoreV1Api(api).create_namespace, client.V1Namespace(metadata=client.V1ObjectMeta(name=INFRA))
+        )
     for index, name in enumerate(HOSTS):
         metal3_env.create_host(INFRA, name, index=620 + index)
     extra = {
-        "tenant_namespace_tenants": [{"name": TENANT, "users": [kube.IDENTITIES["tenant-a"].user],
-                                      "host_classes": ["small"]}],
+        "tenant_namespace_tenants": [
+            {"name": TENANT, "users": [kube.IDENTITIES["tenant-a"].user], "host_classes": ["small"]}
+        ],
         "host_pool_namespace": INFRA,
         "host_pool_hosts": [{"names": HOSTS, "class": "small", "share": {"tenants": [TENANT]}}],
     }
@@ -55,16 +60,41 @@ def tenant_with_claims(metal3_env, tmp_path_factory):
 
     small = {"matchLabels": {"infra-kind": "small"}}
     tasks = [
-        {"name": "user-data", "kubernetes.core.k8s": {"state": "present", "definition": {
-            "apiVersion": "v1", "kind": "Secret", "metadata": {"name": "deployed-user-data", "namespace": TENANT},
-            "stringData": {"userData": "#cloud-config\n{}\n"}}}},
-        {"name": "deployed", "baremetal.tenancy.host_claim": {
-            "name": "deployed", "namespace": TENANT, "host_selector": small, "image": IMAGE,
-            "user_data_secret": "deployed-user-data", "online": True}},
-        {"name": "bound", "baremetal.tenancy.host_claim": {"name": "bound", "namespace": TENANT, "host_selector": small}},
-        {"name": "pending", "baremetal.tenancy.host_claim": {
-            "name": "pending", "namespace": TENANT,
-            "host_selector": {"matchLabels": {"infra-kind": "small", "rack": "nowhere"}}}},
+        {
+            "name": "user-data",
+            "kubernetes.core.k8s": {
+                "state": "present",
+                "definition": {
+                    "apiVersion": "v1",
+                    "kind": "Secret",
+                    "metadata": {"name": "deployed-user-data", "namespace": TENANT},
+                    "stringData": {"userData": "#cloud-config\n{}\n"},
+                },
+            },
+        },
+        {
+            "name": "deployed",
+            "baremetal.tenancy.host_claim": {
+                "name": "deployed",
+                "namespace": TENANT,
+                "host_selector": small,
+                "image": IMAGE,
+                "user_data_secret": "deployed-user-data",
+                "online": True,
+            },
+        },
+        {
+            "name": "bound",
+            "baremetal.tenancy.host_claim": {"name": "bound", "namespace": TENANT, "host_selector": small},
+        },
+        {
+            "name": "pending",
+            "baremetal.tenancy.host_claim": {
+                "name": "pending",
+                "namespace": TENANT,
+                "host_selector": {"matchLabels": {"infra-kind": "small", "rack": "nowhere"}},
+            },
+        },
     ]
     run = metal3_env.playbook("tenant-a", tasks)
     assert run.ok, run.explain()
@@ -87,8 +117,11 @@ def tenant_with_claims(metal3_env, tmp_path_factory):
 
 def _copies(metal3_env):
     with metal3_env.api() as api:
-        return client.CoreV1Api(api).list_namespaced_secret(
-            INFRA, label_selector="%s=%s" % (COPY_NAMESPACE_LABEL, TENANT)).items
+        return (
+            client.CoreV1Api(api)
+            .list_namespaced_secret(INFRA, label_selector="%s=%s" % (COPY_NAMESPACE_LABEL, TENANT))
+            .items
+        )
 
 
 def _namespace_exists(metal3_env, name):
@@ -123,7 +156,10 @@ def test_offboarding_releases_every_host_and_removes_the_tenant(tenant_with_clai
     assert run.ok, run.explain()
     evicted = run.result("baremetal.tenancy.tenant_namespace : Evict every claim of the tenant")
     assert sorted(r["tenant_namespace_claim"]["metadata"]["name"] for r in evicted["results"]) == [
-        "bound", "deployed", "pending"]
+        "bound",
+        "deployed",
+        "pending",
+    ]
     assert all(r["released"] for r in evicted["results"])
 
     assert not _namespace_exists(metal3_env, TENANT)

@@ -31,11 +31,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from kubernetes import client
-
 from fixtures_metal3 import changed_count
 from harness import kube
 from harness.ansible import run_playbook
+from kubernetes import client
 
 REPO = Path(__file__).resolve().parents[2]
 ONBOARD = REPO / "playbooks" / "onboard_tenant.yml"
@@ -43,14 +42,31 @@ INFRA = "t6-infra"
 A, B = "t6-a", "t6-b"
 ROLES = ["baremetal-tenancy-tenant", "baremetal-tenancy-tenant-workloads"]
 TENANTS = [
-    {"name": A, "users": [kube.IDENTITIES["tenant-a"].user], "host_classes": ["small"],
-     "quota": {"hostclaims": 2}, "cluster_roles": ROLES},
+    {
+        "name": A,
+        "users": [kube.IDENTITIES["tenant-a"].user],
+        "host_classes": ["small"],
+        "quota": {"hostclaims": 2},
+        "cluster_roles": ROLES,
+    },
     # Pod Security only warns and audits here: the admission policies alone must refuse.
-    {"name": B, "users": [kube.IDENTITIES["tenant-b"].user], "host_classes": ["small", "large"],
-     "pod_security": {"enforce": "privileged"}, "cluster_roles": ROLES,
-     "network_allows": [{"name": "web", "spec": {"podSelector": {"matchLabels": {"app": "web"}},
-                                                 "policyTypes": ["Ingress"],
-                                                 "ingress": [{"ports": [{"port": 8080}]}]}}]},
+    {
+        "name": B,
+        "users": [kube.IDENTITIES["tenant-b"].user],
+        "host_classes": ["small", "large"],
+        "pod_security": {"enforce": "privileged"},
+        "cluster_roles": ROLES,
+        "network_allows": [
+            {
+                "name": "web",
+                "spec": {
+                    "podSelector": {"matchLabels": {"app": "web"}},
+                    "policyTypes": ["Ingress"],
+                    "ingress": [{"ports": [{"port": 8080}]}],
+                },
+            }
+        ],
+    },
 ]
 HOSTS = {"small-0": "small", "small-1": "small", "large-0": "large"}
 POOL = [
@@ -66,8 +82,9 @@ def onboarded(metal3_env, tmp_path_factory):
     """The onboarding playbook, run twice; returns both runs."""
     workdir = tmp_path_factory.mktemp("t6-onboard")
     with metal3_env.api() as api:
-        kube._create_or_keep(client.CoreV1Api(api).create_namespace,
-                             client.V1Namespace(metadata=client.V1ObjectMeta(name=INFRA)))
+        kube._create_or_keep(
+            client.CoreV1Api(api).create_namespace, client.V1Namespace(metadata=client.V1ObjectMeta(name=INFRA))
+        )
     for index, name in enumerate(HOSTS):
         if not any(h["metadata"]["name"] == name for h in metal3_env.hosts(INFRA)):
             metal3_env.create_host(INFRA, name, index=600 + index)
@@ -90,11 +107,18 @@ def tenant_run(metal3_env, identity, tasks):
 def pod(name, namespace, **changes):
     """A pod that the restricted Pod Security level and every policy admit, then ``changes`` applied."""
     body = {
-        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace},
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace},
         "spec": {
             "securityContext": {"runAsNonRoot": True, "runAsUser": 1000, "seccompProfile": {"type": "RuntimeDefault"}},
-            "containers": [{"name": "app", "image": "registry.k8s.io/pause:3.10",
-                            "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}}],
+            "containers": [
+                {
+                    "name": "app",
+                    "image": "registry.k8s.io/pause:3.10",
+                    "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
+                }
+            ],
         },
     }
     spec, container = body["spec"], body["spec"]["containers"][0]
@@ -124,7 +148,9 @@ def test_roles_converge_twice_with_zero_changes(onboarded, metal3_env):
     assert changed_count(first) > 0
     assert changed_count(second) == 0, second.explain()
     # Both roles really ran in the second pass (not skipped): their last tasks are there.
-    last_tenant_task = "baremetal.tenancy.tenant_namespace : Wait until the apiserver enforces every tenant quota (usage computed)"
+    last_tenant_task = (
+        "baremetal.tenancy.tenant_namespace : Wait until the apiserver enforces every tenant quota (usage computed)"
+    )
     last_pool_task = "baremetal.tenancy.host_pool : Label and share the hosts"
     assert last_tenant_task in second.tasks and last_pool_task in second.tasks
     assert first.result(last_pool_task)["changed"]
@@ -175,14 +201,22 @@ def test_namespace_objects_have_the_expected_shape(onboarded, metal3_env):
         assert extra.ingress[0].ports[0].port == 8080
 
         admission = client.AdmissionregistrationV1Api(api)
-        vaps = {p.metadata.name: p for p in admission.list_validating_admission_policy().items
-                if p.metadata.name.startswith("baremetal-tenancy-")}
+        vaps = {
+            p.metadata.name: p
+            for p in admission.list_validating_admission_policy().items
+            if p.metadata.name.startswith("baremetal-tenancy-")
+        }
         assert sorted(vaps) == POLICIES
         for policy in vaps.values():
             assert policy.spec.failure_policy == "Fail"
-            assert not (policy.status and policy.status.type_checking and policy.status.type_checking.expression_warnings)
-        bindings = {b.metadata.name: b for b in admission.list_validating_admission_policy_binding().items
-                    if b.metadata.name.startswith("baremetal-tenancy-")}
+            assert not (
+                policy.status and policy.status.type_checking and policy.status.type_checking.expression_warnings
+            )
+        bindings = {
+            b.metadata.name: b
+            for b in admission.list_validating_admission_policy_binding().items
+            if b.metadata.name.startswith("baremetal-tenancy-")
+        }
         assert sorted(bindings) == POLICIES
         for binding in bindings.values():
             assert binding.spec.validation_actions == ["Deny"]
@@ -263,16 +297,22 @@ def pod_task(body):
 def test_pod_admission_refuses_unsafe_pods_and_admits_compliant_ones(onboarded, metal3_env):
     refused_a = {  # restricted Pod Security enforces first; the registry policy is the collection's own
         "priv": (dict(privileged=True), "violates PodSecurity"),
-        "registry": (dict(image="docker.io/library/busybox:1.37"),
-                     "ValidatingAdmissionPolicy 'baremetal-tenancy-allowed-registries'"),
-        "lookalike": (dict(image="registry.k8s.io.evil.example/pause:3.10"),
-                      "ValidatingAdmissionPolicy 'baremetal-tenancy-allowed-registries'"),
+        "registry": (
+            dict(image="docker.io/library/busybox:1.37"),
+            "ValidatingAdmissionPolicy 'baremetal-tenancy-allowed-registries'",
+        ),
+        "lookalike": (
+            dict(image="registry.k8s.io.evil.example/pause:3.10"),
+            "ValidatingAdmissionPolicy 'baremetal-tenancy-allowed-registries'",
+        ),
         "hostpath": (dict(host_path=True), "violates PodSecurity"),
     }
     refused_b = {  # Pod Security only warns in t6-b: each ValidatingAdmissionPolicy refuses on its own
         "priv": (dict(privileged=True), "ValidatingAdmissionPolicy 'baremetal-tenancy-no-privileged'"),
-        "registry": (dict(image="docker.io/library/busybox:1.37"),
-                     "ValidatingAdmissionPolicy 'baremetal-tenancy-allowed-registries'"),
+        "registry": (
+            dict(image="docker.io/library/busybox:1.37"),
+            "ValidatingAdmissionPolicy 'baremetal-tenancy-allowed-registries'",
+        ),
         "hostpath": (dict(host_path=True), "ValidatingAdmissionPolicy 'baremetal-tenancy-no-host-path'"),
         "hostport": (dict(host_port=True), "ValidatingAdmissionPolicy 'baremetal-tenancy-no-host-ports'"),
         "root": (dict(root=True), "ValidatingAdmissionPolicy 'baremetal-tenancy-run-as-non-root'"),
@@ -304,7 +344,10 @@ def test_pod_admission_refuses_unsafe_pods_and_admits_compliant_ones(onboarded, 
 
 # A sample through ansible-playbook; test_rbac_sweep_every_resource_and_verb asks about everything.
 READ_KINDS = [
-    ("metal3.io/v1alpha1", "HostClaim"), ("v1", "Secret"), ("v1", "Pod"), ("v1", "Event"),
+    ("metal3.io/v1alpha1", "HostClaim"),
+    ("v1", "Secret"),
+    ("v1", "Pod"),
+    ("v1", "Event"),
     ("networking.k8s.io/v1", "NetworkPolicy"),
 ]
 
@@ -313,16 +356,36 @@ def test_tenant_a_cannot_read_or_write_anything_in_tenant_b(onboarded, metal3_en
     tasks = []
     for namespace in (A, B):
         for api_version, kind in READ_KINDS:
-            tasks.append({"name": "read %s %s" % (namespace, kind),
-                          "kubernetes.core.k8s_info": {"api_version": api_version, "kind": kind, "namespace": namespace}})
+            tasks.append(
+                {
+                    "name": "read %s %s" % (namespace, kind),
+                    "kubernetes.core.k8s_info": {"api_version": api_version, "kind": kind, "namespace": namespace},
+                }
+            )
     tasks += [
         claim_task("intruder", B),
-        {"name": "write secret", "kubernetes.core.k8s": {"state": "present", "definition": {
-            "apiVersion": "v1", "kind": "Secret", "metadata": {"name": "intruder", "namespace": B},
-            "stringData": {"x": "y"}}}},
-        {"name": "delete netpol", "kubernetes.core.k8s": {
-            "state": "absent", "api_version": "networking.k8s.io/v1", "kind": "NetworkPolicy", "namespace": B,
-            "name": "baremetal-tenancy-default-deny"}},
+        {
+            "name": "write secret",
+            "kubernetes.core.k8s": {
+                "state": "present",
+                "definition": {
+                    "apiVersion": "v1",
+                    "kind": "Secret",
+                    "metadata": {"name": "intruder", "namespace": B},
+                    "stringData": {"x": "y"},
+                },
+            },
+        },
+        {
+            "name": "delete netpol",
+            "kubernetes.core.k8s": {
+                "state": "absent",
+                "api_version": "networking.k8s.io/v1",
+                "kind": "NetworkPolicy",
+                "namespace": B,
+                "name": "baremetal-tenancy-default-deny",
+            },
+        },
         pod_task(pod("intruder", B)),
         {"name": "read claims of B by the module", "baremetal.tenancy.host_claim_info": {"namespace": B}},
     ]
@@ -338,7 +401,8 @@ def test_tenant_a_cannot_read_or_write_anything_in_tenant_b(onboarded, metal3_en
         assert "403" in result["msg"] or "orbidden" in result["msg"], (name, result["msg"])
     with metal3_env.api() as api:
         assert "baremetal-tenancy-default-deny" in [
-            p.metadata.name for p in client.NetworkingV1Api(api).list_namespaced_network_policy(B).items]
+            p.metadata.name for p in client.NetworkingV1Api(api).list_namespaced_network_policy(B).items
+        ]
         assert not [c for c in metal3_env.claims(B) if c["metadata"]["name"] == "intruder"]
 
 
@@ -359,9 +423,15 @@ def _namespaced_resources(api):
 
 
 def _allowed(authz, user, groups, namespace, group, resource, sub, verb):
-    review = client.V1SubjectAccessReview(spec=client.V1SubjectAccessReviewSpec(
-        user=user, groups=groups, resource_attributes=client.V1ResourceAttributes(
-            namespace=namespace, group=group, resource=resource, subresource=sub or None, verb=verb)))
+    review = client.V1SubjectAccessReview(
+        spec=client.V1SubjectAccessReviewSpec(
+            user=user,
+            groups=groups,
+            resource_attributes=client.V1ResourceAttributes(
+                namespace=namespace, group=group, resource=resource, subresource=sub or None, verb=verb
+            ),
+        )
+    )
     return authz.create_subject_access_review(review).status.allowed
 
 
@@ -376,8 +446,9 @@ def test_rbac_sweep_every_resource_and_verb(onboarded, metal3_env):
         authz = client.AuthorizationV1Api(api)
         resources = _namespaced_resources(api)
         assert ("metal3.io", "hostclaims", "") in resources and ("", "secrets", "") in resources
-        allowed_in_b = [(g, r, s, v) for g, r, s in resources for v in VERBS
-                        if _allowed(authz, ident.user, groups, B, g, r, s, v)]
+        allowed_in_b = [
+            (g, r, s, v) for g, r, s in resources for v in VERBS if _allowed(authz, ident.user, groups, B, g, r, s, v)
+        ]
         assert allowed_in_b == [], allowed_in_b
 
         def can(verb, group, resource, sub=""):
@@ -390,16 +461,24 @@ def test_rbac_sweep_every_resource_and_verb(onboarded, metal3_env):
         assert not can("update", "metal3.io", "hostclaims", "status")
         assert not can("patch", "metal3.io", "hostclaims", "status")
         for verb in ("create", "update", "patch", "delete"):
-            for group, resource in (("networking.k8s.io", "networkpolicies"), ("", "resourcequotas"),
-                                    ("", "limitranges"), ("rbac.authorization.k8s.io", "rolebindings"),
-                                    ("rbac.authorization.k8s.io", "roles")):
+            for group, resource in (
+                ("networking.k8s.io", "networkpolicies"),
+                ("", "resourcequotas"),
+                ("", "limitranges"),
+                ("rbac.authorization.k8s.io", "rolebindings"),
+                ("rbac.authorization.k8s.io", "roles"),
+            ):
                 assert not can(verb, group, resource), (verb, resource)
         assert not can("create", "", "pods", "ephemeralcontainers")
         assert not can("get", "metal3.io", "baremetalhosts")
         for verb in ("update", "patch", "delete"):  # namespace labels (Pod Security, host classes) are the admin's
-            review = client.V1SubjectAccessReview(spec=client.V1SubjectAccessReviewSpec(
-                user=ident.user, groups=groups, resource_attributes=client.V1ResourceAttributes(
-                    group="", resource="namespaces", name=A, verb=verb)))
+            review = client.V1SubjectAccessReview(
+                spec=client.V1SubjectAccessReviewSpec(
+                    user=ident.user,
+                    groups=groups,
+                    resource_attributes=client.V1ResourceAttributes(group="", resource="namespaces", name=A, verb=verb),
+                )
+            )
             assert not authz.create_subject_access_review(review).status.allowed
 
 
@@ -408,20 +487,59 @@ def test_tenant_cannot_loosen_its_own_namespace(onboarded, metal3_env):
         return {"name": task_name, "kubernetes.core.k8s": args}
 
     tasks = [
-        k8s("relabel namespace", state="patched", kind="Namespace", name=A, definition={"metadata": {"labels": {
-            "pod-security.kubernetes.io/enforce": "privileged", "host-class.baremetal.tenancy/large": "true"}}}),
-        k8s("delete netpol", state="absent", api_version="networking.k8s.io/v1", kind="NetworkPolicy", namespace=A,
-            name="baremetal-tenancy-default-deny"),
-        k8s("open netpol", state="patched", api_version="networking.k8s.io/v1", kind="NetworkPolicy", namespace=A,
-            name="baremetal-tenancy-default-deny", definition={"spec": {"policyTypes": ["Ingress"]}}),
-        k8s("raise quota", state="patched", kind="ResourceQuota", namespace=A, name="baremetal-tenancy",
-            definition={"spec": {"hard": {"count/hostclaims.metal3.io": "100"}}}),
+        k8s(
+            "relabel namespace",
+            state="patched",
+            kind="Namespace",
+            name=A,
+            definition={
+                "metadata": {
+                    "labels": {
+                        "pod-security.kubernetes.io/enforce": "privileged",
+                        "host-class.baremetal.tenancy/large": "true",
+                    }
+                }
+            },
+        ),
+        k8s(
+            "delete netpol",
+            state="absent",
+            api_version="networking.k8s.io/v1",
+            kind="NetworkPolicy",
+            namespace=A,
+            name="baremetal-tenancy-default-deny",
+        ),
+        k8s(
+            "open netpol",
+            state="patched",
+            api_version="networking.k8s.io/v1",
+            kind="NetworkPolicy",
+            namespace=A,
+            name="baremetal-tenancy-default-deny",
+            definition={"spec": {"policyTypes": ["Ingress"]}},
+        ),
+        k8s(
+            "raise quota",
+            state="patched",
+            kind="ResourceQuota",
+            namespace=A,
+            name="baremetal-tenancy",
+            definition={"spec": {"hard": {"count/hostclaims.metal3.io": "100"}}},
+        ),
         k8s("delete limits", state="absent", kind="LimitRange", namespace=A, name="baremetal-tenancy"),
-        {"name": "grant self", "kubernetes.core.k8s": {"state": "present", "definition": {
-            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-            "metadata": {"name": "more", "namespace": A},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "admin"},
-            "subjects": [{"kind": "User", "name": "tenant-a-user", "apiGroup": "rbac.authorization.k8s.io"}]}}},
+        {
+            "name": "grant self",
+            "kubernetes.core.k8s": {
+                "state": "present",
+                "definition": {
+                    "apiVersion": "rbac.authorization.k8s.io/v1",
+                    "kind": "RoleBinding",
+                    "metadata": {"name": "more", "namespace": A},
+                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "admin"},
+                    "subjects": [{"kind": "User", "name": "tenant-a-user", "apiGroup": "rbac.authorization.k8s.io"}],
+                },
+            },
+        },
     ]
     run = tenant_run(metal3_env, "tenant-a", tasks)
     for task in tasks:
@@ -442,11 +560,22 @@ def test_bad_input_is_refused_before_any_change(onboarded, metal3_env, tmp_path)
         ({"name": "t6-c", "quota": {"hostclaim": 3}}, "quota and pod_security may only use the keys"),
         ({"name": "t6-c", "host_classes": ["bad class"]}, "host classes"),
     ]
-    play = [{"name": "bad", "hosts": "localhost", "connection": "local", "gather_facts": False,
-             "roles": [{"role": "baremetal.tenancy.tenant_namespace"}]}]
+    play = [
+        {
+            "name": "bad",
+            "hosts": "localhost",
+            "connection": "local",
+            "gather_facts": False,
+            "roles": [{"role": "baremetal.tenancy.tenant_namespace"}],
+        }
+    ]
     for index, (tenant, expected) in enumerate(bad):
-        run = run_playbook(play, metal3_env.kube.ansible_env("admin"), tmp_path / str(index),
-                           extra_vars={"tenant_namespace_tenants": [tenant]})
+        run = run_playbook(
+            play,
+            metal3_env.kube.ansible_env("admin"),
+            tmp_path / str(index),
+            extra_vars={"tenant_namespace_tenants": [tenant]},
+        )
         assert not run.ok
         assert expected in run.stdout, run.explain()
     with metal3_env.api() as api:
@@ -456,9 +585,18 @@ def test_bad_input_is_refused_before_any_change(onboarded, metal3_env, tmp_path)
 
 def test_check_mode_changes_nothing(onboarded, metal3_env, tmp_path):
     tenants = [dict(TENANTS[0], quota={"hostclaims": 5}), TENANTS[1], {"name": "t6-check", "users": ["nobody"]}]
-    run = run_playbook(ONBOARD, metal3_env.kube.ansible_env("admin"), tmp_path, check=True, diff=True,
-                       extra_vars={"tenant_namespace_tenants": tenants, "host_pool_namespace": INFRA,
-                                   "host_pool_hosts": [{"names": ["small-0"], "class": "medium"}]})
+    run = run_playbook(
+        ONBOARD,
+        metal3_env.kube.ansible_env("admin"),
+        tmp_path,
+        check=True,
+        diff=True,
+        extra_vars={
+            "tenant_namespace_tenants": tenants,
+            "host_pool_namespace": INFRA,
+            "host_pool_hosts": [{"names": ["small-0"], "class": "medium"}],
+        },
+    )
     assert run.ok, run.explain()
     assert changed_count(run) > 0
     with metal3_env.api() as api:
@@ -476,23 +614,41 @@ def test_role_removes_what_a_tenant_no_longer_has(onboarded, metal3_env, tmp_pat
     Last test of the module: it leaves t6-b without them and the cluster without the seccomp policy.
     """
     changed = [dict(TENANTS[1], cluster_roles=ROLES[:1], network_allows=[], host_classes=["small"])]
-    play = [{"name": "update", "hosts": "localhost", "connection": "local", "gather_facts": False,
-             "roles": [{"role": "baremetal.tenancy.tenant_namespace"}]}]
-    run = run_playbook(play, metal3_env.kube.ansible_env("admin"), tmp_path / "update",
-                       extra_vars={"tenant_namespace_tenants": [TENANTS[0]] + changed,
-                                   "tenant_namespace_pod_controls": CONTROLS[:-1]})
+    play = [
+        {
+            "name": "update",
+            "hosts": "localhost",
+            "connection": "local",
+            "gather_facts": False,
+            "roles": [{"role": "baremetal.tenancy.tenant_namespace"}],
+        }
+    ]
+    run = run_playbook(
+        play,
+        metal3_env.kube.ansible_env("admin"),
+        tmp_path / "update",
+        extra_vars={"tenant_namespace_tenants": [TENANTS[0]] + changed, "tenant_namespace_pod_controls": CONTROLS[:-1]},
+    )
     assert run.ok, run.explain()
     with metal3_env.api() as api:
         admission = client.AdmissionregistrationV1Api(api)
-        remaining = sorted(p.metadata.name for p in admission.list_validating_admission_policy().items
-                           if p.metadata.name.startswith("baremetal-tenancy-"))
+        remaining = sorted(
+            p.metadata.name
+            for p in admission.list_validating_admission_policy().items
+            if p.metadata.name.startswith("baremetal-tenancy-")
+        )
         assert remaining == [p for p in POLICIES if p != "baremetal-tenancy-seccomp"]
-        remaining = sorted(b.metadata.name for b in admission.list_validating_admission_policy_binding().items
-                           if b.metadata.name.startswith("baremetal-tenancy-"))
+        remaining = sorted(
+            b.metadata.name
+            for b in admission.list_validating_admission_policy_binding().items
+            if b.metadata.name.startswith("baremetal-tenancy-")
+        )
         assert remaining == [p for p in POLICIES if p != "baremetal-tenancy-seccomp"]
         core, rbac, net = client.CoreV1Api(api), client.RbacAuthorizationV1Api(api), client.NetworkingV1Api(api)
         assert [b.metadata.name for b in rbac.list_namespaced_role_binding(B).items] == ROLES[:1]
-        assert "baremetal-tenancy-allow-web" not in [p.metadata.name for p in net.list_namespaced_network_policy(B).items]
+        assert "baremetal-tenancy-allow-web" not in [
+            p.metadata.name for p in net.list_namespaced_network_policy(B).items
+        ]
         assert "host-class.baremetal.tenancy/large" not in core.read_namespace(B).metadata.labels
         # Tenant A's objects were not touched.
         assert sorted(b.metadata.name for b in rbac.list_namespaced_role_binding(A).items) == ROLES

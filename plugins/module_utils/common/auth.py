@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -14,10 +13,6 @@ use the ``K8S_AUTH_*`` names of kubernetes.core, the OpenStack ones the
 ``OS_*`` names of openstacksdk.  Every secret is ``no_log``.  Pure: imports
 only ansible-core.
 """
-
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import os
 
@@ -37,8 +32,12 @@ KUBERNETES_AUTH_SPEC = dict(
 
 # Options both planes understand the same way.
 TLS_SPEC = dict(
-    ca_cert=dict(type="path", aliases=["ssl_ca_cert", "cacert"], fallback=(env_fallback, ["K8S_AUTH_SSL_CA_CERT", "OS_CACERT"])),
-    validate_certs=dict(type="bool", aliases=["verify_ssl"], fallback=(env_fallback, ["K8S_AUTH_VERIFY_SSL", "OS_VERIFY"])),
+    ca_cert=dict(
+        type="path", aliases=["ssl_ca_cert", "cacert"], fallback=(env_fallback, ["K8S_AUTH_SSL_CA_CERT", "OS_CACERT"])
+    ),
+    validate_certs=dict(
+        type="bool", aliases=["verify_ssl"], fallback=(env_fallback, ["K8S_AUTH_VERIFY_SSL", "OS_VERIFY"])
+    ),
 )
 
 # OS_* variable -> key of the openstacksdk ``auth`` dict.
@@ -74,8 +73,12 @@ OPENSTACK_AUTH_SPEC = dict(
     auth=dict(type="dict", no_log=True, fallback=(openstack_auth_from_env,)),
     auth_type=dict(type="str", fallback=(env_fallback, ["OS_AUTH_TYPE"])),
     region_name=dict(type="str", fallback=(env_fallback, ["OS_REGION_NAME"])),
-    interface=dict(type="str", choices=["admin", "internal", "public"], aliases=["endpoint_type"],
-                   fallback=(env_fallback, ["OS_INTERFACE"])),
+    interface=dict(
+        type="str",
+        choices=["admin", "internal", "public"],
+        aliases=["endpoint_type"],
+        fallback=(env_fallback, ["OS_INTERFACE"]),
+    ),
     api_timeout=dict(type="int", fallback=(env_fallback, ["OS_API_TIMEOUT"])),
 )
 

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -17,10 +16,6 @@ escapes ``run`` goes through the one mapping path,
 object and the cause.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import copy
 import traceback
 
@@ -30,7 +25,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.auth impo
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import TenancyError, from_exception
 
 
-class TenancyModule(object):
+class TenancyModule:
     """Shared option handling, check/diff mode, result and error mapping."""
 
     #: the module's own options

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -13,10 +12,6 @@ turn it into one clear ``fail_json`` message without knowing where it came
 from.  This file imports nothing but the standard library.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 
 class TenancyError(Exception):
     """An error about one object, with a cause a user can act on.
@@ -30,7 +25,7 @@ class TenancyError(Exception):
         self.obj = obj
         self.cause = cause
         self.details = dict(details or {})
-        super(TenancyError, self).__init__(self.message)
+        super().__init__(self.message)
 
     @property
     def message(self):
@@ -92,6 +87,7 @@ def _cause_of(exc):
         body = body.decode("utf-8", "replace")
     if isinstance(body, str) and '"message"' in body:
         import json
+
         try:
             msg = json.loads(body).get("message")
         except (ValueError, AttributeError):
@@ -108,7 +104,7 @@ class HttpError(Exception):
         self.status = status
         self.reason = reason
         self.body = body
-        super(HttpError, self).__init__("%s %s" % (status, reason))
+        super().__init__("%s %s" % (status, reason))
 
 
 _BY_STATUS = {400: InvalidInput, 403: Forbidden, 404: NotFound, 409: Conflict, 422: InvalidInput}
@@ -132,7 +128,7 @@ def from_exception(obj, exc):
     return cls(obj, cause, details)
 
 
-class wrap_errors(object):  # pylint: disable=invalid-name
+class wrap_errors:  # pylint: disable=invalid-name
     """Context manager: re-raise anything raised inside as a TenancyError about ``obj``."""
 
     def __init__(self, obj):

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -11,10 +10,6 @@
 Patches are plain dicts, ``None`` deletes a key.  Used by the tenant claim
 runner, the binder and host registration alike.
 """
-
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import copy
 import json
@@ -79,9 +74,9 @@ def minimal_patch(current, patch):
 
 def with_precondition(patch, obj):
     """Add ``metadata.resourceVersion`` of ``obj`` to a non-empty patch (the API server then answers 409 on a race)."""
-    version = get_path(obj, 'metadata', 'resourceVersion')
+    version = get_path(obj, "metadata", "resourceVersion")
     if not patch or not version:
         return patch
     result = copy.deepcopy(patch)
-    result.setdefault('metadata', {})['resourceVersion'] = version
+    result.setdefault("metadata", {})["resourceVersion"] = version
     return result

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -24,25 +23,22 @@ nothing.  An allocation that Ironic cannot fill is deleted again before the
 error is reported.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.configdrive import (
-    build_configdrive,
-    configdrive_digest,
-    network_addresses,
-)
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     Conflict,
     Forbidden,
     InvalidInput,
     NotFound,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.params import check_timeout
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.client import (
     Ironic,
     node_settled,
     node_where,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.configdrive import (
+    build_configdrive,
+    configdrive_digest,
+    network_addresses,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model import (
     DEPLOYING_STATES,
@@ -63,14 +59,20 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model imp
     validate_name,
     validate_traits,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common.params import check_timeout
 
 # instance_info keys Ironic writes itself for the allocation (the allocation's
 # traits, for deploy templates) and that a deployment keeps.
-IRONIC_INSTANCE_KEYS = ('traits',)
+IRONIC_INSTANCE_KEYS = ("traits",)
 
 # Options of host_claim that only mean something with backend metal3.
-METAL3_ONLY = ('namespace', 'host_selector', 'user_data_secret', 'network_data_secret', 'meta_data_secret', 'node_reuse')
+METAL3_ONLY = (
+    "namespace",
+    "host_selector",
+    "user_data_secret",
+    "network_data_secret",
+    "meta_data_secret",
+    "node_reuse",
+)
 
 
 def _client(mod):
@@ -78,102 +80,119 @@ def _client(mod):
 
 
 def _obj(name):
-    return 'claim %s' % name
+    return "claim %s" % name
 
 
 def _ignored_options(mod, names):
     given = [name for name in names if mod.params.get(name) not in (None, [], {})]
     if given:
-        mod.warn('options %s only apply with backend metal3 and are ignored' % ', '.join(sorted(given)))
+        mod.warn("options %s only apply with backend metal3 and are ignored" % ", ".join(sorted(given)))
 
 
 # ------------------------------------------------------------------ reading
+
 
 def _read_claim(client, name):
     """``(allocation, node)`` of the claim ``name``; either may be ``None``."""
     allocation = client.get_allocation(name)
     node = None
-    if allocation and allocation.get('node_uuid'):
-        node = client.get_node(allocation['node_uuid'], missing_ok=True)
+    if allocation and allocation.get("node_uuid"):
+        node = client.get_node(allocation["node_uuid"], missing_ok=True)
     return allocation, node
 
 
 def _ports(client, node):
     if node is None:
         return []
-    return client.list_ports(node=node['uuid'])
+    return client.list_ports(node=node["uuid"])
 
 
 def _wait_allocation(client, allocation, timeout, name):
     """Wait until Ironic has processed ``allocation`` (``active`` or ``error``)."""
     return client.poll(
-        lambda: client.get_allocation(allocation['uuid']),
-        lambda a: a is None or a.get('state') != 'allocating',
-        timeout, _obj(name),
-        describe=lambda a: 'the allocation is still %s' % (a or {}).get('state'))
+        lambda: client.get_allocation(allocation["uuid"]),
+        lambda a: a is None or a.get("state") != "allocating",
+        timeout,
+        _obj(name),
+        describe=lambda a: "the allocation is still %s" % (a or {}).get("state"),
+    )
 
 
 def _check_candidates(client, project, resource_class, traits, candidates, obj):
     """Before creating an allocation: is there any node it could get?"""
-    nodes = client.list_nodes(fields=('uuid', 'name', 'traits', 'resource_class'), resource_class=resource_class)
+    nodes = client.list_nodes(fields=("uuid", "name", "traits", "resource_class"), resource_class=resource_class)
     problem = candidate_problems(nodes, resource_class, traits)
     if problem:
-        raise InvalidInput(obj, 'resource class %s: %s (project %s)' % (resource_class, problem, project))
+        raise InvalidInput(obj, "resource class %s: %s (project %s)" % (resource_class, problem, project))
     if candidates:
-        known = dict((n['uuid'], n) for n in nodes)
-        known.update(dict((n['name'], n) for n in nodes if n.get('name')))
+        known = dict((n["uuid"], n) for n in nodes)
+        known.update(dict((n["name"], n) for n in nodes if n.get("name")))
         for ident in candidates:
             if ident in known:
                 continue
-            found = client.get_node(ident, fields=('uuid', 'name', 'resource_class'), missing_ok=True)
+            found = client.get_node(ident, fields=("uuid", "name", "resource_class"), missing_ok=True)
             if found is None:
-                raise NotFound(obj, 'candidate node %s does not exist or is neither owned by nor leased to '
-                                    'project %s' % (ident, project))
-            raise InvalidInput(obj, 'candidate node %s has resource class %s, not %s'
-                               % (ident, found.get('resource_class'), resource_class))
+                raise NotFound(
+                    obj,
+                    "candidate node %s does not exist or is neither owned by nor leased to "
+                    "project %s" % (ident, project),
+                )
+            raise InvalidInput(
+                obj,
+                "candidate node %s has resource class %s, not %s"
+                % (ident, found.get("resource_class"), resource_class),
+            )
 
 
 def _create_allocation(mod, client, project, obj):
     p = mod.params
     try:
-        allocation = client.create_allocation(p['name'], p['resource_class'], traits=p['traits'],
-                                              candidate_nodes=p['candidate_nodes'])
+        allocation = client.create_allocation(
+            p["name"], p["resource_class"], traits=p["traits"], candidate_nodes=p["candidate_nodes"]
+        )
     except Conflict as exc:
-        if 'already exists' in exc.cause:
-            raise Conflict(obj, 'the name is already used by an allocation that project %s cannot see; allocation '
-                                'names are unique in the whole Ironic: choose another claim name' % project)
+        if "already exists" in exc.cause:
+            raise Conflict(
+                obj,
+                "the name is already used by an allocation that project %s cannot see; allocation "
+                "names are unique in the whole Ironic: choose another claim name" % project,
+            )
         raise
-    allocation = _wait_allocation(client, allocation, max(p['wait_timeout'], 30), p['name'])
+    allocation = _wait_allocation(client, allocation, max(p["wait_timeout"], 30), p["name"])
     if allocation is None:
-        raise NotFound(obj, 'the allocation disappeared while Ironic processed it')
-    if allocation.get('state') == 'error':
-        reason = allocation.get('last_error') or 'no reason given'
-        client.delete_allocation(allocation['uuid'], p['name'])
-        raise Conflict(obj, 'Ironic could not allocate a node of resource class %s to project %s: %s (nothing was '
-                            'kept)' % (p['resource_class'], project, reason))
+        raise NotFound(obj, "the allocation disappeared while Ironic processed it")
+    if allocation.get("state") == "error":
+        reason = allocation.get("last_error") or "no reason given"
+        client.delete_allocation(allocation["uuid"], p["name"])
+        raise Conflict(
+            obj,
+            "Ironic could not allocate a node of resource class %s to project %s: %s (nothing was "
+            "kept)" % (p["resource_class"], project, reason),
+        )
     return allocation
 
 
 # ------------------------------------------------------------------ host_claim
 
+
 def _validate_claim_params(mod):
     p = mod.params
-    obj = _obj(p['name'])
-    validate_name(p['name'])
-    check_timeout(p['wait_timeout'])
-    traits = validate_traits(p['traits'], obj) if p['traits'] is not None else None
-    image = validate_image(p['image'], obj, validate_file_prefixes(p.get('file_url_allowed_prefixes'), obj))
+    obj = _obj(p["name"])
+    validate_name(p["name"])
+    check_timeout(p["wait_timeout"])
+    traits = validate_traits(p["traits"], obj) if p["traits"] is not None else None
+    image = validate_image(p["image"], obj, validate_file_prefixes(p.get("file_url_allowed_prefixes"), obj))
     drive = None
     digest = None
     if image is not None:
-        drive, warnings = build_configdrive(p['name'], p['user_data'], p['network_data'], p['meta_data'])
+        drive, warnings = build_configdrive(p["name"], p["user_data"], p["network_data"], p["meta_data"])
         for warning in warnings:
             mod.warn(warning)
         digest = configdrive_digest(drive)
-    elif any(p.get(k) is not None for k in ('user_data', 'network_data', 'meta_data')):
+    elif any(p.get(k) is not None for k in ("user_data", "network_data", "meta_data")):
         # Validate anyway: bad input is reported even when it is not used yet.
-        build_configdrive(p['name'], p['user_data'], p['network_data'], p['meta_data'])
-        mod.warn('user_data, network_data and meta_data are only used when an image is deployed (option image)')
+        build_configdrive(p["name"], p["user_data"], p["network_data"], p["meta_data"])
+        mod.warn("user_data, network_data and meta_data are only used when an image is deployed (option image)")
     return traits, image, drive, digest
 
 
@@ -183,22 +202,23 @@ def _image_view(image):
 
 def run_host_claim(mod):
     p = mod.params
-    name = p['name']
+    name = p["name"]
     obj = _obj(name)
     _ignored_options(mod, METAL3_ONLY)
-    if p['state'] == 'absent':
+    if p["state"] == "absent":
         validate_name(name)
-        check_timeout(p['wait_timeout'])
-        _release(mod, wait=p['wait'])
+        check_timeout(p["wait_timeout"])
+        _release(mod, wait=p["wait"])
         return
     traits, image, drive, digest = _validate_claim_params(mod)
-    if p['resource_class'] is not None and not p['resource_class'].strip():
-        raise InvalidInput(obj, 'option resource_class must not be empty')
-    reboot = reboot_request(p.get('annotations'), obj)
-    if reboot and p['online'] is False:
-        raise InvalidInput(obj, 'a reboot (annotation host.metal3.io/reboot) powers the node on: it cannot go with '
-                                'online: false')
-    mod.result['rebooted'] = False
+    if p["resource_class"] is not None and not p["resource_class"].strip():
+        raise InvalidInput(obj, "option resource_class must not be empty")
+    reboot = reboot_request(p.get("annotations"), obj)
+    if reboot and p["online"] is False:
+        raise InvalidInput(
+            obj, "a reboot (annotation host.metal3.io/reboot) powers the node on: it cannot go with online: false"
+        )
+    mod.result["rebooted"] = False
 
     client = _client(mod)
     project = client.require_project(obj)
@@ -206,91 +226,114 @@ def run_host_claim(mod):
     before = diff_view(allocation, node)
 
     if allocation is not None:
-        mismatch = allocation_mismatch(allocation, p['resource_class'], traits)
+        mismatch = allocation_mismatch(allocation, p["resource_class"], traits)
         if mismatch:
-            raise InvalidInput(obj, 'the claim exists with %s; an allocation cannot change: release the claim '
-                                    'first' % mismatch)
-        if allocation.get('state') == 'error':
+            raise InvalidInput(
+                obj, "the claim exists with %s; an allocation cannot change: release the claim first" % mismatch
+            )
+        if allocation.get("state") == "error":
             # A failed allocation left by an interrupted run: start again.
             if not mod.check_mode:
-                client.delete_allocation(allocation['uuid'], name)
+                client.delete_allocation(allocation["uuid"], name)
             allocation, node = None, None
 
     if allocation is None:
-        if not p['resource_class']:
-            raise InvalidInput(obj, 'option resource_class is required to create the claim')
-        _check_candidates(client, project, p['resource_class'], traits, p['candidate_nodes'], obj)
+        if not p["resource_class"]:
+            raise InvalidInput(obj, "option resource_class is required to create the claim")
+        _check_candidates(client, project, p["resource_class"], traits, p["candidate_nodes"], obj)
         mod.changed()
         if mod.check_mode:
-            after = {'name': name, 'resource_class': p['resource_class'], 'traits': traits or [], 'host': None,
-                     'image': _image_view(image), 'config_drive': digest}
-            if p['online'] is not None:
-                after['online'] = p['online']
+            after = {
+                "name": name,
+                "resource_class": p["resource_class"],
+                "traits": traits or [],
+                "host": None,
+                "image": _image_view(image),
+                "config_drive": digest,
+            }
+            if p["online"] is not None:
+                after["online"] = p["online"]
             mod.set_diff(before, after)
-            mod.result['claim'] = claim_view(name, project, None, None, online=p['online'],
-                                             want_image=image is not None)
+            mod.result["claim"] = claim_view(
+                name, project, None, None, online=p["online"], want_image=image is not None
+            )
             return
         allocation = _create_allocation(mod, client, project, obj)
-        node = client.get_node(allocation['node_uuid'])
-    elif allocation.get('state') == 'allocating':
-        allocation = _wait_allocation(client, allocation, p['wait_timeout'], name)
+        node = client.get_node(allocation["node_uuid"])
+    elif allocation.get("state") == "allocating":
+        allocation = _wait_allocation(client, allocation, p["wait_timeout"], name)
         if allocation is None:
-            raise NotFound(obj, 'the allocation disappeared while Ironic processed it')
-        if allocation.get('node_uuid'):
-            node = client.get_node(allocation['node_uuid'], missing_ok=True)
+            raise NotFound(obj, "the allocation disappeared while Ironic processed it")
+        if allocation.get("node_uuid"):
+            node = client.get_node(allocation["node_uuid"], missing_ok=True)
     if node is None:
-        raise NotFound(obj, 'the node of the claim cannot be read with the credentials of project %s '
-                            '(its lease may have ended)' % project)
+        raise NotFound(
+            obj,
+            "the node of the claim cannot be read with the credentials of project %s "
+            "(its lease may have ended)" % project,
+        )
 
     label = node_label(node)
     deploying = False
     if image is not None:
-        desired = desired_instance_info(image, digest, network_addresses(p['network_data']))
+        desired = desired_instance_info(image, digest, network_addresses(p["network_data"]))
         action = deploy_action(node, desired)
-        if action != 'none':
+        if action != "none":
             mod.changed()
             if not mod.check_mode:
                 _deploy(client, node, desired, drive, action)
-        deploying = action != 'none' or node.get('provision_state') in DEPLOYING_STATES \
-            or node.get('target_provision_state') == 'active'
+        deploying = (
+            action != "none"
+            or node.get("provision_state") in DEPLOYING_STATES
+            or node.get("target_provision_state") == "active"
+        )
 
     deferred_power = None
-    if p['online'] is not None:
+    if p["online"] is not None:
         if deploying:
             # Ironic refuses power changes during a deployment (and powers the
             # node on at its end): the wait below applies it afterwards.
-            if mod.check_mode or p['online'] is False:
-                mod.changed(p['online'] is False)
-            deferred_power = power_word(p['online'])
+            if mod.check_mode or p["online"] is False:
+                mod.changed(p["online"] is False)
+            deferred_power = power_word(p["online"])
         else:
-            target = power_action(node, p['online'])
+            target = power_action(node, p["online"])
             if target:
                 mod.changed()
                 if not mod.check_mode:
-                    client.set_power_state(node['uuid'], target, label)
+                    client.set_power_state(node["uuid"], target, label)
 
     if not mod.check_mode:
-        waiting = p['wait'] and p['wait_for'] == 'ready'
+        waiting = p["wait"] and p["wait_for"] == "ready"
         if waiting:
-            node = _wait_ready(mod, client, node, image, p['online'], deferred_power)
+            node = _wait_ready(mod, client, node, image, p["online"], deferred_power)
         else:
-            if deferred_power == 'power off':
-                mod.warn('claim %s: the node is being deployed; it is powered off once the deployment is over, '
-                         'on a later run (or with wait: true)' % name)
-            node = client.get_node(node['uuid'])
+            if deferred_power == "power off":
+                mod.warn(
+                    "claim %s: the node is being deployed; it is powered off once the deployment is over, "
+                    "on a later run (or with wait: true)" % name
+                )
+            node = client.get_node(node["uuid"])
     if reboot:
-        node = _reboot(mod, client, node, reboot, deploying and not (p['wait'] and p['wait_for'] == 'ready'))
+        node = _reboot(mod, client, node, reboot, deploying and not (p["wait"] and p["wait_for"] == "ready"))
 
     after = diff_view(allocation, node)
     if mod.check_mode:
         if image is not None:
-            after['image'] = _image_view(image)
-            after['config_drive'] = digest
-        if p['online'] is not None:
-            after['online'] = p['online']
+            after["image"] = _image_view(image)
+            after["config_drive"] = digest
+        if p["online"] is not None:
+            after["online"] = p["online"]
     mod.set_diff(before, after)
-    mod.result['claim'] = claim_view(name, project, allocation, node, _ports(client, node), online=p['online'],
-                                     want_image=True if image is not None else None)
+    mod.result["claim"] = claim_view(
+        name,
+        project,
+        allocation,
+        node,
+        _ports(client, node),
+        online=p["online"],
+        want_image=True if image is not None else None,
+    )
 
 
 def _deploy(client, node, desired, drive, action):
@@ -300,38 +343,45 @@ def _deploy(client, node, desired, drive, action):
     allocation without undeploying, since a lessee may write any key - would
     otherwise steer this deployment (``kernel``, ``ramdisk``, ``boot_iso``...)."""
     label = node_label(node)
-    current = node.get('instance_info') or {}
+    current = node.get("instance_info") or {}
     ops = []
     for key, value in sorted(desired.items()):
-        ops.append({'op': 'add', 'path': '/instance_info/%s' % key, 'value': value})
+        ops.append({"op": "add", "path": "/instance_info/%s" % key, "value": value})
     for key in sorted(current):
         if key not in desired and key not in IRONIC_INSTANCE_KEYS:
-            ops.append({'op': 'remove', 'path': '/instance_info/%s' % key})
-    client.patch_node(node['uuid'], ops, label)
-    target = {'deploy': 'active', 'redeploy': 'active', 'rebuild': 'rebuild'}[action]
-    client.set_provision_state(node['uuid'], target, label, configdrive=drive)
+            ops.append({"op": "remove", "path": "/instance_info/%s" % key})
+    client.patch_node(node["uuid"], ops, label)
+    target = {"deploy": "active", "redeploy": "active", "rebuild": "rebuild"}[action]
+    client.set_provision_state(node["uuid"], target, label, configdrive=drive)
 
 
 def _wait_ready(mod, client, node, image, online, deferred_power):
     """Wait until the node is deployed (with an image) and its power follows
     ``online``; apply a power change that had to wait for the deployment."""
-    timeout = mod.params['wait_timeout']
+    timeout = mod.params["wait_timeout"]
     label = node_label(node)
-    uuid = node['uuid']
-    obj = 'node %s' % label
+    uuid = node["uuid"]
+    obj = "node %s" % label
 
     def fetch():
         return client.get_node(uuid)
 
     if image is not None:
-        node = client.poll(fetch, lambda n: node_settled(n, provision_state='active'), timeout, obj,
-                           failed=_deploy_failed, describe=node_where)
+        node = client.poll(
+            fetch,
+            lambda n: node_settled(n, provision_state="active"),
+            timeout,
+            obj,
+            failed=_deploy_failed,
+            describe=node_where,
+        )
     if online is not None:
-        if deferred_power and node.get('power_state') != deferred_power and not node.get('target_power_state'):
+        if deferred_power and node.get("power_state") != deferred_power and not node.get("target_power_state"):
             client.set_power_state(uuid, deferred_power, label)
             mod.changed()
-        node = client.poll(fetch, lambda n: node_settled(n, power_state=power_word(online)), timeout, obj,
-                           describe=node_where)
+        node = client.poll(
+            fetch, lambda n: node_settled(n, power_state=power_word(online)), timeout, obj, describe=node_where
+        )
     return node
 
 
@@ -339,26 +389,32 @@ def _reboot(mod, client, node, target, deploying):
     """Reboot the claimed node once (Ironic's ``rebooting`` / ``soft rebooting``
     power target); with ``wait``, until it is powered on again."""
     label = node_label(node)
-    if deploying or (not mod.check_mode and (node.get('target_provision_state') or node.get('target_power_state'))):
-        raise Conflict('node %s' % label, 'cannot be rebooted while %s; rerun once it is done (or with wait: true)'
-                       % node_where(node))
+    if deploying or (not mod.check_mode and (node.get("target_provision_state") or node.get("target_power_state"))):
+        raise Conflict(
+            "node %s" % label,
+            "cannot be rebooted while %s; rerun once it is done (or with wait: true)" % node_where(node),
+        )
     mod.changed()
-    mod.result['rebooted'] = True
+    mod.result["rebooted"] = True
     if mod.check_mode:
         return node
-    client.set_power_state(node['uuid'], target, label)
-    if mod.params['wait']:
-        return client.poll(lambda: client.get_node(node['uuid']),
-                           lambda n: node_settled(n, power_state='power on'), mod.params['wait_timeout'],
-                           'node %s' % label, describe=node_where)
-    return client.get_node(node['uuid'])
+    client.set_power_state(node["uuid"], target, label)
+    if mod.params["wait"]:
+        return client.poll(
+            lambda: client.get_node(node["uuid"]),
+            lambda n: node_settled(n, power_state="power on"),
+            mod.params["wait_timeout"],
+            "node %s" % label,
+            describe=node_where,
+        )
+    return client.get_node(node["uuid"])
 
 
 def _deploy_failed(node):
     if node is None:
-        return 'the node disappeared'
-    if node.get('provision_state') == 'deploy failed' and not node.get('target_provision_state'):
-        return 'the deployment failed (Ironic shows the reason to the owner only; rerun to retry)'
+        return "the node disappeared"
+    if node.get("provision_state") == "deploy failed" and not node.get("target_provision_state"):
+        return "the deployment failed (Ironic shows the reason to the owner only; rerun to retry)"
     return None
 
 
@@ -370,107 +426,134 @@ def _tidy_undeployed(mod, client, node):
     Best effort (the allocation is removed either way; the end of the lease
     clears them too), with a warning when Ironic refuses."""
     label = node_label(node)
-    if node.get('provision_state') == 'available' and not node.get('target_provision_state'):
+    if node.get("provision_state") == "available" and not node.get("target_provision_state"):
         try:
-            if node.get('instance_info'):
-                client.patch_node(node['uuid'], [{'op': 'remove', 'path': '/instance_info'}], label)
-            client.clear_instance_name(node['uuid'], label)
+            if node.get("instance_info"):
+                client.patch_node(node["uuid"], [{"op": "remove", "path": "/instance_info"}], label)
+            client.clear_instance_name(node["uuid"], label)
         except (Forbidden, Conflict) as exc:
-            mod.warn('node %s: what the claim wrote on the node could not be cleared (%s); the owner clears it when '
-                     'the lease ends' % (label, exc.cause))
-    if node.get('power_state') == 'power on' and node.get('provision_state') == 'available' \
-            and not node.get('target_power_state'):
-        client.set_power_state(node['uuid'], 'power off', label)
+            mod.warn(
+                "node %s: what the claim wrote on the node could not be cleared (%s); the owner clears it when "
+                "the lease ends" % (label, exc.cause)
+            )
+    if (
+        node.get("power_state") == "power on"
+        and node.get("provision_state") == "available"
+        and not node.get("target_power_state")
+    ):
+        client.set_power_state(node["uuid"], "power off", label)
 
 
 # ------------------------------------------------------------------ host_claim_info
 
+
 def claim_info(mod):
     p = mod.params
-    for key in ('namespace', 'namespaces'):
+    for key in ("namespace", "namespaces"):
         if p.get(key):
-            mod.warn('option %s only applies with backend metal3 and is ignored' % key)
+            mod.warn("option %s only applies with backend metal3 and is ignored" % key)
     client = _client(mod)
-    project = client.require_project('host claims')
-    if p.get('name'):
-        validate_name(p['name'])
-        allocation, node = _read_claim(client, p['name'])
+    project = client.require_project("host claims")
+    if p.get("name"):
+        validate_name(p["name"])
+        allocation, node = _read_claim(client, p["name"])
         if allocation is None:
             return []
-        return [claim_view(p['name'], project, allocation, node, _ports(client, node))]
+        return [claim_view(p["name"], project, allocation, node, _ports(client, node))]
     allocations = client.list_allocations()
-    nodes = dict((n['uuid'], n) for n in client.list_nodes()) if allocations else {}
+    nodes = dict((n["uuid"], n) for n in client.list_nodes()) if allocations else {}
     ports = {}
     if allocations:
         for port in client.list_ports():
-            ports.setdefault(port.get('node_uuid'), []).append(port)
+            ports.setdefault(port.get("node_uuid"), []).append(port)
     claims = []
-    for allocation in sorted(allocations, key=lambda a: (a.get('name') or '', a.get('uuid'))):
-        node = nodes.get(allocation.get('node_uuid'))
-        claims.append(claim_view(allocation.get('name') or allocation['uuid'], project, allocation, node,
-                                 ports.get(allocation.get('node_uuid'), [])))
+    for allocation in sorted(allocations, key=lambda a: (a.get("name") or "", a.get("uuid"))):
+        node = nodes.get(allocation.get("node_uuid"))
+        claims.append(
+            claim_view(
+                allocation.get("name") or allocation["uuid"],
+                project,
+                allocation,
+                node,
+                ports.get(allocation.get("node_uuid"), []),
+            )
+        )
     return claims
 
 
 # ------------------------------------------------------------------ host_release
 
+
 def run_host_release(mod):
     p = mod.params
-    validate_name(p['name'])
-    check_timeout(p['wait_timeout'])
-    if p.get('namespace') or p.get('node_reuse'):
-        mod.warn('options namespace and node_reuse only apply with backend metal3 and are ignored')
-    _release(mod, wait=p['wait'])
+    validate_name(p["name"])
+    check_timeout(p["wait_timeout"])
+    if p.get("namespace") or p.get("node_reuse"):
+        mod.warn("options namespace and node_reuse only apply with backend metal3 and are ignored")
+    _release(mod, wait=p["wait"])
 
 
 def _release(mod, wait):
     p = mod.params
-    name = p['name']
+    name = p["name"]
     obj = _obj(name)
     client = _client(mod)
     project = client.require_project(obj)
     allocation, node = _read_claim(client, name)
-    mod.result['released'] = allocation is not None
-    mod.result['host'] = node_label(node) if node is not None else None
+    mod.result["released"] = allocation is not None
+    mod.result["host"] = node_label(node) if node is not None else None
     if allocation is None:
         mod.set_diff(diff_view(None, None), {})
         return
-    mod.result['claim'] = claim_view(name, project, allocation, node, _ports(client, node))
+    mod.result["claim"] = claim_view(name, project, allocation, node, _ports(client, node))
     mod.set_diff(diff_view(allocation, node), {})
     mod.changed()
     if mod.check_mode:
         return
-    timeout = p['wait_timeout']
-    if node is not None and (node.get('provision_state') in DEPLOYING_STATES or
-                             node.get('target_provision_state') == 'active'):
+    timeout = p["wait_timeout"]
+    if node is not None and (
+        node.get("provision_state") in DEPLOYING_STATES or node.get("target_provision_state") == "active"
+    ):
         # A deployment cannot be interrupted: let it finish, then undeploy.
-        node = client.poll(lambda: client.get_node(node['uuid']),
-                           lambda n: not n.get('target_provision_state') or n.get('provision_state') == 'wait call-back',
-                           max(timeout, 60), 'node %s' % node_label(node), describe=node_where)
-    if node is not None and node.get('provision_state') in UNDEPLOYABLE_STATES:
+        node = client.poll(
+            lambda: client.get_node(node["uuid"]),
+            lambda n: not n.get("target_provision_state") or n.get("provision_state") == "wait call-back",
+            max(timeout, 60),
+            "node %s" % node_label(node),
+            describe=node_where,
+        )
+    if node is not None and node.get("provision_state") in UNDEPLOYABLE_STATES:
         # Undeploying (cleaning) also removes the allocation.
-        client.set_provision_state(node['uuid'], 'deleted', node_label(node))
-    elif node is not None and (node.get('provision_state') in UNDEPLOYING_STATES or
-                               node.get('target_provision_state') == 'available'):
+        client.set_provision_state(node["uuid"], "deleted", node_label(node))
+    elif node is not None and (
+        node.get("provision_state") in UNDEPLOYING_STATES or node.get("target_provision_state") == "available"
+    ):
         pass  # already on its way back
     else:
         if node is not None:
             _tidy_undeployed(mod, client, node)
-        client.delete_allocation(allocation['uuid'], name)
+        client.delete_allocation(allocation["uuid"], name)
     if not wait:
         return
-    client.poll(lambda: client.get_allocation(allocation['uuid']), lambda a: a is None, timeout, obj,
-                describe=lambda a: 'the allocation is still there (%s)' % (a or {}).get('state'))
+    client.poll(
+        lambda: client.get_allocation(allocation["uuid"]),
+        lambda a: a is None,
+        timeout,
+        obj,
+        describe=lambda a: "the allocation is still there (%s)" % (a or {}).get("state"),
+    )
     if node is not None:
+
         def fetch():
-            return client.get_node(node['uuid'], missing_ok=True)
+            return client.get_node(node["uuid"], missing_ok=True)
 
         def back(n):
             # Gone from view (the lease ended meanwhile) counts as returned.
-            return n is None or (node_settled(n, provision_state='available') and not n.get('target_power_state'))
+            return n is None or (node_settled(n, provision_state="available") and not n.get("target_power_state"))
 
         def failed(n):
-            if n is not None and n.get('provision_state') == 'clean failed' and not n.get('target_provision_state'):
-                return 'cleaning failed: the owner must repair the node'
+            if n is not None and n.get("provision_state") == "clean failed" and not n.get("target_provision_state"):
+                return "cleaning failed: the owner must repair the node"
             return None
-        client.poll(fetch, back, timeout, 'node %s' % node_label(node), failed=failed, describe=node_where)
+
+        client.poll(fetch, back, timeout, "node %s" % node_label(node), failed=failed, describe=node_where)

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -26,10 +25,6 @@
   (``node n-3``, ``claim web-0``) and carries Ironic's own message.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import json
 import time
 
@@ -42,14 +37,14 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
     WaitTimeout,
     from_exception,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connection import (
+    IRONIC_MICROVERSION,
+    openstack_connection,
+)
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model import (
     ALLOCATION_FIELDS,
     NODE_FIELDS,
     PORT_FIELDS,
-)
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connection import (
-    IRONIC_MICROVERSION,
-    openstack_connection,
 )
 
 # Waiting: every POLL_FIRST seconds for the first POLL_FAST_SECONDS (fake-hardware
@@ -60,7 +55,7 @@ POLL_FACTOR = 1.25
 POLL_MAX = 1.0
 LOCK_RETRY_SECONDS = 20.0
 # instance_name (a display name next to instance_info) exists from this microversion on.
-INSTANCE_NAME_MICROVERSION = '1.104'
+INSTANCE_NAME_MICROVERSION = "1.104"
 
 _STATUS_ERRORS = {400: InvalidInput, 403: Forbidden, 404: NotFound, 409: Conflict, 406: InvalidInput}
 
@@ -72,24 +67,24 @@ def _fault(response):
     except ValueError:
         body = None
     if isinstance(body, dict):
-        message = body.get('error_message')
+        message = body.get("error_message")
         if isinstance(message, str):
             try:
                 inner = json.loads(message)
             except ValueError:
                 inner = None
-            if isinstance(inner, dict) and inner.get('faultstring'):
-                return str(inner['faultstring'])
+            if isinstance(inner, dict) and inner.get("faultstring"):
+                return str(inner["faultstring"])
             return message
-        if isinstance(message, dict) and message.get('faultstring'):
-            return str(message['faultstring'])
-    text = (getattr(response, 'text', '') or '').strip()
-    return text[:500] or getattr(response, 'reason', None) or 'HTTP %s' % response.status_code
+        if isinstance(message, dict) and message.get("faultstring"):
+            return str(message["faultstring"])
+    text = (getattr(response, "text", "") or "").strip()
+    return text[:500] or getattr(response, "reason", None) or "HTTP %s" % response.status_code
 
 
 def _is_lock_conflict(status, message):
     lowered = message.lower()
-    return status == 409 and ('locked' in lowered or 'reserved' in lowered)
+    return status == 409 and ("locked" in lowered or "reserved" in lowered)
 
 
 def _query(params):
@@ -98,12 +93,12 @@ def _query(params):
         if value is None:
             continue
         if isinstance(value, (list, tuple)):
-            value = ','.join(value)
-        items.append('%s=%s' % (key, value))
-    return '?' + '&'.join(items) if items else ''
+            value = ",".join(value)
+        items.append("%s=%s" % (key, value))
+    return "?" + "&".join(items) if items else ""
 
 
-class Ironic(object):
+class Ironic:
     """Ironic, as seen by the credentials of one connection."""
 
     def __init__(self, conn, microversion=IRONIC_MICROVERSION, sleep=time.sleep, clock=time.monotonic):
@@ -128,13 +123,16 @@ class Ironic(object):
         try:
             return self.conn.current_project_id
         except Exception as exc:  # keystoneauth errors while fetching a token
-            raise from_exception('OpenStack credentials', exc)
+            raise from_exception("OpenStack credentials", exc)
 
     def require_project(self, what):
         project = self.project_id
         if not project:
-            raise InvalidInput(what, 'needs credentials scoped to the tenant\'s project (project_name or project_id), '
-                                     'not system- or domain-scoped ones')
+            raise InvalidInput(
+                what,
+                "needs credentials scoped to the tenant's project (project_name or project_id), "
+                "not system- or domain-scoped ones",
+            )
         return project
 
     # -------------------------------------------------------------- requests
@@ -152,14 +150,14 @@ class Ironic(object):
             self.requests += 1
             kwargs = dict(microversion=microversion or self.microversion, raise_exc=False)
             if body is not None:
-                kwargs['json'] = body
+                kwargs["json"] = body
             try:
                 response = getattr(self.api, method)(path, **kwargs)
             except Exception as exc:  # connection refused, TLS, token errors
                 raise from_exception(obj, exc)
             status = response.status_code
             if status in ok:
-                if status == 204 or not (response.content or b'').strip():
+                if status == 204 or not (response.content or b"").strip():
                     return None
                 try:
                     return response.json()
@@ -173,85 +171,100 @@ class Ironic(object):
                 delay = min(delay * 2, 1.0)
                 continue
             cls = _STATUS_ERRORS.get(status, BackendError)
-            raise cls(obj, '%s (HTTP %s)' % (message, status), {'status': status})
+            raise cls(obj, "%s (HTTP %s)" % (message, status), {"status": status})
 
     def list(self, resource, obj, params=(), fields=None):
         """Every item of a collection (``nodes``, ``allocations``, ``ports``),
         following ``next`` links."""
         params = list(params)
         if fields:
-            params.append(('fields', list(fields)))
-        url = '/%s%s' % (resource, _query(params))
+            params.append(("fields", list(fields)))
+        url = "/%s%s" % (resource, _query(params))
         items = []
         while url:
-            page = self.request('get', url, obj) or {}
+            page = self.request("get", url, obj) or {}
             items.extend(page.get(resource) or [])
-            url = page.get('next')
+            url = page.get("next")
         return items
 
     # -------------------------------------------------------------- nodes
     def get_node(self, ident, fields=NODE_FIELDS, missing_ok=False):
-        return self.request('get', '/nodes/%s%s' % (ident, _query([('fields', list(fields))])),
-                            'node %s' % ident, missing_ok=missing_ok)
+        return self.request(
+            "get", "/nodes/%s%s" % (ident, _query([("fields", list(fields))])), "node %s" % ident, missing_ok=missing_ok
+        )
 
     def list_nodes(self, fields=NODE_FIELDS, **filters):
         params = sorted((k, v) for k, v in filters.items() if v is not None)
-        return self.list('nodes', 'nodes', params, fields)
+        return self.list("nodes", "nodes", params, fields)
 
     def patch_node(self, ident, ops, label=None):
-        return self.request('patch', '/nodes/%s' % ident, 'node %s' % (label or ident), body=list(ops))
+        return self.request("patch", "/nodes/%s" % ident, "node %s" % (label or ident), body=list(ops))
 
     def set_provision_state(self, ident, target, label=None, configdrive=None):
-        body = {'target': target}
+        body = {"target": target}
         if configdrive is not None:
-            body['configdrive'] = configdrive
-        self.request('put', '/nodes/%s/states/provision' % ident, 'node %s' % (label or ident), body=body)
+            body["configdrive"] = configdrive
+        self.request("put", "/nodes/%s/states/provision" % ident, "node %s" % (label or ident), body=body)
 
     def set_power_state(self, ident, target, label=None):
-        self.request('put', '/nodes/%s/states/power' % ident, 'node %s' % (label or ident), body={'target': target})
+        self.request("put", "/nodes/%s/states/power" % ident, "node %s" % (label or ident), body={"target": target})
 
     def clear_instance_name(self, ident, label=None):
         """Remove the node's ``instance_name`` (API 1.104, Ironic 2025.2+), which
         whoever may write ``instance_info`` may set.  Returns whether one was
         removed; an Ironic without the field has nothing to clear."""
-        obj = 'node %s' % (label or ident)
+        obj = "node %s" % (label or ident)
         try:
-            node = self.request('get', '/nodes/%s?fields=instance_name' % ident, obj, missing_ok=True,
-                                microversion=INSTANCE_NAME_MICROVERSION)
+            node = self.request(
+                "get",
+                "/nodes/%s?fields=instance_name" % ident,
+                obj,
+                missing_ok=True,
+                microversion=INSTANCE_NAME_MICROVERSION,
+            )
         except InvalidInput:  # 406 (or 400): this Ironic has no instance_name
             return False
-        if not node or not node.get('instance_name'):
+        if not node or not node.get("instance_name"):
             return False
-        self.request('patch', '/nodes/%s' % ident, obj, body=[{'op': 'remove', 'path': '/instance_name'}],
-                     microversion=INSTANCE_NAME_MICROVERSION)
+        self.request(
+            "patch",
+            "/nodes/%s" % ident,
+            obj,
+            body=[{"op": "remove", "path": "/instance_name"}],
+            microversion=INSTANCE_NAME_MICROVERSION,
+        )
         return True
 
     # -------------------------------------------------------------- allocations
     def get_allocation(self, ident, fields=ALLOCATION_FIELDS):
-        return self.request('get', '/allocations/%s%s' % (ident, _query([('fields', list(fields))])),
-                            'claim %s' % ident, missing_ok=True)
+        return self.request(
+            "get",
+            "/allocations/%s%s" % (ident, _query([("fields", list(fields))])),
+            "claim %s" % ident,
+            missing_ok=True,
+        )
 
     def list_allocations(self, fields=ALLOCATION_FIELDS, **filters):
         params = sorted((k, v) for k, v in filters.items() if v is not None)
-        return self.list('allocations', 'claims', params, fields)
+        return self.list("allocations", "claims", params, fields)
 
     def create_allocation(self, name, resource_class, traits=None, candidate_nodes=None, extra=None):
-        body = {'name': name, 'resource_class': resource_class}
+        body = {"name": name, "resource_class": resource_class}
         if traits:
-            body['traits'] = list(traits)
+            body["traits"] = list(traits)
         if candidate_nodes:
-            body['candidate_nodes'] = list(candidate_nodes)
+            body["candidate_nodes"] = list(candidate_nodes)
         if extra:
-            body['extra'] = dict(extra)
-        return self.request('post', '/allocations', 'claim %s' % name, body=body)
+            body["extra"] = dict(extra)
+        return self.request("post", "/allocations", "claim %s" % name, body=body)
 
     def delete_allocation(self, ident, label=None):
-        self.request('delete', '/allocations/%s' % ident, 'claim %s' % (label or ident), missing_ok=True)
+        self.request("delete", "/allocations/%s" % ident, "claim %s" % (label or ident), missing_ok=True)
 
     # -------------------------------------------------------------- ports
     def list_ports(self, node=None, fields=PORT_FIELDS):
-        params = [('node', node)] if node else []
-        return self.list('ports', 'ports', params, fields)
+        params = [("node", node)] if node else []
+        return self.list("ports", "ports", params, fields)
 
     # -------------------------------------------------------------- waiting
     def poll(self, fetch, done, timeout, what, failed=None, describe=None):
@@ -273,8 +286,8 @@ class Ironic(object):
                 raise BackendError(what, problem)
             now = self.clock()
             if now >= deadline:
-                where = ': %s' % describe(value) if describe else ''
-                raise WaitTimeout(what, 'not done after %s seconds%s' % (timeout, where))
+                where = ": %s" % describe(value) if describe else ""
+                raise WaitTimeout(what, "not done after %s seconds%s" % (timeout, where))
             self.sleep(min(delay, deadline - now))
             if now - started >= POLL_FAST_SECONDS:
                 delay = min(delay * POLL_FACTOR, POLL_MAX)
@@ -284,21 +297,22 @@ def node_settled(node, provision_state=None, power_state=None):
     """Whether ``node`` reached the states (and no transition is under way)."""
     if node is None:
         return False
-    if provision_state is not None and (node.get('provision_state') != provision_state
-                                        or node.get('target_provision_state')):
+    if provision_state is not None and (
+        node.get("provision_state") != provision_state or node.get("target_provision_state")
+    ):
         return False
-    if power_state is not None and (node.get('power_state') != power_state or node.get('target_power_state')):
+    if power_state is not None and (node.get("power_state") != power_state or node.get("target_power_state")):
         return False
     return True
 
 
 def node_where(node):
     if node is None:
-        return 'the node is gone'
-    text = 'provision state %s' % node.get('provision_state')
-    if node.get('target_provision_state'):
-        text += ' -> %s' % node['target_provision_state']
-    text += ', power %s' % node.get('power_state')
-    if node.get('target_power_state'):
-        text += ' -> %s' % node['target_power_state']
+        return "the node is gone"
+    text = "provision state %s" % node.get("provision_state")
+    if node.get("target_provision_state"):
+        text += " -> %s" % node["target_provision_state"]
+    text += ", power %s" % node.get("power_state")
+    if node.get("target_power_state"):
+        text += " -> %s" % node["target_power_state"]
     return text

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -10,20 +9,21 @@
 Keystone project references (the one rule of every module that names a
 project: :func:`resolve_project`)."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import os
 import re
 import traceback
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput, NotFound, from_exception
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
+    InvalidInput,
+    NotFound,
+    from_exception,
+)
 
 try:
     import openstack
     import openstack.connection
     from openstack.config import loader as openstack_config
+
     HAS_OPENSTACKSDK = True
     OPENSTACKSDK_IMPORT_ERROR = None
 except ImportError:
@@ -34,9 +34,9 @@ except ImportError:
 IRONIC_MICROVERSION = "1.78"
 
 # What resolve_project reports about a project reference.
-PROJECT_VERIFIED = "verified"   # Keystone knows it
-PROJECT_SKIPPED = "skipped"     # verify_projects=false: the ID was used as given
-PROJECT_UNKNOWN = "unknown"     # an ID Keystone does not know, accepted where only existing records are touched
+PROJECT_VERIFIED = "verified"  # Keystone knows it
+PROJECT_SKIPPED = "skipped"  # verify_projects=false: the ID was used as given
+PROJECT_UNKNOWN = "unknown"  # an ID Keystone does not know, accepted where only existing records are touched
 _PROJECT_ID_RE = re.compile(r"[0-9a-fA-F]{32}\Z")
 
 
@@ -70,16 +70,22 @@ def resolve_project(conn, project, verify=True, must_exist=True):
     if not verify:
         if project_id_like(project):
             return project, PROJECT_SKIPPED
-        raise InvalidInput(obj, "is not a project ID (32 hex digits): a name is only resolved in Keystone, which "
-                                "verify_projects=false skips; give the project ID")
+        raise InvalidInput(
+            obj,
+            "is not a project ID (32 hex digits): a name is only resolved in Keystone, which "
+            "verify_projects=false skips; give the project ID",
+        )
     try:
         found = conn.identity.find_project(project, ignore_missing=True)
     except Exception as exc:
         error = from_exception(obj, exc)
         if (error.details or {}).get("status") in (401, 403):
-            raise InvalidInput(obj, "cannot be looked up in Keystone with these credentials (%s): use credentials "
-                                    "that may read projects, or set verify_projects=false to use the project ID "
-                                    "unverified" % error.cause)
+            raise InvalidInput(
+                obj,
+                "cannot be looked up in Keystone with these credentials (%s): use credentials "
+                "that may read projects, or set verify_projects=false to use the project ID "
+                "unverified" % error.cause,
+            )
         raise error
     if found is None:
         if not must_exist and project_id_like(project):
@@ -102,8 +108,12 @@ def _cloud_region(cloud, kwargs):
         if os.environ.get(variable):
             files.insert(0, os.environ[variable])
     config = openstack_config.OpenStackConfig(
-        config_files=config_files, secure_files=secure_files, app_name="baremetal.tenancy",
-        load_yaml_config=bool(cloud), load_envvars=False)
+        config_files=config_files,
+        secure_files=secure_files,
+        app_name="baremetal.tenancy",
+        load_yaml_config=bool(cloud),
+        load_envvars=False,
+    )
     return config.get_one(cloud=cloud, **kwargs)
 
 
@@ -124,8 +134,9 @@ def openstack_connection(params):
         kwargs.update(cloud)
         cloud = None
     if not cloud and not params.get("auth"):
-        raise InvalidInput("OpenStack credentials",
-                           "none found: set cloud or auth (or OS_CLOUD / OS_AUTH_URL and friends)")
+        raise InvalidInput(
+            "OpenStack credentials", "none found: set cloud or auth (or OS_CLOUD / OS_AUTH_URL and friends)"
+        )
     what = "OpenStack cloud %s" % (cloud or (kwargs.get("auth") or {}).get("auth_url"))
     try:
         region = _cloud_region(cloud, kwargs)

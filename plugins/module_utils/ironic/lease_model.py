@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -44,56 +43,61 @@ module results they are ISO 8601 strings ending in ``Z``.  This file imports
 nothing but the standard library.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import datetime
 import re
 import uuid
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict, InvalidInput
 
-LEASES_KEY = 'baremetal_tenancy_leases'
+LEASES_KEY = "baremetal_tenancy_leases"
 
-PENDING = 'pending'
-ACTIVE = 'active'
-EXPIRED = 'expired'
-UNMANAGED = 'unmanaged'
+PENDING = "pending"
+ACTIVE = "active"
+EXPIRED = "expired"
+UNMANAGED = "unmanaged"
 
 UTC = datetime.timezone.utc
-_ID_RE = re.compile(r'[0-9a-f]{12}\Z')
+_ID_RE = re.compile(r"[0-9a-f]{12}\Z")
 _ISO_RE = re.compile(
-    r'(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6})\d*)?)?)?'
-    r'(Z|z|[+-]\d{2}:?\d{2})?\Z')
+    r"(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6})\d*)?)?)?"
+    r"(Z|z|[+-]\d{2}:?\d{2})?\Z"
+)
 
 
 # ------------------------------------------------------------------ times
 
-def parse_time(value, obj='time'):
+
+def parse_time(value, obj="time"):
     """A UTC ``datetime`` from an ISO 8601 string (naive means UTC), or ``None``.
 
     Accepts ``YYYY-MM-DD``, ``YYYY-MM-DDTHH:MM[:SS[.ffffff]]`` with ``Z`` or
     ``+HH:MM`` offsets, and ``datetime`` objects.
     """
-    if value is None or value == '':
+    if value is None or value == "":
         return None
     if isinstance(value, datetime.datetime):
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
     if not isinstance(value, str):
-        raise InvalidInput(obj, 'must be an ISO 8601 date and time, got %r' % (value,))
+        raise InvalidInput(obj, "must be an ISO 8601 date and time, got %r" % (value,))
     match = _ISO_RE.match(value.strip())
     if not match:
-        raise InvalidInput(obj, 'must be an ISO 8601 date and time such as 2026-05-01T08:00:00Z, got %r' % value)
+        raise InvalidInput(obj, "must be an ISO 8601 date and time such as 2026-05-01T08:00:00Z, got %r" % value)
     year, month, day, hour, minute, second, fraction, offset = match.groups()
     try:
-        result = datetime.datetime(int(year), int(month), int(day), int(hour or 0), int(minute or 0),
-                                   int(second or 0), int((fraction or '0').ljust(6, '0')))
+        result = datetime.datetime(
+            int(year),
+            int(month),
+            int(day),
+            int(hour or 0),
+            int(minute or 0),
+            int(second or 0),
+            int((fraction or "0").ljust(6, "0")),
+        )
     except ValueError as exc:
-        raise InvalidInput(obj, 'is not a valid date and time (%s): %r' % (exc, value))
-    if offset and offset not in ('Z', 'z'):
-        sign = 1 if offset[0] == '+' else -1
-        digits = offset[1:].replace(':', '')
+        raise InvalidInput(obj, "is not a valid date and time (%s): %r" % (exc, value))
+    if offset and offset not in ("Z", "z"):
+        sign = 1 if offset[0] == "+" else -1
+        digits = offset[1:].replace(":", "")
         delta = datetime.timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
         result = result - sign * delta
     return result.replace(tzinfo=UTC)
@@ -104,7 +108,7 @@ def format_time(value):
     if value is None:
         return None
     value = parse_time(value)
-    return value.replace(microsecond=0).strftime('%Y-%m-%dT%H:%M:%SZ')
+    return value.replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def utcnow():
@@ -113,6 +117,7 @@ def utcnow():
 
 # ------------------------------------------------------------------ records
 
+
 def new_lease_id():
     return uuid.uuid4().hex[:12]
 
@@ -120,11 +125,11 @@ def new_lease_id():
 def make_lease(project, start, end, now, lease_id=None):
     """A lease record (dict of strings) for ``project`` over ``[start, end)``."""
     return {
-        'id': lease_id or new_lease_id(),
-        'project': project,
-        'start': format_time(start),
-        'end': format_time(end),
-        'created': format_time(now),
+        "id": lease_id or new_lease_id(),
+        "project": project,
+        "start": format_time(start),
+        "end": format_time(end),
+        "created": format_time(now),
     }
 
 
@@ -134,42 +139,43 @@ def node_leases(node, obj=None):
     A malformed list is reported rather than silently dropped: the owner must
     know that the schedule of this node cannot be trusted.
     """
-    obj = obj or 'node %s' % node_label(node)
-    raw = ((node or {}).get('properties') or {}).get(LEASES_KEY)
+    obj = obj or "node %s" % node_label(node)
+    raw = ((node or {}).get("properties") or {}).get(LEASES_KEY)
     if raw is None:
         return []
     if not isinstance(raw, list):
-        raise InvalidInput(obj, 'properties.%s is not a list of leases' % LEASES_KEY)
+        raise InvalidInput(obj, "properties.%s is not a list of leases" % LEASES_KEY)
     leases = []
     for i, item in enumerate(raw):
-        where = 'properties.%s[%d]' % (LEASES_KEY, i)
-        if not isinstance(item, dict) or not isinstance(item.get('project'), str) or not item.get('project'):
-            raise InvalidInput(obj, '%s has no project' % where)
-        if not isinstance(item.get('id'), str) or not _ID_RE.match(item['id']):
-            raise InvalidInput(obj, '%s has no valid id' % where)
-        start = parse_time(item.get('start'), '%s %s.start' % (obj, where))
+        where = "properties.%s[%d]" % (LEASES_KEY, i)
+        if not isinstance(item, dict) or not isinstance(item.get("project"), str) or not item.get("project"):
+            raise InvalidInput(obj, "%s has no project" % where)
+        if not isinstance(item.get("id"), str) or not _ID_RE.match(item["id"]):
+            raise InvalidInput(obj, "%s has no valid id" % where)
+        start = parse_time(item.get("start"), "%s %s.start" % (obj, where))
         if start is None:
-            raise InvalidInput(obj, '%s has no start' % where)
-        end = parse_time(item.get('end'), '%s %s.end' % (obj, where))
+            raise InvalidInput(obj, "%s has no start" % where)
+        end = parse_time(item.get("end"), "%s %s.end" % (obj, where))
         if end is not None and end <= start:
-            raise InvalidInput(obj, '%s ends before it starts' % where)
+            raise InvalidInput(obj, "%s ends before it starts" % where)
         lease = dict(item)
-        lease['start'] = format_time(start)
-        lease['end'] = format_time(end)
+        lease["start"] = format_time(start)
+        lease["end"] = format_time(end)
         leases.append(lease)
     return leases
 
 
 def node_label(node):
     node = node or {}
-    return node.get('name') or node.get('uuid') or node.get('id') or '?'
+    return node.get("name") or node.get("uuid") or node.get("id") or "?"
 
 
 # ------------------------------------------------------------------ windows
 
+
 def window(lease):
     """``(start, end)`` datetimes of a lease record (``end`` may be ``None``)."""
-    return parse_time(lease['start']), parse_time(lease.get('end'))
+    return parse_time(lease["start"]), parse_time(lease.get("end"))
 
 
 def overlaps(a_start, a_end, b_start, b_end):
@@ -192,18 +198,21 @@ def status(lease, now):
 
 
 def describe(lease):
-    return 'lease %s of project %s from %s until %s' % (
-        lease.get('id', '?'), lease.get('project'), lease.get('start') or 'ever',
-        lease.get('end') or 'open end')
+    return "lease %s of project %s from %s until %s" % (
+        lease.get("id", "?"),
+        lease.get("project"),
+        lease.get("start") or "ever",
+        lease.get("end") or "open end",
+    )
 
 
 def unmanaged_lessee(node, leases, now):
     """The node's lessee when no active lease explains it, else ``None``."""
-    lessee = (node or {}).get('lessee')
+    lessee = (node or {}).get("lessee")
     if not lessee:
         return None
     for lease in leases:
-        if lease['project'] == lessee and status(lease, now) == ACTIVE:
+        if lease["project"] == lessee and status(lease, now) == ACTIVE:
             return None
     return lessee
 
@@ -214,14 +223,14 @@ def conflicts(node, leases, project, start, end, now, ignore_id=None):
     lessee of another project."""
     found = []
     for lease in leases:
-        if lease.get('id') == ignore_id or status(lease, now) == EXPIRED:
+        if lease.get("id") == ignore_id or status(lease, now) == EXPIRED:
             continue
         other_start, other_end = window(lease)
         if overlaps(start, end, other_start, other_end):
             found.append(describe(lease))
     other = unmanaged_lessee(node, leases, now)
     if other and other != project:
-        found.append('lessee %s, set outside host_lease (no end)' % other)
+        found.append("lessee %s, set outside host_lease (no end)" % other)
     return found
 
 
@@ -233,18 +242,18 @@ def find_matching(leases, project, start, end, now):
     project's active lease, else its earliest pending lease with the same
     end (so that rerunning a task that leases "from now" finds its lease).
     """
-    mine = [lease for lease in leases if lease['project'] == project and status(lease, now) != EXPIRED]
+    mine = [lease for lease in leases if lease["project"] == project and status(lease, now) != EXPIRED]
     if start is not None:
         start_s = format_time(start)
         for lease in mine:
-            if lease['start'] == start_s:
+            if lease["start"] == start_s:
                 return lease
         return None
     for lease in mine:
         if status(lease, now) == ACTIVE:
             return lease
     end_s = format_time(end)
-    pending = sorted((lease for lease in mine if lease.get('end') == end_s), key=lambda lease: lease['start'])
+    pending = sorted((lease for lease in mine if lease.get("end") == end_s), key=lambda lease: lease["start"])
     return pending[0] if pending else None
 
 
@@ -258,37 +267,43 @@ def plan_lease(node, project, start, end, now):
     :class:`InvalidInput` for a window that ends before it starts or has
     already ended.
     """
-    obj = 'node %s' % node_label(node)
+    obj = "node %s" % node_label(node)
     leases = node_leases(node, obj)
     if end is not None and start is not None and end <= start:
-        raise InvalidInput(obj, 'the lease ends (%s) before it starts (%s)' % (format_time(end), format_time(start)))
+        raise InvalidInput(obj, "the lease ends (%s) before it starts (%s)" % (format_time(end), format_time(start)))
     if end is not None and end <= now:
-        raise InvalidInput(obj, 'the lease would end at %s, which has passed' % format_time(end))
+        raise InvalidInput(obj, "the lease would end at %s, which has passed" % format_time(end))
     existing = find_matching(leases, project, start, end, now)
     if existing is not None:
         lease = dict(existing)
-        action = 'none'
-        if format_time(end) != existing.get('end'):
-            found = conflicts(node, leases, project, parse_time(existing['start']), end, now, ignore_id=existing['id'])
+        action = "none"
+        if format_time(end) != existing.get("end"):
+            found = conflicts(node, leases, project, parse_time(existing["start"]), end, now, ignore_id=existing["id"])
             if found:
-                raise Conflict(obj, 'cannot move the end of %s to %s: it would overlap %s'
-                               % (describe(existing), format_time(end) or 'open end', '; '.join(found)))
-            lease['end'] = format_time(end)
-            action = 'update'
-        new_list = [lease if item['id'] == lease['id'] else item for item in leases]
+                raise Conflict(
+                    obj,
+                    "cannot move the end of %s to %s: it would overlap %s"
+                    % (describe(existing), format_time(end) or "open end", "; ".join(found)),
+                )
+            lease["end"] = format_time(end)
+            action = "update"
+        new_list = [lease if item["id"] == lease["id"] else item for item in leases]
     else:
         effective_start = start or now
         found = conflicts(node, leases, project, effective_start, end, now)
         if found:
-            raise Conflict(obj, 'a lease to project %s from %s until %s overlaps %s' % (
-                project, format_time(effective_start), format_time(end) or 'open end', '; '.join(found)))
+            raise Conflict(
+                obj,
+                "a lease to project %s from %s until %s overlaps %s"
+                % (project, format_time(effective_start), format_time(end) or "open end", "; ".join(found)),
+            )
         lease = make_lease(project, effective_start, end, now)
-        action = 'create'
-        new_list = sorted(leases + [lease], key=lambda item: item['start'])
+        action = "create"
+        new_list = sorted(leases + [lease], key=lambda item: item["start"])
     set_lessee = None
-    if status(lease, now) == ACTIVE and (node or {}).get('lessee') != project:
+    if status(lease, now) == ACTIVE and (node or {}).get("lessee") != project:
         set_lessee = project
-    return {'action': action, 'lease': lease, 'leases': new_list, 'set_lessee': set_lessee}
+    return {"action": action, "lease": lease, "leases": new_list, "set_lessee": set_lessee}
 
 
 def plan_reconcile(node, now):
@@ -302,24 +317,26 @@ def plan_reconcile(node, now):
     node has another lessee, set outside host_lease), ``leases`` (the list
     after dropping the expired ones).
     """
-    obj = 'node %s' % node_label(node)
+    obj = "node %s" % node_label(node)
     leases = node_leases(node, obj)
-    lessee = (node or {}).get('lessee')
+    lessee = (node or {}).get("lessee")
     expired = [lease for lease in leases if status(lease, now) == EXPIRED]
     remaining = [lease for lease in leases if status(lease, now) != EXPIRED]
     active = [lease for lease in remaining if status(lease, now) == ACTIVE]
     end_lessee = None
-    if lessee and any(lease['project'] == lessee for lease in expired) \
-            and not any(lease['project'] == lessee for lease in active):
+    if (
+        lessee
+        and any(lease["project"] == lessee for lease in expired)
+        and not any(lease["project"] == lessee for lease in active)
+    ):
         end_lessee = lessee
     start, blocked = None, None
-    if active and active[0]['project'] != lessee:
+    if active and active[0]["project"] != lessee:
         if lessee and lessee != end_lessee:
-            blocked = 'lessee %s, set outside host_lease, blocks %s' % (lessee, describe(active[0]))
+            blocked = "lessee %s, set outside host_lease, blocks %s" % (lessee, describe(active[0]))
         else:
             start = active[0]
-    return {'expired': expired, 'end_lessee': end_lessee, 'start': start, 'blocked': blocked,
-            'leases': remaining}
+    return {"expired": expired, "end_lessee": end_lessee, "start": start, "blocked": blocked, "leases": remaining}
 
 
 def plan_end(node, project, now, lease_id=None):
@@ -329,60 +346,68 @@ def plan_end(node, project, now, lease_id=None):
     if it is the node's lessee now, else ``None``), ``leases`` (the list
     after). ``lease_id`` narrows it to one lease.
     """
-    obj = 'node %s' % node_label(node)
+    obj = "node %s" % node_label(node)
     leases = node_leases(node, obj)
-    removed = [lease for lease in leases
-               if (project is None or lease['project'] == project) and (lease_id is None or lease['id'] == lease_id)]
+    removed = [
+        lease
+        for lease in leases
+        if (project is None or lease["project"] == project) and (lease_id is None or lease["id"] == lease_id)
+    ]
     kept = [lease for lease in leases if lease not in removed]
-    lessee = (node or {}).get('lessee')
+    lessee = (node or {}).get("lessee")
     end_lessee = None
     if lessee:
-        if any(lease['project'] == lessee and status(lease, now) == ACTIVE for lease in removed):
+        if any(lease["project"] == lessee and status(lease, now) == ACTIVE for lease in removed):
             end_lessee = lessee
         elif lease_id is None and project in (None, lessee) and unmanaged_lessee(node, leases, now):
             # ending "the project's leases" also ends access given outside host_lease
             end_lessee = lessee
-    return {'removed': removed, 'end_lessee': end_lessee, 'leases': kept}
+    return {"removed": removed, "end_lessee": end_lessee, "leases": kept}
 
 
 def lease_view(node, lease, now):
     """A lease as the module returns it."""
     return {
-        'id': lease['id'],
-        'node': node_label(node),
-        'node_uuid': (node or {}).get('uuid') or (node or {}).get('id'),
-        'project': lease['project'],
-        'start': lease.get('start'),
-        'end': lease.get('end'),
-        'status': status(lease, now),
+        "id": lease["id"],
+        "node": node_label(node),
+        "node_uuid": (node or {}).get("uuid") or (node or {}).get("id"),
+        "project": lease["project"],
+        "start": lease.get("start"),
+        "end": lease.get("end"),
+        "status": status(lease, now),
     }
 
 
 def unmanaged_view(node):
     return {
-        'id': None,
-        'node': node_label(node),
-        'node_uuid': (node or {}).get('uuid') or (node or {}).get('id'),
-        'project': node.get('lessee'),
-        'start': None,
-        'end': None,
-        'status': UNMANAGED,
+        "id": None,
+        "node": node_label(node),
+        "node_uuid": (node or {}).get("uuid") or (node or {}).get("id"),
+        "project": node.get("lessee"),
+        "start": None,
+        "end": None,
+        "status": UNMANAGED,
     }
 
 
 # ------------------------------------------------------------------ choosing nodes
 
+
 def node_is_free_now(node):
     """A node that can be handed to a new lessee at once: available, not
     allocated, not deployed, not in maintenance."""
     node = node or {}
-    return (node.get('provision_state') == 'available' and not node.get('target_provision_state')
-            and not node.get('allocation_uuid') and not node.get('instance_uuid')
-            and not node.get('maintenance'))
+    return (
+        node.get("provision_state") == "available"
+        and not node.get("target_provision_state")
+        and not node.get("allocation_uuid")
+        and not node.get("instance_uuid")
+        and not node.get("maintenance")
+    )
 
 
 def has_traits(node, traits):
-    return set(traits or ()) <= set((node or {}).get('traits') or ())
+    return set(traits or ()) <= set((node or {}).get("traits") or ())
 
 
 def choose_nodes(nodes, project, start, end, now, count, resource_class=None, traits=None):
@@ -396,18 +421,21 @@ def choose_nodes(nodes, project, start, end, now, count, resource_class=None, tr
     ``(already, chosen)``, lists of nodes.  Raises :class:`Conflict` when
     fewer than ``count`` nodes qualify: nothing is leased then.
     """
-    matching = [n for n in nodes
-                if (resource_class is None or n.get('resource_class') == resource_class) and has_traits(n, traits)]
-    matching.sort(key=lambda n: (node_label(n), n.get('uuid') or ''))
+    matching = [
+        n
+        for n in nodes
+        if (resource_class is None or n.get("resource_class") == resource_class) and has_traits(n, traits)
+    ]
+    matching.sort(key=lambda n: (node_label(n), n.get("uuid") or ""))
     already, free = [], []
     starts_now = start is None or start <= now
     for node in matching:
         leases = node_leases(node)
         existing = find_matching(leases, project, start, end, now)
-        if existing is not None and existing.get('end') == format_time(end):
+        if existing is not None and existing.get("end") == format_time(end):
             already.append(node)
             continue
-        if node.get('maintenance'):
+        if node.get("maintenance"):
             continue
         if conflicts(node, leases, project, start or now, end, now):
             continue
@@ -418,11 +446,13 @@ def choose_nodes(nodes, project, start, end, now, count, resource_class=None, tr
         return already[:count], []
     needed = count - len(already)
     if len(free) < needed:
-        what = 'resource class %s' % resource_class if resource_class else 'the selection'
+        what = "resource class %s" % resource_class if resource_class else "the selection"
         if traits:
-            what += ' with traits %s' % ', '.join(sorted(traits))
-        raise Conflict('lease of %d node(s) to project %s' % (count, project),
-                       'only %d node(s) of %s are free from %s until %s (%d already leased to the project); '
-                       'nothing was leased' % (len(free), what, format_time(start or now),
-                                               format_time(end) or 'open end', len(already)))
+            what += " with traits %s" % ", ".join(sorted(traits))
+        raise Conflict(
+            "lease of %d node(s) to project %s" % (count, project),
+            "only %d node(s) of %s are free from %s until %s (%d already leased to the project); "
+            "nothing was leased"
+            % (len(free), what, format_time(start or now), format_time(end) or "open end", len(already)),
+        )
     return already, free[:needed]

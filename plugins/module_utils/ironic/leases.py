@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -24,38 +23,51 @@ at the same moment could overwrite each other's lease list: after writing,
 the node is read again and a lost write is reported as a conflict.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import lease_model as model
-from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.accounts import revoke_host_accounts
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     Conflict,
     InvalidInput,
     NotFound,
     TenancyError,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.client import Ironic, node_settled, node_where
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model import UNDEPLOYABLE_STATES
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connection import PROJECT_SKIPPED, resolve_project
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.params import check_timeout
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import lease_model as model
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.client import Ironic, node_settled, node_where
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connection import (
+    PROJECT_SKIPPED,
+    resolve_project,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model import UNDEPLOYABLE_STATES
+from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.accounts import revoke_host_accounts
 
-LEASE_NODE_FIELDS = ('uuid', 'name', 'owner', 'lessee', 'properties', 'provision_state', 'target_provision_state',
-                     'power_state', 'target_power_state', 'maintenance', 'instance_uuid',
-                     'instance_info', 'resource_class', 'traits')
+LEASE_NODE_FIELDS = (
+    "uuid",
+    "name",
+    "owner",
+    "lessee",
+    "properties",
+    "provision_state",
+    "target_provision_state",
+    "power_state",
+    "target_power_state",
+    "maintenance",
+    "instance_uuid",
+    "instance_info",
+    "resource_class",
+    "traits",
+)
 
 
 # ------------------------------------------------------------------ helpers
 
-def resolve_lessee(client, project, verify=True, state='present'):
+
+def resolve_lessee(client, project, verify=True, state="present"):
     """``(project_id, check)`` of option ``project``: see :func:`connection.resolve_project`.
 
     A lease is only written for a project Keystone knows; ending or listing
     leases also accepts the ID of a project deleted since (its records must
     remain endable).
     """
-    return resolve_project(client.conn, project, verify=verify, must_exist=state == 'present')
+    return resolve_project(client.conn, project, verify=verify, must_exist=state == "present")
 
 
 def read_nodes(client, idents=None, resource_class=None):
@@ -66,8 +78,11 @@ def read_nodes(client, idents=None, resource_class=None):
         for ident in idents:
             node = client.get_node(ident, fields=LEASE_NODE_FIELDS, missing_ok=True)
             if node is None:
-                raise NotFound('node %s' % ident, 'does not exist or is not visible to these credentials (a lease '
-                                                  'needs a system administrator or a member of the owner project)')
+                raise NotFound(
+                    "node %s" % ident,
+                    "does not exist or is not visible to these credentials (a lease "
+                    "needs a system administrator or a member of the owner project)",
+                )
             nodes.append(node)
         return nodes
     return client.list_nodes(fields=LEASE_NODE_FIELDS, resource_class=resource_class)
@@ -75,16 +90,16 @@ def read_nodes(client, idents=None, resource_class=None):
 
 def leases_patch(node, new_leases):
     """The JSON patch op that stores ``new_leases`` on ``node``."""
-    path = '/properties/%s' % model.LEASES_KEY
+    path = "/properties/%s" % model.LEASES_KEY
     if not new_leases:
-        if model.LEASES_KEY in (node.get('properties') or {}):
-            return [{'op': 'remove', 'path': path}]
+        if model.LEASES_KEY in (node.get("properties") or {}):
+            return [{"op": "remove", "path": path}]
         return []
-    return [{'op': 'add', 'path': path, 'value': new_leases}]
+    return [{"op": "add", "path": path, "value": new_leases}]
 
 
 def _same_leases(node, new_leases):
-    return ((node.get('properties') or {}).get(model.LEASES_KEY) or []) == (new_leases or [])
+    return ((node.get("properties") or {}).get(model.LEASES_KEY) or []) == (new_leases or [])
 
 
 def end_access_patch(node, new_leases, new_lessee=None):
@@ -97,33 +112,34 @@ def end_access_patch(node, new_leases, new_lessee=None):
     """
     ops = list(leases_patch(node, new_leases)) if not _same_leases(node, new_leases) else []
     if new_lessee:
-        ops.append({'op': 'add', 'path': '/lessee', 'value': new_lessee})
-    elif node.get('lessee'):
-        ops.append({'op': 'remove', 'path': '/lessee'})
-    undeploy = node.get('provision_state') in UNDEPLOYABLE_STATES
+        ops.append({"op": "add", "path": "/lessee", "value": new_lessee})
+    elif node.get("lessee"):
+        ops.append({"op": "remove", "path": "/lessee"})
+    undeploy = node.get("provision_state") in UNDEPLOYABLE_STATES
     if not undeploy:
-        if node.get('instance_info'):
-            ops.append({'op': 'remove', 'path': '/instance_info'})
-        if node.get('instance_uuid'):
-            ops.append({'op': 'remove', 'path': '/instance_uuid'})
+        if node.get("instance_info"):
+            ops.append({"op": "remove", "path": "/instance_info"})
+        if node.get("instance_uuid"):
+            ops.append({"op": "remove", "path": "/instance_uuid"})
     return ops, undeploy
 
 
-TRANSITION_STATES = ('deploying', 'cleaning', 'deleting', 'clean wait', 'inspecting', 'verifying')
+TRANSITION_STATES = ("deploying", "cleaning", "deleting", "clean wait", "inspecting", "verifying")
 
 
 def busy(node):
     """Why ``node`` cannot be changed now (a transition is under way), or ``None``."""
-    state = node.get('provision_state')
-    target = node.get('target_provision_state')
+    state = node.get("provision_state")
+    target = node.get("target_provision_state")
     if target or state in TRANSITION_STATES:
-        return 'it is in provision state %s%s' % (state, ' -> %s' % target if target else '')
+        return "it is in provision state %s%s" % (state, " -> %s" % target if target else "")
     return None
 
 
 # ------------------------------------------------------------------ the runner
 
-class LeaseRun(object):
+
+class LeaseRun:
     """One host_lease run: reads, plans, writes, reports."""
 
     def __init__(self, mod, client=None, now=None, revoke=None):
@@ -143,29 +159,30 @@ class LeaseRun(object):
     # -- entry
     def run(self):
         p = self.p
-        check_timeout(p['wait_timeout'])
-        if p['count'] is not None and p['count'] < 1:
-            raise InvalidInput('option count', 'must be 1 or more, got %s' % p['count'])
-        start = model.parse_time(p['start'], 'option start')
-        end = model.parse_time(p['end'], 'option end')
+        check_timeout(p["wait_timeout"])
+        if p["count"] is not None and p["count"] < 1:
+            raise InvalidInput("option count", "must be 1 or more, got %s" % p["count"])
+        start = model.parse_time(p["start"], "option start")
+        end = model.parse_time(p["end"], "option end")
         if start is not None and end is not None and end <= start:
-            raise InvalidInput('option end', 'must be after start (%s), got %s' % (model.format_time(start),
-                                                                                   model.format_time(end)))
+            raise InvalidInput(
+                "option end", "must be after start (%s), got %s" % (model.format_time(start), model.format_time(end))
+            )
         if self.client is None:
             self.client = Ironic.from_params(p)
-        state = p['state']
-        project, self.project_check = resolve_lessee(self.client, p['project'], p.get('verify_projects', True), state)
+        state = p["state"]
+        project, self.project_check = resolve_lessee(self.client, p["project"], p.get("verify_projects", True), state)
         if self.project_check == PROJECT_SKIPPED:
-            self.mod.warn('project %s was not checked in Keystone (verify_projects=false)' % project)
-        if state == 'present':
+            self.mod.warn("project %s was not checked in Keystone (verify_projects=false)" % project)
+        if state == "present":
             nodes = self._present(project, start, end)
-        elif state == 'absent':
+        elif state == "absent":
             nodes = self._absent(project)
-        elif state == 'expired':
+        elif state == "expired":
             nodes = self._expired()
         else:
-            nodes = read_nodes(self.client, p['nodes'], p['resource_class'])
-        if self.undeployed and p['wait'] and not self.mod.check_mode:
+            nodes = read_nodes(self.client, p["nodes"], p["resource_class"])
+        if self.undeployed and p["wait"] and not self.mod.check_mode:
             self._wait_available()
         self._report(nodes, project)
 
@@ -173,117 +190,158 @@ class LeaseRun(object):
     def _present(self, project, start, end):
         p = self.p
         if not project:
-            raise InvalidInput('option project', 'is required with state present')
-        if not p['nodes'] and p['count'] is None:
-            raise InvalidInput('host_lease', 'give the nodes to lease (option nodes) or how many (option count, with '
-                                             'resource_class and traits to choose them)')
-        nodes = read_nodes(self.client, p['nodes'], p['resource_class'])
-        if p['count'] is not None:
-            already, chosen = model.choose_nodes(nodes, project, start, end, self.now, p['count'],
-                                                 p['resource_class'], p['traits'])
+            raise InvalidInput("option project", "is required with state present")
+        if not p["nodes"] and p["count"] is None:
+            raise InvalidInput(
+                "host_lease",
+                "give the nodes to lease (option nodes) or how many (option count, with "
+                "resource_class and traits to choose them)",
+            )
+        nodes = read_nodes(self.client, p["nodes"], p["resource_class"])
+        if p["count"] is not None:
+            already, chosen = model.choose_nodes(
+                nodes, project, start, end, self.now, p["count"], p["resource_class"], p["traits"]
+            )
             targets = already + chosen
         else:
             targets = nodes
         # Plan every node first: one refusal leases nothing.
         plans = [(node, model.plan_lease(node, project, start, end, self.now)) for node in targets]
         for node, plan in plans:
-            if plan['action'] == 'create' and plan['set_lessee'] and not model.node_is_free_now(node):
-                raise Conflict('node %s' % model.node_label(node),
-                               'is in use (provision state %s%s%s): a lease that starts now needs an available node '
-                               'that nobody has claimed' % (
-                                   node.get('provision_state'), ', claimed' if node.get('instance_uuid') else '',
-                                   ', in maintenance' if node.get('maintenance') else ''))
+            if plan["action"] == "create" and plan["set_lessee"] and not model.node_is_free_now(node):
+                raise Conflict(
+                    "node %s" % model.node_label(node),
+                    "is in use (provision state %s%s%s): a lease that starts now needs an available node "
+                    "that nobody has claimed"
+                    % (
+                        node.get("provision_state"),
+                        ", claimed" if node.get("instance_uuid") else "",
+                        ", in maintenance" if node.get("maintenance") else "",
+                    ),
+                )
         for node, plan in plans:
             label = model.node_label(node)
             self.before[label] = model.node_leases(node)
-            self.after[label] = plan['leases']
-            if plan['action'] == 'none' and not plan['set_lessee']:
+            self.after[label] = plan["leases"]
+            if plan["action"] == "none" and not plan["set_lessee"]:
                 continue
             self.mod.changed()
-            self.actions.append({'node': label, 'lease': plan['lease']['id'], 'project': project,
-                                 'action': 'created' if plan['action'] == 'create' else
-                                 'updated' if plan['action'] == 'update' else 'started'})
+            self.actions.append(
+                {
+                    "node": label,
+                    "lease": plan["lease"]["id"],
+                    "project": project,
+                    "action": "created"
+                    if plan["action"] == "create"
+                    else "updated"
+                    if plan["action"] == "update"
+                    else "started",
+                }
+            )
             if self.mod.check_mode:
                 continue
-            ops = leases_patch(node, plan['leases']) if plan['action'] != 'none' else []
-            if plan['set_lessee']:
-                ops.append({'op': 'add', 'path': '/lessee', 'value': plan['set_lessee']})
+            ops = leases_patch(node, plan["leases"]) if plan["action"] != "none" else []
+            if plan["set_lessee"]:
+                ops.append({"op": "add", "path": "/lessee", "value": plan["set_lessee"]})
             if self._write(node, ops):
-                self._verify(node, plan['lease'])
+                self._verify(node, plan["lease"])
         return [node for node, plan in plans]
 
     def _verify(self, node, lease):
         """Read the node again: did a concurrent run overwrite the lease list?"""
-        fresh = self.client.get_node(node['uuid'], fields=LEASE_NODE_FIELDS)
+        fresh = self.client.get_node(node["uuid"], fields=LEASE_NODE_FIELDS)
         current = model.node_leases(fresh)
-        mine = [item for item in current if item['id'] == lease['id']]
+        mine = [item for item in current if item["id"] == lease["id"]]
         label = model.node_label(node)
         if not mine:
-            raise Conflict('node %s' % label, 'another change of its leases happened at the same time and '
-                                              'replaced %s; rerun the task' % model.describe(lease))
+            raise Conflict(
+                "node %s" % label,
+                "another change of its leases happened at the same time and "
+                "replaced %s; rerun the task" % model.describe(lease),
+            )
         start, end = model.window(mine[0])
-        clash = model.conflicts(fresh, current, lease['project'], start, end, self.now, ignore_id=lease['id'])
+        clash = model.conflicts(fresh, current, lease["project"], start, end, self.now, ignore_id=lease["id"])
         if clash:
-            raise Conflict('node %s' % label, '%s now overlaps %s (written at the same time by another run); end '
-                                              'one of them' % (model.describe(lease), '; '.join(clash)))
+            raise Conflict(
+                "node %s" % label,
+                "%s now overlaps %s (written at the same time by another run); end "
+                "one of them" % (model.describe(lease), "; ".join(clash)),
+            )
 
     # -- absent
     def _absent(self, project):
         p = self.p
-        if not (p['nodes'] or project or p['lease_id']):
-            raise InvalidInput('host_lease', 'state absent needs nodes, project or lease_id')
-        nodes = read_nodes(self.client, p['nodes'], p['resource_class'])
+        if not (p["nodes"] or project or p["lease_id"]):
+            raise InvalidInput("host_lease", "state absent needs nodes, project or lease_id")
+        nodes = read_nodes(self.client, p["nodes"], p["resource_class"])
         for node in nodes:
-            plan = model.plan_end(node, project, self.now, p['lease_id'])
-            if not plan['removed'] and not plan['end_lessee']:
+            plan = model.plan_end(node, project, self.now, p["lease_id"])
+            if not plan["removed"] and not plan["end_lessee"]:
                 continue
             label = model.node_label(node)
             self.before[label] = model.node_leases(node)
-            self.after[label] = plan['leases']
+            self.after[label] = plan["leases"]
             self.mod.changed()
-            for lease in plan['removed']:
-                self.actions.append({'node': label, 'lease': lease['id'], 'project': lease['project'],
-                                     'action': 'ended' if model.status(lease, self.now) == model.ACTIVE
-                                     else 'removed'})
-            if plan['end_lessee'] and not any(a['node'] == label and a['action'] == 'ended' for a in self.actions):
-                self.actions.append({'node': label, 'lease': None, 'project': plan['end_lessee'], 'action': 'ended'})
+            for lease in plan["removed"]:
+                self.actions.append(
+                    {
+                        "node": label,
+                        "lease": lease["id"],
+                        "project": lease["project"],
+                        "action": "ended" if model.status(lease, self.now) == model.ACTIVE else "removed",
+                    }
+                )
+            if plan["end_lessee"] and not any(a["node"] == label and a["action"] == "ended" for a in self.actions):
+                self.actions.append({"node": label, "lease": None, "project": plan["end_lessee"], "action": "ended"})
             if self.mod.check_mode:
                 continue
-            if plan['end_lessee']:
-                self._end_access(node, plan['leases'])
+            if plan["end_lessee"]:
+                self._end_access(node, plan["leases"])
             else:
-                self._write(node, leases_patch(node, plan['leases']))
+                self._write(node, leases_patch(node, plan["leases"]))
         return nodes
 
     # -- expired
     def _expired(self):
         p = self.p
-        nodes = read_nodes(self.client, p['nodes'], p['resource_class'])
+        nodes = read_nodes(self.client, p["nodes"], p["resource_class"])
         for node in nodes:
             plan = model.plan_reconcile(node, self.now)
             label = model.node_label(node)
-            if plan['blocked']:
-                self.deferred.append({'node': label, 'reason': plan['blocked']})
-            if not plan['expired'] and not plan['start']:
+            if plan["blocked"]:
+                self.deferred.append({"node": label, "reason": plan["blocked"]})
+            if not plan["expired"] and not plan["start"]:
                 continue
             self.before[label] = model.node_leases(node)
-            self.after[label] = plan['leases']
+            self.after[label] = plan["leases"]
             self.mod.changed()
-            for lease in plan['expired']:
-                self.actions.append({'node': label, 'lease': lease['id'], 'project': lease['project'],
-                                     'action': 'ended' if lease['project'] == plan['end_lessee'] else 'removed'})
-            if plan['start']:
-                self.actions.append({'node': label, 'lease': plan['start']['id'], 'project': plan['start']['project'],
-                                     'action': 'started'})
+            for lease in plan["expired"]:
+                self.actions.append(
+                    {
+                        "node": label,
+                        "lease": lease["id"],
+                        "project": lease["project"],
+                        "action": "ended" if lease["project"] == plan["end_lessee"] else "removed",
+                    }
+                )
+            if plan["start"]:
+                self.actions.append(
+                    {
+                        "node": label,
+                        "lease": plan["start"]["id"],
+                        "project": plan["start"]["project"],
+                        "action": "started",
+                    }
+                )
             if self.mod.check_mode:
                 continue
-            new_lessee = plan['start']['project'] if plan['start'] else None
-            if plan['end_lessee']:
-                self._end_access(node, plan['leases'], new_lessee=new_lessee)
+            new_lessee = plan["start"]["project"] if plan["start"] else None
+            if plan["end_lessee"]:
+                self._end_access(node, plan["leases"], new_lessee=new_lessee)
                 continue
-            ops = [] if _same_leases(node, plan['leases']) else leases_patch(node, plan['leases'])
+            ops = [] if _same_leases(node, plan["leases"]) else leases_patch(node, plan["leases"])
             if new_lessee:
-                ops.append({'op': 'add', 'path': '/lessee', 'value': new_lessee})
+                ops.append({"op": "add", "path": "/lessee", "value": new_lessee})
             self._write(node, ops)
         return nodes
 
@@ -294,60 +352,76 @@ class LeaseRun(object):
             return False
         label = model.node_label(node)
         reason = busy(node)
-        if reason and self.p['wait']:
-            self.client.poll(lambda: self.client.get_node(node['uuid'], fields=LEASE_NODE_FIELDS),
-                             lambda n: not busy(n), self.p['wait_timeout'], 'node %s' % label, describe=node_where)
+        if reason and self.p["wait"]:
+            self.client.poll(
+                lambda: self.client.get_node(node["uuid"], fields=LEASE_NODE_FIELDS),
+                lambda n: not busy(n),
+                self.p["wait_timeout"],
+                "node %s" % label,
+                describe=node_where,
+            )
             reason = None
         if reason:
-            self.deferred.append({'node': label, 'reason': '%s; retried on a later run' % reason})
+            self.deferred.append({"node": label, "reason": "%s; retried on a later run" % reason})
             return False
-        self.client.patch_node(node['uuid'], ops, label)
+        self.client.patch_node(node["uuid"], ops, label)
         return True
 
     # -- ending access (ESI-Leap)
     def _end_access(self, node, new_leases, new_lessee=None):
         label = model.node_label(node)
         reason = busy(node)
-        if reason and self.p['wait']:
-            node = self.client.poll(lambda: self.client.get_node(node['uuid'], fields=LEASE_NODE_FIELDS),
-                                    lambda n: not busy(n), self.p['wait_timeout'], 'node %s' % label,
-                                    describe=node_where)
+        if reason and self.p["wait"]:
+            node = self.client.poll(
+                lambda: self.client.get_node(node["uuid"], fields=LEASE_NODE_FIELDS),
+                lambda n: not busy(n),
+                self.p["wait_timeout"],
+                "node %s" % label,
+                describe=node_where,
+            )
             reason = None
         if reason:
-            self.deferred.append({'node': label, 'reason': '%s; the lease is ended on a later run' % reason})
+            self.deferred.append({"node": label, "reason": "%s; the lease is ended on a later run" % reason})
             return
         if not self._revoke_bmc_access(node, label):
             return
         ops, undeploy = end_access_patch(node, new_leases, new_lessee)
         if ops:
-            self.client.patch_node(node['uuid'], ops, label)
+            self.client.patch_node(node["uuid"], ops, label)
         if not undeploy:
             # instance_name goes with instance_info (a lessee may write both); undeploying clears both.
-            self.client.clear_instance_name(node['uuid'], label)
+            self.client.clear_instance_name(node["uuid"], label)
         if undeploy:
-            self.client.set_provision_state(node['uuid'], 'deleted', label)
+            self.client.set_provision_state(node["uuid"], "deleted", label)
             self.undeployed.append(node)
 
     def _revoke_bmc_access(self, node, label):
         """Delete the BMC accounts granted on ``node`` to its lessee, before the
         lessee goes.  False (node deferred) when they could not be deleted."""
-        lessee = node.get('lessee')
+        lessee = node.get("lessee")
         if not lessee:
             return True
         try:
-            result = self.revoke(node['uuid'], lessee)
+            result = self.revoke(node["uuid"], lessee)
         except TenancyError as exc:
-            reason = 'the BMC accounts granted to the lessee could not be deleted (%s); the lease is ended on a later run'
-            self.deferred.append({'node': label, 'reason': reason % exc.message})
+            reason = (
+                "the BMC accounts granted to the lessee could not be deleted (%s); the lease is ended on a later run"
+            )
+            self.deferred.append({"node": label, "reason": reason % exc.message})
             return False
         for action in self.actions:
-            if result['removed'] and action['node'] == label and action['action'] == 'ended':
-                action['bmc_accounts_removed'] = result['removed']
+            if result["removed"] and action["node"] == label and action["action"] == "ended":
+                action["bmc_accounts_removed"] = result["removed"]
         return True
 
     def _revoke_on_bmc(self, node_uuid, lessee):
-        return revoke_host_accounts('ironic', node_uuid, conn=self.client.conn, grantee=self._project_names(lessee),
-                                    bmc_password=self.p.get('bmc_password'))
+        return revoke_host_accounts(
+            "ironic",
+            node_uuid,
+            conn=self.client.conn,
+            grantee=self._project_names(lessee),
+            bmc_password=self.p.get("bmc_password"),
+        )
 
     def _project_names(self, project_id):
         """The names a project goes by in BMC account records: its ID, and its name when Keystone tells it."""
@@ -363,38 +437,51 @@ class LeaseRun(object):
             label = model.node_label(node)
 
             def failed(n):
-                if n.get('provision_state') == 'clean failed' and not n.get('target_provision_state'):
-                    return 'cleaning failed after the lease ended: the node needs the owner\'s attention'
+                if n.get("provision_state") == "clean failed" and not n.get("target_provision_state"):
+                    return "cleaning failed after the lease ended: the node needs the owner's attention"
                 return None
-            self.client.poll(lambda: self.client.get_node(node['uuid'], fields=LEASE_NODE_FIELDS),
-                             lambda n: node_settled(n, provision_state='available'), self.p['wait_timeout'],
-                             'node %s' % label, failed=failed, describe=node_where)
+
+            self.client.poll(
+                lambda: self.client.get_node(node["uuid"], fields=LEASE_NODE_FIELDS),
+                lambda n: node_settled(n, provision_state="available"),
+                self.p["wait_timeout"],
+                "node %s" % label,
+                failed=failed,
+                describe=node_where,
+            )
 
     # -- result
     def _report(self, nodes, project):
         mod = self.mod
         views = []
         fresh = nodes
-        if mod.result.get('changed') and not mod.check_mode:
+        if mod.result.get("changed") and not mod.check_mode:
             # Read again only the nodes this run wrote.
-            fresh = [self.client.get_node(n['uuid'], fields=LEASE_NODE_FIELDS, missing_ok=True) or n
-                     if model.node_label(n) in self.after else n for n in nodes]
+            fresh = [
+                self.client.get_node(n["uuid"], fields=LEASE_NODE_FIELDS, missing_ok=True) or n
+                if model.node_label(n) in self.after
+                else n
+                for n in nodes
+            ]
         for node in fresh:
             label = model.node_label(node)
             records = self.after.get(label) if mod.check_mode and label in self.after else model.node_leases(node)
             for lease in records:
-                if project is None or lease['project'] == project:
+                if project is None or lease["project"] == project:
                     views.append(model.lease_view(node, lease, self.now))
-            if not mod.check_mode and model.unmanaged_lessee(node, model.node_leases(node), self.now) and \
-                    (project is None or node.get('lessee') == project):
+            if (
+                not mod.check_mode
+                and model.unmanaged_lessee(node, model.node_leases(node), self.now)
+                and (project is None or node.get("lessee") == project)
+            ):
                 views.append(model.unmanaged_view(node))
-        mod.result['leases'] = views
-        mod.result['actions'] = self.actions
-        mod.result['deferred'] = self.deferred
-        mod.result['now'] = model.format_time(self.now)
-        mod.result['project_check'] = self.project_check
+        mod.result["leases"] = views
+        mod.result["actions"] = self.actions
+        mod.result["deferred"] = self.deferred
+        mod.result["now"] = model.format_time(self.now)
+        mod.result["project_check"] = self.project_check
         for item in self.deferred:
-            mod.warn('node %s: %s' % (item['node'], item['reason']))
+            mod.warn("node %s: %s" % (item["node"], item["reason"]))
         mod.set_diff(dict(self.before), dict(self.after))
 
 

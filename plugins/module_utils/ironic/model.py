@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -29,10 +28,6 @@ Ironic (:data:`NODE_FIELDS`) leave it out, and the claim view is built from a
 fixed list of keys.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import json
 import posixpath
 import re
@@ -41,30 +36,61 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
 
 # Fields requested when reading nodes, allocations and ports: nothing else
 # travels (never driver_info, which tenants may not read anyway).
-NODE_FIELDS = ('uuid', 'name', 'provision_state', 'target_provision_state', 'power_state', 'target_power_state',
-               'instance_info', 'instance_uuid', 'resource_class', 'traits', 'maintenance',
-               'owner', 'lessee', 'properties')
-ALLOCATION_FIELDS = ('uuid', 'name', 'state', 'node_uuid', 'resource_class', 'traits', 'candidate_nodes',
-                     'owner', 'last_error', 'extra')
-PORT_FIELDS = ('uuid', 'address', 'node_uuid', 'pxe_enabled')
+NODE_FIELDS = (
+    "uuid",
+    "name",
+    "provision_state",
+    "target_provision_state",
+    "power_state",
+    "target_power_state",
+    "instance_info",
+    "instance_uuid",
+    "resource_class",
+    "traits",
+    "maintenance",
+    "owner",
+    "lessee",
+    "properties",
+)
+ALLOCATION_FIELDS = (
+    "uuid",
+    "name",
+    "state",
+    "node_uuid",
+    "resource_class",
+    "traits",
+    "candidate_nodes",
+    "owner",
+    "last_error",
+    "extra",
+)
+PORT_FIELDS = ("uuid", "address", "node_uuid", "pxe_enabled")
 
-CONFIGDRIVE_KEY = 'baremetal_tenancy_drive_digest'
-ADDRESSES_KEY = 'baremetal_tenancy_addresses'
+CONFIGDRIVE_KEY = "baremetal_tenancy_drive_digest"
+ADDRESSES_KEY = "baremetal_tenancy_addresses"
 
 # Ironic's provision states, grouped by what a claim makes of them.
-DEPLOYED_STATES = ('active',)
-DEPLOYING_STATES = ('deploying', 'wait call-back', 'deploy hold')
-FAILED_DEPLOY_STATES = ('deploy failed',)
-UNDEPLOYING_STATES = ('deleting', 'cleaning', 'clean wait', 'clean hold')
-UNDEPLOYABLE_STATES = ('active', 'deploy failed', 'wait call-back', 'error', 'rescue', 'rescue failed',
-                       'rescue wait', 'service failed')
-CHECKSUM_TYPES = ('md5', 'sha256', 'sha512', 'auto')
-CHECKSUM_LENGTHS = {'md5': 32, 'sha256': 64, 'sha512': 128}
-URL_SCHEMES = ('http', 'https', 'file')
+DEPLOYED_STATES = ("active",)
+DEPLOYING_STATES = ("deploying", "wait call-back", "deploy hold")
+FAILED_DEPLOY_STATES = ("deploy failed",)
+UNDEPLOYING_STATES = ("deleting", "cleaning", "clean wait", "clean hold")
+UNDEPLOYABLE_STATES = (
+    "active",
+    "deploy failed",
+    "wait call-back",
+    "error",
+    "rescue",
+    "rescue failed",
+    "rescue wait",
+    "service failed",
+)
+CHECKSUM_TYPES = ("md5", "sha256", "sha512", "auto")
+CHECKSUM_LENGTHS = {"md5": 32, "sha256": 64, "sha512": 128}
+URL_SCHEMES = ("http", "https", "file")
 
-_LOGICAL_NAME_RE = re.compile(r'[A-Za-z0-9._~-]+\Z')
-_UUID_RE = re.compile(r'[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}\Z')
-_TRAIT_RE = re.compile(r'[A-Z][A-Z0-9_]*\Z')
+_LOGICAL_NAME_RE = re.compile(r"[A-Za-z0-9._~-]+\Z")
+_UUID_RE = re.compile(r"[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}\Z")
+_TRAIT_RE = re.compile(r"[A-Z][A-Z0-9_]*\Z")
 
 # ------------------------------------------------------------------ validation
 
@@ -76,47 +102,55 @@ def claim_name_problem(name):
     an allocation's name must not look like a UUID (it would be read as one).
     """
     if not isinstance(name, str) or not name:
-        return 'must be a non-empty string'
+        return "must be a non-empty string"
     if len(name) > 255:
-        return 'must be at most 255 characters'
+        return "must be at most 255 characters"
     if not _LOGICAL_NAME_RE.match(name):
         return 'may contain only letters, digits, ".", "_", "~" and "-"'
     if _UUID_RE.match(name):
-        return 'must not look like a UUID'
+        return "must not look like a UUID"
     return None
 
 
-def validate_name(name, what='claim'):
+def validate_name(name, what="claim"):
     problem = claim_name_problem(name)
     if problem:
-        raise InvalidInput('%s %r' % (what, name), 'name %s' % problem)
+        raise InvalidInput("%s %r" % (what, name), "name %s" % problem)
     return name
 
 
 def validate_traits(traits, obj):
     for trait in traits or ():
         if not isinstance(trait, str) or not _TRAIT_RE.match(trait) or len(trait) > 255:
-            raise InvalidInput(obj, 'trait %r is not a valid trait name (upper case letters, digits and _, '
-                                    'for example CUSTOM_GPU or HW_CPU_X86_AVX2)' % (trait,))
+            raise InvalidInput(
+                obj,
+                "trait %r is not a valid trait name (upper case letters, digits and _, "
+                "for example CUSTOM_GPU or HW_CPU_X86_AVX2)" % (trait,),
+            )
     return sorted(set(traits or ()))
 
 
 def _validate_url(obj, where, url):
     if not isinstance(url, str) or not url or any(char.isspace() for char in url):
-        raise InvalidInput(obj, '%s must be a URL without white space' % where)
-    scheme, sep, rest = url.partition('://')
-    if not sep or scheme.lower() not in URL_SCHEMES or not (rest.split('/')[0] or scheme.lower() == 'file'):
-        raise InvalidInput(obj, '%s must be an http://, https:// or file:// URL, got %r' % (where, url))
-    if '@' in rest.split('/')[0]:
-        raise InvalidInput(obj, '%s must not carry user information' % where)
+        raise InvalidInput(obj, "%s must be a URL without white space" % where)
+    scheme, sep, rest = url.partition("://")
+    if not sep or scheme.lower() not in URL_SCHEMES or not (rest.split("/")[0] or scheme.lower() == "file"):
+        raise InvalidInput(obj, "%s must be an http://, https:// or file:// URL, got %r" % (where, url))
+    if "@" in rest.split("/")[0]:
+        raise InvalidInput(obj, "%s must not carry user information" % where)
 
 
 def _clean_path(path):
     """``path`` made absolute and free of ``.``, ``..`` and repeated slashes, or ``None``."""
-    if not isinstance(path, str) or not path.startswith('/') or '%' in path or '\\' in path \
-            or any(ord(char) < 32 for char in path):
+    if (
+        not isinstance(path, str)
+        or not path.startswith("/")
+        or "%" in path
+        or "\\" in path
+        or any(ord(char) < 32 for char in path)
+    ):
         return None
-    return posixpath.normpath('/' + path.lstrip('/'))
+    return posixpath.normpath("/" + path.lstrip("/"))
 
 
 def validate_file_prefixes(prefixes, obj):
@@ -124,9 +158,12 @@ def validate_file_prefixes(prefixes, obj):
     result = []
     for prefix in prefixes or ():
         clean = _clean_path(prefix)
-        if clean is None or clean == '/' or '..' in prefix.split('/'):
-            raise InvalidInput(obj, 'file_url_allowed_prefixes entry %r must be an absolute directory path other than '
-                                    '/, without .. or %%' % (prefix,))
+        if clean is None or clean == "/" or ".." in prefix.split("/"):
+            raise InvalidInput(
+                obj,
+                "file_url_allowed_prefixes entry %r must be an absolute directory path other than "
+                "/, without .. or %%" % (prefix,),
+            )
         result.append(clean)
     return result
 
@@ -141,22 +178,24 @@ def file_url_problem(url, allowed_prefixes):
     resolved.  Ironic's own ``[conductor] file_url_allowed_paths`` is the
     boundary the conductor enforces; this check refuses early and clearly.
     """
-    if not isinstance(url, str) or url.partition('://')[0].lower() != 'file':
+    if not isinstance(url, str) or url.partition("://")[0].lower() != "file":
         return None
-    rest = url.partition('://')[2]
-    host, slash, path = rest.partition('/')
-    if host not in ('', 'localhost'):
-        return 'names host %r: a file:// URL may only name a local path (file:///...)' % host
+    rest = url.partition("://")[2]
+    host, slash, path = rest.partition("/")
+    if host not in ("", "localhost"):
+        return "names host %r: a file:// URL may only name a local path (file:///...)" % host
     clean = _clean_path(slash + path)
     if clean is None:
-        return 'must be file:/// followed by a plain absolute path (no %-escapes)'
+        return "must be file:/// followed by a plain absolute path (no %-escapes)"
     if not allowed_prefixes:
-        return ('names a file on the Ironic conductor: file:// URLs are refused for tenant claims unless the owner '
-                'allows a directory with option file_url_allowed_prefixes')
+        return (
+            "names a file on the Ironic conductor: file:// URLs are refused for tenant claims unless the owner "
+            "allows a directory with option file_url_allowed_prefixes"
+        )
     for prefix in allowed_prefixes:
-        if clean.startswith(prefix.rstrip('/') + '/'):
+        if clean.startswith(prefix.rstrip("/") + "/"):
             return None
-    return 'is not under an allowed prefix (%s): %s' % (', '.join(allowed_prefixes), clean)
+    return "is not under an allowed prefix (%s): %s" % (", ".join(allowed_prefixes), clean)
 
 
 def validate_image(image, obj, file_prefixes=None):
@@ -167,39 +206,45 @@ def validate_image(image, obj, file_prefixes=None):
     """
     if image is None:
         return None
-    url = image.get('url')
-    _validate_url(obj, 'image.url', url)
+    url = image.get("url")
+    _validate_url(obj, "image.url", url)
     problem = file_url_problem(url, file_prefixes)
     if problem:
-        raise InvalidInput(obj, 'image.url %s %s' % (url, problem))
-    fmt = image.get('format')
-    checksum = image.get('checksum')
-    checksum_type = image.get('checksum_type') or 'auto'
+        raise InvalidInput(obj, "image.url %s %s" % (url, problem))
+    fmt = image.get("format")
+    checksum = image.get("checksum")
+    checksum_type = image.get("checksum_type") or "auto"
     if checksum_type not in CHECKSUM_TYPES:
-        raise InvalidInput(obj, 'image.checksum_type %r is not one of %s' % (checksum_type, ', '.join(CHECKSUM_TYPES)))
-    if checksum is None or checksum == '':
-        if fmt != 'live-iso':
-            raise InvalidInput(obj, 'image %s has no checksum: image.checksum is required unless '
-                                    'image.format is live-iso' % url)
+        raise InvalidInput(obj, "image.checksum_type %r is not one of %s" % (checksum_type, ", ".join(CHECKSUM_TYPES)))
+    if checksum is None or checksum == "":
+        if fmt != "live-iso":
+            raise InvalidInput(
+                obj, "image %s has no checksum: image.checksum is required unless image.format is live-iso" % url
+            )
         checksum = None
     else:
         if any(char.isspace() for char in checksum):
-            raise InvalidInput(obj, 'image.checksum must not contain white space')
-        if '://' in checksum:
-            _validate_url(obj, 'image.checksum', checksum)
+            raise InvalidInput(obj, "image.checksum must not contain white space")
+        if "://" in checksum:
+            _validate_url(obj, "image.checksum", checksum)
             problem = file_url_problem(checksum, file_prefixes)
             if problem:
-                raise InvalidInput(obj, 'image.checksum %s %s' % (checksum, problem))
+                raise InvalidInput(obj, "image.checksum %s %s" % (checksum, problem))
         else:
-            value = checksum.split(':', 1)[1] if ':' in checksum else checksum
-            if not all(char in '0123456789abcdefABCDEF' for char in value):
-                raise InvalidInput(obj, 'image.checksum must be hex digits or the URL of a checksum file')
+            value = checksum.split(":", 1)[1] if ":" in checksum else checksum
+            if not all(char in "0123456789abcdefABCDEF" for char in value):
+                raise InvalidInput(obj, "image.checksum must be hex digits or the URL of a checksum file")
             expected = CHECKSUM_LENGTHS.get(checksum_type)
             if expected and len(value) != expected:
-                raise InvalidInput(obj, 'a %s checksum has %d hex digits, got %d' % (checksum_type, expected, len(value)))
-            if checksum_type == 'auto' and len(value) not in CHECKSUM_LENGTHS.values():
-                raise InvalidInput(obj, 'image.checksum has %d hex digits, which is no md5, sha256 or sha512' % len(value))
-    return {'url': url, 'checksum': checksum, 'checksum_type': checksum_type, 'format': fmt}
+                raise InvalidInput(
+                    obj, "a %s checksum has %d hex digits, got %d" % (checksum_type, expected, len(value))
+                )
+            if checksum_type == "auto" and len(value) not in CHECKSUM_LENGTHS.values():
+                raise InvalidInput(
+                    obj, "image.checksum has %d hex digits, which is no md5, sha256 or sha512" % len(value)
+                )
+    return {"url": url, "checksum": checksum, "checksum_type": checksum_type, "format": fmt}
+
 
 # ------------------------------------------------------------------ deployment
 
@@ -214,19 +259,19 @@ def image_instance_info(image):
     """
     if image is None:
         return {}
-    if image.get('format') == 'live-iso':
-        info = {'boot_iso': image['url']}
+    if image.get("format") == "live-iso":
+        info = {"boot_iso": image["url"]}
         return info
-    info = {'image_source': image['url']}
-    checksum = image.get('checksum')
-    kind = image.get('checksum_type') or 'auto'
-    if checksum and '://' not in checksum and kind in ('sha256', 'sha512'):
-        info['image_os_hash_algo'] = kind
-        info['image_os_hash_value'] = checksum.split(':', 1)[1] if ':' in checksum else checksum
+    info = {"image_source": image["url"]}
+    checksum = image.get("checksum")
+    kind = image.get("checksum_type") or "auto"
+    if checksum and "://" not in checksum and kind in ("sha256", "sha512"):
+        info["image_os_hash_algo"] = kind
+        info["image_os_hash_value"] = checksum.split(":", 1)[1] if ":" in checksum else checksum
     elif checksum:
-        info['image_checksum'] = checksum
-    if image.get('format'):
-        info['image_disk_format'] = image['format']
+        info["image_checksum"] = checksum
+    if image.get("format"):
+        info["image_disk_format"] = image["format"]
     return info
 
 
@@ -239,8 +284,16 @@ def desired_instance_info(image, configdrive_digest, addresses):
     return info
 
 
-MANAGED_KEYS = ('boot_iso', 'image_source', 'image_checksum', 'image_os_hash_algo', 'image_os_hash_value',
-                'image_disk_format', CONFIGDRIVE_KEY, ADDRESSES_KEY)
+MANAGED_KEYS = (
+    "boot_iso",
+    "image_source",
+    "image_checksum",
+    "image_os_hash_algo",
+    "image_os_hash_value",
+    "image_disk_format",
+    CONFIGDRIVE_KEY,
+    ADDRESSES_KEY,
+)
 
 
 def instance_info_differs(current, desired):
@@ -252,18 +305,18 @@ def instance_info_differs(current, desired):
 def image_of(instance_info):
     """The claim's ``image`` as the node's ``instance_info`` shows it."""
     info = instance_info or {}
-    if info.get('boot_iso'):
-        return {'url': info['boot_iso'], 'format': 'live-iso'}
-    if not info.get('image_source'):
+    if info.get("boot_iso"):
+        return {"url": info["boot_iso"], "format": "live-iso"}
+    if not info.get("image_source"):
         return None
-    image = {'url': info['image_source']}
-    if info.get('image_os_hash_value'):
-        image['checksum'] = info['image_os_hash_value']
-        image['checksum_type'] = info.get('image_os_hash_algo')
-    elif info.get('image_checksum'):
-        image['checksum'] = info['image_checksum']
-    if info.get('image_disk_format'):
-        image['format'] = info['image_disk_format']
+    image = {"url": info["image_source"]}
+    if info.get("image_os_hash_value"):
+        image["checksum"] = info["image_os_hash_value"]
+        image["checksum_type"] = info.get("image_os_hash_algo")
+    elif info.get("image_checksum"):
+        image["checksum"] = info["image_checksum"]
+    if info.get("image_disk_format"):
+        image["format"] = info["image_disk_format"]
     return image
 
 
@@ -275,47 +328,51 @@ def deploy_action(node, desired_info):
     (deployed with something else), or raises :class:`InvalidInput` for a
     node in a state where no deployment can start.
     """
-    state = node.get('provision_state')
-    target = node.get('target_provision_state')
-    differs = instance_info_differs(node.get('instance_info'), desired_info)
+    state = node.get("provision_state")
+    target = node.get("target_provision_state")
+    differs = instance_info_differs(node.get("instance_info"), desired_info)
     if state in DEPLOYED_STATES and not target:
-        return 'rebuild' if differs else 'none'
-    if state in DEPLOYING_STATES or target == 'active':
+        return "rebuild" if differs else "none"
+    if state in DEPLOYING_STATES or target == "active":
         if differs:
-            raise InvalidInput('node %s' % node_label(node),
-                               'is being deployed with another image or config drive; wait until it is active, '
-                               'then rerun to rebuild it')
-        return 'none'
+            raise InvalidInput(
+                "node %s" % node_label(node),
+                "is being deployed with another image or config drive; wait until it is active, "
+                "then rerun to rebuild it",
+            )
+        return "none"
     if state in FAILED_DEPLOY_STATES and not target:
-        return 'redeploy'
-    if state == 'available' and not target:
-        return 'deploy'
-    raise InvalidInput('node %s' % node_label(node),
-                       'is in provision state %r%s: a deployment cannot start now'
-                       % (state, ' (moving to %r)' % target if target else ''))
+        return "redeploy"
+    if state == "available" and not target:
+        return "deploy"
+    raise InvalidInput(
+        "node %s" % node_label(node),
+        "is in provision state %r%s: a deployment cannot start now"
+        % (state, " (moving to %r)" % target if target else ""),
+    )
 
 
 def node_label(node):
     node = node or {}
-    return node.get('name') or node.get('uuid') or '?'
+    return node.get("name") or node.get("uuid") or "?"
 
 
 def power_word(online):
-    return 'power on' if online else 'power off'
+    return "power on" if online else "power off"
 
 
 def power_action(node, online):
     """The power target the node needs for ``online`` (``None``: nothing)."""
     if online is None or node is None:
         return None
-    if node.get('target_power_state'):
-        target = node['target_power_state']
+    if node.get("target_power_state"):
+        target = node["target_power_state"]
         return None if target == power_word(online) else power_word(online)
-    return None if node.get('power_state') == power_word(online) else power_word(online)
+    return None if node.get("power_state") == power_word(online) else power_word(online)
 
 
-REBOOT_ANNOTATION = 'host.metal3.io/reboot'
-REBOOT_TARGETS = {'hard': 'rebooting', 'soft': 'soft rebooting'}  # Ironic's power targets
+REBOOT_ANNOTATION = "host.metal3.io/reboot"
+REBOOT_TARGETS = {"hard": "rebooting", "soft": "soft rebooting"}  # Ironic's power targets
 
 
 def reboot_request(annotations, obj):
@@ -329,56 +386,81 @@ def reboot_request(annotations, obj):
     for key in sorted(annotations or {}):
         value = annotations[key]
         if key != REBOOT_ANNOTATION:
-            raise InvalidInput(obj, 'annotation %s does nothing with backend ironic: only %s (a reboot) is '
-                                    'supported; to keep a node powered off use online: false' % (key, REBOOT_ANNOTATION))
+            raise InvalidInput(
+                obj,
+                "annotation %s does nothing with backend ironic: only %s (a reboot) is "
+                "supported; to keep a node powered off use online: false" % (key, REBOOT_ANNOTATION),
+            )
         if value is None:
             continue  # removing the annotation: nothing to do on Ironic
         if not isinstance(value, str):
-            raise InvalidInput(obj, 'annotation %s must be a string (empty, or JSON with mode hard or soft)' % key)
-        mode = 'hard'
+            raise InvalidInput(obj, "annotation %s must be a string (empty, or JSON with mode hard or soft)" % key)
+        mode = "hard"
         if value.strip():
             try:
                 parsed = json.loads(value)
             except ValueError:
                 parsed = None
-            if not isinstance(parsed, dict) or parsed.get('mode', 'hard') not in REBOOT_TARGETS or \
-                    not isinstance(parsed.get('force', False), bool) or set(parsed) - set(['mode', 'force']):
-                raise InvalidInput(obj, 'annotation %s must be empty or JSON like {"mode": "soft", "force": false} '
-                                        '(mode hard or soft), got %r' % (key, value))
-            mode = parsed.get('mode', 'hard')
+            if (
+                not isinstance(parsed, dict)
+                or parsed.get("mode", "hard") not in REBOOT_TARGETS
+                or not isinstance(parsed.get("force", False), bool)
+                or set(parsed) - set(["mode", "force"])
+            ):
+                raise InvalidInput(
+                    obj,
+                    'annotation %s must be empty or JSON like {"mode": "soft", "force": false} '
+                    "(mode hard or soft), got %r" % (key, value),
+                )
+            mode = parsed.get("mode", "hard")
         target = REBOOT_TARGETS[mode]
     return target
+
 
 # ------------------------------------------------------------------ results
 
 
 def _condition(ctype, status, reason, message):
-    return {'type': ctype, 'status': status, 'reason': reason, 'message': message}
+    return {"type": ctype, "status": status, "reason": reason, "message": message}
 
 
 def ready_state(allocation, node, want_image, online):
     """``(ready, reason, message)`` of a claim, from what Ironic shows."""
     if allocation is None:
-        return False, 'NotClaimed', 'the claim does not exist yet'
-    if allocation.get('state') == 'error':
-        return False, 'AllocationFailed', 'Ironic could not allocate a node: %s' % (allocation.get('last_error') or 'no reason given')
-    if not allocation.get('node_uuid') or node is None:
-        return False, 'Allocating', 'waiting for Ironic to pick a node'
-    state = node.get('provision_state')
-    target = node.get('target_provision_state')
+        return False, "NotClaimed", "the claim does not exist yet"
+    if allocation.get("state") == "error":
+        return (
+            False,
+            "AllocationFailed",
+            "Ironic could not allocate a node: %s" % (allocation.get("last_error") or "no reason given"),
+        )
+    if not allocation.get("node_uuid") or node is None:
+        return False, "Allocating", "waiting for Ironic to pick a node"
+    state = node.get("provision_state")
+    target = node.get("target_provision_state")
     if want_image:
         if state in FAILED_DEPLOY_STATES:
-            return False, 'DeployFailed', 'the deployment failed; ask the owner for the reason, or rerun to retry'
+            return False, "DeployFailed", "the deployment failed; ask the owner for the reason, or rerun to retry"
         if state not in DEPLOYED_STATES or target:
-            return False, 'Provisioning', 'the node is in provision state %s%s' % (state, ' -> %s' % target if target else '')
+            return (
+                False,
+                "Provisioning",
+                "the node is in provision state %s%s" % (state, " -> %s" % target if target else ""),
+            )
     if online is not None:
-        if node.get('target_power_state') or node.get('power_state') != power_word(online):
-            return False, 'PowerChanging', 'waiting for the node to %s' % power_word(online)
+        if node.get("target_power_state") or node.get("power_state") != power_word(online):
+            return False, "PowerChanging", "waiting for the node to %s" % power_word(online)
     if want_image:
-        return True, 'Provisioned', 'the node is deployed%s' % (' and powered %s' % ('on' if online else 'off')
-                                                                if online is not None else '')
-    return True, 'Allocated', 'the node is claimed%s' % (' and powered %s' % ('on' if online else 'off')
-                                                         if online is not None else '')
+        return (
+            True,
+            "Provisioned",
+            "the node is deployed%s" % (" and powered %s" % ("on" if online else "off") if online is not None else ""),
+        )
+    return (
+        True,
+        "Allocated",
+        "the node is claimed%s" % (" and powered %s" % ("on" if online else "off") if online is not None else ""),
+    )
 
 
 def claim_view(name, project_id, allocation, node, ports=(), online=None, want_image=None):
@@ -388,49 +470,51 @@ def claim_view(name, project_id, allocation, node, ports=(), online=None, want_i
     ``want_image`` whether the claim asks for a deployment (``None``: whether
     the node carries one).
     """
-    node = node if (allocation and allocation.get('node_uuid')) else None
-    info = (node or {}).get('instance_info') or {}
+    node = node if (allocation and allocation.get("node_uuid")) else None
+    info = (node or {}).get("instance_info") or {}
     image = image_of(info)
     powered_on = None
-    if node is not None and node.get('power_state') in ('power on', 'power off'):
-        powered_on = node.get('power_state') == 'power on'
+    if node is not None and node.get("power_state") in ("power on", "power off"):
+        powered_on = node.get("power_state") == "power on"
     if want_image is None:
         want_image = image is not None
     reported_online = online if online is not None else powered_on
     ready, reason, message = ready_state(allocation, node, want_image, online)
-    associated = bool(allocation and allocation.get('node_uuid') and allocation.get('state') == 'active')
+    associated = bool(allocation and allocation.get("node_uuid") and allocation.get("state") == "active")
     if associated:
-        assoc = _condition('Allocated', 'True', 'Allocated', 'allocated node %s' % node_label(node))
-    elif allocation is not None and allocation.get('state') == 'error':
-        assoc = _condition('Allocated', 'False', 'AllocationFailed', allocation.get('last_error') or 'allocation failed')
+        assoc = _condition("Allocated", "True", "Allocated", "allocated node %s" % node_label(node))
+    elif allocation is not None and allocation.get("state") == "error":
+        assoc = _condition(
+            "Allocated", "False", "AllocationFailed", allocation.get("last_error") or "allocation failed"
+        )
     else:
-        assoc = _condition('Allocated', 'False', 'Allocating', 'waiting for Ironic to pick a node')
+        assoc = _condition("Allocated", "False", "Allocating", "waiting for Ironic to pick a node")
     nics = []
     boot_mac = None
-    for port in sorted(ports or (), key=lambda p: p.get('address') or ''):
-        nics.append({'name': port.get('uuid'), 'MAC': port.get('address'), 'ip': None})
-        if port.get('pxe_enabled') and boot_mac is None:
-            boot_mac = port.get('address')
+    for port in sorted(ports or (), key=lambda p: p.get("address") or ""):
+        nics.append({"name": port.get("uuid"), "MAC": port.get("address"), "ip": None})
+        if port.get("pxe_enabled") and boot_mac is None:
+            boot_mac = port.get("address")
     if boot_mac is None and nics:
-        boot_mac = nics[0]['MAC']
+        boot_mac = nics[0]["MAC"]
     addresses = [a for a in info.get(ADDRESSES_KEY) or [] if isinstance(a, dict)]
     return {
-        'name': name,
-        'namespace': project_id,
-        'backend': 'ironic',
-        'host': node_label(node) if node is not None else None,
-        'online': reported_online,
-        'powered_on': powered_on,
-        'associated': associated,
-        'ready': ready,
-        'provisioning_state': (node or {}).get('provision_state'),
-        'image': image,
-        'addresses': addresses,
-        'nics': nics,
-        'boot_mac_address': boot_mac,
-        'conditions': [assoc, _condition('Ready', 'True' if ready else 'False', reason, message)],
-        'labels': {},
-        'traits': sorted((node or {}).get('traits') or (allocation or {}).get('traits') or []),
+        "name": name,
+        "namespace": project_id,
+        "backend": "ironic",
+        "host": node_label(node) if node is not None else None,
+        "online": reported_online,
+        "powered_on": powered_on,
+        "associated": associated,
+        "ready": ready,
+        "provisioning_state": (node or {}).get("provision_state"),
+        "image": image,
+        "addresses": addresses,
+        "nics": nics,
+        "boot_mac_address": boot_mac,
+        "conditions": [assoc, _condition("Ready", "True" if ready else "False", reason, message)],
+        "labels": {},
+        "traits": sorted((node or {}).get("traits") or (allocation or {}).get("traits") or []),
     }
 
 
@@ -438,17 +522,17 @@ def diff_view(allocation, node, config_digest=None):
     """The part of a claim that ``--diff`` shows (what the tenant asked for)."""
     if allocation is None:
         return {}
-    info = (node or {}).get('instance_info') or {}
+    info = (node or {}).get("instance_info") or {}
     view = {
-        'name': allocation.get('name'),
-        'resource_class': allocation.get('resource_class'),
-        'traits': sorted(allocation.get('traits') or []),
-        'host': node_label(node) if node else None,
-        'image': image_of(info),
-        'config_drive': info.get(CONFIGDRIVE_KEY) if config_digest is None else config_digest,
+        "name": allocation.get("name"),
+        "resource_class": allocation.get("resource_class"),
+        "traits": sorted(allocation.get("traits") or []),
+        "host": node_label(node) if node else None,
+        "image": image_of(info),
+        "config_drive": info.get(CONFIGDRIVE_KEY) if config_digest is None else config_digest,
     }
-    if node is not None and node.get('power_state') in ('power on', 'power off'):
-        view['online'] = node.get('power_state') == 'power on'
+    if node is not None and node.get("power_state") in ("power on", "power off"):
+        view["online"] = node.get("power_state") == "power on"
     return view
 
 
@@ -460,21 +544,25 @@ def allocation_mismatch(allocation, resource_class, traits):
     them as UUIDs: they are not compared.)
     """
     problems = []
-    if resource_class is not None and allocation.get('resource_class') != resource_class:
-        problems.append('resource class %s, not %s' % (allocation.get('resource_class'), resource_class))
-    if traits is not None and sorted(set(allocation.get('traits') or [])) != sorted(set(traits)):
-        problems.append('traits [%s], not [%s]' % (', '.join(sorted(allocation.get('traits') or [])),
-                                                   ', '.join(sorted(set(traits)))))
-    return '; '.join(problems) or None
+    if resource_class is not None and allocation.get("resource_class") != resource_class:
+        problems.append("resource class %s, not %s" % (allocation.get("resource_class"), resource_class))
+    if traits is not None and sorted(set(allocation.get("traits") or [])) != sorted(set(traits)):
+        problems.append(
+            "traits [%s], not [%s]"
+            % (", ".join(sorted(allocation.get("traits") or [])), ", ".join(sorted(set(traits))))
+        )
+    return "; ".join(problems) or None
 
 
 def candidate_problems(nodes, resource_class, traits):
     """Why no node the project can see serves the request, or ``None``."""
     if not nodes:
-        return 'no node owned by or leased to the project has resource class %s' % resource_class
+        return "no node owned by or leased to the project has resource class %s" % resource_class
     if traits:
         wanted = set(traits)
-        if not any(wanted <= set(n.get('traits') or []) for n in nodes):
-            return 'no node of resource class %s owned by or leased to the project has all the traits %s' % (
-                resource_class, ', '.join(sorted(wanted)))
+        if not any(wanted <= set(n.get("traits") or []) for n in nodes):
+            return "no node of resource class %s owned by or leased to the project has all the traits %s" % (
+                resource_class,
+                ", ".join(sorted(wanted)),
+            )
     return None

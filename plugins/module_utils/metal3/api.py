@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -11,22 +10,18 @@ the binder writes (binding label, tracking annotations, finalizer, Secret
 copy labels).  Written once; pure.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
-API_VERSION = 'metal3.io/v1alpha1'
-CLAIM_KIND = 'HostClaim'
-BINDING_DOMAIN = 'hostclaim.metal3.io'
-BINDING_LABEL = BINDING_DOMAIN + '/host'
-IMPORTED_LABELS = BINDING_DOMAIN + '/imported-labels'
-IMPORTED_ANNOTATIONS = BINDING_DOMAIN + '/imported-annotations'
-PASSED_ANNOTATIONS = BINDING_DOMAIN + '/passed-annotations'
-NODE_REUSE_LABEL = 'infrastructure.cluster.x-k8s.io/node-reuse'
-FINALIZER = BINDING_DOMAIN + '/release'
-COPY_CLAIM_UID_LABEL = BINDING_DOMAIN + '/claim-uid'
-COPY_CLAIM_NAMESPACE_LABEL = BINDING_DOMAIN + '/claim-namespace'
-COPY_FIELD_LABEL = BINDING_DOMAIN + '/field'
-COPY_SOURCE_ANNOTATION = BINDING_DOMAIN + '/source'
-COPY_CLAIM_ANNOTATION = BINDING_DOMAIN + '/claim'
-PAUSED_ANNOTATION = 'baremetalhost.metal3.io/paused'
+API_VERSION = "metal3.io/v1alpha1"
+CLAIM_KIND = "HostClaim"
+BINDING_DOMAIN = "hostclaim.metal3.io"
+BINDING_LABEL = BINDING_DOMAIN + "/host"
+IMPORTED_LABELS = BINDING_DOMAIN + "/imported-labels"
+IMPORTED_ANNOTATIONS = BINDING_DOMAIN + "/imported-annotations"
+PASSED_ANNOTATIONS = BINDING_DOMAIN + "/passed-annotations"
+NODE_REUSE_LABEL = "infrastructure.cluster.x-k8s.io/node-reuse"
+FINALIZER = BINDING_DOMAIN + "/release"
+COPY_CLAIM_UID_LABEL = BINDING_DOMAIN + "/claim-uid"
+COPY_CLAIM_NAMESPACE_LABEL = BINDING_DOMAIN + "/claim-namespace"
+COPY_FIELD_LABEL = BINDING_DOMAIN + "/field"
+COPY_SOURCE_ANNOTATION = BINDING_DOMAIN + "/source"
+COPY_CLAIM_ANNOTATION = BINDING_DOMAIN + "/claim"
+PAUSED_ANNOTATION = "baremetalhost.metal3.io/paused"

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -42,16 +41,23 @@ and ranks with cheap integer operations, so 500 claims over 1,000 hosts plan
 in a fraction of a second.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import hashlib
 import heapq
 import json
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import apply_merge_patch, get_path, minimal_patch, with_precondition
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import NODE_REUSE_LABEL, PASSED_ANNOTATIONS, PAUSED_ANNOTATION
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict, InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import (
+    apply_merge_patch,
+    get_path,
+    minimal_patch,
+    with_precondition,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import matches_normalised
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import (
+    NODE_REUSE_LABEL,
+    PASSED_ANNOTATIONS,
+    PAUSED_ANNOTATION,
+)
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_spec import DATA_FIELDS, node_reuse_value
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_sync import (
     binding_label_fix,
@@ -63,56 +69,55 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_syn
     tracked_keys,
     validate_claim,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict, InvalidInput
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_policy import host_policy, is_shared
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import matches_normalised
 
-READY_STATES = ('ready', 'available')
+READY_STATES = ("ready", "available")
 
 STAGE_NOT_SHARED = 0
 STAGE_NO_MATCH = 1
 STAGE_UNAVAILABLE = 2
 
 UNAVAILABLE_WORDS = {
-    'Deleting': 'being deleted',
-    'Paused': 'paused',
-    'Consumed': 'consumed',
-    'HostError': 'in error',
-    'NotOperational': 'not operational',
-    'NotReady': 'not ready',
+    "Deleting": "being deleted",
+    "Paused": "paused",
+    "Consumed": "consumed",
+    "HostError": "in error",
+    "NotOperational": "not operational",
+    "NotReady": "not ready",
 }
 
 
 # --------------------------------------------------------------- candidates
 
+
 def host_key(host):
     """``(namespace, name)`` of a BMH dict."""
-    meta = (host or {}).get('metadata') or {}
-    return meta.get('namespace'), meta.get('name')
+    meta = (host or {}).get("metadata") or {}
+    return meta.get("namespace"), meta.get("name")
 
 
 def _host_ref(host):
     namespace, name = host_key(host)
-    return {'namespace': namespace, 'name': name}
+    return {"namespace": namespace, "name": name}
 
 
 def _availability(host):
     """``(code, message)`` if the host cannot take a new claim, else ``None``."""
-    meta = host.get('metadata') or {}
-    status = host.get('status') or {}
-    if meta.get('deletionTimestamp'):
-        return 'Deleting', 'the host is being deleted'
-    if PAUSED_ANNOTATION in (meta.get('annotations') or {}):
-        return 'Paused', 'the host is paused (%s)' % PAUSED_ANNOTATION
-    if get_path(host, 'spec', 'consumerRef'):
-        return 'Consumed', 'the host is consumed (spec.consumerRef is set)'
-    if status.get('errorType') or status.get('errorMessage'):
-        return 'HostError', 'the host reports an error (%s)' % (status.get('errorType') or 'errorMessage')
-    if status.get('operationalStatus') not in (None, 'OK'):
-        return 'NotOperational', 'the host operationalStatus is %r' % status.get('operationalStatus')
-    state = get_path(status, 'provisioning', 'state')
+    meta = host.get("metadata") or {}
+    status = host.get("status") or {}
+    if meta.get("deletionTimestamp"):
+        return "Deleting", "the host is being deleted"
+    if PAUSED_ANNOTATION in (meta.get("annotations") or {}):
+        return "Paused", "the host is paused (%s)" % PAUSED_ANNOTATION
+    if get_path(host, "spec", "consumerRef"):
+        return "Consumed", "the host is consumed (spec.consumerRef is set)"
+    if status.get("errorType") or status.get("errorMessage"):
+        return "HostError", "the host reports an error (%s)" % (status.get("errorType") or "errorMessage")
+    if status.get("operationalStatus") not in (None, "OK"):
+        return "NotOperational", "the host operationalStatus is %r" % status.get("operationalStatus")
+    state = get_path(status, "provisioning", "state")
     if state not in READY_STATES:
-        return 'NotReady', 'the host provisioning state is %r, not ready or available' % (state,)
+        return "NotReady", "the host provisioning state is %r, not ready or available" % (state,)
     return None
 
 
@@ -124,10 +129,10 @@ def _rejection(host, spec, decision, unavailable):
     the planner).
     """
     if not decision.allowed:
-        return STAGE_NOT_SHARED, 'NotShared', decision.reason
-    labels = get_path(host, 'metadata', 'labels') or {}
-    if not matches_normalised(spec['hostSelector'], labels):
-        return STAGE_NO_MATCH, 'SelectorMismatch', 'the host labels do not match hostSelector'
+        return STAGE_NOT_SHARED, "NotShared", decision.reason
+    labels = get_path(host, "metadata", "labels") or {}
+    if not matches_normalised(spec["hostSelector"], labels):
+        return STAGE_NO_MATCH, "SelectorMismatch", "the host labels do not match hostSelector"
     if unavailable:
         return (STAGE_UNAVAILABLE,) + unavailable
     return None
@@ -143,8 +148,8 @@ def host_is_candidate(host, claim, ns_labels):
     namespace = claim_identity(claim)[0]
     rejection = _rejection(host, spec, is_shared(host, namespace, ns_labels), _availability(host))
     if rejection:
-        return False, '%s: %s' % (object_name(host, 'BareMetalHost'), rejection[2])
-    return True, '%s is a candidate' % object_name(host, 'BareMetalHost')
+        return False, "%s: %s" % (object_name(host, "BareMetalHost"), rejection[2])
+    return True, "%s is a candidate" % object_name(host, "BareMetalHost")
 
 
 def find_adopted_host(claim, hosts):
@@ -166,20 +171,20 @@ def _reuse_rank_of(label, reuse_value):
 
 
 def _reuse_rank(host, reuse_value):
-    return _reuse_rank_of((get_path(host, 'metadata', 'labels') or {}).get(NODE_REUSE_LABEL), reuse_value)
+    return _reuse_rank_of((get_path(host, "metadata", "labels") or {}).get(NODE_REUSE_LABEL), reuse_value)
 
 
 def _seed(text):
-    return int(hashlib.sha256(text.encode('utf-8')).hexdigest()[:16], 16)
+    return int(hashlib.sha256(text.encode("utf-8")).hexdigest()[:16], 16)
 
 
 def _claim_seed(claim, binder_id):
     namespace, name, uid = claim_identity(claim)
-    return _seed('\0'.join([uid or '%s/%s' % (namespace, name), str(binder_id)]))
+    return _seed("\0".join([uid or "%s/%s" % (namespace, name), str(binder_id)]))
 
 
 def _host_seed(host):
-    return _seed('%s/%s' % host_key(host))
+    return _seed("%s/%s" % host_key(host))
 
 
 def _spread(claim, binder_id, host):
@@ -193,32 +198,34 @@ def _spread(claim, binder_id, host):
 
 def claim_reuse_value(claim):
     """The node-reuse label value the claim looks for, or ``None``."""
-    return node_reuse_value(claim_identity(claim)[0], get_path(claim, 'spec', 'nodeReuse'))
+    return node_reuse_value(claim_identity(claim)[0], get_path(claim, "spec", "nodeReuse"))
 
 
 def rank_candidates(claim, candidates, binder_id):
     """``candidates`` best first: node-reuse host, unlabelled hosts, others; then a per-binder rendezvous hash."""
     reuse_value = claim_reuse_value(claim)
     seed = _claim_seed(claim, binder_id)
-    return sorted(candidates or [], key=lambda host: (_reuse_rank(host, reuse_value), seed ^ _host_seed(host),
-                                                      host_key(host)))
+    return sorted(
+        candidates or [], key=lambda host: (_reuse_rank(host, reuse_value), seed ^ _host_seed(host), host_key(host))
+    )
 
 
 # ---------------------------------------------------------------- patches
 
+
 def bind_patch(host, claim):
     """BMH merge patch that binds ``host`` to ``claim``: ``consumerRef``, node-reuse label spent, resourceVersion precondition."""
-    patch = {'spec': {'consumerRef': consumer_ref_for(claim)}}
-    if NODE_REUSE_LABEL in (get_path(host, 'metadata', 'labels') or {}):
-        patch['metadata'] = {'labels': {NODE_REUSE_LABEL: None}}
+    patch = {"spec": {"consumerRef": consumer_ref_for(claim)}}
+    if NODE_REUSE_LABEL in (get_path(host, "metadata", "labels") or {}):
+        patch["metadata"] = {"labels": {NODE_REUSE_LABEL: None}}
     return with_precondition(patch, host)
 
 
 def _workload_removal(host):
     """The merge patch members that take the tenant's workload off a host (image, data, power, holds)."""
     spec = dict((field, None) for field in DATA_FIELDS)
-    spec.update({'image': None, 'online': False})
-    annotations = get_path(host, 'metadata', 'annotations') or {}
+    spec.update({"image": None, "online": False})
+    annotations = get_path(host, "metadata", "annotations") or {}
     removed = dict((key, None) for key in tracked_keys(annotations, PASSED_ANNOTATIONS) if is_hold_key(key))
     removed[PASSED_ANNOTATIONS] = None
     return spec, removed
@@ -236,19 +243,21 @@ def release_plan(host, claim, node_reuse):
     if not _consumed_by(host, claim):
         return {}
     spec, removed = _workload_removal(host)
-    spec['consumerRef'] = None
+    spec["consumerRef"] = None
     reuse = node_reuse_value(claim_identity(claim)[0], node_reuse)
-    patch = {'spec': spec, 'metadata': {'labels': {NODE_REUSE_LABEL: reuse}, 'annotations': removed}}
+    patch = {"spec": spec, "metadata": {"labels": {NODE_REUSE_LABEL: reuse}, "annotations": removed}}
     return with_precondition(minimal_patch(host, patch), host)
 
 
 def _consumed_by(host, claim):
     """Whether ``host`` is consumed (``False``: bound to nothing); ``Conflict`` if by another claim than ``claim``."""
-    if not get_path(host, 'spec', 'consumerRef'):
+    if not get_path(host, "spec", "consumerRef"):
         return False
     if not claim_ref_matches(host, claim):
-        raise Conflict(object_name(host, 'BareMetalHost'),
-                       'consumerRef does not point at %s; not released' % object_name(claim, 'HostClaim'))
+        raise Conflict(
+            object_name(host, "BareMetalHost"),
+            "consumerRef does not point at %s; not released" % object_name(claim, "HostClaim"),
+        )
     return True
 
 
@@ -263,18 +272,18 @@ def deprovision_patch(host, claim):
     if not _consumed_by(host, claim):
         return {}
     spec, removed = _workload_removal(host)
-    return with_precondition(minimal_patch(host, {'spec': spec, 'metadata': {'annotations': removed}}), host)
+    return with_precondition(minimal_patch(host, {"spec": spec, "metadata": {"annotations": removed}}), host)
 
 
 #: provisioning states in which a host still carries (or is removing) a tenant's workload
-BUSY_STATES = ('provisioning', 'provisioned', 'deprovisioning')
+BUSY_STATES = ("provisioning", "provisioned", "deprovisioning")
 
 
 def release_finished(host):
     """True once a host carries no workload any more: no ``spec.image`` and not provisioning, provisioned or deprovisioning."""
-    if get_path(host, 'spec', 'image'):
+    if get_path(host, "spec", "image"):
         return False
-    return get_path(host, 'status', 'provisioning', 'state') not in BUSY_STATES
+    return get_path(host, "status", "provisioning", "state") not in BUSY_STATES
 
 
 def release_step(host, claim, node_reuse):
@@ -289,39 +298,45 @@ def release_step(host, claim, node_reuse):
     patch = deprovision_patch(host, claim)
     after = apply_merge_patch(host, patch) if patch else host
     if not release_finished(after):
-        return 'deprovision', patch
-    return 'finish', release_plan(host, claim, node_reuse)
+        return "deprovision", patch
+    return "finish", release_plan(host, claim, node_reuse)
 
 
 # -------------------------------------------------------------- plan_pass
 
+
 def _claim_ref(claim):
     namespace, name, uid = claim_identity(claim)
-    return {'namespace': namespace, 'name': name, 'uid': uid}
+    return {"namespace": namespace, "name": name, "uid": uid}
 
 
 def _action(kind, claim, host=None, **extra):
-    action = {'action': kind, 'claim': _claim_ref(claim), 'host': _host_ref(host) if host else None}
+    action = {"action": kind, "claim": _claim_ref(claim), "host": _host_ref(host) if host else None}
     action.update(extra)
     return action
 
 
 def _pending(claim, reason, message):
-    return _action('pending', claim, None, reason=reason, message=message,
-                   claim_patch=binding_label_fix(claim, None))
+    return _action("pending", claim, None, reason=reason, message=message, claim_patch=binding_label_fix(claim, None))
 
 
 def _claim_sort_key(claim):
     namespace, name, dummy = claim_identity(claim)
-    return get_path(claim, 'metadata', 'creationTimestamp') or '', namespace or '', name or ''
+    return get_path(claim, "metadata", "creationTimestamp") or "", namespace or "", name or ""
 
 
 def _adoption_action(claim, host):
-    label_patch = binding_label_fix(claim, get_path(host, 'metadata', 'name'))
+    label_patch = binding_label_fix(claim, get_path(host, "metadata", "name"))
     if label_patch:
-        return _action('adopt', claim, host, claim_patch=label_patch, reason='Adopted',
-                       message='host %s already points at the claim' % host_key(host)[1])
-    return _action('bound', claim, host, claim_patch={}, reason='Bound', message='bound to host %s' % host_key(host)[1])
+        return _action(
+            "adopt",
+            claim,
+            host,
+            claim_patch=label_patch,
+            reason="Adopted",
+            message="host %s already points at the claim" % host_key(host)[1],
+        )
+    return _action("bound", claim, host, claim_patch={}, reason="Bound", message="bound to host %s" % host_key(host)[1])
 
 
 def _prepare(claim, namespaces):
@@ -329,12 +344,14 @@ def _prepare(claim, namespaces):
     try:
         spec = validate_claim(claim)
     except InvalidInput as exc:
-        return None, _pending(claim, 'InvalidSpec', exc.message)
+        return None, _pending(claim, "InvalidSpec", exc.message)
     namespace = claim_identity(claim)[0]
-    if spec['credentials']:
-        return None, _pending(claim, 'Unsupported', 'spec.credentials (hosts in another cluster) is not supported by this binder')
+    if spec["credentials"]:
+        return None, _pending(
+            claim, "Unsupported", "spec.credentials (hosts in another cluster) is not supported by this binder"
+        )
     if namespace not in (namespaces or {}):
-        return None, _pending(claim, 'NamespaceNotFound', 'namespace %s was not found' % namespace)
+        return None, _pending(claim, "NamespaceNotFound", "namespace %s was not found" % namespace)
     return spec, None
 
 
@@ -343,24 +360,24 @@ def _unavailable_message(codes):
     for code in codes:
         counts[UNAVAILABLE_WORDS[code]] = counts.get(UNAVAILABLE_WORDS[code], 0) + 1
     if len(counts) == 1:
-        return 'all hosts matching hostSelector are %s' % list(counts)[0]
-    detail = ', '.join('%d %s' % (counts[word], word) for word in sorted(counts))
-    return 'all hosts matching hostSelector are unavailable: %s' % detail
+        return "all hosts matching hostSelector are %s" % list(counts)[0]
+    detail = ", ".join("%d %s" % (counts[word], word) for word in sorted(counts))
+    return "all hosts matching hostSelector are unavailable: %s" % detail
 
 
 def pending_reason(claim, rejections, taken_count=0):
     """``(reason, message)`` for a claim left unbound; names no host and nothing not shared with the tenant."""
     namespace = claim_identity(claim)[0]
     codes = [code for stage, code, dummy in rejections if stage == STAGE_UNAVAILABLE]
-    codes.extend(['Consumed'] * taken_count)
+    codes.extend(["Consumed"] * taken_count)
     if codes:
-        return 'NoAvailableHost', _unavailable_message(codes)
+        return "NoAvailableHost", _unavailable_message(codes)
     if any(stage == STAGE_NO_MATCH for stage, dummy, dummy2 in rejections):
-        return 'NoMatchingHost', 'no host shared with namespace %s matches hostSelector' % namespace
-    return 'NoSharedHost', 'no host is shared with namespace %s' % namespace
+        return "NoMatchingHost", "no host shared with namespace %s matches hostSelector" % namespace
+    return "NoSharedHost", "no host is shared with namespace %s" % namespace
 
 
-class _Planner(object):
+class _Planner:
     """State of one planning pass.
 
     Per-host facts (key, seed, node-reuse label, availability), the index of
@@ -384,13 +401,14 @@ class _Planner(object):
         self.record_cache = {}
         self.keys = dict((id(host), host_key(host)) for host in self.hosts)
         self.seeds = dict((id(host), _host_seed(host)) for host in self.hosts)
-        self.reuse_labels = dict((id(host), (get_path(host, 'metadata', 'labels') or {}).get(NODE_REUSE_LABEL))
-                                 for host in self.hosts)
+        self.reuse_labels = dict(
+            (id(host), (get_path(host, "metadata", "labels") or {}).get(NODE_REUSE_LABEL)) for host in self.hosts
+        )
         self.by_ref = {}
         for host in self.hosts:
-            ref = get_path(host, 'spec', 'consumerRef')
-            if isinstance(ref, dict) and ref.get('name'):
-                self.by_ref.setdefault((ref.get('namespace'), ref.get('name')), []).append(host)
+            ref = get_path(host, "spec", "consumerRef")
+            if isinstance(ref, dict) and ref.get("name"):
+                self.by_ref.setdefault((ref.get("namespace"), ref.get("name")), []).append(host)
 
     def decision(self, host, namespace):
         """The namespace policy decision, computed once per (policy, namespace): hosts usually share policies."""
@@ -414,7 +432,7 @@ class _Planner(object):
     def survey(self, claim, spec):
         """``(candidates, rejections)`` of one claim over all hosts (shared by claims with the same namespace and selector)."""
         namespace = claim_identity(claim)[0]
-        cache_key = (namespace, json.dumps(spec['hostSelector'], sort_keys=True))
+        cache_key = (namespace, json.dumps(spec["hostSelector"], sort_keys=True))
         if cache_key not in self.surveys:
             candidates, rejections = [], []
             for host in self.hosts:
@@ -444,25 +462,37 @@ class _Planner(object):
         taken = self.taken
         records = self.records(candidates)
         if reuse_value:
-            entries = ((0 if label == reuse_value else rank, seed ^ host_seed, key, index)
-                       for rank, host_seed, key, index, label in records if key not in taken)
+            entries = (
+                (0 if label == reuse_value else rank, seed ^ host_seed, key, index)
+                for rank, host_seed, key, index, label in records
+                if key not in taken
+            )
         else:
-            entries = ((rank, seed ^ host_seed, key, index)
-                       for rank, host_seed, key, index, dummy in records if key not in taken)
+            entries = (
+                (rank, seed ^ host_seed, key, index)
+                for rank, host_seed, key, index, dummy in records
+                if key not in taken
+            )
         return [candidates[entry[3]] for entry in heapq.nsmallest(MAX_ALTERNATIVES + 1, entries)]
 
     def bind(self, claim, ranked, host):
         self.taken.add(host_key(host))
         self.ranked[id(claim)] = ranked
         self.actions[id(claim)] = _action(
-            'bind', claim, host, host_patch=bind_patch(host, claim), alternatives=[],
-            claim_patch=binding_label_fix(claim, host_key(host)[1]), reason='Binding',
-            message='binding to host %s' % host_key(host)[1])
+            "bind",
+            claim,
+            host,
+            host_patch=bind_patch(host, claim),
+            alternatives=[],
+            claim_patch=binding_label_fix(claim, host_key(host)[1]),
+            reason="Binding",
+            message="binding to host %s" % host_key(host)[1],
+        )
 
     def fill_alternatives(self):
         """Once every claim is served: the other candidates no claim of this plan uses."""
         for key, ranked in self.ranked.items():
-            self.actions[key]['alternatives'] = [_host_ref(h) for h in ranked if host_key(h) not in self.taken]
+            self.actions[key]["alternatives"] = [_host_ref(h) for h in ranked if host_key(h) not in self.taken]
 
     def reuse_phase(self, work):
         for claim, candidates in work:
@@ -485,8 +515,9 @@ class _Planner(object):
                 self.actions[id(claim)] = _pending(claim, reason, message)
 
     def plan(self, claims):
-        ordered = sorted([c for c in claims or [] if not get_path(c, 'metadata', 'deletionTimestamp')],
-                         key=_claim_sort_key)
+        ordered = sorted(
+            [c for c in claims or [] if not get_path(c, "metadata", "deletionTimestamp")], key=_claim_sort_key
+        )
         work = []
         for claim in ordered:
             adopted = self.adopted(claim)

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -57,18 +56,21 @@ status, which tenants cannot write), never from the label alone.
 Patches are JSON merge patches (plain dicts, ``None`` deletes).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import copy
 import json
 
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict, InvalidInput
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import (
     _same,
     get_path,
     minimal_patch,
     with_precondition,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import (
+    dns1123_label_problem,
+    dns1123_subdomain_problem,
+    label_key_problem,
+    label_value_problem,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import (
     API_VERSION,
@@ -96,105 +98,137 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_vie
     _short_hash,
     binding_label_value,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict, InvalidInput
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import (
-    dns1123_label_problem,
-    dns1123_subdomain_problem,
-    label_key_problem,
-    label_value_problem,
-)
 
-
-RESERVED_DOMAIN = 'host.metal3.io'
-CLAIM_REBOOT = RESERVED_DOMAIN + '/reboot'
-CLAIM_INSPECT = RESERVED_DOMAIN + '/inspect'
-HOST_REBOOT = 'reboot.metal3.io'
-HOST_INSPECT = 'inspect.metal3.io'
-HOLD_PREFIX = 'hostclaim-'
+RESERVED_DOMAIN = "host.metal3.io"
+CLAIM_REBOOT = RESERVED_DOMAIN + "/reboot"
+CLAIM_INSPECT = RESERVED_DOMAIN + "/inspect"
+HOST_REBOOT = "reboot.metal3.io"
+HOST_INSPECT = "inspect.metal3.io"
+HOLD_PREFIX = "hostclaim-"
 ONE_SHOT = {CLAIM_REBOOT: HOST_REBOOT, CLAIM_INSPECT: HOST_INSPECT}
 
 #: a BMC value shorter than this is matched only as a whole value or word (see ``bmc_match``)
 MIN_CONTAINED_BMC_VALUE = 4
 
-DENIED_LABEL_DOMAINS = ('metal3.io', 'x-k8s.io', 'kubernetes.io', 'k8s.io', 'openshift.io')
-ALLOWED_LABEL_DOMAINS = ('topology.kubernetes.io',)
-EXPORT_ANNOTATION_DOMAINS = ('export.hostclaim.metal3.io',)
+DENIED_LABEL_DOMAINS = ("metal3.io", "x-k8s.io", "kubernetes.io", "k8s.io", "openshift.io")
+ALLOWED_LABEL_DOMAINS = ("topology.kubernetes.io",)
+EXPORT_ANNOTATION_DOMAINS = ("export.hostclaim.metal3.io",)
 MAX_IMPORTED_VALUE = 4096
-SENSITIVE_WORDS = ('bmc', 'credential', 'password', 'passwd', 'secret', 'token', 'ipmi', 'redfish',
-                   'idrac', 'irmc', 'kubeconfig', 'last-applied-configuration', 'private-key', 'privatekey')
-SENSITIVE_TOKENS = ('drac', 'cimc', 'xcc', 'ilo')
+SENSITIVE_WORDS = (
+    "bmc",
+    "credential",
+    "password",
+    "passwd",
+    "secret",
+    "token",
+    "ipmi",
+    "redfish",
+    "idrac",
+    "irmc",
+    "kubeconfig",
+    "last-applied-configuration",
+    "private-key",
+    "privatekey",
+)
+SENSITIVE_TOKENS = ("drac", "cimc", "xcc", "ilo")
 
-HOST_STATES = ('', 'unmanaged', 'registering', 'match profile', 'preparing', 'ready', 'available',
-               'provisioning', 'provisioned', 'externally provisioned', 'deprovisioning', 'inspecting',
-               'deleting', 'powering off before delete', 'detached', 'servicing')
-HOST_ERROR_TYPES = ('provisioned registration error', 'registration error', 'inspection error',
-                    'preparation error', 'provisioning error', 'power management error', 'detach error',
-                    'servicing error')
+HOST_STATES = (
+    "",
+    "unmanaged",
+    "registering",
+    "match profile",
+    "preparing",
+    "ready",
+    "available",
+    "provisioning",
+    "provisioned",
+    "externally provisioned",
+    "deprovisioning",
+    "inspecting",
+    "deleting",
+    "powering off before delete",
+    "detached",
+    "servicing",
+)
+HOST_ERROR_TYPES = (
+    "provisioned registration error",
+    "registration error",
+    "inspection error",
+    "preparation error",
+    "provisioning error",
+    "power management error",
+    "detach error",
+    "servicing error",
+)
 
 
 # ---------------------------------------------------------------- helpers
 
+
 def object_name(obj, kind):
     """``Kind namespace/name`` for messages."""
-    meta = (obj or {}).get('metadata') or {}
-    if meta.get('namespace'):
-        return '%s %s/%s' % (kind, meta.get('namespace'), meta.get('name'))
-    return '%s %s' % (kind, meta.get('name'))
+    meta = (obj or {}).get("metadata") or {}
+    if meta.get("namespace"):
+        return "%s %s/%s" % (kind, meta.get("namespace"), meta.get("name"))
+    return "%s %s" % (kind, meta.get("name"))
 
 
 # ------------------------------------------------------------ consumerRef
 
+
 def claim_identity(claim):
     """``(namespace, name, uid)`` of a claim dict."""
-    meta = (claim or {}).get('metadata') or {}
-    return meta.get('namespace'), meta.get('name'), meta.get('uid')
+    meta = (claim or {}).get("metadata") or {}
+    return meta.get("namespace"), meta.get("name"), meta.get("uid")
 
 
 def consumer_ref_for(claim):
     """The BMH ``spec.consumerRef`` naming ``claim`` (uid included when known)."""
     namespace, name, uid = claim_identity(claim)
-    ref = {'apiVersion': API_VERSION, 'kind': CLAIM_KIND, 'namespace': namespace, 'name': name}
+    ref = {"apiVersion": API_VERSION, "kind": CLAIM_KIND, "namespace": namespace, "name": name}
     if uid:
-        ref['uid'] = uid
+        ref["uid"] = uid
     return ref
 
 
 def claim_ref_matches(host, claim):
     """True if the BMH ``consumerRef`` points at this claim (uid compared when both have one)."""
-    ref = get_path(host, 'spec', 'consumerRef')
+    ref = get_path(host, "spec", "consumerRef")
     if not isinstance(ref, dict) or not ref:
         return False
     namespace, name, uid = claim_identity(claim)
-    if (ref.get('apiVersion'), ref.get('kind')) != (API_VERSION, CLAIM_KIND):
+    if (ref.get("apiVersion"), ref.get("kind")) != (API_VERSION, CLAIM_KIND):
         return False
-    if (ref.get('namespace'), ref.get('name')) != (namespace, name) or not name:
+    if (ref.get("namespace"), ref.get("name")) != (namespace, name) or not name:
         return False
-    return not (ref.get('uid') and uid and ref.get('uid') != uid)
+    return not (ref.get("uid") and uid and ref.get("uid") != uid)
 
 
 def _require_bound(host, claim):
     if not claim_ref_matches(host, claim):
-        raise Conflict(object_name(host, 'BareMetalHost'),
-                       'consumerRef does not point at %s' % object_name(claim, 'HostClaim'))
+        raise Conflict(
+            object_name(host, "BareMetalHost"), "consumerRef does not point at %s" % object_name(claim, "HostClaim")
+        )
 
 
 # ------------------------------------------------------- claim validation
 
+
 def validate_claim(claim):
     """``validate_claim_spec`` for a whole HostClaim dict."""
     namespace, name, dummy = claim_identity(claim)
-    return validate_claim_spec((claim or {}).get('spec'), name, namespace)
+    return validate_claim_spec((claim or {}).get("spec"), name, namespace)
 
 
 # -------------------------------------------------------------- downward
 
+
 def secret_copy_names(claim):
     """Names of the binder's Secret copies in the BMH namespace, per data field the claim sets."""
     namespace, name, uid = claim_identity(claim)
-    token = uid if uid and not dns1123_label_problem(uid) else _short_hash('%s/%s/%s' % (namespace, name, uid), 32)
+    token = uid if uid and not dns1123_label_problem(uid) else _short_hash("%s/%s/%s" % (namespace, name, uid), 32)
     spec = validate_claim(claim)
-    return dict((field, 'hostclaim-%s-%s' % (token, field.lower()))
-                for field in DATA_FIELDS if spec[field])
+    return dict((field, "hostclaim-%s-%s" % (token, field.lower())) for field in DATA_FIELDS if spec[field])
 
 
 def secret_copy(source, claim, host, field, copy_name):
@@ -209,22 +243,30 @@ def secret_copy(source, claim, host, field, copy_name):
     copy lives in the owner's namespace).
     """
     namespace, name, uid = claim_identity(claim)
-    host_meta = (host or {}).get('metadata') or {}
+    host_meta = (host or {}).get("metadata") or {}
     labels = {COPY_CLAIM_NAMESPACE_LABEL: namespace, COPY_FIELD_LABEL: field.lower()}
     if uid and not label_value_problem(uid):
         labels[COPY_CLAIM_UID_LABEL] = uid
     metadata = {
-        'name': copy_name,
-        'namespace': host_meta.get('namespace'),
-        'labels': labels,
-        'annotations': {COPY_SOURCE_ANNOTATION: '%s/%s' % (namespace, get_path(source, 'metadata', 'name')),
-                        COPY_CLAIM_ANNOTATION: '%s/%s' % (namespace, name)},
+        "name": copy_name,
+        "namespace": host_meta.get("namespace"),
+        "labels": labels,
+        "annotations": {
+            COPY_SOURCE_ANNOTATION: "%s/%s" % (namespace, get_path(source, "metadata", "name")),
+            COPY_CLAIM_ANNOTATION: "%s/%s" % (namespace, name),
+        },
     }
-    if host_meta.get('uid'):
-        metadata['ownerReferences'] = [{'apiVersion': API_VERSION, 'kind': 'BareMetalHost', 'name': host_meta.get('name'),
-                                        'uid': host_meta['uid']}]
-    return {'apiVersion': 'v1', 'kind': 'Secret', 'metadata': metadata,
-            'type': 'Opaque', 'data': dict((source or {}).get('data') or {})}
+    if host_meta.get("uid"):
+        metadata["ownerReferences"] = [
+            {"apiVersion": API_VERSION, "kind": "BareMetalHost", "name": host_meta.get("name"), "uid": host_meta["uid"]}
+        ]
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": metadata,
+        "type": "Opaque",
+        "data": dict((source or {}).get("data") or {}),
+    }
 
 
 def secret_copy_patch(current, wanted):
@@ -233,41 +275,41 @@ def secret_copy_patch(current, wanted):
     ``{}`` when they already agree; ``None`` when the Secret type differs
     (immutable: the copy must be deleted and created again).
     """
-    if (current.get('type') or 'Opaque') != wanted.get('type'):
+    if (current.get("type") or "Opaque") != wanted.get("type"):
         return None
-    data = dict((key, None) for key in current.get('data') or {} if key not in wanted['data'])
-    data.update(wanted['data'])
-    wanted_meta = wanted['metadata']
-    patch = {'data': data, 'metadata': {'labels': wanted_meta['labels'], 'annotations': wanted_meta['annotations']}}
-    if wanted_meta.get('ownerReferences'):
-        patch['metadata']['ownerReferences'] = wanted_meta['ownerReferences']
+    data = dict((key, None) for key in current.get("data") or {} if key not in wanted["data"])
+    data.update(wanted["data"])
+    wanted_meta = wanted["metadata"]
+    patch = {"data": data, "metadata": {"labels": wanted_meta["labels"], "annotations": wanted_meta["annotations"]}}
+    if wanted_meta.get("ownerReferences"):
+        patch["metadata"]["ownerReferences"] = wanted_meta["ownerReferences"]
     return with_precondition(minimal_patch(current, patch), current)
 
 
 def finalizer_patch(obj, present):
     """Merge patch adding (``present``) or removing the binder's finalizer, with a resourceVersion precondition."""
-    finalizers = list(get_path(obj, 'metadata', 'finalizers') or [])
+    finalizers = list(get_path(obj, "metadata", "finalizers") or [])
     if (FINALIZER in finalizers) == bool(present):
         return {}
     if present:
         finalizers.append(FINALIZER)
     else:
         finalizers = [item for item in finalizers if item != FINALIZER]
-    return with_precondition({'metadata': {'finalizers': finalizers}}, obj)
+    return with_precondition({"metadata": {"finalizers": finalizers}}, obj)
 
 
 def _valid_reboot_value(value):
-    if value == '':
+    if value == "":
         return True
     try:
         parsed = json.loads(value)
     except ValueError:
         return False
-    if not isinstance(parsed, dict) or set(parsed) - set(['mode', 'force']):
+    if not isinstance(parsed, dict) or set(parsed) - set(["mode", "force"]):
         return False
-    if 'mode' in parsed and parsed['mode'] not in ('hard', 'soft'):
+    if "mode" in parsed and parsed["mode"] not in ("hard", "soft"):
         return False
-    return 'force' not in parsed or isinstance(parsed['force'], bool)
+    return "force" not in parsed or isinstance(parsed["force"], bool)
 
 
 def _host_key_for(key, value):
@@ -275,11 +317,11 @@ def _host_key_for(key, value):
     if not isinstance(value, str):
         return None
     if key == CLAIM_INSPECT:
-        return HOST_INSPECT if value == '' else None
+        return HOST_INSPECT if value == "" else None
     if key == CLAIM_REBOOT:
         return HOST_REBOOT if _valid_reboot_value(value) else None
-    suffix = key[len(CLAIM_REBOOT) + 1:] if key.startswith(CLAIM_REBOOT + '.') else ''
-    host_key = '%s/%s%s' % (HOST_REBOOT, HOLD_PREFIX, suffix)
+    suffix = key[len(CLAIM_REBOOT) + 1 :] if key.startswith(CLAIM_REBOOT + ".") else ""
+    host_key = "%s/%s%s" % (HOST_REBOOT, HOLD_PREFIX, suffix)
     if suffix and not label_key_problem(host_key) and _valid_reboot_value(value):
         return host_key
     return None
@@ -293,7 +335,7 @@ def passed_annotations(claim_annotations):
     """
     mapping, ignored = {}, []
     for key in sorted(claim_annotations or {}):
-        if not key.startswith(RESERVED_DOMAIN + '/'):
+        if not key.startswith(RESERVED_DOMAIN + "/"):
             continue
         host_key = _host_key_for(key, claim_annotations[key])
         if host_key is None:
@@ -305,7 +347,7 @@ def passed_annotations(claim_annotations):
 
 def is_hold_key(key):
     """True for the reboot hold annotations the binder passes down (and removes on release)."""
-    return isinstance(key, str) and key.startswith('%s/%s' % (HOST_REBOOT, HOLD_PREFIX))
+    return isinstance(key, str) and key.startswith("%s/%s" % (HOST_REBOOT, HOLD_PREFIX))
 
 
 def tracked_keys(annotations, tracking_key):
@@ -321,11 +363,11 @@ def tracked_keys(annotations, tracking_key):
 
 
 def _tracking_value(keys):
-    return json.dumps(sorted(keys), separators=(',', ':')) if keys else None
+    return json.dumps(sorted(keys), separators=(",", ":")) if keys else None
 
 
 def _annotation_patch(host, claim_annotations):
-    current = get_path(host, 'metadata', 'annotations') or {}
+    current = get_path(host, "metadata", "annotations") or {}
     mapping, dummy = passed_annotations(claim_annotations)
     holds = [key for key in mapping if is_hold_key(key)]
     patch = dict(mapping)
@@ -342,8 +384,8 @@ def _secret_ref(field, spec, copy_names, host_namespace, owner):
     copy_name = (copy_names or {}).get(field)
     problem = dns1123_subdomain_problem(copy_name)
     if problem:
-        raise InvalidInput(owner, 'no valid name for the copy of %s Secret %r: %s' % (field, spec[field], problem))
-    return {'name': copy_name, 'namespace': host_namespace}
+        raise InvalidInput(owner, "no valid name for the copy of %s Secret %r: %s" % (field, spec[field], problem))
+    return {"name": copy_name, "namespace": host_namespace}
 
 
 def downward_patch(claim, host, secret_copy_names_by_field):
@@ -355,44 +397,44 @@ def downward_patch(claim, host, secret_copy_names_by_field):
     """
     _require_bound(host, claim)
     spec = validate_claim(claim)
-    owner = object_name(claim, 'HostClaim')
-    host_namespace = get_path(host, 'metadata', 'namespace')
-    host_spec = {'online': spec['online'], 'image': spec['image']}
+    owner = object_name(claim, "HostClaim")
+    host_namespace = get_path(host, "metadata", "namespace")
+    host_spec = {"online": spec["online"], "image": spec["image"]}
     for field in DATA_FIELDS:
         host_spec[field] = _secret_ref(field, spec, secret_copy_names_by_field, host_namespace, owner)
-    annotations = _annotation_patch(host, get_path(claim, 'metadata', 'annotations'))
-    patch = minimal_patch(host, {'spec': host_spec, 'metadata': {'annotations': annotations}})
+    annotations = _annotation_patch(host, get_path(claim, "metadata", "annotations"))
+    patch = minimal_patch(host, {"spec": host_spec, "metadata": {"annotations": annotations}})
     return with_precondition(patch, host)
 
 
 def one_shot_cleanup_patch(claim):
     """Claim merge patch removing one-shot annotations (reboot, inspect) once they were passed down."""
-    annotations = get_path(claim, 'metadata', 'annotations') or {}
+    annotations = get_path(claim, "metadata", "annotations") or {}
     mapping, dummy = passed_annotations(annotations)
-    removed = dict((key, None) for key, host_key in ONE_SHOT.items()
-                   if key in annotations and host_key in mapping)
-    return {'metadata': {'annotations': removed}} if removed else {}
+    removed = dict((key, None) for key, host_key in ONE_SHOT.items() if key in annotations and host_key in mapping)
+    return {"metadata": {"annotations": removed}} if removed else {}
 
 
 # ------------------------------------------------------------ upward: status
 
+
 def _condition(ctype, status, reason, message, existing, now):
-    previous = [c for c in existing if isinstance(c, dict) and c.get('type') == ctype]
+    previous = [c for c in existing if isinstance(c, dict) and c.get("type") == ctype]
     since = now
-    if previous and previous[0].get('status') == status and previous[0].get('lastTransitionTime'):
-        since = previous[0]['lastTransitionTime']
-    return {'type': ctype, 'status': status, 'reason': reason, 'message': message, 'lastTransitionTime': since}
+    if previous and previous[0].get("status") == status and previous[0].get("lastTransitionTime"):
+        since = previous[0]["lastTransitionTime"]
+    return {"type": ctype, "status": status, "reason": reason, "message": message, "lastTransitionTime": since}
 
 
 def _addresses(host):
     addresses = []
-    for nic in get_path(host, 'status', 'hardware', 'nics') or []:
-        if isinstance(nic, dict) and nic.get('ip'):
-            addresses.append({'type': 'InternalIP', 'address': nic['ip']})
-    hostname = get_path(host, 'status', 'hardware', 'hostname')
+    for nic in get_path(host, "status", "hardware", "nics") or []:
+        if isinstance(nic, dict) and nic.get("ip"):
+            addresses.append({"type": "InternalIP", "address": nic["ip"]})
+    hostname = get_path(host, "status", "hardware", "hostname")
     if hostname:
-        addresses.append({'type': 'Hostname', 'address': hostname})
-        addresses.append({'type': 'InternalDNS', 'address': hostname})
+        addresses.append({"type": "Hostname", "address": hostname})
+        addresses.append({"type": "InternalDNS", "address": hostname})
     unique = []
     for address in addresses:
         if address not in unique:
@@ -402,70 +444,70 @@ def _addresses(host):
 
 def _nics(host):
     nics = []
-    for nic in get_path(host, 'status', 'hardware', 'nics') or []:
+    for nic in get_path(host, "status", "hardware", "nics") or []:
         if not isinstance(nic, dict):
             continue
-        entry = {'name': nic.get('name'), 'MAC': nic.get('mac'), 'ip': nic.get('ip') or None}
+        entry = {"name": nic.get("name"), "MAC": nic.get("mac"), "ip": nic.get("ip") or None}
         nics.append(dict((k, v) for k, v in entry.items() if v))
     return nics
 
 
 def _desired_online(host, claim):
     if claim is not None:
-        online = get_path(claim, 'spec', 'online')
+        online = get_path(claim, "spec", "online")
     else:
-        online = get_path(host, 'spec', 'online')
+        online = get_path(host, "spec", "online")
     return online is True
 
 
 def _power_word(on):
-    return 'on' if on else 'off'
+    return "on" if on else "off"
 
 
 def _provisioned_ready(host, online):
-    powered = get_path(host, 'status', 'poweredOn') is True
+    powered = get_path(host, "status", "poweredOn") is True
     if powered == online:
-        return 'True', 'Provisioned', 'the host is provisioned and powered %s' % _power_word(online)
-    return 'False', 'PowerChanging', 'waiting for the host to power %s' % _power_word(online)
+        return "True", "Provisioned", "the host is provisioned and powered %s" % _power_word(online)
+    return "False", "PowerChanging", "waiting for the host to power %s" % _power_word(online)
 
 
 def _ready(host, online):
     """``(status, reason, message)`` of the Ready condition; never quotes errorMessage."""
-    state = get_path(host, 'status', 'provisioning', 'state')
-    error_type = get_path(host, 'status', 'errorType')
-    if get_path(host, 'metadata', 'deletionTimestamp'):
-        return 'False', 'HostDeleting', 'the host is being deleted'
-    if PAUSED_ANNOTATION in (get_path(host, 'metadata', 'annotations') or {}):
-        return 'False', 'HostPaused', 'the host is paused by its administrator'
-    if error_type or get_path(host, 'status', 'errorMessage'):
-        kind = error_type if error_type in HOST_ERROR_TYPES else 'error'
-        return 'False', 'HostError', 'the host reports a %s; ask the infrastructure administrator' % kind
-    if state == 'provisioned':
+    state = get_path(host, "status", "provisioning", "state")
+    error_type = get_path(host, "status", "errorType")
+    if get_path(host, "metadata", "deletionTimestamp"):
+        return "False", "HostDeleting", "the host is being deleted"
+    if PAUSED_ANNOTATION in (get_path(host, "metadata", "annotations") or {}):
+        return "False", "HostPaused", "the host is paused by its administrator"
+    if error_type or get_path(host, "status", "errorMessage"):
+        kind = error_type if error_type in HOST_ERROR_TYPES else "error"
+        return "False", "HostError", "the host reports a %s; ask the infrastructure administrator" % kind
+    if state == "provisioned":
         return _provisioned_ready(host, online)
-    if state == 'provisioning':
-        return 'False', 'Provisioning', 'the image is being written'
-    if state == 'deprovisioning':
-        return 'False', 'Deprovisioning', 'the host is being cleaned'
-    if state in ('available', 'ready'):
-        return 'False', 'NotProvisioned', 'no image is provisioned; set spec.image'
-    shown = state if state in HOST_STATES and state else 'unknown'
-    return 'False', 'HostNotReady', 'the host is in state %r' % shown
+    if state == "provisioning":
+        return "False", "Provisioning", "the image is being written"
+    if state == "deprovisioning":
+        return "False", "Deprovisioning", "the host is being cleaned"
+    if state in ("available", "ready"):
+        return "False", "NotProvisioned", "no image is provisioned; set spec.image"
+    shown = state if state in HOST_STATES and state else "unknown"
+    return "False", "HostNotReady", "the host is in state %r" % shown
 
 
 def _finish_status(status, existing_status, now):
     previous = dict(existing_status or {})
-    previous_updated = previous.pop('lastUpdated', None)
-    status['lastUpdated'] = previous_updated if previous_updated and _same(previous, status) else now
+    previous_updated = previous.pop("lastUpdated", None)
+    status["lastUpdated"] = previous_updated if previous_updated and _same(previous, status) else now
     return status
 
 
 def hardware_withheld(host, bmc_values):
     """``[{kind: status, key, reason}]``: the hardware addresses and NICs ``upward_status`` leaves out for ``bmc_values``."""
     withheld = []
-    for key, entries in (('addresses', _addresses(host)), ('nics', _nics(host))):
+    for key, entries in (("addresses", _addresses(host)), ("nics", _nics(host))):
         reasons = [_entry_match(entry, bmc_values) for entry in entries]
         for what in sorted(set(reason for reason in reasons if reason)):
-            withheld.append({'kind': 'status', 'key': key, 'reason': 'an entry repeats the %s' % what})
+            withheld.append({"kind": "status", "key": key, "reason": "an entry repeats the %s" % what})
     return withheld
 
 
@@ -491,26 +533,26 @@ def upward_status(host, existing_status, now, claim=None, bmc_values=()):
     at it (pass the claim: a tenant can forge the binding label).
     """
     if host is None:
-        return pending_status(existing_status, 'NotBound', 'the claim is not bound to a host', now)
+        return pending_status(existing_status, "NotBound", "the claim is not bound to a host", now)
     if claim is not None:
         _require_bound(host, claim)
-    existing = (existing_status or {}).get('conditions') or []
-    name = get_path(host, 'metadata', 'name')
+    existing = (existing_status or {}).get("conditions") or []
+    name = get_path(host, "metadata", "name")
     ready = _ready(host, _desired_online(host, claim))
     status = {
-        'addresses': [entry for entry in _addresses(host) if not _entry_match(entry, bmc_values)],
-        'nics': [entry for entry in _nics(host) if not _entry_match(entry, bmc_values)],
-        'conditions': [
-            _condition('AssociateBMH', 'True', 'Associated', BOUND_PREFIX + str(name), existing, now),
-            _condition('Ready', ready[0], ready[1], ready[2], existing, now),
+        "addresses": [entry for entry in _addresses(host) if not _entry_match(entry, bmc_values)],
+        "nics": [entry for entry in _nics(host) if not _entry_match(entry, bmc_values)],
+        "conditions": [
+            _condition("AssociateBMH", "True", "Associated", BOUND_PREFIX + str(name), existing, now),
+            _condition("Ready", ready[0], ready[1], ready[2], existing, now),
         ],
     }
-    boot_mac = get_path(host, 'spec', 'bootMACAddress')
+    boot_mac = get_path(host, "spec", "bootMACAddress")
     if boot_mac:
-        status['bootMACAddress'] = boot_mac
-    powered_on = get_path(host, 'status', 'poweredOn')
+        status["bootMACAddress"] = boot_mac
+    powered_on = get_path(host, "status", "poweredOn")
     if isinstance(powered_on, bool):
-        status['poweredOn'] = powered_on
+        status["poweredOn"] = powered_on
     return _finish_status(status, existing_status, now)
 
 
@@ -521,11 +563,11 @@ def ready_problem(status, existing_status, reason, message, now):
     claim names does not exist); ``message`` must only name the tenant's own
     objects.  Transition time and ``lastUpdated`` follow the usual rules.
     """
-    existing = (existing_status or {}).get('conditions') or []
+    existing = (existing_status or {}).get("conditions") or []
     result = copy.deepcopy(status)
-    result.pop('lastUpdated', None)
-    result['conditions'] = [c for c in result.get('conditions') or [] if c.get('type') != 'Ready']
-    result['conditions'].append(_condition('Ready', 'False', reason, message, existing, now))
+    result.pop("lastUpdated", None)
+    result["conditions"] = [c for c in result.get("conditions") or [] if c.get("type") != "Ready"]
+    result["conditions"].append(_condition("Ready", "False", reason, message, existing, now))
     return _finish_status(result, existing_status, now)
 
 
@@ -536,7 +578,7 @@ def status_patch(existing_status, status):
         return {}
     patch = dict((key, None) for key in existing_status if key not in status)
     patch.update(status)
-    return {'status': patch}
+    return {"status": patch}
 
 
 def merge_patches(*patches):
@@ -564,13 +606,13 @@ def _merge_two(first, second):
 
 def pending_status(existing_status, reason, message, now):
     """Status of an unbound claim: no host data, AssociateBMH and Ready False with ``reason``/``message``."""
-    existing = (existing_status or {}).get('conditions') or []
+    existing = (existing_status or {}).get("conditions") or []
     status = {
-        'addresses': [],
-        'nics': [],
-        'conditions': [
-            _condition('AssociateBMH', 'False', reason, message, existing, now),
-            _condition('Ready', 'False', 'NotBound', 'the claim is not bound to a host', existing, now),
+        "addresses": [],
+        "nics": [],
+        "conditions": [
+            _condition("AssociateBMH", "False", reason, message, existing, now),
+            _condition("Ready", "False", "NotBound", "the claim is not bound to a host", existing, now),
         ],
     }
     return _finish_status(status, existing_status, now)
@@ -578,26 +620,27 @@ def pending_status(existing_status, reason, message, now):
 
 # -------------------------------------------------------- upward: metadata
 
+
 def _key_domain(key):
-    prefix, sep, dummy = key.rpartition('/')
-    return prefix if sep else ''
+    prefix, sep, dummy = key.rpartition("/")
+    return prefix if sep else ""
 
 
 def _in_domains(prefix, domains):
-    return any(prefix == domain or prefix.endswith('.' + domain) for domain in domains)
+    return any(prefix == domain or prefix.endswith("." + domain) for domain in domains)
 
 
 def _url_problem(text):
-    start = text.find('://')
+    start = text.find("://")
     while start != -1:
         begin = start
-        while begin > 0 and (text[begin - 1].isalnum() or text[begin - 1] in '+.-'):
+        while begin > 0 and (text[begin - 1].isalnum() or text[begin - 1] in "+.-"):
             begin -= 1
         scheme = text[begin:start].lower()
-        authority = text[start + 3:].split('/')[0]
-        if scheme not in URL_SCHEMES or '@' in authority:
+        authority = text[start + 3 :].split("/")[0]
+        if scheme not in URL_SCHEMES or "@" in authority:
             return True
-        start = text.find('://', start + 3)
+        start = text.find("://", start + 3)
     return False
 
 
@@ -608,19 +651,19 @@ def looks_sensitive(text):
     lower = text.lower()
     if any(word in lower for word in SENSITIVE_WORDS):
         return True
-    tokens = ''.join(char if char.isalnum() else ' ' for char in lower).split()
+    tokens = "".join(char if char.isalnum() else " " for char in lower).split()
     for token in tokens:
-        if token in SENSITIVE_TOKENS or (token.startswith('ilo') and token[3:].isdigit()):
+        if token in SENSITIVE_TOKENS or (token.startswith("ilo") and token[3:].isdigit()):
             return True
     return _url_problem(text)
 
 
 def _bmc_host_part(address):
-    rest = address.split('://', 1)[-1]
-    authority = rest.split('/', 1)[0].rpartition('@')[2]
-    if authority.startswith('['):
-        return authority[1:].split(']', 1)[0]
-    return authority.split(':', 1)[0] if authority.count(':') == 1 else authority
+    rest = address.split("://", 1)[-1]
+    authority = rest.split("/", 1)[0].rpartition("@")[2]
+    if authority.startswith("["):
+        return authority[1:].split("]", 1)[0]
+    return authority.split(":", 1)[0] if authority.count(":") == 1 else authority
 
 
 def bmc_needles(host, username=None, password=None):
@@ -630,13 +673,13 @@ def bmc_needles(host, username=None, password=None):
     Secret name``, ``BMC user name``, ``BMC password``); ``username`` and ``password`` come from the credentials
     Secret when the caller could read it.  Empty values are left out.
     """
-    bmc = get_path(host, 'spec', 'bmc') or {}
+    bmc = get_path(host, "spec", "bmc") or {}
     needles = []
-    address = bmc.get('address')
+    address = bmc.get("address")
     if isinstance(address, str) and address:
-        needles.extend([('BMC address', address), ('BMC address host part', _bmc_host_part(address))])
-    needles.append(('BMC credentials Secret name', bmc.get('credentialsName')))
-    needles.extend([('BMC user name', username), ('BMC password', password)])
+        needles.extend([("BMC address", address), ("BMC address host part", _bmc_host_part(address))])
+    needles.append(("BMC credentials Secret name", bmc.get("credentialsName")))
+    needles.extend([("BMC user name", username), ("BMC password", password)])
     return [(what, value) for what, value in needles if isinstance(value, str) and value]
 
 
@@ -646,7 +689,7 @@ def bmc_values_of(host, username=None, password=None):
 
 
 def _words(lower):
-    return ''.join(char if char.isalnum() else ' ' for char in lower).split()
+    return "".join(char if char.isalnum() else " " for char in lower).split()
 
 
 def bmc_match(text, bmc_values):
@@ -664,7 +707,7 @@ def bmc_match(text, bmc_values):
     lower = text.lower()
     words = None
     for needle in bmc_values or ():
-        what, value = needle if isinstance(needle, tuple) else ('BMC data', needle)
+        what, value = needle if isinstance(needle, tuple) else ("BMC data", needle)
         if not isinstance(value, str) or not value:
             continue
         value = value.lower()
@@ -684,23 +727,23 @@ def _mentions(text, bmc_values):
 
 
 #: ``import_verdict`` result for an item that is not imported by policy (domain, format): not reported
-NOT_IMPORTED = ''
+NOT_IMPORTED = ""
 
 
 def _content_verdict(key, value, bmc_values, blocked):
     """``None`` if the key and value may cross, else the reason to report (withheld)."""
     if blocked:
         return blocked
-    for part, text in (('key', key), ('value', value)):
+    for part, text in (("key", key), ("value", value)):
         what = bmc_match(text, bmc_values)
         if what:
-            return 'the %s repeats the %s' % (part, what)
+            return "the %s repeats the %s" % (part, what)
     if looks_sensitive(key) or looks_sensitive(value):
-        return 'the key or value looks like BMC or credential data'
+        return "the key or value looks like BMC or credential data"
     return None
 
 
-def label_verdict(key, value='', bmc_values=(), blocked=None):
+def label_verdict(key, value="", bmc_values=(), blocked=None):
     """``None`` if a BMH label may be copied to the claim; ``NOT_IMPORTED`` (policy) or the reason it is withheld.
 
     ``blocked`` (a reason) withholds every label that policy would import (the
@@ -714,7 +757,7 @@ def label_verdict(key, value='', bmc_values=(), blocked=None):
     return _content_verdict(key, value, bmc_values, blocked)
 
 
-def annotation_verdict(key, value='', domains=EXPORT_ANNOTATION_DOMAINS, bmc_values=(), blocked=None):
+def annotation_verdict(key, value="", domains=EXPORT_ANNOTATION_DOMAINS, bmc_values=(), blocked=None):
     """As ``label_verdict`` for a BMH annotation (allow-listed domains only)."""
     if not isinstance(key, str) or label_key_problem(key) or _key_domain(key) not in domains:
         return NOT_IMPORTED
@@ -723,12 +766,12 @@ def annotation_verdict(key, value='', domains=EXPORT_ANNOTATION_DOMAINS, bmc_val
     return _content_verdict(key, value, bmc_values, blocked)
 
 
-def label_importable(key, value='', bmc_values=()):
+def label_importable(key, value="", bmc_values=()):
     """True if a BMH label may be copied to the claim."""
     return label_verdict(key, value, bmc_values) is None
 
 
-def annotation_importable(key, value='', domains=EXPORT_ANNOTATION_DOMAINS, bmc_values=()):
+def annotation_importable(key, value="", domains=EXPORT_ANNOTATION_DOMAINS, bmc_values=()):
     """True if a BMH annotation may be copied to the claim (allow-listed domains only)."""
     return annotation_verdict(key, value, domains, bmc_values) is None
 
@@ -736,9 +779,10 @@ def annotation_importable(key, value='', domains=EXPORT_ANNOTATION_DOMAINS, bmc_
 def has_import_candidates(host_meta, annotation_domains=EXPORT_ANNOTATION_DOMAINS):
     """True if any label or annotation of the BMH metadata passes the policy rules (so its content must be checked)."""
     host_meta = host_meta or {}
-    return (any(label_verdict(k, v) != NOT_IMPORTED for k, v in (host_meta.get('labels') or {}).items())
-            or any(annotation_verdict(k, v, annotation_domains) != NOT_IMPORTED
-                   for k, v in (host_meta.get('annotations') or {}).items()))
+    return any(label_verdict(k, v) != NOT_IMPORTED for k, v in (host_meta.get("labels") or {}).items()) or any(
+        annotation_verdict(k, v, annotation_domains) != NOT_IMPORTED
+        for k, v in (host_meta.get("annotations") or {}).items()
+    )
 
 
 def _protected(key):
@@ -762,13 +806,14 @@ def _import_one(current, source, tracked, verdict):
 def _section(current, source, tracking_key, tracking_holder, verdict):
     tracked = tracked_keys(tracking_holder, tracking_key)
     wanted, to_set, stale, withheld = _import_one(current, source, tracked, verdict)
-    return {'set': to_set, 'remove': stale, 'keys': sorted(wanted), 'withheld': withheld}
+    return {"set": to_set, "remove": stale, "keys": sorted(wanted), "withheld": withheld}
 
 
 def _withheld_items(kind, withheld, bmc_values):
     """Report entries: the key, unless the key itself repeats BMC data (then ``None``), and the reason."""
-    return [{'kind': kind, 'key': None if _mentions(key, bmc_values) else key, 'reason': reason}
-            for key, reason in withheld]
+    return [
+        {"kind": kind, "key": None if _mentions(key, bmc_values) else key, "reason": reason} for key, reason in withheld
+    ]
 
 
 def _tracking_patch(annotations, key, keys):
@@ -779,8 +824,8 @@ def _tracking_patch(annotations, key, keys):
 
 
 def _section_patch(section):
-    patch = dict(section['set'])
-    patch.update((key, None) for key in section['remove'])
+    patch = dict(section["set"])
+    patch.update((key, None) for key in section["remove"])
     return patch
 
 
@@ -800,34 +845,52 @@ def import_metadata(claim_meta, host_meta, annotation_domains=EXPORT_ANNOTATION_
     ``None`` when the key itself repeats BMC data): for the owner, never the tenant.
     """
     claim_meta, host_meta = claim_meta or {}, host_meta or {}
-    claim_labels = claim_meta.get('labels') or {}
-    claim_annotations = claim_meta.get('annotations') or {}
-    bmc_values = [value for value in bmc_values or ()
-                  if (isinstance(value, str) and value) or (isinstance(value, tuple) and value[1])]
-    labels = _section(claim_labels, host_meta.get('labels') or {}, IMPORTED_LABELS, claim_annotations,
-                      lambda k, v: label_verdict(k, v, bmc_values, blocked))
-    annotations = _section(claim_annotations, host_meta.get('annotations') or {}, IMPORTED_ANNOTATIONS,
-                           claim_annotations, lambda k, v: annotation_verdict(k, v, annotation_domains, bmc_values, blocked))
+    claim_labels = claim_meta.get("labels") or {}
+    claim_annotations = claim_meta.get("annotations") or {}
+    bmc_values = [
+        value
+        for value in bmc_values or ()
+        if (isinstance(value, str) and value) or (isinstance(value, tuple) and value[1])
+    ]
+    labels = _section(
+        claim_labels,
+        host_meta.get("labels") or {},
+        IMPORTED_LABELS,
+        claim_annotations,
+        lambda k, v: label_verdict(k, v, bmc_values, blocked),
+    )
+    annotations = _section(
+        claim_annotations,
+        host_meta.get("annotations") or {},
+        IMPORTED_ANNOTATIONS,
+        claim_annotations,
+        lambda k, v: annotation_verdict(k, v, annotation_domains, bmc_values, blocked),
+    )
     label_patch = _section_patch(labels)
     annotation_patch = _section_patch(annotations)
-    annotation_patch.update(_tracking_patch(claim_annotations, IMPORTED_LABELS, labels['keys']))
-    annotation_patch.update(_tracking_patch(claim_annotations, IMPORTED_ANNOTATIONS, annotations['keys']))
+    annotation_patch.update(_tracking_patch(claim_annotations, IMPORTED_LABELS, labels["keys"]))
+    annotation_patch.update(_tracking_patch(claim_annotations, IMPORTED_ANNOTATIONS, annotations["keys"]))
     metadata = {}
     if label_patch:
-        metadata['labels'] = label_patch
+        metadata["labels"] = label_patch
     if annotation_patch:
-        metadata['annotations'] = annotation_patch
+        metadata["annotations"] = annotation_patch
     return {
-        'labels': {'set': labels['set'], 'remove': labels['remove']},
-        'annotations': {'set': dict((k, v) for k, v in annotation_patch.items() if v is not None),
-                        'remove': sorted(k for k, v in annotation_patch.items() if v is None)},
-        'patch': {'metadata': metadata} if metadata else {},
-        'withheld': (_withheld_items('label', labels['withheld'], bmc_values)
-                     + _withheld_items('annotation', annotations['withheld'], bmc_values)),
+        "labels": {"set": labels["set"], "remove": labels["remove"]},
+        "annotations": {
+            "set": dict((k, v) for k, v in annotation_patch.items() if v is not None),
+            "remove": sorted(k for k, v in annotation_patch.items() if v is None),
+        },
+        "patch": {"metadata": metadata} if metadata else {},
+        "withheld": (
+            _withheld_items("label", labels["withheld"], bmc_values)
+            + _withheld_items("annotation", annotations["withheld"], bmc_values)
+        ),
     }
 
 
 # ------------------------------------------------------------ binding label
+
 
 def binding_label_fix(claim, bound_host_name):
     """Claim merge patch making the binding label agree with ``consumerRef`` (``{}`` if it already does).
@@ -835,14 +898,15 @@ def binding_label_fix(claim, bound_host_name):
     ``bound_host_name`` is the name of the BMH whose ``consumerRef`` points at
     the claim, or ``None``: then any binding label is erased.
     """
-    labels = get_path(claim, 'metadata', 'labels') or {}
+    labels = get_path(claim, "metadata", "labels") or {}
     wanted = None if bound_host_name is None else binding_label_value(bound_host_name)
     if labels.get(BINDING_LABEL) == wanted and (wanted is not None or BINDING_LABEL not in labels):
         return {}
-    return {'metadata': {'labels': {BINDING_LABEL: wanted}}}
+    return {"metadata": {"labels": {BINDING_LABEL: wanted}}}
 
 
 # ------------------------------------------------------------ leak scanner
+
 
 def _hits(text, needles):
     lower = text.lower()
@@ -852,15 +916,15 @@ def _hits(text, needles):
 def _scan(obj, needles, path, found):
     if isinstance(obj, dict):
         for key, value in obj.items():
-            child = '%s.%s' % (path, key) if path else str(key)
+            child = "%s.%s" % (path, key) if path else str(key)
             if _hits(str(key), needles):
-                found.append(child + ' (key)')
+                found.append(child + " (key)")
             _scan(value, needles, child, found)
     elif isinstance(obj, (list, tuple)):
         for index, value in enumerate(obj):
-            _scan(value, needles, '%s[%d]' % (path, index), found)
+            _scan(value, needles, "%s[%d]" % (path, index), found)
     elif obj is not None and not isinstance(obj, bool) and _hits(str(obj), needles):
-        found.append(path or '.')
+        found.append(path or ".")
 
 
 def find_bmc_data(obj, bmc_values):
@@ -872,5 +936,5 @@ def find_bmc_data(obj, bmc_values):
     needles = [str(value).lower() for value in bmc_values or [] if value is not None and str(value)]
     found = []
     if needles:
-        _scan(obj, needles, '', found)
+        _scan(obj, needles, "", found)
     return found

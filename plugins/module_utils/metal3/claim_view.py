@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -13,10 +12,6 @@ The binder's record in the claim's status decides; the binding label, which
 a tenant can edit, must agree with it or the claim has no host (fail closed).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import hashlib
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import get_path
@@ -24,18 +19,18 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import BINDING_LABEL
 
 #: AssociateBMH message prefix of a bound claim: the binder's record of the host (see ``bound_host``)
-BOUND_PREFIX = 'bound to host '
+BOUND_PREFIX = "bound to host "
 
 
 def _short_hash(text, length):
-    return hashlib.sha256(text.encode('utf-8')).hexdigest()[:length]
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:length]
 
 
 def binding_label_value(host_name):
     """The binding label value for a BMH name (a hash when the name is not a valid label value)."""
     if not label_value_problem(host_name) and host_name:
         return host_name
-    return 'sha256-' + _short_hash(str(host_name), 56)
+    return "sha256-" + _short_hash(str(host_name), 56)
 
 
 def recorded_host(claim):
@@ -44,13 +39,17 @@ def recorded_host(claim):
     Tenants cannot write the status subresource: this is the binder's record,
     written from the BMH ``consumerRef``.
     """
-    conditions = get_path(claim, 'status', 'conditions')
+    conditions = get_path(claim, "status", "conditions")
     for condition in conditions if isinstance(conditions, list) else []:
-        if isinstance(condition, dict) and condition.get('type') == 'AssociateBMH':
-            message = condition.get('message')
-            if condition.get('status') != 'True' or not isinstance(message, str) or not message.startswith(BOUND_PREFIX):
+        if isinstance(condition, dict) and condition.get("type") == "AssociateBMH":
+            message = condition.get("message")
+            if (
+                condition.get("status") != "True"
+                or not isinstance(message, str)
+                or not message.startswith(BOUND_PREFIX)
+            ):
                 return None
-            return message[len(BOUND_PREFIX):] or None
+            return message[len(BOUND_PREFIX) :] or None
     return None
 
 
@@ -65,6 +64,6 @@ def bound_host(claim):
     name = recorded_host(claim)
     if name is None:
         return None
-    labels = get_path(claim, 'metadata', 'labels')
+    labels = get_path(claim, "metadata", "labels")
     label = labels.get(BINDING_LABEL) if isinstance(labels, dict) else None
     return name if label == binding_label_value(name) else None

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -18,63 +17,82 @@ result carries comes from the claim (its spec, labels, annotations and the
 status the binder writes), never from a BareMetalHost.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import copy
 import time
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import apply_merge_patch, get_path, minimal_patch
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import API_VERSION, BINDING_DOMAIN, CLAIM_KIND
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_spec import DATA_FIELDS, validate_claim_spec
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_view import bound_host
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     Conflict,
     Forbidden,
     InvalidInput,
     WaitTimeout,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import kube_api_client
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import (
+    apply_merge_patch,
+    get_path,
+    minimal_patch,
+)
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.params import check_timeout
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import (
     dns1123_label_problem,
     dns1123_subdomain_problem,
     label_key_problem,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import (
+    API_VERSION,
+    BINDING_DOMAIN,
+    CLAIM_KIND,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_spec import (
+    DATA_FIELDS,
+    validate_claim_spec,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_view import bound_host
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import kube_api_client
 
 POLL_INTERVAL = 0.5
-IRONIC_ONLY_OPTIONS = ('resource_class', 'traits', 'candidate_nodes', 'user_data', 'network_data', 'meta_data',
-                       'file_url_allowed_prefixes')
+IRONIC_ONLY_OPTIONS = (
+    "resource_class",
+    "traits",
+    "candidate_nodes",
+    "user_data",
+    "network_data",
+    "meta_data",
+    "file_url_allowed_prefixes",
+)
 #: what to use instead, with backend metal3, of an option for backend ironic
 _METAL3_INSTEAD = {
-    'user_data': 'user_data_secret, network_data_secret and meta_data_secret',
-    'network_data': 'user_data_secret, network_data_secret and meta_data_secret',
-    'meta_data': 'user_data_secret, network_data_secret and meta_data_secret',
-    'file_url_allowed_prefixes': 'an http or https image URL (the only schemes the binder accepts)',
+    "user_data": "user_data_secret, network_data_secret and meta_data_secret",
+    "network_data": "user_data_secret, network_data_secret and meta_data_secret",
+    "meta_data": "user_data_secret, network_data_secret and meta_data_secret",
+    "file_url_allowed_prefixes": "an http or https image URL (the only schemes the binder accepts)",
 }
-SECRET_OPTIONS = (('userData', 'user_data_secret'), ('networkData', 'network_data_secret'), ('metaData', 'meta_data_secret'))
+SECRET_OPTIONS = (
+    ("userData", "user_data_secret"),
+    ("networkData", "network_data_secret"),
+    ("metaData", "meta_data_secret"),
+)
 
 #: Ready condition reason -> the provisioning state a tenant may see
 READY_REASON_STATES = {
-    'Provisioned': 'provisioned',
-    'PowerChanging': 'provisioned',
-    'Provisioning': 'provisioning',
-    'Deprovisioning': 'deprovisioning',
-    'NotProvisioned': 'available',
-    'HostError': 'error',
-    'HostDeleting': 'deleting',
-    'HostPaused': 'paused',
-    'HostNotReady': 'not ready',
+    "Provisioned": "provisioned",
+    "PowerChanging": "provisioned",
+    "Provisioning": "provisioning",
+    "Deprovisioning": "deprovisioning",
+    "NotProvisioned": "available",
+    "HostError": "error",
+    "HostDeleting": "deleting",
+    "HostPaused": "paused",
+    "HostNotReady": "not ready",
 }
 
 
 # ------------------------------------------------------------------ views (pure)
 
+
 def conditions_of(claim):
     """``{type: condition}`` of a claim's status."""
-    return dict((c.get('type'), c) for c in get_path(claim, 'status', 'conditions') or [] if isinstance(c, dict))
+    return dict((c.get("type"), c) for c in get_path(claim, "status", "conditions") or [] if isinstance(c, dict))
 
 
 # ``bound_host`` (claim_sync) is the one rule every reader takes the bound host from (the inventory too):
@@ -83,33 +101,36 @@ def conditions_of(claim):
 
 def claim_view(claim):
     """The ``claim`` result of host_claim / host_claim_info / host_release (the shape the ironic backend shares)."""
-    meta = claim.get('metadata') or {}
-    spec = claim.get('spec') or {}
-    status = claim.get('status') or {}
+    meta = claim.get("metadata") or {}
+    spec = claim.get("spec") or {}
+    status = claim.get("status") or {}
     conditions = conditions_of(claim)
-    ready = conditions.get('Ready') or {}
-    associated = (conditions.get('AssociateBMH') or {}).get('status') == 'True'
+    ready = conditions.get("Ready") or {}
+    associated = (conditions.get("AssociateBMH") or {}).get("status") == "True"
     return {
-        'name': meta.get('name'),
-        'namespace': meta.get('namespace'),
-        'backend': 'metal3',
-        'host': bound_host(claim),
-        'online': spec.get('online') is True,
-        'powered_on': status.get('poweredOn') if isinstance(status.get('poweredOn'), bool) else None,
-        'associated': associated,
-        'ready': ready.get('status') == 'True',
-        'provisioning_state': READY_REASON_STATES.get(ready.get('reason')) if associated else None,
-        'image': copy.deepcopy(spec.get('image')),
-        'addresses': copy.deepcopy(status.get('addresses') or []),
-        'nics': copy.deepcopy(status.get('nics') or []),
-        'boot_mac_address': status.get('bootMACAddress'),
-        'conditions': [dict((k, c.get(k)) for k in ('type', 'status', 'reason', 'message', 'lastTransitionTime'))
-                       for c in status.get('conditions') or [] if isinstance(c, dict)],
-        'labels': dict(meta.get('labels') or {}),
-        'annotations': dict(meta.get('annotations') or {}),
-        'node_reuse': spec.get('nodeReuse'),
-        'host_selector': copy.deepcopy(spec.get('hostSelector')),
-        'deleting': bool(meta.get('deletionTimestamp')),
+        "name": meta.get("name"),
+        "namespace": meta.get("namespace"),
+        "backend": "metal3",
+        "host": bound_host(claim),
+        "online": spec.get("online") is True,
+        "powered_on": status.get("poweredOn") if isinstance(status.get("poweredOn"), bool) else None,
+        "associated": associated,
+        "ready": ready.get("status") == "True",
+        "provisioning_state": READY_REASON_STATES.get(ready.get("reason")) if associated else None,
+        "image": copy.deepcopy(spec.get("image")),
+        "addresses": copy.deepcopy(status.get("addresses") or []),
+        "nics": copy.deepcopy(status.get("nics") or []),
+        "boot_mac_address": status.get("bootMACAddress"),
+        "conditions": [
+            dict((k, c.get(k)) for k in ("type", "status", "reason", "message", "lastTransitionTime"))
+            for c in status.get("conditions") or []
+            if isinstance(c, dict)
+        ],
+        "labels": dict(meta.get("labels") or {}),
+        "annotations": dict(meta.get("annotations") or {}),
+        "node_reuse": spec.get("nodeReuse"),
+        "host_selector": copy.deepcopy(spec.get("hostSelector")),
+        "deleting": bool(meta.get("deletionTimestamp")),
     }
 
 
@@ -117,9 +138,14 @@ def _diff_view(claim):
     """What ``--diff`` shows of a claim: the part the tenant writes."""
     if not claim:
         return {}
-    return {'metadata': {'name': get_path(claim, 'metadata', 'name'), 'namespace': get_path(claim, 'metadata', 'namespace'),
-                         'annotations': dict(get_path(claim, 'metadata', 'annotations') or {})},
-            'spec': copy.deepcopy(claim.get('spec') or {})}
+    return {
+        "metadata": {
+            "name": get_path(claim, "metadata", "name"),
+            "namespace": get_path(claim, "metadata", "namespace"),
+            "annotations": dict(get_path(claim, "metadata", "annotations") or {}),
+        },
+        "spec": copy.deepcopy(claim.get("spec") or {}),
+    }
 
 
 def replacement_patch(current, wanted):
@@ -137,7 +163,7 @@ def replacement_patch(current, wanted):
 def secret_ref_name(value):
     """The Secret name of a data reference in either form (``name`` or ``{name: name}``), else ``None``."""
     if isinstance(value, dict):
-        value = value.get('name')
+        value = value.get("name")
     return value if isinstance(value, str) and value else None
 
 
@@ -145,9 +171,9 @@ def _secret_ref_change(existing, wanted):
     """The proposal's ``{name: ...}`` form for a new reference; an equal one (in either form) is left as it is."""
     if not wanted:
         return None
-    if secret_ref_name(existing) == wanted and (not isinstance(existing, dict) or set(existing) == set(['name'])):
+    if secret_ref_name(existing) == wanted and (not isinstance(existing, dict) or set(existing) == set(["name"])):
         return existing
-    return {'name': wanted} if not isinstance(existing, dict) else replacement_patch(existing, {'name': wanted})
+    return {"name": wanted} if not isinstance(existing, dict) else replacement_patch(existing, {"name": wanted})
 
 
 def _drop_none(mapping):
@@ -158,37 +184,43 @@ def spec_changes(params, existing_spec):
     """The spec merge patch the module options ask for (options left unset change nothing)."""
     existing_spec = existing_spec or {}
     changes = {}
-    if params.get('online') is not None:
-        changes['online'] = params['online']
-    selector = params.get('host_selector')
+    if params.get("online") is not None:
+        changes["online"] = params["online"]
+    selector = params.get("host_selector")
     if selector is not None:
         wanted = _drop_none(selector)
-        changes['hostSelector'] = replacement_patch(existing_spec.get('hostSelector'), wanted)
-    image = params.get('image')
+        changes["hostSelector"] = replacement_patch(existing_spec.get("hostSelector"), wanted)
+    image = params.get("image")
     if image is not None:
-        wanted = _drop_none({'url': image.get('url'), 'checksum': image.get('checksum'),
-                             'checksumType': image.get('checksum_type'), 'format': image.get('format')})
-        changes['image'] = replacement_patch(existing_spec.get('image'), wanted)
+        wanted = _drop_none(
+            {
+                "url": image.get("url"),
+                "checksum": image.get("checksum"),
+                "checksumType": image.get("checksum_type"),
+                "format": image.get("format"),
+            }
+        )
+        changes["image"] = replacement_patch(existing_spec.get("image"), wanted)
     for field, option in SECRET_OPTIONS:
         if params.get(option) is not None:
             changes[field] = _secret_ref_change(existing_spec.get(field), params[option])
-    if params.get('node_reuse') is not None:
-        changes['nodeReuse'] = params['node_reuse'] or None
+    if params.get("node_reuse") is not None:
+        changes["nodeReuse"] = params["node_reuse"] or None
     return changes
 
 
 def annotation_changes(params):
     """The annotation merge patch of the ``annotations`` option; raises InvalidInput for a bad or reserved key."""
-    wanted = params.get('annotations')
+    wanted = params.get("annotations")
     if not wanted:
         return {}
     changes = {}
     for key in sorted(wanted):
         problem = label_key_problem(key)
         if problem:
-            raise InvalidInput('option annotations', problem)
-        if key.startswith(BINDING_DOMAIN + '/'):
-            raise InvalidInput('option annotations', 'key %r is reserved for the binder' % key)
+            raise InvalidInput("option annotations", problem)
+        if key.startswith(BINDING_DOMAIN + "/"):
+            raise InvalidInput("option annotations", "key %r is reserved for the binder" % key)
         value = wanted[key]
         changes[key] = None if value is None else str(value)
     return changes
@@ -196,22 +228,25 @@ def annotation_changes(params):
 
 # ------------------------------------------------------------------ checks
 
+
 def _check_names(params):
-    namespace, name = params.get('namespace'), params.get('name')
+    namespace, name = params.get("namespace"), params.get("name")
     problem = dns1123_label_problem(namespace)
     if problem:
-        raise InvalidInput('option namespace', 'namespace name %r %s' % (namespace, problem))
+        raise InvalidInput("option namespace", "namespace name %r %s" % (namespace, problem))
     if name is not None:
         problem = dns1123_subdomain_problem(name)
         if problem:
-            raise InvalidInput('option name', 'claim name %r %s' % (name, problem))
+            raise InvalidInput("option name", "claim name %r %s" % (name, problem))
 
 
 def _refuse_ironic_options(params):
     given = [option for option in IRONIC_ONLY_OPTIONS if params.get(option) not in (None, [], {})]
     if given:
-        raise InvalidInput('option %s' % given[0], 'is for backend ironic; with backend metal3 use %s' % (
-            _METAL3_INSTEAD.get(given[0], 'host_selector')))
+        raise InvalidInput(
+            "option %s" % given[0],
+            "is for backend ironic; with backend metal3 use %s" % (_METAL3_INSTEAD.get(given[0], "host_selector")),
+        )
 
 
 def _check_namespace(io, namespace):
@@ -221,7 +256,7 @@ def _check_namespace(io, namespace):
     except Forbidden:
         return
     if found is None:
-        raise InvalidInput('namespace %s' % namespace, 'does not exist')
+        raise InvalidInput("namespace %s" % namespace, "does not exist")
 
 
 def _check_secrets(io, namespace, name, spec):
@@ -229,8 +264,10 @@ def _check_secrets(io, namespace, name, spec):
     for field in DATA_FIELDS:
         secret = spec.get(field)
         if secret and io.get_secret(namespace, secret) is None:
-            raise InvalidInput('HostClaim %s/%s' % (namespace, name),
-                               'spec.%s: Secret %r was not found in namespace %s' % (field, secret, namespace))
+            raise InvalidInput(
+                "HostClaim %s/%s" % (namespace, name),
+                "spec.%s: Secret %r was not found in namespace %s" % (field, secret, namespace),
+            )
 
 
 def _client(mod):
@@ -238,6 +275,7 @@ def _client(mod):
 
 
 # ------------------------------------------------------------------ waiting
+
 
 def _wait(io, namespace, name, predicate, timeout, what):
     """Poll the claim until ``predicate(claim)`` holds; return the last claim read."""
@@ -247,23 +285,25 @@ def _wait(io, namespace, name, predicate, timeout, what):
         if predicate(claim):
             return claim
         if time.time() >= deadline:
-            raise WaitTimeout('HostClaim %s/%s' % (namespace, name), '%s after %s seconds%s' % (what, timeout, _why(claim)))
+            raise WaitTimeout(
+                "HostClaim %s/%s" % (namespace, name), "%s after %s seconds%s" % (what, timeout, _why(claim))
+            )
         time.sleep(min(POLL_INTERVAL, max(0.0, deadline - time.time())))
 
 
 def _why(claim):
     if not claim:
-        return ''
+        return ""
     conditions = conditions_of(claim)
-    for ctype in ('AssociateBMH', 'Ready'):
+    for ctype in ("AssociateBMH", "Ready"):
         condition = conditions.get(ctype) or {}
-        if condition.get('status') != 'True' and condition.get('message'):
-            return ' (%s %s: %s)' % (ctype, condition.get('reason'), condition.get('message'))
-    return ''
+        if condition.get("status") != "True" and condition.get("message"):
+            return " (%s %s: %s)" % (ctype, condition.get("reason"), condition.get("message"))
+    return ""
 
 
 def _condition_true(ctype):
-    return lambda claim: claim is not None and (conditions_of(claim).get(ctype) or {}).get('status') == 'True'
+    return lambda claim: claim is not None and (conditions_of(claim).get(ctype) or {}).get("status") == "True"
 
 
 def _bound(claim):
@@ -276,30 +316,36 @@ def _gone(claim):
 
 # ------------------------------------------------------------------ entry points
 
+
 def run_host_claim(mod):
     params = mod.params
-    check_timeout(params.get('wait_timeout'))
+    check_timeout(params.get("wait_timeout"))
     _refuse_ironic_options(params)
     _check_names(params)
-    namespace, name = params['namespace'], params['name']
+    namespace, name = params["namespace"], params["name"]
     annotations = annotation_changes(params)
     io = _client(mod)
     existing = io.get_claim(namespace, name)
-    if params['state'] == 'absent':
+    if params["state"] == "absent":
         return _delete_claim(mod, io, existing)
     if existing is None:
         _check_namespace(io, namespace)
-    elif get_path(existing, 'metadata', 'deletionTimestamp'):
-        raise Conflict('HostClaim %s/%s' % (namespace, name), 'is being deleted (its host is being released); '
-                       'wait until it is gone before claiming again under this name')
-    changes = spec_changes(params, (existing or {}).get('spec'))
+    elif get_path(existing, "metadata", "deletionTimestamp"):
+        raise Conflict(
+            "HostClaim %s/%s" % (namespace, name),
+            "is being deleted (its host is being released); "
+            "wait until it is gone before claiming again under this name",
+        )
+    changes = spec_changes(params, (existing or {}).get("spec"))
     if existing is None:
-        changes.setdefault('online', False)
-        changes.setdefault('kind', 'baremetal')
-    patch = minimal_patch(existing or {}, {'spec': changes, 'metadata': {'annotations': annotations}})
-    after = apply_merge_patch(existing or {'apiVersion': API_VERSION, 'kind': CLAIM_KIND,
-                                           'metadata': {'name': name, 'namespace': namespace}}, patch)
-    _check_secrets(io, namespace, name, validate_claim_spec(after.get('spec'), name, namespace))
+        changes.setdefault("online", False)
+        changes.setdefault("kind", "baremetal")
+    patch = minimal_patch(existing or {}, {"spec": changes, "metadata": {"annotations": annotations}})
+    after = apply_merge_patch(
+        existing or {"apiVersion": API_VERSION, "kind": CLAIM_KIND, "metadata": {"name": name, "namespace": namespace}},
+        patch,
+    )
+    _check_secrets(io, namespace, name, validate_claim_spec(after.get("spec"), name, namespace))
     if existing is None or patch:
         mod.changed()
         mod.set_diff(_diff_view(existing), _diff_view(after))
@@ -308,54 +354,54 @@ def run_host_claim(mod):
                 after = io.create_claim(namespace, after)
             else:
                 after = io.patch_claim(namespace, name, patch)
-    if params.get('wait') and not mod.check_mode:
-        if params['wait_for'] == 'associated':
-            after = _wait(io, namespace, name, _bound, params['wait_timeout'], 'not bound to a host')
+    if params.get("wait") and not mod.check_mode:
+        if params["wait_for"] == "associated":
+            after = _wait(io, namespace, name, _bound, params["wait_timeout"], "not bound to a host")
         else:
-            after = _wait(io, namespace, name, _condition_true('Ready'), params['wait_timeout'], 'not ready')
-    mod.result['claim'] = claim_view(after)
+            after = _wait(io, namespace, name, _condition_true("Ready"), params["wait_timeout"], "not ready")
+    mod.result["claim"] = claim_view(after)
 
 
 def _delete_claim(mod, io, existing):
     params = mod.params
     if existing is None:
         return
-    if not get_path(existing, 'metadata', 'deletionTimestamp'):
+    if not get_path(existing, "metadata", "deletionTimestamp"):
         mod.changed()
         mod.set_diff(_diff_view(existing), {})
         if not mod.check_mode:
-            io.delete_claim(params['namespace'], params['name'])
-    if params.get('wait') and not mod.check_mode:
-        _wait(io, params['namespace'], params['name'], _gone, params['wait_timeout'], 'still exists')
+            io.delete_claim(params["namespace"], params["name"])
+    if params.get("wait") and not mod.check_mode:
+        _wait(io, params["namespace"], params["name"], _gone, params["wait_timeout"], "still exists")
 
 
 def claim_info(mod):
     params = mod.params
-    namespaces = [params['namespace']] if params.get('namespace') else list(params.get('namespaces') or [])
+    namespaces = [params["namespace"]] if params.get("namespace") else list(params.get("namespaces") or [])
     if not namespaces:
-        raise InvalidInput('option namespace', 'namespace or namespaces is required with backend metal3')
+        raise InvalidInput("option namespace", "namespace or namespaces is required with backend metal3")
     for namespace in namespaces:
-        _check_names(dict(namespace=namespace, name=params.get('name')))
+        _check_names(dict(namespace=namespace, name=params.get("name")))
     io = _client(mod)
     claims = []
     for namespace in namespaces:
-        if params.get('name'):
-            claim = io.get_claim(namespace, params['name'])
+        if params.get("name"):
+            claim = io.get_claim(namespace, params["name"])
             claims.extend([claim] if claim else [])
         else:
             claims.extend(io.list_claims([namespace]))
     views = [claim_view(claim) for claim in claims]
-    return sorted(views, key=lambda view: (view['namespace'], view['name']))
+    return sorted(views, key=lambda view: (view["namespace"], view["name"]))
 
 
 def run_host_release(mod):
     params = mod.params
-    check_timeout(params.get('wait_timeout'))
+    check_timeout(params.get("wait_timeout"))
     _check_names(params)
-    namespace, name = params['namespace'], params['name']
-    node_reuse = params.get('node_reuse')
+    namespace, name = params["namespace"], params["name"]
+    node_reuse = params.get("node_reuse")
     if node_reuse is not None:
-        validate_claim_spec({'nodeReuse': node_reuse}, name, namespace)
+        validate_claim_spec({"nodeReuse": node_reuse}, name, namespace)
     io = _client(mod)
     existing = io.get_claim(namespace, name)
     mod.result.update(released=False, host=None)
@@ -364,10 +410,10 @@ def run_host_release(mod):
         return
     mod.result.update(released=True, host=bound_host(existing), claim=claim_view(existing))
     before = _diff_view(existing)
-    deleting = bool(get_path(existing, 'metadata', 'deletionTimestamp'))
+    deleting = bool(get_path(existing, "metadata", "deletionTimestamp"))
     reuse_patch = {}
-    if node_reuse is not None and get_path(existing, 'spec', 'nodeReuse') != node_reuse:
-        reuse_patch = {'spec': {'nodeReuse': node_reuse}}
+    if node_reuse is not None and get_path(existing, "spec", "nodeReuse") != node_reuse:
+        reuse_patch = {"spec": {"nodeReuse": node_reuse}}
     if reuse_patch or not deleting:
         mod.changed()
         after = apply_merge_patch(before, reuse_patch) if reuse_patch else before
@@ -377,5 +423,5 @@ def run_host_release(mod):
                 io.patch_claim(namespace, name, reuse_patch)
             if not deleting:
                 io.delete_claim(namespace, name)
-    if params.get('wait') and not mod.check_mode:
-        _wait(io, namespace, name, _gone, params['wait_timeout'], 'the host is not back in the pool yet')
+    if params.get("wait") and not mod.check_mode:
+        _wait(io, namespace, name, _gone, params["wait_timeout"], "the host is not back in the pool yet")

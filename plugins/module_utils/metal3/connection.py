@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -8,10 +7,6 @@
 
 """Build a Kubernetes API client from the shared auth options."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import traceback
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
@@ -19,6 +14,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
 try:
     from kubernetes import client as k8s_client
     from kubernetes import config as k8s_config
+
     HAS_KUBERNETES = True
     KUBERNETES_IMPORT_ERROR = None
 except ImportError:
@@ -46,16 +42,21 @@ def kube_api_client(params):
             configuration.key_file = params["client_key"]
     else:
         try:
-            k8s_config.load_kube_config(config_file=params.get("kubeconfig"), context=params.get("context"),
-                                        client_configuration=configuration)
+            k8s_config.load_kube_config(
+                config_file=params.get("kubeconfig"), context=params.get("context"), client_configuration=configuration
+            )
         except Exception as exc:  # kubernetes raises ConfigException, IOError, ...
             if params.get("kubeconfig") or params.get("context"):
-                raise InvalidInput("kubeconfig %s" % (params.get("kubeconfig") or "(default)"), "cannot be loaded: %s" % exc)
+                raise InvalidInput(
+                    "kubeconfig %s" % (params.get("kubeconfig") or "(default)"), "cannot be loaded: %s" % exc
+                )
             try:
                 k8s_config.load_incluster_config(client_configuration=configuration)
             except Exception:
-                raise InvalidInput("Kubernetes credentials",
-                                   "none found: set kubeconfig, or host and api_key (or K8S_AUTH_* variables)")
+                raise InvalidInput(
+                    "Kubernetes credentials",
+                    "none found: set kubeconfig, or host and api_key (or K8S_AUTH_* variables)",
+                )
     if params.get("ca_cert"):
         configuration.ssl_ca_cert = params["ca_cert"]
     if params.get("validate_certs") is not None:

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -26,10 +25,6 @@ Metal3 HostClaim proposal:
   ``validate_policy`` lists the problems; ``evaluate`` gives the reason.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 from collections import namedtuple
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import (
@@ -40,16 +35,17 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors
 
 try:
     import re2
+
     HAS_RE2 = True
 except ImportError:
     re2 = None
     HAS_RE2 = False
 
-FIELD = 'hostClaimNamespaces'
-POLICY_KEYS = ('matches', 'withLabel')
-MISSING_RE2 = 'the Python library google-re2 (module re2) is not installed, so RE2 patterns cannot be evaluated'
+FIELD = "hostClaimNamespaces"
+POLICY_KEYS = ("matches", "withLabel")
+MISSING_RE2 = "the Python library google-re2 (module re2) is not installed, so RE2 patterns cannot be evaluated"
 
-Decision = namedtuple('Decision', ['allowed', 'reason'])
+Decision = namedtuple("Decision", ["allowed", "reason"])
 
 _CACHE_SIZE = 512
 _CACHE = {}
@@ -57,7 +53,7 @@ _CACHE = {}
 
 def host_policy(host):
     """The ``spec.hostClaimNamespaces`` of a BMH dict, or ``None``."""
-    spec = (host or {}).get('spec') or {}
+    spec = (host or {}).get("spec") or {}
     return spec.get(FIELD)
 
 
@@ -68,10 +64,10 @@ def _re2_options():
 
 
 def _error_text(exc):
-    args = getattr(exc, 'args', None) or ('',)
+    args = getattr(exc, "args", None) or ("",)
     text = args[0]
     if isinstance(text, bytes):
-        text = text.decode('utf-8', 'replace')
+        text = text.decode("utf-8", "replace")
     return str(text) or exc.__class__.__name__
 
 
@@ -99,33 +95,33 @@ def clear_cache():
 
 def parse_with_label(entry):
     """Split a ``withLabel`` entry into ``(key, value or None)``; ``None`` value means any value."""
-    key, sep, value = entry.partition('=')
+    key, sep, value = entry.partition("=")
     return key, (value if sep else None)
 
 
 def _is_set(value):
-    return value is not None and value != '' and value != []
+    return value is not None and value != "" and value != []
 
 
 def _pattern_problems(pattern):
     if not isinstance(pattern, str):
-        return ['matches must be a string, got %s' % type(pattern).__name__]
+        return ["matches must be a string, got %s" % type(pattern).__name__]
     if not HAS_RE2:
-        return ['matches %r cannot be checked: %s' % (pattern, MISSING_RE2)]
+        return ["matches %r cannot be checked: %s" % (pattern, MISSING_RE2)]
     dummy, error = compile_pattern(pattern)
     if error:
-        return ['matches %r is not a valid RE2 pattern: %s' % (pattern, error)]
+        return ["matches %r is not a valid RE2 pattern: %s" % (pattern, error)]
     return []
 
 
 def _entry_problem(index, entry):
-    where = 'withLabel[%d]' % index
+    where = "withLabel[%d]" % index
     if not isinstance(entry, str):
         return '%s must be a string "key" or "key=value", got %s' % (where, type(entry).__name__)
     key, value = parse_with_label(entry)
     problem = label_key_problem(key) or (value is not None and label_value_problem(value))
     if problem:
-        return '%s %r: %s' % (where, entry, problem)
+        return "%s %r: %s" % (where, entry, problem)
     return None
 
 
@@ -138,12 +134,14 @@ def _with_label_problems(entries):
 
 def _structure_problems(policy):
     if not isinstance(policy, dict):
-        return ['%s must be a mapping with matches and/or withLabel, got %s' % (FIELD, type(policy).__name__)]
+        return ["%s must be a mapping with matches and/or withLabel, got %s" % (FIELD, type(policy).__name__)]
     unknown = sorted(set(policy) - set(POLICY_KEYS), key=str)
     if unknown:
-        return ['%s has unknown field(s) %s (expected matches, withLabel)' % (FIELD, ', '.join(repr(k) for k in unknown))]
-    if not _is_set(policy.get('matches')) and not _is_set(policy.get('withLabel')):
-        return ['%s sets neither matches nor withLabel, so the host is shared with no namespace' % FIELD]
+        return [
+            "%s has unknown field(s) %s (expected matches, withLabel)" % (FIELD, ", ".join(repr(k) for k in unknown))
+        ]
+    if not _is_set(policy.get("matches")) and not _is_set(policy.get("withLabel")):
+        return ["%s sets neither matches nor withLabel, so the host is shared with no namespace" % FIELD]
     return []
 
 
@@ -156,12 +154,12 @@ def validate_policy(policy, owner=None):
         return []
     problems = _structure_problems(policy)
     if not problems:
-        if _is_set(policy.get('matches')):
-            problems.extend(_pattern_problems(policy['matches']))
-        if _is_set(policy.get('withLabel')):
-            problems.extend(_with_label_problems(policy['withLabel']))
+        if _is_set(policy.get("matches")):
+            problems.extend(_pattern_problems(policy["matches"]))
+        if _is_set(policy.get("withLabel")):
+            problems.extend(_with_label_problems(policy["withLabel"]))
     if owner:
-        problems = ['%s: %s' % (owner, problem) for problem in problems]
+        problems = ["%s: %s" % (owner, problem) for problem in problems]
     return problems
 
 
@@ -175,16 +173,16 @@ def _label_entry_present(entry, labels):
 def _check_matches(pattern, namespace):
     compiled, error = compile_pattern(pattern)
     if error:
-        return Decision(False, 'matches %r cannot be evaluated: %s' % (pattern, error))
+        return Decision(False, "matches %r cannot be evaluated: %s" % (pattern, error))
     if compiled.fullmatch(namespace) is None:
-        return Decision(False, 'namespace %r does not match the whole pattern %r' % (namespace, pattern))
+        return Decision(False, "namespace %r does not match the whole pattern %r" % (namespace, pattern))
     return None
 
 
 def _check_with_label(entries, namespace, labels):
     if any(_label_entry_present(entry, labels) for entry in entries):
         return None
-    return Decision(False, 'namespace %r carries none of the labels %s' % (namespace, ', '.join(entries)))
+    return Decision(False, "namespace %r carries none of the labels %s" % (namespace, ", ".join(entries)))
 
 
 def evaluate(policy, namespace, ns_labels):
@@ -193,23 +191,23 @@ def evaluate(policy, namespace, ns_labels):
     Returns ``Decision(allowed, reason)``; never raises for a bad policy.
     """
     if policy is None:
-        return Decision(False, 'the host has no %s, so it is not shared' % FIELD)
+        return Decision(False, "the host has no %s, so it is not shared" % FIELD)
     problems = validate_policy(policy)
     if problems:
-        return Decision(False, 'invalid %s, the host is shared with no namespace: %s' % (FIELD, '; '.join(problems)))
+        return Decision(False, "invalid %s, the host is shared with no namespace: %s" % (FIELD, "; ".join(problems)))
     name_problem = dns1123_label_problem(namespace)
     if name_problem:
-        return Decision(False, 'namespace name %r %s' % (namespace, name_problem))
+        return Decision(False, "namespace name %r %s" % (namespace, name_problem))
     labels = ns_labels or {}
     checks = []
-    if _is_set(policy.get('matches')):
-        checks.append(_check_matches(policy['matches'], namespace))
-    if _is_set(policy.get('withLabel')):
-        checks.append(_check_with_label(policy['withLabel'], namespace, labels))
+    if _is_set(policy.get("matches")):
+        checks.append(_check_matches(policy["matches"], namespace))
+    if _is_set(policy.get("withLabel")):
+        checks.append(_check_with_label(policy["withLabel"], namespace, labels))
     refusals = [check for check in checks if check is not None]
     if refusals:
         return refusals[0]
-    return Decision(True, 'namespace %r is allowed by %s' % (namespace, FIELD))
+    return Decision(True, "namespace %r is allowed by %s" % (namespace, FIELD))
 
 
 def is_shared(host, namespace, ns_labels):

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -41,10 +40,6 @@ Fixed slots: some BMCs have a fixed table of accounts (``POST`` answers
 (:func:`clear_slot_body`).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import datetime
 import json
 import re
@@ -72,6 +67,7 @@ UTC = datetime.timezone.utc
 
 # ------------------------------------------------------------------ names
 
+
 def is_collection_username(name):
     """Whether ``name`` carries the collection's prefix (and is more than the prefix)."""
     return isinstance(name, str) and name.startswith(ACCOUNT_PREFIX) and len(name) > len(ACCOUNT_PREFIX)
@@ -83,8 +79,11 @@ def validate_username(name, max_length=DEFAULT_MAX_USERNAME):
     if not isinstance(name, str) or not name:
         raise InvalidInput("option username", "must be a non-empty string")
     if not is_collection_username(name):
-        raise InvalidInput(where, "the collection only manages accounts whose name starts with %r "
-                                  "(accounts it did not create are never touched)" % ACCOUNT_PREFIX)
+        raise InvalidInput(
+            where,
+            "the collection only manages accounts whose name starts with %r "
+            "(accounts it did not create are never touched)" % ACCOUNT_PREFIX,
+        )
     if len(name) > max_length:
         raise InvalidInput(where, "must be at most %d characters (BMCs limit user names)" % max_length)
     if not USERNAME_RE.match(name):
@@ -95,13 +94,15 @@ def validate_username(name, max_length=DEFAULT_MAX_USERNAME):
 def default_username(grantee, max_length=DEFAULT_MAX_USERNAME):
     """A stable user name for ``grantee`` (a tenant namespace or project): prefix + hash."""
     import hashlib
+
     if not grantee:
         raise InvalidInput("option username", "is required when grantee is not given")
     digest = hashlib.sha256(grantee.encode("utf-8")).hexdigest()
-    return ACCOUNT_PREFIX + digest[:max(4, min(10, max_length - len(ACCOUNT_PREFIX)))]
+    return ACCOUNT_PREFIX + digest[: max(4, min(10, max_length - len(ACCOUNT_PREFIX)))]
 
 
 # ------------------------------------------------------------------ time
+
 
 def utcnow():
     return datetime.datetime.now(UTC)
@@ -177,12 +178,15 @@ def is_expired(expires, now=None):
 
 # ------------------------------------------------------------------ passwords
 
+
 def password_length(min_length=None, max_length=None, wanted=DEFAULT_PASSWORD_LENGTH):
     """The length to generate, within what the AccountService advertises."""
     low = max(int(min_length or 0), 8)
     high = int(max_length) if max_length else 64
     if high < low:
-        raise InvalidInput("BMC AccountService", "MaxPasswordLength %s is below MinPasswordLength %s" % (max_length, min_length))
+        raise InvalidInput(
+            "BMC AccountService", "MaxPasswordLength %s is below MinPasswordLength %s" % (max_length, min_length)
+        )
     return max(low, min(wanted, high))
 
 
@@ -204,6 +208,7 @@ def generate_password(length=DEFAULT_PASSWORD_LENGTH, rng=None):
 
 
 # ------------------------------------------------------------------ the BMC's account table
+
 
 def account_id(doc):
     """Numeric-aware sort key of an account resource."""
@@ -281,6 +286,7 @@ def _normal_time(text):
 
 # ------------------------------------------------------------------ ledger
 
+
 def ledger_load(text):
     """Entries of a ledger (JSON list of dicts); anything unreadable is an empty ledger."""
     if isinstance(text, list):
@@ -346,7 +352,11 @@ def _doc_uri(doc):
 
 def entry_matches(entry, doc):
     """A ledger entry designates ``doc`` only when URI and user name both match."""
-    return bool(doc) and _doc_uri(doc) == (entry.get("uri") or "").rstrip("/") and doc.get("UserName") == entry.get("username")
+    return (
+        bool(doc)
+        and _doc_uri(doc) == (entry.get("uri") or "").rstrip("/")
+        and doc.get("UserName") == entry.get("username")
+    )
 
 
 def _grantees(grantee):

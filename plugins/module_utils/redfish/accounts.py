@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -27,12 +26,6 @@ conflict re-reads and retries); Ironic's PATCH has no precondition, so the
 node's ledger is written right after it is read.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
-from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import account_rules as ba
-from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import client as redfish
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     Conflict,
     InvalidInput,
@@ -40,6 +33,8 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
     wrap_errors,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connection import IRONIC_MICROVERSION
+from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import account_rules as ba
+from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import client as redfish
 
 BMH_GROUP, BMH_VERSION, BMH_PLURAL = "metal3.io", "v1alpha1", "baremetalhosts"
 MASKED = "******"
@@ -48,11 +43,13 @@ RETRIES = 5
 
 # ------------------------------------------------------------------ ledgers on hosts
 
-class Metal3Host(object):
+
+class Metal3Host:
     """A BareMetalHost: its BMC credentials (Secret) and its account ledger (annotation)."""
 
     def __init__(self, api_client, namespace, name):
         from kubernetes import client as k8s_client
+
         self.api_client = api_client
         self.custom = k8s_client.CustomObjectsApi(api_client)
         self.core = k8s_client.CoreV1Api(api_client)
@@ -64,7 +61,9 @@ class Metal3Host(object):
 
     def load(self):
         with wrap_errors(self.obj):
-            self.bmh = self.custom.get_namespaced_custom_object(BMH_GROUP, BMH_VERSION, self.namespace, BMH_PLURAL, self.name)
+            self.bmh = self.custom.get_namespaced_custom_object(
+                BMH_GROUP, BMH_VERSION, self.namespace, BMH_PLURAL, self.name
+            )
         self.loaded = ba.ledger_load((self.bmh["metadata"].get("annotations") or {}).get(ba.LEDGER_ANNOTATION))
         return list(self.loaded)
 
@@ -77,6 +76,7 @@ class Metal3Host(object):
         with wrap_errors(secret_obj):
             secret = self.core.read_namespaced_secret(bmc["credentialsName"], self.namespace)
         import base64
+
         data = secret.data or {}
         try:
             username = base64.b64decode(data.get("username") or "").decode("utf-8")
@@ -96,19 +96,24 @@ class Metal3Host(object):
             current = (self.bmh["metadata"].get("annotations") or {}).get(ba.LEDGER_ANNOTATION)
             if current == wanted:
                 return
-            patch = {"metadata": {"resourceVersion": self.bmh["metadata"]["resourceVersion"],
-                                  "annotations": {ba.LEDGER_ANNOTATION: wanted}}}
+            patch = {
+                "metadata": {
+                    "resourceVersion": self.bmh["metadata"]["resourceVersion"],
+                    "annotations": {ba.LEDGER_ANNOTATION: wanted},
+                }
+            }
             try:
                 with wrap_errors(self.obj):
                     self.bmh = self.custom.patch_namespaced_custom_object(
-                        BMH_GROUP, BMH_VERSION, self.namespace, BMH_PLURAL, self.name, patch)
+                        BMH_GROUP, BMH_VERSION, self.namespace, BMH_PLURAL, self.name, patch
+                    )
                 return
             except Conflict:
                 self.load()
         raise Conflict(self.obj, "the account ledger kept changing; try again")
 
 
-class IronicHost(object):
+class IronicHost:
     """An Ironic node: its BMC address (driver_info) and its account ledger (driver_info key)."""
 
     def __init__(self, conn, ident):
@@ -120,13 +125,16 @@ class IronicHost(object):
 
     def _req(self, method, path, **kwargs):
         from openstack import exceptions as os_exc
+
         with wrap_errors(self.obj):
             response = getattr(self.conn.baremetal, method)(path, microversion=IRONIC_MICROVERSION, **kwargs)
             os_exc.raise_from_response(response)
             return response.json() if response.content else {}
 
     def load(self):
-        self.node = self._req("get", "/nodes/%s?fields=uuid,name,driver,driver_info,provision_state,lessee,owner" % self.ident)
+        self.node = self._req(
+            "get", "/nodes/%s?fields=uuid,name,driver,driver_info,provision_state,lessee,owner" % self.ident
+        )
         self.loaded = ba.ledger_load((self.node.get("driver_info") or {}).get(ba.LEDGER_KEY))
         return list(self.loaded)
 
@@ -140,8 +148,11 @@ class IronicHost(object):
         username = info.get("redfish_username")
         secret = password or info.get("redfish_password")
         if not secret or secret == MASKED:
-            raise InvalidInput(self.obj, "Ironic masks driver_info.redfish_password: give the BMC password (bmc_password), "
-                                         "or allow the 'show_password' policy for this administrator")
+            raise InvalidInput(
+                self.obj,
+                "Ironic masks driver_info.redfish_password: give the BMC password (bmc_password), "
+                "or allow the 'show_password' policy for this administrator",
+            )
         verify = info.get("redfish_verify_ca", True)
         if isinstance(verify, str):
             verify = verify.lower() not in ("false", "0", "no", "off")
@@ -174,7 +185,8 @@ def open_host(backend, host, namespace=None, api_client=None, conn=None):
 
 # ------------------------------------------------------------------ one BMC's accounts
 
-class AccountTable(object):
+
+class AccountTable:
     """The AccountService of one BMC, read once, then changed account by account."""
 
     def __init__(self, bmc):
@@ -250,14 +262,29 @@ class AccountTable(object):
             except InvalidInput as err:
                 if err.details.get("status") != 405:
                     raise
-        self.bmc.patch(doc["@odata.id"], ba.clear_slot_body(), etag=doc.get("@odata.etag"),
-                       what="empty the slot of account %s" % name)
+        self.bmc.patch(
+            doc["@odata.id"],
+            ba.clear_slot_body(),
+            etag=doc.get("@odata.etag"),
+            what="empty the slot of account %s" % name,
+        )
 
 
 # ------------------------------------------------------------------ revoke (lease end, claim release)
 
-def revoke_host_accounts(backend, host, namespace=None, api_client=None, conn=None, grantee=None,
-                         only_expired=False, bmc_password=None, check_mode=False, timeout=30):
+
+def revoke_host_accounts(
+    backend,
+    host,
+    namespace=None,
+    api_client=None,
+    conn=None,
+    grantee=None,
+    only_expired=False,
+    bmc_password=None,
+    check_mode=False,
+    timeout=30,
+):
     """Delete the BMC accounts the collection granted on ``host``; return what was removed.
 
     Called, with ADMINISTRATOR credentials, when a lease ends or a claim that
@@ -289,7 +316,9 @@ def revoke_host_accounts(backend, host, namespace=None, api_client=None, conn=No
     if not selected:
         return dict(removed=[], dropped=[], changed=False)
     address, username, password, verify = handle.bmc(bmc_password) if backend == "ironic" else handle.bmc()
-    with redfish.Bmc("BMC of %s" % handle.obj, address, username, password, validate_certs=verify, timeout=timeout) as bmc:
+    with redfish.Bmc(
+        "BMC of %s" % handle.obj, address, username, password, validate_certs=verify, timeout=timeout
+    ) as bmc:
         table = AccountTable(bmc)
         to_remove, stale = ba.revocations(entries, table.docs, grantee, only_expired)
         if not check_mode:
@@ -298,11 +327,15 @@ def revoke_host_accounts(backend, host, namespace=None, api_client=None, conn=No
     gone = set(e["username"] for e, unused in to_remove) | set(e["username"] for e in stale)
     if gone and not check_mode:
         handle.save([e for e in entries if e["username"] not in gone])
-    return dict(removed=sorted(e["username"] for e, unused in to_remove), dropped=sorted(e["username"] for e in stale),
-                changed=bool(gone))
+    return dict(
+        removed=sorted(e["username"] for e, unused in to_remove),
+        dropped=sorted(e["username"] for e in stale),
+        changed=bool(gone),
+    )
 
 
 # ------------------------------------------------------------------ the module
+
 
 def _bmc_from_params(params):
     if not params.get("bmc_address"):
@@ -359,8 +392,11 @@ def run_bmc_account(mod, connect_backend):
             doc = table.find(username)
             entry = ba.ledger_entry(entries, username) if entries is not None else None
             if doc is not None and entries is not None and (entry is None or not ba.entry_matches(entry, doc)):
-                raise Conflict(obj, "exists on the BMC but is not recorded as created by the collection for %s: "
-                                    "left alone" % handle.obj)
+                raise Conflict(
+                    obj,
+                    "exists on the BMC but is not recorded as created by the collection for %s: "
+                    "left alone" % handle.obj,
+                )
             if entry is not None and doc is None:
                 entries = ba.ledger_drop(entries, username)
                 ledger_changed = True
@@ -395,11 +431,21 @@ def run_bmc_account(mod, connect_backend):
                 mod.result["password"] = acted["password"]
                 mod.result["username"] = username
         elif state in ("absent", "pruned"):
-            docs_entries = entries if entries is not None else [
-                dict(username=d["UserName"], uri=d["@odata.id"].rstrip("/"), expires=d.get("AccountExpiration"))
-                for d, unused in ba.collection_accounts(table.docs)]
-            to_remove, stale = ba.revocations(docs_entries, table.docs, params.get("grantee") if state == "absent" else None,
-                                              only_expired=(state == "pruned"), now=now)
+            docs_entries = (
+                entries
+                if entries is not None
+                else [
+                    dict(username=d["UserName"], uri=d["@odata.id"].rstrip("/"), expires=d.get("AccountExpiration"))
+                    for d, unused in ba.collection_accounts(table.docs)
+                ]
+            )
+            to_remove, stale = ba.revocations(
+                docs_entries,
+                table.docs,
+                params.get("grantee") if state == "absent" else None,
+                only_expired=(state == "pruned"),
+                now=now,
+            )
             for entry, doc in to_remove:
                 mod.changed()
                 if not mod.check_mode:
@@ -426,25 +472,51 @@ def _present(mod, table, doc, entry, username, expires, now, handle, params):
     # expires_in counts from the creation: rerunning the task must not push the expiry back.
     manage_expiry = params.get("expires_at") is not None
     if expires is not None and not table.with_expiration and handle is None:
-        raise InvalidInput("BMC account %s" % username, "the BMC does not enforce AccountExpiration and no host was given "
-                                                        "to record the expiry: give host_name, or no expiry")
+        raise InvalidInput(
+            "BMC account %s" % username,
+            "the BMC does not enforce AccountExpiration and no host was given "
+            "to record the expiry: give host_name, or no expiry",
+        )
     grantee = params.get("grantee")
     if doc is None:
         mod.changed()
         if mod.check_mode:
-            view = dict(username=username, role=role, enabled=True, locked=False, uri=None,
-                        expires=ba.format_time(expires), expired=False,
-                        expiry_enforced_by=("bmc" if table.with_expiration else "collection") if expires else None,
-                        slot=ba.create_plan(table.docs)[0] == "patch")
+            view = dict(
+                username=username,
+                role=role,
+                enabled=True,
+                locked=False,
+                uri=None,
+                expires=ba.format_time(expires),
+                expired=False,
+                expiry_enforced_by=("bmc" if table.with_expiration else "collection") if expires else None,
+                slot=ba.create_plan(table.docs)[0] == "patch",
+            )
             return dict(after=view, password=None, entry=None)
         made, password, slot = table.create(username, role, expires)
-        new_entry = dict(username=username, uri=made["@odata.id"].rstrip("/"), role=role, grantee=grantee,
-                         created=ba.format_time(now), expires=ba.format_time(expires),
-                         bmc_expiry=table.with_expiration, slot=slot)
-        return dict(after=ba.account_view(made, new_entry, now), password=password,
-                    entry=new_entry if handle is not None else None)
-    body = ba.update_body(doc, role=role, enabled=True, expires=expires, with_expiration=table.with_expiration,
-                          manage_expiry=manage_expiry)
+        new_entry = dict(
+            username=username,
+            uri=made["@odata.id"].rstrip("/"),
+            role=role,
+            grantee=grantee,
+            created=ba.format_time(now),
+            expires=ba.format_time(expires),
+            bmc_expiry=table.with_expiration,
+            slot=slot,
+        )
+        return dict(
+            after=ba.account_view(made, new_entry, now),
+            password=password,
+            entry=new_entry if handle is not None else None,
+        )
+    body = ba.update_body(
+        doc,
+        role=role,
+        enabled=True,
+        expires=expires,
+        with_expiration=table.with_expiration,
+        manage_expiry=manage_expiry,
+    )
     password = None
     new_entry = dict(entry) if entry else None
     if new_entry is not None:

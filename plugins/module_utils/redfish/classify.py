@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -38,18 +37,18 @@ wrong type, such as ``length(null)``) does not match either, and the rule is
 listed in ``unevaluable_rules``.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import re
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import label_key_problem, label_value_problem
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import (
+    label_key_problem,
+    label_value_problem,
+)
 
 try:
     import jmespath
     from jmespath.exceptions import JMESPathError
+
     HAS_JMESPATH = True
 except ImportError:  # pragma: no cover - reported by compile_rules
     jmespath = None
@@ -63,10 +62,10 @@ TRAIT_RE = re.compile(r"^[A-Z][A-Z0-9_]{0,254}$")
 RESOURCE_CLASS_RE = re.compile(r"^[A-Za-z0-9_.-]{1,80}$")
 
 
-class Rule(object):
+class Rule:
     """A validated, compiled rule."""
 
-    __slots__ = ("index", "name", "when", "expression", "labels", "resource_class", "traits", "stop")
+    __slots__ = ("expression", "index", "labels", "name", "resource_class", "stop", "traits", "when")
 
     def __init__(self, index, name, when, expression, labels, resource_class, traits, stop):
         self.index = index
@@ -143,7 +142,9 @@ def compile_rule(index, rule):
             raise InvalidInput(where, "label %s: %s" % (key, problem))
         clean_labels[key] = value
     resource_class = rule.get("resource_class")
-    if resource_class is not None and (not isinstance(resource_class, str) or not RESOURCE_CLASS_RE.match(resource_class)):
+    if resource_class is not None and (
+        not isinstance(resource_class, str) or not RESOURCE_CLASS_RE.match(resource_class)
+    ):
         raise InvalidInput(where, "resource_class %r must be 1-80 letters, digits, '_', '-' or '.'" % (resource_class,))
     traits = rule.get("traits") or []
     if not isinstance(traits, list):
@@ -166,10 +167,10 @@ def compile_rules(rules):
     return [compile_rule(i, rule) for i, rule in enumerate(rules)]
 
 
-class Classification(object):
+class Classification:
     """What the rules say about one host."""
 
-    __slots__ = ("labels", "resource_class", "traits", "matched", "unevaluable")
+    __slots__ = ("labels", "matched", "resource_class", "traits", "unevaluable")
 
     def __init__(self, labels=None, resource_class=None, traits=None, matched=None, unevaluable=None):
         self.labels = labels or {}
@@ -179,9 +180,13 @@ class Classification(object):
         self.unevaluable = unevaluable or []
 
     def as_dict(self):
-        return dict(labels=dict(self.labels), resource_class=self.resource_class,
-                    traits=list(self.traits), matched_rules=list(self.matched),
-                    unevaluable_rules=list(self.unevaluable))
+        return dict(
+            labels=dict(self.labels),
+            resource_class=self.resource_class,
+            traits=list(self.traits),
+            matched_rules=list(self.matched),
+            unevaluable_rules=list(self.unevaluable),
+        )
 
     def __eq__(self, other):
         return isinstance(other, Classification) and self.as_dict() == other.as_dict()

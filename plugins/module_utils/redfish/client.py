@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -22,10 +21,6 @@ The pure helpers (address parsing, the system document's facts) need no
 client library and are unit-tested.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import re
 import traceback
 
@@ -41,6 +36,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
 try:
     import sushy
     from sushy import exceptions as sushy_exc
+
     HAS_SUSHY = True
     SUSHY_IMPORT_ERROR = None
 except ImportError:
@@ -58,13 +54,25 @@ ROOT = "/redfish/v1/"
 SYSTEMS = "/redfish/v1/Systems"
 # Metal3 BMC address schemes that mean "Redfish", and the transport each implies.
 REDFISH_SCHEMES = {
-    "redfish": "https", "redfish+https": "https", "redfish+http": "http",
-    "redfish-virtualmedia": "https", "redfish-virtualmedia+https": "https", "redfish-virtualmedia+http": "http",
-    "redfish-uefihttp": "https", "redfish-uefihttp+https": "https", "redfish-uefihttp+http": "http",
-    "idrac-redfish": "https", "idrac-redfish+https": "https", "idrac-redfish+http": "http",
-    "idrac-virtualmedia": "https", "idrac-virtualmedia+https": "https", "idrac-virtualmedia+http": "http",
-    "ilo5-redfish": "https", "ilo5-virtualmedia": "https",
-    "https": "https", "http": "http",
+    "redfish": "https",
+    "redfish+https": "https",
+    "redfish+http": "http",
+    "redfish-virtualmedia": "https",
+    "redfish-virtualmedia+https": "https",
+    "redfish-virtualmedia+http": "http",
+    "redfish-uefihttp": "https",
+    "redfish-uefihttp+https": "https",
+    "redfish-uefihttp+http": "http",
+    "idrac-redfish": "https",
+    "idrac-redfish+https": "https",
+    "idrac-redfish+http": "http",
+    "idrac-virtualmedia": "https",
+    "idrac-virtualmedia+https": "https",
+    "idrac-virtualmedia+http": "http",
+    "ilo5-redfish": "https",
+    "ilo5-virtualmedia": "https",
+    "https": "https",
+    "http": "http",
 }
 _REASONS = (
     ("connection refused", "connection refused"),
@@ -84,6 +92,7 @@ _REASONS = (
 
 
 # ------------------------------------------------------------------ pure helpers
+
 
 def parse_bmc_address(address):
     """``(base_url, system_path or None)`` of a BMC address.
@@ -106,7 +115,9 @@ def parse_bmc_address(address):
         raise InvalidInput(where, "is not a valid URL: %s" % exc)
     scheme = parts.scheme.lower()
     if scheme not in REDFISH_SCHEMES:
-        raise InvalidInput(where, "scheme %r is not a Redfish scheme (use redfish://, redfish+http:// or https://)" % scheme)
+        raise InvalidInput(
+            where, "scheme %r is not a Redfish scheme (use redfish://, redfish+http:// or https://)" % scheme
+        )
     if parts.username or parts.password:
         raise InvalidInput(where, "must not carry credentials: give username and password")
     if not parts.hostname:
@@ -218,6 +229,7 @@ def _cpu_arch(value):
 
 # ------------------------------------------------------------------ errors
 
+
 def bmc_error(obj, exc, what=None):
     """A TenancyError about BMC ``obj`` for any exception sushy/requests raised."""
     if isinstance(exc, TenancyError):
@@ -228,24 +240,40 @@ def bmc_error(obj, exc, what=None):
     if sushy_exc is not None and isinstance(exc, sushy_exc.ConnectionError):
         return BackendError(obj, prefix + "BMC unreachable: %s" % connection_reason(text), {"bmc_error": "unreachable"})
     if status == 401:
-        return Forbidden(obj, prefix + "the BMC rejected the credentials (HTTP 401)", {"bmc_error": "unauthorized", "status": 401})
+        return Forbidden(
+            obj, prefix + "the BMC rejected the credentials (HTTP 401)", {"bmc_error": "unauthorized", "status": 401}
+        )
     if status == 403:
-        return Forbidden(obj, prefix + "the BMC account lacks the privilege (HTTP 403)%s" % _redfish_message(exc),
-                         {"bmc_error": "forbidden", "status": 403})
+        return Forbidden(
+            obj,
+            prefix + "the BMC account lacks the privilege (HTTP 403)%s" % _redfish_message(exc),
+            {"bmc_error": "forbidden", "status": 403},
+        )
     if status == 404:
         return NotFound(obj, prefix + "not found on the BMC (HTTP 404)", {"bmc_error": "not_found", "status": 404})
     if status in (409, 412):
-        return Conflict(obj, prefix + "changed on the BMC meanwhile (HTTP %s)%s" % (status, _redfish_message(exc)),
-                        {"bmc_error": "conflict", "status": status})
+        return Conflict(
+            obj,
+            prefix + "changed on the BMC meanwhile (HTTP %s)%s" % (status, _redfish_message(exc)),
+            {"bmc_error": "conflict", "status": status},
+        )
     if status in (400, 405):
-        return InvalidInput(obj, prefix + "the BMC refused the request (HTTP %s)%s" % (status, _redfish_message(exc)),
-                            {"bmc_error": "bad_request", "status": status})
+        return InvalidInput(
+            obj,
+            prefix + "the BMC refused the request (HTTP %s)%s" % (status, _redfish_message(exc)),
+            {"bmc_error": "bad_request", "status": status},
+        )
     if isinstance(exc, ValueError):
         return BackendError(obj, prefix + "not a Redfish service: the answer is not JSON", {"bmc_error": "not_redfish"})
     if status:
-        return BackendError(obj, prefix + "the BMC answered HTTP %s%s" % (status, _redfish_message(exc)),
-                            {"bmc_error": "error", "status": status})
-    return BackendError(obj, prefix + "%s: %s" % (exc.__class__.__name__, connection_reason(text)), {"bmc_error": "error"})
+        return BackendError(
+            obj,
+            prefix + "the BMC answered HTTP %s%s" % (status, _redfish_message(exc)),
+            {"bmc_error": "error", "status": status},
+        )
+    return BackendError(
+        obj, prefix + "%s: %s" % (exc.__class__.__name__, connection_reason(text)), {"bmc_error": "error"}
+    )
 
 
 def _redfish_message(exc):
@@ -262,7 +290,8 @@ def _redfish_message(exc):
 
 # ------------------------------------------------------------------ connection
 
-class Bmc(object):
+
+class Bmc:
     """A connection to one BMC (a sushy root), closed with :meth:`close`."""
 
     def __init__(self, obj, address, username, password, validate_certs=True, ca_cert=None, timeout=30):
@@ -273,17 +302,28 @@ class Bmc(object):
         verify = ca_cert if (validate_certs and ca_cert) else bool(validate_certs)
         self._root = None
         try:
-            self._root = sushy.Sushy(self.base_url, username=username, password=password, verify=verify,
-                                     server_side_retries=1, server_side_retries_delay=1,
-                                     connect_timeout=min(timeout, 15), read_timeout=timeout)
+            self._root = sushy.Sushy(
+                self.base_url,
+                username=username,
+                password=password,
+                verify=verify,
+                server_side_retries=1,
+                server_side_retries_delay=1,
+                connect_timeout=min(timeout, 15),
+                read_timeout=timeout,
+            )
         except Exception as exc:  # sushy raises its own classes, ValueError on non-JSON
             err = bmc_error(obj, exc)
             if err.details.get("bmc_error") == "not_found":
-                err = BackendError(obj, "not a Redfish service: %s answered HTTP 404" % ROOT, {"bmc_error": "not_redfish"})
+                err = BackendError(
+                    obj, "not a Redfish service: %s answered HTTP 404" % ROOT, {"bmc_error": "not_redfish"}
+                )
             raise err
         if not self._root.json.get("RedfishVersion") and not self._root.json.get("Systems"):
             self.close()
-            raise BackendError(obj, "not a Redfish service: the service root has no RedfishVersion", {"bmc_error": "not_redfish"})
+            raise BackendError(
+                obj, "not a Redfish service: the service root has no RedfishVersion", {"bmc_error": "not_redfish"}
+            )
         self.conn = self._root._conn  # pylint: disable=protected-access
 
     def close(self):
@@ -342,8 +382,10 @@ class Bmc(object):
         coll = self.get_json(self._root.json.get("Systems", {}).get("@odata.id") or SYSTEMS, "systems")
         members = [m.get("@odata.id") for m in coll.get("Members", []) if isinstance(m, dict)]
         if len(members) != 1:
-            raise InvalidInput(self.obj, "the BMC has %d systems: give the system path in the address "
-                                         "(/redfish/v1/Systems/<id>)" % len(members))
+            raise InvalidInput(
+                self.obj,
+                "the BMC has %d systems: give the system path in the address (/redfish/v1/Systems/<id>)" % len(members),
+            )
         return members[0].rstrip("/")
 
     def system_document(self):
@@ -401,8 +443,11 @@ class Bmc(object):
             coll = self.get_json(link, "roles")
         except TenancyError:
             return None
-        return [m["@odata.id"].rstrip("/").rsplit("/", 1)[-1] for m in coll.get("Members", [])
-                if isinstance(m, dict) and m.get("@odata.id")]
+        return [
+            m["@odata.id"].rstrip("/").rsplit("/", 1)[-1]
+            for m in coll.get("Members", [])
+            if isinstance(m, dict) and m.get("@odata.id")
+        ]
 
 
 def _json_or_empty(response):

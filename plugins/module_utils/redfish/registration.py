@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -18,16 +17,9 @@ metal3 needs a Kubernetes client with rights on BareMetalHosts and Secrets in
 the infrastructure namespace; ironic a system-scoped (admin) connection.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import threading
 import time
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import classify as classify_mod
-from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import registration_model as reg
-from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import client as redfish
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     BackendError,
     Conflict,
@@ -37,12 +29,28 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
     from_exception,
     wrap_errors,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connection import IRONIC_MICROVERSION
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.params import check_timeout
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connection import IRONIC_MICROVERSION
+from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import classify as classify_mod
+from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import client as redfish
+from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import registration_model as reg
 
 BMH_GROUP, BMH_VERSION, BMH_PLURAL = "metal3.io", "v1alpha1", "baremetalhosts"
-NODE_FIELDS = ("uuid", "name", "driver", "driver_info", "resource_class", "owner", "properties", "extra",
-               "provision_state", "target_provision_state", "last_error", "traits", "maintenance")
+NODE_FIELDS = (
+    "uuid",
+    "name",
+    "driver",
+    "driver_info",
+    "resource_class",
+    "owner",
+    "properties",
+    "extra",
+    "provision_state",
+    "target_provision_state",
+    "last_error",
+    "traits",
+    "maintenance",
+)
 
 POLL = 1.0
 RETRIES = 8
@@ -91,7 +99,7 @@ def _pool_map(func, items, workers):
     return results
 
 
-class HostJob(object):
+class HostJob:
     """One BMC of the input and what became of it."""
 
     def __init__(self, index, spec):
@@ -136,11 +144,18 @@ class HostJob(object):
 
 # ------------------------------------------------------------------ phase 1: BMCs
 
+
 def read_bmc(job, rules, timeout):
     """Read the system behind ``job``'s BMC and classify it (no writes)."""
     spec = job.spec
-    with redfish.Bmc(job.label, spec["address"], spec["username"], spec["password"],
-                     validate_certs=spec.get("validate_certs", True), timeout=timeout) as bmc:
+    with redfish.Bmc(
+        job.label,
+        spec["address"],
+        spec["username"],
+        spec["password"],
+        validate_certs=spec.get("validate_certs", True),
+        timeout=timeout,
+    ) as bmc:
         job.base_url = bmc.base_url
         job.system_path, job.document = bmc.system_document()
     job.facts = redfish.system_facts(job.document)
@@ -157,9 +172,11 @@ def read_bmc(job, rules, timeout):
 
 # ------------------------------------------------------------------ phase 2: metal3
 
-class Metal3Registrar(object):
+
+class Metal3Registrar:
     def __init__(self, api_client, namespace, check_mode, host_claim_namespaces=None):
         from kubernetes import client as k8s_client
+
         self.custom = k8s_client.CustomObjectsApi(api_client)
         self.core = k8s_client.CoreV1Api(api_client)
         self.api_client = api_client
@@ -171,12 +188,13 @@ class Metal3Registrar(object):
         self.by_name = dict((h["metadata"]["name"], h) for h in listing.get("items", []))
         self.by_uuid = {}
         for host in self.by_name.values():
-            uuid = reg.normal_uuid(((host["metadata"].get("annotations") or {}).get(reg.SYSTEM_UUID_ANNOTATION)))
+            uuid = reg.normal_uuid((host["metadata"].get("annotations") or {}).get(reg.SYSTEM_UUID_ANNOTATION))
             if uuid:
                 self.by_uuid[uuid] = host
 
     def _secret(self, name):
         from kubernetes.client.exceptions import ApiException
+
         try:
             secret = self.core.read_namespaced_secret(name, self.namespace)
         except ApiException as exc:
@@ -192,18 +210,31 @@ class Metal3Registrar(object):
         job.name = name
         obj = "BareMetalHost %s/%s" % (self.namespace, name)
         if existing is None and name in self.by_name:
-            raise Conflict(obj, "exists for another system (its %s is %r, this BMC's system is %s)" % (
-                reg.SYSTEM_UUID_ANNOTATION,
-                (self.by_name[name]["metadata"].get("annotations") or {}).get(reg.SYSTEM_UUID_ANNOTATION), uuid))
+            raise Conflict(
+                obj,
+                "exists for another system (its %s is %r, this BMC's system is %s)"
+                % (
+                    reg.SYSTEM_UUID_ANNOTATION,
+                    (self.by_name[name]["metadata"].get("annotations") or {}).get(reg.SYSTEM_UUID_ANNOTATION),
+                    uuid,
+                ),
+            )
         if existing is not None and job.spec.get("name") and job.spec["name"] != name:
             job.warning = "system %s is already registered as %s; name %s ignored" % (uuid, name, job.spec["name"])
-        secret_name = ((existing or {}).get("spec", {}).get("bmc") or {}).get("credentialsName") or reg.secret_name(name)
+        secret_name = ((existing or {}).get("spec", {}).get("bmc") or {}).get("credentialsName") or reg.secret_name(
+            name
+        )
         desired = reg.desired_bmh(
-            name, self.namespace, job.facts, job.classification.labels,
-            redfish.bmh_address(job.base_url, job.system_path), secret_name,
+            name,
+            self.namespace,
+            job.facts,
+            job.classification.labels,
+            redfish.bmh_address(job.base_url, job.system_path),
+            secret_name,
             validate_certs=job.spec.get("validate_certs", True),
             boot_mac_address=job.spec.get("boot_mac_address"),
-            host_claim_namespaces=self.claim_namespaces)
+            host_claim_namespaces=self.claim_namespaces,
+        )
         spec = job.spec
         with wrap_errors("Secret %s/%s" % (self.namespace, secret_name)):
             secret = self._secret(secret_name)
@@ -214,7 +245,9 @@ class Metal3Registrar(object):
                     self.core.create_namespaced_secret(self.namespace, body)
                 else:
                     body["metadata"]["resourceVersion"] = secret["metadata"]["resourceVersion"]
-                    body["metadata"]["labels"] = dict(secret["metadata"].get("labels") or {}, **body["metadata"]["labels"])
+                    body["metadata"]["labels"] = dict(
+                        secret["metadata"].get("labels") or {}, **body["metadata"]["labels"]
+                    )
                     self.core.replace_namespaced_secret(secret_name, self.namespace, body)
         job.before = reg.bmh_view(existing)
         with wrap_errors(obj):
@@ -224,19 +257,24 @@ class Metal3Registrar(object):
                 job.changed = True
                 if not self.check_mode:
                     created = self.custom.create_namespaced_custom_object(
-                        BMH_GROUP, BMH_VERSION, self.namespace, BMH_PLURAL, desired)
+                        BMH_GROUP, BMH_VERSION, self.namespace, BMH_PLURAL, desired
+                    )
                     self.by_name[name] = self.by_uuid[uuid] = created
             else:
                 patch = reg.bmh_patch(existing, desired, self.claim_namespaces is not None)
-                from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import apply_merge_patch
+                from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import (
+                    apply_merge_patch,
+                )
+
                 after = apply_merge_patch(existing, patch) if patch else existing
                 job.after = reg.bmh_view(after)
                 job.changed = bool(patch) or secret_change
                 job.status = "updated" if job.changed else "unchanged"
                 if patch and not self.check_mode:
                     patch.setdefault("metadata", {})["resourceVersion"] = existing["metadata"]["resourceVersion"]
-                    self.custom.patch_namespaced_custom_object(BMH_GROUP, BMH_VERSION, self.namespace, BMH_PLURAL,
-                                                               name, patch)
+                    self.custom.patch_namespaced_custom_object(
+                        BMH_GROUP, BMH_VERSION, self.namespace, BMH_PLURAL, name, patch
+                    )
         if secret_change and job.after is not None:
             job.after = dict(job.after, credentials="<changed>")
         job.ref = dict(bareMetalHost=name, namespace=self.namespace)
@@ -244,17 +282,27 @@ class Metal3Registrar(object):
 
 # ------------------------------------------------------------------ phase 2: ironic
 
+
 def _raise_for(response, obj):
     from openstack import exceptions as os_exc
+
     try:
         os_exc.raise_from_response(response)
     except Exception as exc:
         raise from_exception(obj, exc)
 
 
-class IronicRegistrar(object):
-    def __init__(self, connect, check_mode, owner=None, default_resource_class=reg.DEFAULT_RESOURCE_CLASS,
-                 interfaces=None, update_password=False, wait_timeout=600):
+class IronicRegistrar:
+    def __init__(
+        self,
+        connect,
+        check_mode,
+        owner=None,
+        default_resource_class=reg.DEFAULT_RESOURCE_CLASS,
+        interfaces=None,
+        update_password=False,
+        wait_timeout=600,
+    ):
         self.connect = connect
         self.local = threading.local()
         self.check_mode = check_mode
@@ -270,7 +318,9 @@ class IronicRegistrar(object):
             nodes = response.json().get("nodes", [])
         self.by_uuid, self.by_name = {}, {}
         for node in nodes:
-            uuid = reg.normal_uuid((node.get("extra") or {}).get(reg.SYSTEM_UUID_KEY)) or reg.normal_uuid(node.get("uuid"))
+            uuid = reg.normal_uuid((node.get("extra") or {}).get(reg.SYSTEM_UUID_KEY)) or reg.normal_uuid(
+                node.get("uuid")
+            )
             self.by_uuid.setdefault(uuid, node)
             if node.get("name"):
                 self.by_name[node["name"]] = node
@@ -302,22 +352,34 @@ class IronicRegistrar(object):
         uuid = reg.normal_uuid(job.facts["uuid"])
         with self.lock:
             existing = self.by_uuid.get(uuid)
-        name = existing["name"] if existing and existing.get("name") else reg.host_name(job.spec.get("name"), job.facts, "ironic")
+        name = (
+            existing["name"]
+            if existing and existing.get("name")
+            else reg.host_name(job.spec.get("name"), job.facts, "ironic")
+        )
         job.name = name
         obj = "node %s" % name
         if existing is None and name in self.by_name:
             raise Conflict(obj, "exists for another system (node %s)" % self.by_name[name]["uuid"])
         if existing is not None and existing.get("driver") != "redfish":
             raise Conflict(obj, "uses driver %s, not redfish: host_register leaves it alone" % existing.get("driver"))
-        info = reg.driver_info(job.base_url, job.system_path, job.spec["username"], job.spec["password"],
-                               job.spec.get("validate_certs", True))
-        desired = reg.desired_node(name, job.facts, job.classification, info, self.owner,
-                                   self.default_resource_class, self.interfaces)
+        info = reg.driver_info(
+            job.base_url,
+            job.system_path,
+            job.spec["username"],
+            job.spec["password"],
+            job.spec.get("validate_certs", True),
+        )
+        desired = reg.desired_node(
+            name, job.facts, job.classification, info, self.owner, self.default_resource_class, self.interfaces
+        )
         job.ref = dict(node=name, node_uuid=(existing or {}).get("uuid") or uuid)
         if existing is None:
             traits = reg.node_traits([], [], job.classification.traits)
             job.before = {}
-            job.after = reg.node_view(dict(desired, provision_state="available"), traits, reg.missing_ports(job.facts, []))
+            job.after = reg.node_view(
+                dict(desired, provision_state="available"), traits, reg.missing_ports(job.facts, [])
+            )
             job.changed = True
             job.status = "registered"
             if self.check_mode:
@@ -338,8 +400,11 @@ class IronicRegistrar(object):
         missing = reg.missing_ports(job.facts, have_macs)
         trait_change = sorted(node.get("traits") or []) != traits
         job.before = reg.node_view(node, node.get("traits"), have_macs)
-        job.after = reg.node_view(dict(node, **dict((k, v) for k, v in desired.items() if k not in ("driver_info",))),
-                                  traits, have_macs + missing)
+        job.after = reg.node_view(
+            dict(node, **dict((k, v) for k, v in desired.items() if k not in ("driver_info",))),
+            traits,
+            have_macs + missing,
+        )
         job.after["driver_info"] = job.before["driver_info"]
         if steps:
             job.after["provision_state"] = "available"
@@ -374,20 +439,27 @@ class IronicRegistrar(object):
             if node.get("provision_state") == state and not node.get("target_provision_state"):
                 return node
             if not node.get("target_provision_state") and node.get("last_error"):
-                raise BackendError(obj, "stopped in %s on the way to %s: %s" % (
-                    node.get("provision_state"), state, _scrub(node.get("last_error"))))
+                raise BackendError(
+                    obj,
+                    "stopped in %s on the way to %s: %s"
+                    % (node.get("provision_state"), state, _scrub(node.get("last_error"))),
+                )
             if time.monotonic() > deadline:
-                raise WaitTimeout(obj, "not %s after %ss (now %s)" % (state, self.wait_timeout, node.get("provision_state")))
+                raise WaitTimeout(
+                    obj, "not %s after %ss (now %s)" % (state, self.wait_timeout, node.get("provision_state"))
+                )
             time.sleep(min(POLL * (1 + polls // 3), 3.0))
 
 
 def _scrub(text):
     """Ironic errors may quote the BMC URL: keep the cause, drop URLs."""
     import re
+
     return re.sub(r"[a-z][a-z0-9+.-]*://\S+", "<bmc>", str(text or ""))[:500]
 
 
 # ------------------------------------------------------------------ entry point
+
 
 def host_spec_problem(spec):
     """Validate one host entry of the input; raise InvalidInput."""
@@ -444,11 +516,16 @@ def run_host_register(mod, connect_backend):
     mod.result["hosts"] = results
     mod.result["registered"] = [r["name"] for r in results if r["status"] in ("registered", "updated", "unchanged")]
     mod.result["failed_hosts"] = [
-        dict(index=r["index"], name=r["name"], error=r["error"], error_kind=r["error_kind"]) for r in failed]
-    mod.set_diff(dict((str(j.name or j.index), j.before) for j in jobs if j.status != "failed"),
-                 dict((str(j.name or j.index), j.after) for j in jobs if j.status != "failed"))
+        dict(index=r["index"], name=r["name"], error=r["error"], error_kind=r["error_kind"]) for r in failed
+    ]
+    mod.set_diff(
+        dict((str(j.name or j.index), j.before) for j in jobs if j.status != "failed"),
+        dict((str(j.name or j.index), j.after) for j in jobs if j.status != "failed"),
+    )
     for item in failed:
         mod.warn("host_register: %s" % item["error"])
     if failed and not params.get("allow_partial", True):
-        raise BackendError("host_register", "%d of %d BMC(s) failed: %s" % (
-            len(failed), len(results), "; ".join(r["error"] for r in failed)))
+        raise BackendError(
+            "host_register",
+            "%d of %d BMC(s) failed: %s" % (len(failed), len(results), "; ".join(r["error"] for r in failed)),
+        )

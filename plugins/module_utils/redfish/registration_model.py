@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -23,10 +22,6 @@ and nobody else's labels or traits are touched: annotation
 on the node.  A host is matched by its system UUID (annotation
 :data:`SYSTEM_UUID_ANNOTATION`; node ``uuid`` or ``extra.system_uuid``).
 """
-
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import base64
 import json
@@ -103,13 +98,26 @@ def secret_name(host):
 
 # ------------------------------------------------------------------ metal3
 
-def desired_bmh(name, namespace, facts, labels, bmc_address, secret, validate_certs=True,
-                boot_mac_address=None, host_claim_namespaces=None):
+
+def desired_bmh(
+    name,
+    namespace,
+    facts,
+    labels,
+    bmc_address,
+    secret,
+    validate_certs=True,
+    boot_mac_address=None,
+    host_claim_namespaces=None,
+):
     """The whole BareMetalHost for a new host."""
     spec = {
         "online": False,
-        "bmc": {"address": bmc_address, "credentialsName": secret,
-                "disableCertificateVerification": not validate_certs},
+        "bmc": {
+            "address": bmc_address,
+            "credentialsName": secret,
+            "disableCertificateVerification": not validate_certs,
+        },
     }
     mac = boot_mac(facts, boot_mac_address)
     if mac:
@@ -179,7 +187,11 @@ def bmh_patch(current, desired, manage_claim_namespaces):
     want = desired["spec"]
     spec_patch = {}
     bmc = spec.get("bmc") or {}
-    bmc_patch = dict((k, v) for k, v in want["bmc"].items() if bmc.get(k, False if k == "disableCertificateVerification" else None) != v)
+    bmc_patch = dict(
+        (k, v)
+        for k, v in want["bmc"].items()
+        if bmc.get(k, False if k == "disableCertificateVerification" else None) != v
+    )
     if bmc_patch:
         spec_patch["bmc"] = bmc_patch
     for key in ("bootMACAddress", "bootMode"):
@@ -210,8 +222,10 @@ def bmh_view(bmh):
         "labels": dict(meta.get("labels") or {}),
         "bootMACAddress": spec.get("bootMACAddress"),
         "bootMode": spec.get("bootMode"),
-        "bmc": {"credentialsName": (spec.get("bmc") or {}).get("credentialsName"),
-                "address": HIDDEN if (spec.get("bmc") or {}).get("address") else None},
+        "bmc": {
+            "credentialsName": (spec.get("bmc") or {}).get("credentialsName"),
+            "address": HIDDEN if (spec.get("bmc") or {}).get("address") else None,
+        },
         "hostClaimNamespaces": spec.get("hostClaimNamespaces"),
     }
 
@@ -243,6 +257,7 @@ def secret_differs(current, username, password):
 
 # ------------------------------------------------------------------ ironic
 
+
 def node_properties(facts):
     props = {}
     if facts.get("cpus"):
@@ -266,8 +281,9 @@ def driver_info(base_url, system_path, username, password, validate_certs=True):
     }
 
 
-def desired_node(name, facts, classification, info, owner=None, default_resource_class=DEFAULT_RESOURCE_CLASS,
-                 interfaces=None):
+def desired_node(
+    name, facts, classification, info, owner=None, default_resource_class=DEFAULT_RESOURCE_CLASS, interfaces=None
+):
     """The fields of a new node (``uuid`` = the system UUID) and its traits and port MACs."""
     fields = {
         "uuid": normal_uuid(facts.get("uuid")),
@@ -276,8 +292,7 @@ def desired_node(name, facts, classification, info, owner=None, default_resource
         "driver_info": dict(info),
         "resource_class": classification.resource_class or default_resource_class,
         "properties": node_properties(facts),
-        "extra": {SYSTEM_UUID_KEY: normal_uuid(facts.get("uuid")),
-                  MANAGED_TRAITS_KEY: sorted(classification.traits)},
+        "extra": {SYSTEM_UUID_KEY: normal_uuid(facts.get("uuid")), MANAGED_TRAITS_KEY: sorted(classification.traits)},
     }
     if owner:
         fields["owner"] = owner
@@ -349,9 +364,11 @@ def node_view(fields, traits=None, ports=None):
         "properties": dict(fields.get("properties") or {}),
         "traits": sorted(traits or []),
         "ports": sorted(ports or []),
-        "driver_info": {"redfish_username": info.get("redfish_username"),
-                        "redfish_address": HIDDEN if info.get("redfish_address") else None,
-                        "redfish_password": HIDDEN if info.get("redfish_password") else None},
+        "driver_info": {
+            "redfish_username": info.get("redfish_username"),
+            "redfish_address": HIDDEN if info.get("redfish_address") else None,
+            "redfish_password": HIDDEN if info.get("redfish_password") else None,
+        },
         "provision_state": fields.get("provision_state"),
     }
 

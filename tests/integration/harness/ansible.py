@@ -21,8 +21,9 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import yaml
 
@@ -48,19 +49,21 @@ def ansible_env(env: Mapping[str, str], workdir: Path) -> dict[str, str]:
     local_tmp = Path(workdir) / "ansible-tmp"
     local_tmp.mkdir(parents=True, exist_ok=True)
     merged = dict(env)
-    merged.update({
-        "ANSIBLE_COLLECTIONS_PATH": str(collections_root()),
-        "ANSIBLE_PYTHON_INTERPRETER": sys.executable,
-        "ANSIBLE_LOCAL_TEMP": str(local_tmp),
-        "ANSIBLE_REMOTE_TEMP": str(local_tmp),
-        "ANSIBLE_NOCOLOR": "1",
-        "ANSIBLE_FORCE_COLOR": "0",
-        "ANSIBLE_LOCALHOST_WARNING": "False",
-        "ANSIBLE_INVENTORY_UNPARSED_WARNING": "False",
-        "ANSIBLE_RETRY_FILES_ENABLED": "False",
-        "ANSIBLE_DEPRECATION_WARNINGS": "False",
-        "PATH": "%s:%s" % (VENV_BIN, env.get("PATH", os.environ.get("PATH", ""))),
-    })
+    merged.update(
+        {
+            "ANSIBLE_COLLECTIONS_PATH": str(collections_root()),
+            "ANSIBLE_PYTHON_INTERPRETER": sys.executable,
+            "ANSIBLE_LOCAL_TEMP": str(local_tmp),
+            "ANSIBLE_REMOTE_TEMP": str(local_tmp),
+            "ANSIBLE_NOCOLOR": "1",
+            "ANSIBLE_FORCE_COLOR": "0",
+            "ANSIBLE_LOCALHOST_WARNING": "False",
+            "ANSIBLE_INVENTORY_UNPARSED_WARNING": "False",
+            "ANSIBLE_RETRY_FILES_ENABLED": "False",
+            "ANSIBLE_DEPRECATION_WARNINGS": "False",
+            "PATH": "%s:%s" % (VENV_BIN, env.get("PATH", os.environ.get("PATH", ""))),
+        }
+    )
     merged.setdefault("HOME", os.environ.get("HOME", "/root"))
     return merged
 
@@ -89,7 +92,12 @@ class PlaybookRun:
 
     def result(self, name: str) -> dict:
         tasks = self.tasks
-        assert name in tasks, "task %r not in run; tasks: %s\n%s\n%s" % (name, list(tasks), self.stdout[-3000:], self.stderr[-3000:])
+        assert name in tasks, "task %r not in run; tasks: %s\n%s\n%s" % (
+            name,
+            list(tasks),
+            self.stdout[-3000:],
+            self.stderr[-3000:],
+        )
         return tasks[name]
 
     def explain(self) -> str:
@@ -97,8 +105,14 @@ class PlaybookRun:
 
 
 def _localhost_play(tasks: Sequence[dict], vars: Mapping[str, Any] | None = None, **play: Any) -> dict:
-    base = {"name": "test", "hosts": "localhost", "connection": "local", "gather_facts": False,
-            "vars": dict(vars or {}), "tasks": list(tasks)}
+    base = {
+        "name": "test",
+        "hosts": "localhost",
+        "connection": "local",
+        "gather_facts": False,
+        "vars": dict(vars or {}),
+        "tasks": list(tasks),
+    }
     base.update(play)
     return base
 
@@ -108,10 +122,19 @@ def localhost_play(tasks: Sequence[dict], vars: Mapping[str, Any] | None = None,
     return [_localhost_play(tasks, vars, **play)]
 
 
-def run_playbook(plays: Sequence[dict] | str | Path, env: Mapping[str, str], workdir: Path, *,
-                 extra_vars: Mapping[str, Any] | None = None, verbosity: int = 0, check: bool = False,
-                 diff: bool = False, callback: str = "json", inventory: str | None = None,
-                 timeout: float = 900) -> PlaybookRun:
+def run_playbook(
+    plays: Sequence[dict] | str | Path,
+    env: Mapping[str, str],
+    workdir: Path,
+    *,
+    extra_vars: Mapping[str, Any] | None = None,
+    verbosity: int = 0,
+    check: bool = False,
+    diff: bool = False,
+    callback: str = "json",
+    inventory: str | None = None,
+    timeout: float = 900,
+) -> PlaybookRun:
     """Run ``ansible-playbook`` once; never raises on a failed play (look at ``rc``)."""
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
@@ -135,20 +158,29 @@ def run_playbook(plays: Sequence[dict] | str | Path, env: Mapping[str, str], wor
     if callback == "json":
         run_env["ANSIBLE_STDOUT_CALLBACK"] = "ansible.posix.json"
         run_env["ANSIBLE_JSON_INDENT"] = "0"
-    proc = subprocess.run(argv, env=run_env, capture_output=True, text=True, timeout=timeout, check=False,
-                          cwd=str(workdir))
+    proc = subprocess.run(
+        argv, env=run_env, capture_output=True, text=True, timeout=timeout, check=False, cwd=str(workdir)
+    )
     report = None
     if callback == "json":
         try:
-            report = json.loads(proc.stdout[proc.stdout.index("{"):])
+            report = json.loads(proc.stdout[proc.stdout.index("{") :])
         except ValueError:
             report = None
     return PlaybookRun(proc.returncode, proc.stdout, proc.stderr, report)
 
 
-def run_inventory(source: str | Path, env: Mapping[str, str], workdir: Path, *, extra_args: Sequence[str] = (),
-                  timeout: float = 900) -> subprocess.CompletedProcess:
+def run_inventory(
+    source: str | Path, env: Mapping[str, str], workdir: Path, *, extra_args: Sequence[str] = (), timeout: float = 900
+) -> subprocess.CompletedProcess:
     """``ansible-inventory -i source --list`` with the hermetic environment."""
     argv = [str(VENV_BIN / "ansible-inventory"), "-i", str(source), "--list", *extra_args]
-    return subprocess.run(argv, env=ansible_env(env, Path(workdir)), capture_output=True, text=True,
-                          timeout=timeout, check=False, cwd=str(workdir))
+    return subprocess.run(
+        argv,
+        env=ansible_env(env, Path(workdir)),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        cwd=str(workdir),
+    )

@@ -103,34 +103,37 @@ def require_bmo(directory: Path | None = None) -> Path:
 # Ironic, the way Metal3 runs it
 # --------------------------------------------------------------------------
 
+
 def _ironic_overrides(htpasswd: Path) -> str:
     """An extra ``--config-file`` for :func:`start_ironic` (``@IRONIC_URL@`` is filled in)."""
-    return "\n".join([
-        "[DEFAULT]",
-        "auth_strategy = http_basic",
-        f"http_basic_auth_user_file = {htpasswd}",
-        "enabled_boot_interfaces = redfish-virtual-media,fake",
-        "enabled_deploy_interfaces = direct,ramdisk,custom-agent,fake",
-        "default_deploy_interface = direct",
-        "enabled_inspect_interfaces = redfish,agent,no-inspect,fake",
-        "",
-        "[service_catalog]",
-        "auth_type = none",
-        "endpoint_override = @IRONIC_URL@",
-        "",
-        "[inspector]",
-        "callback_endpoint_override = @IRONIC_URL@/v1/continue_inspection",
-        "",
-        "[agent]",
-        "require_tls = false",
-        "",
-        "[api]",
-        "ramdisk_heartbeat_timeout = 10",
-        "",
-        "[deploy]",
-        "erase_devices_priority = 0",
-        "",
-    ])
+    return "\n".join(
+        [
+            "[DEFAULT]",
+            "auth_strategy = http_basic",
+            f"http_basic_auth_user_file = {htpasswd}",
+            "enabled_boot_interfaces = redfish-virtual-media,fake",
+            "enabled_deploy_interfaces = direct,ramdisk,custom-agent,fake",
+            "default_deploy_interface = direct",
+            "enabled_inspect_interfaces = redfish,agent,no-inspect,fake",
+            "",
+            "[service_catalog]",
+            "auth_type = none",
+            "endpoint_override = @IRONIC_URL@",
+            "",
+            "[inspector]",
+            "callback_endpoint_override = @IRONIC_URL@/v1/continue_inspection",
+            "",
+            "[agent]",
+            "require_tls = false",
+            "",
+            "[api]",
+            "ramdisk_heartbeat_timeout = 10",
+            "",
+            "[deploy]",
+            "erase_devices_priority = 0",
+            "",
+        ]
+    )
 
 
 def start_metal3_ironic(workdir: Path, database_url: str | None = None) -> tuple[Ironic, str]:
@@ -141,14 +144,16 @@ def start_metal3_ironic(workdir: Path, database_url: str | None = None) -> tuple
     password = secrets.token_urlsafe(16)
     htpasswd = workdir / "ironic-htpasswd"
     htpasswd.write_text(f"{IRONIC_USER}:{bcrypt.hashpw(password.encode(), bcrypt.gensalt(rounds=4)).decode()}\n")
-    ironic = start_ironic(workdir / "ironic", database_url=database_url, extra_config=_ironic_overrides(htpasswd),
-                          auth_label="http_basic")
+    ironic = start_ironic(
+        workdir / "ironic", database_url=database_url, extra_config=_ironic_overrides(htpasswd), auth_label="http_basic"
+    )
     return ironic, password
 
 
 # --------------------------------------------------------------------------
 # CRDs and webhooks
 # --------------------------------------------------------------------------
+
 
 def bmo_crds(directory: Path, claim_dialect: str = "proposal") -> list[dict]:
     """BMO's CRDs; with ``claim_dialect="proposal"`` without BMO's HostClaim/HostDeployPolicy."""
@@ -195,8 +200,11 @@ def webhook_configuration(directory: Path, url: str, ca_pem: bytes, resources: s
 
     Only the webhooks of ``resources`` (plural names of installed CRDs) are kept.
     """
-    manifest = next(d for d in yaml.safe_load_all((directory / "config" / "webhook" / "manifests.yaml").read_text())
-                    if d and d.get("kind") == "ValidatingWebhookConfiguration")
+    manifest = next(
+        d
+        for d in yaml.safe_load_all((directory / "config" / "webhook" / "manifests.yaml").read_text())
+        if d and d.get("kind") == "ValidatingWebhookConfiguration"
+    )
     config = copy.deepcopy(manifest)
     config["metadata"] = {"name": WEBHOOK_CONFIG_NAME}
     kept = []
@@ -230,6 +238,7 @@ def register_webhooks(api, config: dict) -> None:
 # --------------------------------------------------------------------------
 # The operator
 # --------------------------------------------------------------------------
+
 
 @dataclasses.dataclass
 class Metal3:
@@ -272,7 +281,7 @@ class Metal3:
 
                 with self.kube.api("admin") as api:
                     client.AdmissionregistrationV1Api(api).delete_validating_webhook_configuration(WEBHOOK_CONFIG_NAME)
-            except Exception:  # noqa: BLE001 - the apiserver may be gone already
+            except Exception:
                 pass
         self.proc.stop(timeout=20)
         self.ironic.stop()
@@ -290,10 +299,18 @@ def _write_webhook_certs(kube: KubeEnv, tmpdir: Path) -> None:
     (cert_dir / "tls.key").chmod(0o600)
 
 
-def start_metal3(kube: KubeEnv, workdir: str | Path, *, systems: list[dict] | None = None,
-                 namespace: str = INFRA_NAMESPACE, claim_dialect: str = "proposal",
-                 webhooks: bool = True, hostclaims_controller: bool = False,
-                 database_url: str | None = None, directory: Path | None = None) -> Metal3:
+def start_metal3(
+    kube: KubeEnv,
+    workdir: str | Path,
+    *,
+    systems: list[dict] | None = None,
+    namespace: str = INFRA_NAMESPACE,
+    claim_dialect: str = "proposal",
+    webhooks: bool = True,
+    hostclaims_controller: bool = False,
+    database_url: str | None = None,
+    directory: Path | None = None,
+) -> Metal3:
     """Start Ironic, sushy-tools and BMO for ``kube``'s apiserver; install BMO's CRDs.
 
     ``claim_dialect``: ``"proposal"`` leaves BMO's HostClaim and HostDeployPolicy
@@ -323,8 +340,9 @@ def start_metal3(kube: KubeEnv, workdir: str | Path, *, systems: list[dict] | No
     try:
         ironic, ironic_password = start_metal3_ironic(workdir, database_url)
         timings["ironic"] = time.monotonic() - t1
-        fake_ipa = start_fake_ipa(workdir / "fake-ipa", ipa_port, ironic.url, sushy.base_url,
-                                  sushy.username, sushy.password)
+        fake_ipa = start_fake_ipa(
+            workdir / "fake-ipa", ipa_port, ironic.url, sushy.base_url, sushy.username, sushy.password
+        )
         # Deploy kernel/ramdisk/ISO: BMO requires the URLs; nothing boots them
         # (FakeIPA plays the agent they would start).
         for name in ("ipa.kernel", "ipa.initramfs", "ipa.iso", "live.iso"):
@@ -360,8 +378,18 @@ def start_metal3(kube: KubeEnv, workdir: str | Path, *, systems: list[dict] | No
             "BMO_WEBHOOK_HOST": procs.LOOPBACK,
             "BMO_CONCURRENCY": "4",
         }
-        argv = [str(directory / "bmo"), "--namespace", namespace, "--webhook-port", str(webhook_port),
-                "--health-addr", f"{procs.LOOPBACK}:{health_port}", "--metrics-addr", "0", "--dev"]
+        argv = [
+            str(directory / "bmo"),
+            "--namespace",
+            namespace,
+            "--webhook-port",
+            str(webhook_port),
+            "--health-addr",
+            f"{procs.LOOPBACK}:{health_port}",
+            "--metrics-addr",
+            "0",
+            "--dev",
+        ]
         if hostclaims_controller:
             argv.append("--hostclaims")
         t2 = time.monotonic()
@@ -386,29 +414,54 @@ def start_metal3(kube: KubeEnv, workdir: str | Path, *, systems: list[dict] | No
             if started is not None:
                 started.stop()
         raise
-    service = procs.Service("baremetal-operator", BMO_COMMIT, f"http://{procs.LOOPBACK}:{health_port}",
-                            health_port, proc.pid)
-    return Metal3(kube, ironic, ironic_password, sushy, proc, service, namespace, webhook_url, workdir,
-                  f"{http}/live.iso", fake_ipa, systems, timings)
+    service = procs.Service(
+        "baremetal-operator", BMO_COMMIT, f"http://{procs.LOOPBACK}:{health_port}", health_port, proc.pid
+    )
+    return Metal3(
+        kube,
+        ironic,
+        ironic_password,
+        sushy,
+        proc,
+        service,
+        namespace,
+        webhook_url,
+        workdir,
+        f"{http}/live.iso",
+        fake_ipa,
+        systems,
+        timings,
+    )
 
 
 # --------------------------------------------------------------------------
 # Hosts
 # --------------------------------------------------------------------------
 
-def bmc_secret(name: str, bmc: Bmc, namespace: str = INFRA_NAMESPACE,
-               username: str | None = None, password: str | None = None) -> dict:
+
+def bmc_secret(
+    name: str, bmc: Bmc, namespace: str = INFRA_NAMESPACE, username: str | None = None, password: str | None = None
+) -> dict:
     return {
-        "apiVersion": "v1", "kind": "Secret",
+        "apiVersion": "v1",
+        "kind": "Secret",
         "metadata": {"name": name, "namespace": namespace},
         "type": "Opaque",
-        "stringData": {"username": username if username is not None else bmc.username,
-                       "password": password if password is not None else bmc.password},
+        "stringData": {
+            "username": username if username is not None else bmc.username,
+            "password": password if password is not None else bmc.password,
+        },
     }
 
 
-def host_manifest(name: str, bmc: Bmc, credentials: str, namespace: str = INFRA_NAMESPACE,
-                  labels: dict | None = None, agent: bool = False) -> dict:
+def host_manifest(
+    name: str,
+    bmc: Bmc,
+    credentials: str,
+    namespace: str = INFRA_NAMESPACE,
+    labels: dict | None = None,
+    agent: bool = False,
+) -> dict:
     """A BareMetalHost for a sushy-tools system, booted over Redfish virtual media.
 
     ``agent=False``: inspection disabled, no cleaning (the live-ISO route, no agent).
@@ -416,16 +469,19 @@ def host_manifest(name: str, bmc: Bmc, credentials: str, namespace: str = INFRA_
     """
     annotations = {} if agent else {"inspect.metal3.io": "disabled"}
     return {
-        "apiVersion": "metal3.io/v1alpha1", "kind": "BareMetalHost",
-        "metadata": {"name": name, "namespace": namespace, "labels": dict(labels or {}),
-                     "annotations": annotations},
+        "apiVersion": "metal3.io/v1alpha1",
+        "kind": "BareMetalHost",
+        "metadata": {"name": name, "namespace": namespace, "labels": dict(labels or {}), "annotations": annotations},
         "spec": {
             "online": False,
             "bootMACAddress": bmc.macs[0],
             "bootMode": "UEFI",
             "automatedCleaningMode": "metadata" if agent else "disabled",
-            "bmc": {"address": "redfish-virtualmedia+" + bmc.base_url + bmc.system_id,
-                    "credentialsName": credentials, "disableCertificateVerification": True},
+            "bmc": {
+                "address": "redfish-virtualmedia+" + bmc.base_url + bmc.system_id,
+                "credentialsName": credentials,
+                "disableCertificateVerification": True,
+            },
         },
     }
 

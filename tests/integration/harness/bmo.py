@@ -40,7 +40,11 @@ INSPECT = "inspect.metal3.io"
 
 def default_nics(index: int) -> list[dict]:
     return [
-        {"name": "eno1", "mac": "52:54:00:10:%02x:%02x" % (index // 256, index % 256), "ip": "192.0.2.%d" % (index % 250 + 1)},
+        {
+            "name": "eno1",
+            "mac": "52:54:00:10:%02x:%02x" % (index // 256, index % 256),
+            "ip": "192.0.2.%d" % (index % 250 + 1),
+        },
         {"name": "eno2", "mac": "52:54:00:20:%02x:%02x" % (index // 256, index % 256)},
     ]
 
@@ -57,8 +61,18 @@ class PlaysBareMetalOperator:
         self._lock = threading.Lock()
 
     # -- registration --------------------------------------------------------
-    def register(self, namespace: str, name: str, *, state: str = "available", nics: list[dict] | None = None,
-                 hostname: str | None = None, index: int = 1, operational: str = "OK", error: str | None = None) -> dict:
+    def register(
+        self,
+        namespace: str,
+        name: str,
+        *,
+        state: str = "available",
+        nics: list[dict] | None = None,
+        hostname: str | None = None,
+        index: int = 1,
+        operational: str = "OK",
+        error: str | None = None,
+    ) -> dict:
         """Inspection done: write the status of a freshly created host."""
         hardware = {"nics": nics if nics is not None else default_nics(index)}
         if hostname:
@@ -76,7 +90,8 @@ class PlaysBareMetalOperator:
 
     def _status(self, namespace: str, name: str, status: dict) -> dict:
         return self.custom.patch_namespaced_custom_object_status(
-            GROUP, VERSION, namespace, PLURAL, name, {"status": status}, _content_type=MERGE)
+            GROUP, VERSION, namespace, PLURAL, name, {"status": status}, _content_type=MERGE
+        )
 
     # -- one reconcile ---------------------------------------------------------
     def step(self) -> int:
@@ -110,8 +125,14 @@ class PlaysBareMetalOperator:
                 removed[key] = None
         if removed:
             self.custom.patch_namespaced_custom_object(
-                GROUP, VERSION, namespace, PLURAL, name,
-                {"metadata": {"annotations": removed, "resourceVersion": meta["resourceVersion"]}}, _content_type=MERGE)
+                GROUP,
+                VERSION,
+                namespace,
+                PLURAL,
+                name,
+                {"metadata": {"annotations": removed, "resourceVersion": meta["resourceVersion"]}},
+                _content_type=MERGE,
+            )
             changed += 1
         state = (status.get("provisioning") or {}).get("state")
         online = spec.get("online") is True
@@ -121,8 +142,10 @@ class PlaysBareMetalOperator:
             new = {"provisioning": {"state": "provisioning"}}
         elif state == "provisioning":
             if spec.get("image"):
-                new = {"provisioning": {"state": "provisioned", "image": spec["image"]},
-                       "poweredOn": online and not holds}
+                new = {
+                    "provisioning": {"state": "provisioned", "image": spec["image"]},
+                    "poweredOn": online and not holds,
+                }
             else:
                 new = {"provisioning": {"state": "deprovisioning", "image": None}}
         elif state == "provisioned" and not spec.get("image"):
@@ -155,7 +178,7 @@ class PlaysBareMetalOperator:
             while not stop.is_set():
                 try:
                     self.step()
-                except BaseException as exc:  # noqa: BLE001 - reported when the block ends
+                except BaseException as exc:
                     errors.append(exc)
                     return
                 stop.wait(interval)
@@ -181,5 +204,7 @@ class PlaysBareMetalOperator:
             if ((host.get("status") or {}).get("provisioning") or {}).get("state") == state:
                 return host
             if time.monotonic() > deadline:
-                raise AssertionError("host %s/%s not %s after %ss: %s" % (namespace, name, state, timeout, host.get("status")))
+                raise AssertionError(
+                    "host %s/%s not %s after %ss: %s" % (namespace, name, state, timeout, host.get("status"))
+                )
             time.sleep(0.2)

@@ -91,8 +91,15 @@ sys.exit(main())
 """
 
 
-def start_fake_ipa(workdir: str | Path, port: int, ironic_url: str, redfish_url: str, redfish_user: str,
-                   redfish_password: str, timeout: float = 30) -> FakeIpa:
+def start_fake_ipa(
+    workdir: str | Path,
+    port: int,
+    ironic_url: str,
+    redfish_url: str,
+    redfish_user: str,
+    redfish_password: str,
+    timeout: float = 30,
+) -> FakeIpa:
     """Run FakeIPA on ``port`` (the emulator's ``notification_url`` names it) for
     the systems of the sushy-tools emulator at ``redfish_url``."""
     workdir = Path(workdir)

@@ -116,8 +116,14 @@ class Ironic:
         self.http_proc.stop()
 
 
-def _config(root: Path, port: int, http_url: str, keystone_url: str | None,
-            service_user: ServiceUser | None, database_url: str | None = None) -> str:
+def _config(
+    root: Path,
+    port: int,
+    http_url: str,
+    keystone_url: str | None,
+    service_user: ServiceUser | None,
+    database_url: str | None = None,
+) -> str:
     lines = [
         "[DEFAULT]",
         f"host = {CONDUCTOR_HOST}",
@@ -218,11 +224,17 @@ def _schema_seed() -> Path:
     return seed
 
 
-def start_ironic(workdir: str | Path, keystone_url: str | None = None,
-                 service_user: ServiceUser | None = None,
-                 db_from: Path | None = None, timeout: float = 120,
-                 database_url: str | None = None, create_schema: bool = True,
-                 extra_config: str | None = None, auth_label: str | None = None) -> Ironic:
+def start_ironic(
+    workdir: str | Path,
+    keystone_url: str | None = None,
+    service_user: ServiceUser | None = None,
+    db_from: Path | None = None,
+    timeout: float = 120,
+    database_url: str | None = None,
+    create_schema: bool = True,
+    extra_config: str | None = None,
+    auth_label: str | None = None,
+) -> Ironic:
     """Start Ironic with its state in ``workdir`` (created).
 
     ``keystone_url`` (``http://127.0.0.1:PORT/v3``) and ``service_user``
@@ -265,9 +277,18 @@ def start_ironic(workdir: str | Path, keystone_url: str | None = None,
     http_url = f"http://127.0.0.1:{http_port}"
     http_proc = procs.start_process(
         "ironic-httpboot",
-        [sys.executable, "-m", "http.server", "--bind", "127.0.0.1",
-         "--directory", str(root / "httpboot"), str(http_port)],
-        root)
+        [
+            sys.executable,
+            "-m",
+            "http.server",
+            "--bind",
+            "127.0.0.1",
+            "--directory",
+            str(root / "httpboot"),
+            str(http_port),
+        ],
+        root,
+    )
 
     port = procs.free_port()
     config_path = root / "ironic.conf"
@@ -290,9 +311,19 @@ def start_ironic(workdir: str | Path, keystone_url: str | None = None,
         http_proc.stop()
         raise
     service = procs.Service("ironic", ironic_version(), url, port, proc.pid)
-    return Ironic(service, proc, http_proc, root, config_path, policy_path, db_path,
-                  root / "httpboot", http_url, auth_label or ("keystone" if keystone_url else "noauth"),
-                  database_url)
+    return Ironic(
+        service,
+        proc,
+        http_proc,
+        root,
+        config_path,
+        policy_path,
+        db_path,
+        root / "httpboot",
+        http_url,
+        auth_label or ("keystone" if keystone_url else "noauth"),
+        database_url,
+    )
 
 
 def _create_schema(config_path: Path, root: Path, http_proc: procs.Proc) -> None:
@@ -303,21 +334,25 @@ def _create_schema(config_path: Path, root: Path, http_proc: procs.Proc) -> None
         raise procs.ServiceStartError(f"{' '.join(argv)} failed:\n{res.stderr[-4000:]}")
 
 
-_CONDUCTOR_QUERY = ("SELECT DISTINCT hardware_type FROM conductor_hardware_interfaces"
-                    " JOIN conductors ON conductors.id = conductor_id"
-                    " WHERE conductors.online = {true} AND conductors.hostname = {param}")
+_CONDUCTOR_QUERY = (
+    "SELECT DISTINCT hardware_type FROM conductor_hardware_interfaces"
+    " JOIN conductors ON conductors.id = conductor_id"
+    " WHERE conductors.online = {true} AND conductors.hostname = {param}"
+)
 
 
 def _registered_types(db: Path | str) -> set[str]:
     """Hardware types the conductor registered, from sqlite or PostgreSQL."""
     if isinstance(db, str) and db.startswith("postgresql"):
+        from urllib.parse import urlsplit
+
         import psycopg2
 
-        from urllib.parse import urlsplit
         url = urlsplit(db)
         try:
-            conn = psycopg2.connect(host=url.hostname, port=url.port, user=url.username,
-                                    dbname=url.path.lstrip("/"), connect_timeout=5)
+            conn = psycopg2.connect(
+                host=url.hostname, port=url.port, user=url.username, dbname=url.path.lstrip("/"), connect_timeout=5
+            )
         except psycopg2.Error:
             return set()
         try:
@@ -347,6 +382,5 @@ def _wait_conductor(db: Path | str, timeout: float, proc: procs.Proc) -> None:
         if _registered_types(db) >= {"fake-hardware", "redfish"}:
             return
         if time.monotonic() > deadline or not proc.alive():
-            raise procs.ServiceStartError(
-                f"ironic conductor not registered after {timeout:.0f}s\n{proc.log_tail()}")
+            raise procs.ServiceStartError(f"ironic conductor not registered after {timeout:.0f}s\n{proc.log_tail()}")
         time.sleep(0.3)

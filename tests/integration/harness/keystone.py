@@ -95,7 +95,8 @@ def _manage(root: Path, *args: str) -> None:
     res = subprocess.run(argv, cwd=root, capture_output=True, text=True, check=False)
     if res.returncode != 0:
         raise procs.ServiceStartError(
-            f"{' '.join(argv)} failed ({res.returncode}):\n{res.stdout}\n{res.stderr[-4000:]}")
+            f"{' '.join(argv)} failed ({res.returncode}):\n{res.stdout}\n{res.stderr[-4000:]}"
+        )
 
 
 def _build_seed(root: Path) -> None:
@@ -106,16 +107,28 @@ def _build_seed(root: Path) -> None:
     _manage(root, "db_sync")
     _manage(root, "fernet_setup", "--keystone-user", user, "--keystone-group", group)
     _manage(root, "credential_setup", "--keystone-user", user, "--keystone-group", group)
-    _manage(root, "bootstrap",
-            "--bootstrap-username", ADMIN_USER,
-            "--bootstrap-password", ADMIN_PASSWORD,
-            "--bootstrap-project-name", "admin",
-            "--bootstrap-role-name", "admin",
-            "--bootstrap-service-name", "keystone",
-            "--bootstrap-region-id", REGION,
-            "--bootstrap-admin-url", _SEED_PLACEHOLDER_URL,
-            "--bootstrap-public-url", _SEED_PLACEHOLDER_URL,
-            "--bootstrap-internal-url", _SEED_PLACEHOLDER_URL)
+    _manage(
+        root,
+        "bootstrap",
+        "--bootstrap-username",
+        ADMIN_USER,
+        "--bootstrap-password",
+        ADMIN_PASSWORD,
+        "--bootstrap-project-name",
+        "admin",
+        "--bootstrap-role-name",
+        "admin",
+        "--bootstrap-service-name",
+        "keystone",
+        "--bootstrap-region-id",
+        REGION,
+        "--bootstrap-admin-url",
+        _SEED_PLACEHOLDER_URL,
+        "--bootstrap-public-url",
+        _SEED_PLACEHOLDER_URL,
+        "--bootstrap-internal-url",
+        _SEED_PLACEHOLDER_URL,
+    )
     (root / "keystone.conf").unlink()  # paths in it are this directory's
 
 
@@ -171,8 +184,7 @@ class Keystone:
         self.proc.stop()
 
 
-def start_keystone(workdir: str | Path, port: int | None = None,
-                   timeout: float = 120) -> Keystone:
+def start_keystone(workdir: str | Path, port: int | None = None, timeout: float = 120) -> Keystone:
     """Start Keystone with its state in ``workdir`` (created).
 
     ``port``: the loopback port to listen on (default: a free one).
@@ -191,11 +203,17 @@ def start_keystone(workdir: str | Path, port: int | None = None,
 
     argv = [
         str(VENV_BIN / "gunicorn"),
-        "--bind", f"127.0.0.1:{port}",
-        "--workers", "1", "--threads", "8",
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--workers",
+        "1",
+        "--threads",
+        "8",
         "--no-control-socket",
-        "--chdir", str(root),
-        "--timeout", "120",
+        "--chdir",
+        str(root),
+        "--timeout",
+        "120",
         "keystone_wsgi_shim:application",
     ]
     env = {"OS_KEYSTONE_CONFIG_FILES": str(root / "keystone.conf")}
@@ -213,8 +231,9 @@ def _wait_token(url: str, timeout: float, proc: procs.Proc) -> None:
     from keystoneauth1 import exceptions, session
     from keystoneauth1.identity import v3
 
-    auth = v3.Password(auth_url=url, username=ADMIN_USER, password=ADMIN_PASSWORD,
-                       user_domain_name="Default", system_scope="all")
+    auth = v3.Password(
+        auth_url=url, username=ADMIN_USER, password=ADMIN_PASSWORD, user_domain_name="Default", system_scope="all"
+    )
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -222,6 +241,5 @@ def _wait_token(url: str, timeout: float, proc: procs.Proc) -> None:
             return
         except exceptions.ClientException as exc:
             if time.monotonic() > deadline or not proc.alive():
-                raise procs.ServiceStartError(
-                    f"keystone at {url} issues no token: {exc}\n{proc.log_tail()}") from exc
+                raise procs.ServiceStartError(f"keystone at {url} issues no token: {exc}\n{proc.log_tail()}") from exc
             time.sleep(0.3)

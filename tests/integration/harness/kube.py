@@ -130,7 +130,7 @@ def require_binaries(bin_dir: Path | None = None) -> Path:
     return bin_dir
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def binary_version(path: Path) -> str:
     """The version a binary reports: ``v1.36.3`` or ``3.6.8`` style."""
     out = subprocess.run([str(path), "--version"], capture_output=True, text=True, timeout=30, check=False).stdout
@@ -438,7 +438,7 @@ class KubeEnv:
 
     # -- lifecycle ---------------------------------------------------------
 
-    def start(self) -> "KubeEnv":
+    def start(self) -> KubeEnv:
         """Start the three services, in order, each waited for."""
         try:
             self.pki = make_pki(self.workdir / "pki")
@@ -461,7 +461,7 @@ class KubeEnv:
         # etcd preallocates large WAL files; keep the logs, drop the data.
         shutil.rmtree(self.workdir / "etcd-data", ignore_errors=True)
 
-    def __enter__(self) -> "KubeEnv":
+    def __enter__(self) -> KubeEnv:
         return self.start()
 
     def __exit__(self, *exc) -> None:

@@ -45,8 +45,13 @@ DEFAULT_PROPERTIES = {"cpus": 8, "memory_mb": 32768, "local_gb": 100, "cpu_arch"
 def connect(auth: dict, **kwargs) -> openstack.connection.Connection:
     """An openstacksdk connection for a keystoneauth ``password`` auth dict."""
     return openstack.connection.Connection(
-        auth_type="password", auth=dict(auth), region_name=REGION,
-        identity_interface="public", interface="public", **kwargs)
+        auth_type="password",
+        auth=dict(auth),
+        region_name=REGION,
+        identity_interface="public",
+        interface="public",
+        **kwargs,
+    )
 
 
 @dataclasses.dataclass
@@ -135,8 +140,10 @@ class OpenStackEnv:
         ``baremetal_endpoint_override`` sends Ironic calls to another URL while
         still authenticating with Keystone (e.g. to a ``noauth`` Ironic).
         """
-        clouds = {"admin": self._cloud(self.keystone_server.admin_auth("system")),
-                  "admin-project": self._cloud(self.keystone_server.admin_auth("project"))}
+        clouds = {
+            "admin": self._cloud(self.keystone_server.admin_auth("system")),
+            "admin-project": self._cloud(self.keystone_server.admin_auth("project")),
+        }
         for project in [self.infra, *self.tenants.values()]:
             for role in ROLES:
                 clouds[project.cloud_name(role)] = self._cloud(project.credentials[role])
@@ -149,8 +156,13 @@ class OpenStackEnv:
 
     @staticmethod
     def _cloud(auth: dict) -> dict:
-        return {"auth_type": "password", "auth": dict(auth), "region_name": REGION,
-                "identity_api_version": 3, "interface": "public"}
+        return {
+            "auth_type": "password",
+            "auth": dict(auth),
+            "region_name": REGION,
+            "identity_api_version": 3,
+            "interface": "public",
+        }
 
     def stop(self) -> None:
         """Stop the processes this environment started (and only those).
@@ -171,45 +183,52 @@ class OpenStackEnv:
 
 # --- Keystone provisioning ---------------------------------------------------
 
+
 def _create_project(conn, name: str, description: str = "") -> str:
-    return conn.identity.create_project(name=name, domain_id="default",
-                                        description=description).id
+    return conn.identity.create_project(name=name, domain_id="default", description=description).id
 
 
-def _create_user(conn, project_id: str, username: str, role: str,
-                 auth_url: str, project_name: str, password: str | None = None) -> dict:
+def _create_user(
+    conn, project_id: str, username: str, role: str, auth_url: str, project_name: str, password: str | None = None
+) -> dict:
     """Create ``username`` with ``role`` on the project; return its auth dict.
 
     The password is random unless given.
     """
     password = password or secrets.token_urlsafe(16)
-    user = conn.identity.create_user(name=username, password=password, domain_id="default",
-                                     default_project_id=project_id)
+    user = conn.identity.create_user(
+        name=username, password=password, domain_id="default", default_project_id=project_id
+    )
     role_id = conn.identity.find_role(role, ignore_missing=False).id
     conn.identity.assign_project_role_to_user(project_id, user.id, role_id)
-    return {"auth_url": auth_url, "username": username, "password": password,
-            "user_domain_name": "Default", "project_name": project_name,
-            "project_domain_name": "Default"}
+    return {
+        "auth_url": auth_url,
+        "username": username,
+        "password": password,
+        "user_domain_name": "Default",
+        "project_name": project_name,
+        "project_domain_name": "Default",
+    }
 
 
 def _create_project_with_users(conn, name: str, auth_url: str) -> Project:
     project_id = _create_project(conn, name)
-    creds = {role: _create_user(conn, project_id, f"{name}-{role}", role, auth_url, name)
-             for role in ROLES}
+    creds = {role: _create_user(conn, project_id, f"{name}-{role}", role, auth_url, name) for role in ROLES}
     return Project(name, project_id, creds)
 
 
 def _register_baremetal(conn, url: str) -> None:
     service = conn.identity.create_service(name="ironic", type="baremetal")
     for interface in ("public", "internal"):
-        conn.identity.create_endpoint(service_id=service.id, interface=interface,
-                                      url=url, region_id=REGION)
+        conn.identity.create_endpoint(service_id=service.id, interface=interface, url=url, region_id=REGION)
 
 
 # --- start / stop -------------------------------------------------------------
 
-def _start_ironic_with_db(workdir: Path, keystone_url: str, service_user: ServiceUser,
-                          database: str, timeout: float) -> tuple[Ironic, Postgres | None]:
+
+def _start_ironic_with_db(
+    workdir: Path, keystone_url: str, service_user: ServiceUser, database: str, timeout: float
+) -> tuple[Ironic, Postgres | None]:
     if database == "sqlite":
         return start_ironic(workdir / "ironic", keystone_url, service_user, None, timeout), None
     if database != "postgresql":
@@ -217,16 +236,19 @@ def _start_ironic_with_db(workdir: Path, keystone_url: str, service_user: Servic
     pg = start_postgres(workdir / "postgres", timeout)
     try:
         url = pg.create_database("ironic")
-        return start_ironic(workdir / "ironic", keystone_url, service_user, None, timeout,
-                            database_url=url), pg
+        return start_ironic(workdir / "ironic", keystone_url, service_user, None, timeout, database_url=url), pg
     except BaseException:
         pg.stop()
         raise
 
 
-def start_openstack(workdir: str | Path, tenants=DEFAULT_TENANTS,
-                    sushy_systems: list[dict] | None = None,
-                    timeout: float = 120, database: str = "sqlite") -> OpenStackEnv:
+def start_openstack(
+    workdir: str | Path,
+    tenants=DEFAULT_TENANTS,
+    sushy_systems: list[dict] | None = None,
+    timeout: float = 120,
+    database: str = "sqlite",
+) -> OpenStackEnv:
     """Start Keystone, Ironic and sushy-tools under ``workdir``; provision tenants.
 
     ``database``: ``sqlite`` (default) or ``postgresql`` for Ironic.
@@ -245,8 +267,7 @@ def start_openstack(workdir: str | Path, tenants=DEFAULT_TENANTS,
     with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
         futures = {
             "keystone": pool.submit(start_keystone, workdir / "keystone", keystone_port, timeout),
-            "ironic": pool.submit(_start_ironic_with_db, workdir, keystone_url,
-                                  service_user, database, timeout),
+            "ironic": pool.submit(_start_ironic_with_db, workdir, keystone_url, service_user, database, timeout),
             "sushy": pool.submit(start_sushy, workdir / "sushy", sushy_systems, timeout),
         }
         errors = []
@@ -266,19 +287,26 @@ def start_openstack(workdir: str | Path, tenants=DEFAULT_TENANTS,
         for server in started:
             server.stop()
         raise errors[0]
-    keystone, ironic, sushy = (next(s for s in started if isinstance(s, cls))
-                               for cls in (Keystone, Ironic, SushyEmulator))
+    keystone, ironic, sushy = (
+        next(s for s in started if isinstance(s, cls)) for cls in (Keystone, Ironic, SushyEmulator)
+    )
 
     try:
         admin = connect(keystone.admin_auth("system"))
         # The service user keystonemiddleware logs in as.
         service_project = _create_project(admin, service_user.project_name)
-        _create_user(admin, service_project, service_user.username, "admin",
-                     keystone_url, service_user.project_name, service_user.password)
+        _create_user(
+            admin,
+            service_project,
+            service_user.username,
+            "admin",
+            keystone_url,
+            service_user.project_name,
+            service_user.password,
+        )
         _register_baremetal(admin, ironic.url)
         infra = _create_project_with_users(admin, INFRA_PROJECT, keystone_url)
-        tenant_projects = {name: _create_project_with_users(admin, name, keystone_url)
-                           for name in tenants}
+        tenant_projects = {name: _create_project_with_users(admin, name, keystone_url) for name in tenants}
         # Log every user in once, one after the other: Keystone records the
         # day's last_active_at on a user's first login of the day, and on
         # sqlite ten tenants logging in at the same moment would otherwise
@@ -289,9 +317,18 @@ def start_openstack(workdir: str | Path, tenants=DEFAULT_TENANTS,
         # A fresh connection sees the catalog with the baremetal endpoint.
         admin_conn = connect(keystone.admin_auth("system"))
         admin_conn.baremetal.get("/")  # fails early if the catalog or Ironic is wrong
-        env = OpenStackEnv(workdir, keystone, ironic, sushy, admin_conn, infra,
-                           tenant_projects, workdir / "clouds.yaml",
-                           time.monotonic() - started_at, postgres)
+        env = OpenStackEnv(
+            workdir,
+            keystone,
+            ironic,
+            sushy,
+            admin_conn,
+            infra,
+            tenant_projects,
+            workdir / "clouds.yaml",
+            time.monotonic() - started_at,
+            postgres,
+        )
         env.write_clouds_yaml(env.clouds_yaml)
         return env
     except BaseException:
@@ -301,6 +338,7 @@ def start_openstack(workdir: str | Path, tenants=DEFAULT_TENANTS,
 
 
 # --- nodes --------------------------------------------------------------------
+
 
 def wait_for_node(conn, node_id: str, timeout: float = 60, **expected):
     """Poll (every 0.2 s) until the node's fields equal ``expected``; return it.
@@ -315,14 +353,18 @@ def wait_for_node(conn, node_id: str, timeout: float = 60, **expected):
         if all(getattr(node, key) == value for key, value in expected.items()):
             return node
         settled = not node.target_provision_state
-        if "provision_state" in expected and settled and (
-                node.last_error or (node.provision_state or "").endswith("failed")):
-            raise RuntimeError(f"node {node.name} stopped in {node.provision_state}: "
-                               f"{node.last_error}")
+        if (
+            "provision_state" in expected
+            and settled
+            and (node.last_error or (node.provision_state or "").endswith("failed"))
+        ):
+            raise RuntimeError(f"node {node.name} stopped in {node.provision_state}: {node.last_error}")
         if time.monotonic() > deadline:
-            raise TimeoutError(f"node {node.name} not {expected} after {timeout}s: "
-                               f"power={node.power_state} state={node.provision_state} "
-                               f"error={node.last_error}")
+            raise TimeoutError(
+                f"node {node.name} not {expected} after {timeout}s: "
+                f"power={node.power_state} state={node.provision_state} "
+                f"error={node.last_error}"
+            )
         time.sleep(0.2)
 
 
@@ -338,23 +380,48 @@ def _make_available(conn, node, traits) -> object:
     return wait_for_node(conn, node.id, provision_state="available")
 
 
-def enroll_fake_node(conn, name: str, resource_class: str, owner: str,
-                     lessee: str | None = None, traits=(), properties: dict | None = None):
+def enroll_fake_node(
+    conn,
+    name: str,
+    resource_class: str,
+    owner: str,
+    lessee: str | None = None,
+    traits=(),
+    properties: dict | None = None,
+):
     """Enrol a ``fake-hardware`` node (as admin) and take it to ``available``."""
     node = conn.baremetal.create_node(
-        name=name, driver="fake-hardware", resource_class=resource_class,
-        owner=owner, lessee=lessee, properties=properties or dict(DEFAULT_PROPERTIES))
+        name=name,
+        driver="fake-hardware",
+        resource_class=resource_class,
+        owner=owner,
+        lessee=lessee,
+        properties=properties or dict(DEFAULT_PROPERTIES),
+    )
     return _make_available(conn, node, traits)
 
 
-def enroll_redfish_node(conn, bmc: Bmc, name: str, resource_class: str, owner: str,
-                        lessee: str | None = None, traits=(), properties: dict | None = None):
+def enroll_redfish_node(
+    conn,
+    bmc: Bmc,
+    name: str,
+    resource_class: str,
+    owner: str,
+    lessee: str | None = None,
+    traits=(),
+    properties: dict | None = None,
+):
     """Enrol a ``redfish`` node for a sushy-tools BMC, with one port per NIC,
     and take it to ``available`` (verification talks to the emulator)."""
     node = conn.baremetal.create_node(
-        name=name, driver="redfish", resource_class=resource_class, owner=owner,
-        lessee=lessee, driver_info=bmc.driver_info,
-        properties=properties or dict(DEFAULT_PROPERTIES))
+        name=name,
+        driver="redfish",
+        resource_class=resource_class,
+        owner=owner,
+        lessee=lessee,
+        driver_info=bmc.driver_info,
+        properties=properties or dict(DEFAULT_PROPERTIES),
+    )
     for mac in bmc.macs:
         conn.baremetal.create_port(node_id=node.id, address=mac)
     return _make_available(conn, node, traits)
@@ -368,11 +435,11 @@ def start_noauth_ironic(env: OpenStackEnv, workdir: str | Path, timeout: float =
         # A snapshot of the PostgreSQL database, without the first conductor's registration.
         name = "ironic_noauth_%d" % int(time.time() * 1000)
         url = env.postgres_server.clone_database("ironic", name)
-        env.postgres_server.execute(name, "DELETE FROM conductor_hardware_interfaces; UPDATE conductors SET online = false")
-        server = start_ironic(workdir, keystone_url=None, timeout=timeout, database_url=url,
-                              create_schema=False)
+        env.postgres_server.execute(
+            name, "DELETE FROM conductor_hardware_interfaces; UPDATE conductors SET online = false"
+        )
+        server = start_ironic(workdir, keystone_url=None, timeout=timeout, database_url=url, create_schema=False)
     else:
-        server = start_ironic(workdir, keystone_url=None, db_from=env.ironic_server.db_path,
-                              timeout=timeout)
+        server = start_ironic(workdir, keystone_url=None, db_from=env.ironic_server.db_path, timeout=timeout)
     procs.record_service(dataclasses.replace(server.service, name="ironic (noauth control)"))
     return server

@@ -41,11 +41,14 @@ def pg_bin_dir() -> Path:
     override = os.environ.get("BMT_PG_BIN")
     if override:
         return Path(override)
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"),
-                   key=lambda p: int(Path(p).parent.parent.name) if Path(p).parent.parent.name.isdigit() else 0)
+    found = sorted(
+        glob.glob("/usr/lib/postgresql/*/bin/initdb"),
+        key=lambda p: int(Path(p).parent.parent.name) if Path(p).parent.parent.name.isdigit() else 0,
+    )
     if not found:
         raise procs.ServiceStartError(
-            "PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb): run scripts/install-system-packages.sh")
+            "PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb): run scripts/install-system-packages.sh"
+        )
     return Path(found[-1]).parent
 
 
@@ -58,8 +61,14 @@ def _run_as() -> tuple[list[str], pwd.struct_passwd | None]:
             user = pwd.getpwnam(name)
         except KeyError:
             continue
-        return ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--init-groups",
-                "--reset-env", "--"], user
+        return [
+            "setpriv",
+            f"--reuid={user.pw_uid}",
+            f"--regid={user.pw_gid}",
+            "--init-groups",
+            "--reset-env",
+            "--",
+        ], user
     raise procs.ServiceStartError("running as root and neither a postgres nor a nobody user exists")
 
 
@@ -76,8 +85,7 @@ class Postgres:
     def connect(self, database: str = "postgres"):
         import psycopg2
 
-        return psycopg2.connect(host="127.0.0.1", port=self.port, user=SUPERUSER, dbname=database,
-                                connect_timeout=5)
+        return psycopg2.connect(host="127.0.0.1", port=self.port, user=SUPERUSER, dbname=database, connect_timeout=5)
 
     def create_database(self, name: str) -> str:
         """Create database ``name``; return its SQLAlchemy URL."""
@@ -96,12 +104,17 @@ class Postgres:
         self.create_database(target)
         bindir = pg_bin_dir()
         common = ["-h", "127.0.0.1", "-p", str(self.port), "-U", SUPERUSER]
-        dump = subprocess.run([str(bindir / "pg_dump"), *common, "--no-owner", "-d", source],
-                              capture_output=True, check=False)
+        dump = subprocess.run(
+            [str(bindir / "pg_dump"), *common, "--no-owner", "-d", source], capture_output=True, check=False
+        )
         if dump.returncode != 0:
             raise procs.ServiceStartError(f"pg_dump {source} failed: {dump.stderr.decode()[-2000:]}")
-        load = subprocess.run([str(bindir / "psql"), *common, "-q", "-v", "ON_ERROR_STOP=1", "-d", target],
-                              input=dump.stdout, capture_output=True, check=False)
+        load = subprocess.run(
+            [str(bindir / "psql"), *common, "-q", "-v", "ON_ERROR_STOP=1", "-d", target],
+            input=dump.stdout,
+            capture_output=True,
+            check=False,
+        )
         if load.returncode != 0:
             raise procs.ServiceStartError(f"psql {target} failed: {load.stderr.decode()[-2000:]}")
         return self.url(target)
@@ -137,25 +150,55 @@ def start_postgres(workdir: str | Path, timeout: float = 60) -> Postgres:
     if user is not None:
         os.chown(root, user.pw_uid, user.pw_gid)
     try:
-        argv = prefix + [str(bindir / "initdb"), "-D", str(data), "-U", SUPERUSER, "--auth=trust",
-                         "-E", "UTF8", "--locale=C", "--no-sync"]
+        argv = prefix + [
+            str(bindir / "initdb"),
+            "-D",
+            str(data),
+            "-U",
+            SUPERUSER,
+            "--auth=trust",
+            "-E",
+            "UTF8",
+            "--locale=C",
+            "--no-sync",
+        ]
         res = subprocess.run(argv, capture_output=True, text=True, check=False, cwd=root)
         if res.returncode != 0:
             raise procs.ServiceStartError(f"initdb failed ({res.returncode}):\n{res.stdout}\n{res.stderr}")
         port = procs.free_port()
         argv = prefix + [
-            str(bindir / "postgres"), "-D", str(data),
-            "-h", "127.0.0.1", "-p", str(port), "-k", str(root),
-            "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
-            "-c", "max_connections=400", "-c", "shared_buffers=64MB",
-            "-c", "log_min_messages=warning",
+            str(bindir / "postgres"),
+            "-D",
+            str(data),
+            "-h",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            "-k",
+            str(root),
+            "-c",
+            "fsync=off",
+            "-c",
+            "synchronous_commit=off",
+            "-c",
+            "full_page_writes=off",
+            "-c",
+            "max_connections=400",
+            "-c",
+            "shared_buffers=64MB",
+            "-c",
+            "log_min_messages=warning",
         ]
         proc = procs.start_process("postgres", argv, workdir)
     except BaseException:
         shutil.rmtree(root, ignore_errors=True)
         raise
-    server = Postgres(procs.Service("postgresql", bindir.parent.name, f"postgresql://127.0.0.1:{port}", port,
-                                    proc.pid), proc, root, port)
+    server = Postgres(
+        procs.Service("postgresql", bindir.parent.name, f"postgresql://127.0.0.1:{port}", port, proc.pid),
+        proc,
+        root,
+        port,
+    )
     try:
         _wait_ready(server, timeout)
     except BaseException:
@@ -176,6 +219,7 @@ def _wait_ready(server: Postgres, timeout: float) -> None:
             return
         except psycopg2.OperationalError as exc:
             if time.monotonic() > deadline:
-                raise procs.ServiceStartError(f"postgres not ready after {timeout:.0f}s: {exc}\n"
-                                              f"{server.proc.log_tail()}") from exc
+                raise procs.ServiceStartError(
+                    f"postgres not ready after {timeout:.0f}s: {exc}\n{server.proc.log_tail()}"
+                ) from exc
         time.sleep(0.2)

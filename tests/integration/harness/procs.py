@@ -30,8 +30,8 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Container, Mapping, Sequence
 from pathlib import Path
-from typing import Container, Mapping, Sequence
 
 LOOPBACK = "127.0.0.1"
 

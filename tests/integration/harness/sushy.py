@@ -48,6 +48,7 @@ credentials, in the forms Ironic (``driver_info``) and Metal3
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import importlib.metadata
 import json
@@ -55,7 +56,6 @@ import secrets
 import sys
 import urllib.error
 import urllib.request
-import base64
 import uuid as uuidlib
 from pathlib import Path
 
@@ -65,12 +65,33 @@ HARNESS_PARENT = Path(__file__).resolve().parent.parent  # tests/integration
 
 # Hardware profiles of the fake systems: what Redfish reports for each.
 PROFILES: dict[str, dict] = {
-    "small": {"cpus": 16, "memory_gb": 64, "cpu_model": "Fake Xeon Silver 4310",
-              "manufacturer": "Contoso", "model": "CS-1100", "nics": 1, "boot_mode": "UEFI"},
-    "medium": {"cpus": 32, "memory_gb": 192, "cpu_model": "Fake Xeon Gold 6330",
-               "manufacturer": "Contoso", "model": "CS-2200", "nics": 2, "boot_mode": "UEFI"},
-    "large": {"cpus": 96, "memory_gb": 512, "cpu_model": "Fake EPYC 9454",
-              "manufacturer": "Fabrikam", "model": "FB-9000", "nics": 2, "boot_mode": "UEFI"},
+    "small": {
+        "cpus": 16,
+        "memory_gb": 64,
+        "cpu_model": "Fake Xeon Silver 4310",
+        "manufacturer": "Contoso",
+        "model": "CS-1100",
+        "nics": 1,
+        "boot_mode": "UEFI",
+    },
+    "medium": {
+        "cpus": 32,
+        "memory_gb": 192,
+        "cpu_model": "Fake Xeon Gold 6330",
+        "manufacturer": "Contoso",
+        "model": "CS-2200",
+        "nics": 2,
+        "boot_mode": "UEFI",
+    },
+    "large": {
+        "cpus": 96,
+        "memory_gb": 512,
+        "cpu_model": "Fake EPYC 9454",
+        "manufacturer": "Fabrikam",
+        "model": "FB-9000",
+        "nics": 2,
+        "boot_mode": "UEFI",
+    },
 }
 
 ROLES = {
@@ -136,9 +157,15 @@ class SushyEmulator:
     def stop(self) -> None:
         self.proc.stop()
 
-    def request(self, method: str, path: str, username: str | None = None,
-                password: str | None = None, body: dict | None = None,
-                headers: dict | None = None) -> tuple[int, dict | str]:
+    def request(
+        self,
+        method: str,
+        path: str,
+        username: str | None = None,
+        password: str | None = None,
+        body: dict | None = None,
+        headers: dict | None = None,
+    ) -> tuple[int, dict | str]:
         """One HTTP request to the emulator (admin credentials by default);
         returns ``(status, parsed JSON body or text)``. Never raises on HTTP errors."""
         username = self.username if username is None else username
@@ -194,18 +221,19 @@ def default_systems(count: int = 4) -> list[dict]:
     """``count`` fake systems, powered off, each with one NIC and some hardware."""
     systems = []
     for i in range(count):
-        systems.append({
-            "uuid": str(uuidlib.uuid4()),
-            "name": f"bmc-{i}",
-            "power_state": "Off",
-            "external_notifier": False,
-            "nics": [{"mac": f"52:54:00:00:{i // 256:02x}:{i % 256:02x}",
-                      "ip": f"192.0.2.{10 + i}"}],
-            # Extensions served by launch(); larger machines for odd indexes.
-            "memory_gb": 64 if i % 2 else 32,
-            "cpus": 16 if i % 2 else 8,
-            "cpu_model": "Fake CPU",
-        })
+        systems.append(
+            {
+                "uuid": str(uuidlib.uuid4()),
+                "name": f"bmc-{i}",
+                "power_state": "Off",
+                "external_notifier": False,
+                "nics": [{"mac": f"52:54:00:00:{i // 256:02x}:{i % 256:02x}", "ip": f"192.0.2.{10 + i}"}],
+                # Extensions served by launch(); larger machines for odd indexes.
+                "memory_gb": 64 if i % 2 else 32,
+                "cpus": 16 if i % 2 else 8,
+                "cpu_model": "Fake CPU",
+            }
+        )
     return systems
 
 
@@ -218,22 +246,23 @@ def profile_systems(counts: dict[str, int], prefix: str = "sys", first_index: in
     for profile, count in counts.items():
         hw = PROFILES[profile]
         for n in range(count):
-            systems.append({
-                "uuid": str(uuidlib.uuid4()),
-                "name": f"{prefix}-{profile}-{n}",
-                "power_state": "Off",
-                "external_notifier": False,
-                "nics": [{"mac": _mac(index, k), "ip": f"192.0.2.{(index % 200) + 10}"}
-                         for k in range(hw["nics"])],
-                "memory_gb": hw["memory_gb"],
-                "cpus": hw["cpus"],
-                "cpu_model": hw["cpu_model"],
-                "manufacturer": hw["manufacturer"],
-                "model": hw["model"],
-                "serial": f"SN{index:06d}",
-                "boot_mode": hw["boot_mode"],
-                "profile": profile,
-            })
+            systems.append(
+                {
+                    "uuid": str(uuidlib.uuid4()),
+                    "name": f"{prefix}-{profile}-{n}",
+                    "power_state": "Off",
+                    "external_notifier": False,
+                    "nics": [{"mac": _mac(index, k), "ip": f"192.0.2.{(index % 200) + 10}"} for k in range(hw["nics"])],
+                    "memory_gb": hw["memory_gb"],
+                    "cpus": hw["cpus"],
+                    "cpu_model": hw["cpu_model"],
+                    "manufacturer": hw["manufacturer"],
+                    "model": hw["model"],
+                    "serial": f"SN{index:06d}",
+                    "boot_mode": hw["boot_mode"],
+                    "profile": profile,
+                }
+            )
             index += 1
     return systems
 
@@ -249,10 +278,16 @@ def _htpasswd_line(username: str, password: str) -> str:
     return f"{username}:{_bcrypt(password)}\n"
 
 
-def start_sushy(workdir: str | Path, systems: list[dict] | None = None,
-                timeout: float = 60, *, accounts: list[dict] | None = None,
-                account_slots: int | None = None, power_delay: int = 0,
-                notification_url: str | None = None) -> SushyEmulator:
+def start_sushy(
+    workdir: str | Path,
+    systems: list[dict] | None = None,
+    timeout: float = 60,
+    *,
+    accounts: list[dict] | None = None,
+    account_slots: int | None = None,
+    power_delay: int = 0,
+    notification_url: str | None = None,
+) -> SushyEmulator:
     """Start the emulator in ``workdir`` (created) on a free loopback port.
 
     ``accounts``: extra accounts present from the start, dicts with
@@ -274,8 +309,10 @@ def start_sushy(workdir: str | Path, systems: list[dict] | None = None,
     state_dir = workdir / "state"
     state_dir.mkdir(exist_ok=True)
     config_path = workdir / "emulator.conf"
-    extra_accounts = [{"UserName": a["username"], "PasswordHash": _bcrypt(a["password"]),
-                       "RoleId": a.get("role", "Operator")} for a in (accounts or [])]
+    extra_accounts = [
+        {"UserName": a["username"], "PasswordHash": _bcrypt(a["password"]), "RoleId": a.get("role", "Operator")}
+        for a in (accounts or [])
+    ]
     # The config file is Python (Flask from_pyfile); repr() of JSON-ish data is valid.
     config_path.write_text(
         f"SUSHY_EMULATOR_LISTEN_IP = '127.0.0.1'\n"
@@ -289,10 +326,7 @@ def start_sushy(workdir: str | Path, systems: list[dict] | None = None,
         f"BMT_TEST_POWER_DELAY = {int(power_delay)!r}\n"
         + (f"EXTERNAL_NOTIFICATION_URL = {notification_url!r}\n" if notification_url else "")
     )
-    launcher = (
-        "import sys; sys.path.insert(0, %r); "
-        "from harness.sushy import launch; launch()" % str(HARNESS_PARENT)
-    )
+    launcher = "import sys; sys.path.insert(0, %r); from harness.sushy import launch; launch()" % str(HARNESS_PARENT)
     proc = procs.start_process(
         "sushy-emulator",
         [sys.executable, "-c", launcher, "--config", str(config_path)],
@@ -302,12 +336,10 @@ def start_sushy(workdir: str | Path, systems: list[dict] | None = None,
     # The service root needs no auth: 200 once the server is up.
     procs.wait_http(base_url + "/redfish/v1/", timeout, proc)
     bmcs = [
-        Bmc(s["name"], s["uuid"], base_url, username, password,
-            [n["mac"] for n in s.get("nics", [])], s.get("profile"))
+        Bmc(s["name"], s["uuid"], base_url, username, password, [n["mac"] for n in s.get("nics", [])], s.get("profile"))
         for s in systems
     ]
-    service = procs.Service("sushy-tools", importlib.metadata.version("sushy-tools"),
-                            base_url, port, proc.pid)
+    service = procs.Service("sushy-tools", importlib.metadata.version("sushy-tools"), base_url, port, proc.pid)
     return SushyEmulator(service, proc, bmcs, config_path, username, password, account_slots)
 
 
@@ -319,14 +351,18 @@ def start_plain_http(workdir: str | Path, timeout: float = 30) -> tuple[procs.Pr
     root.mkdir(parents=True, exist_ok=True)
     (root / "index.html").write_text("<html><body>not a BMC</body></html>\n")
     port = procs.free_port()
-    proc = procs.start_process("plain-http", [sys.executable, "-m", "http.server", "--bind", "127.0.0.1",
-                                              "--directory", str(root), str(port)], workdir)
+    proc = procs.start_process(
+        "plain-http",
+        [sys.executable, "-m", "http.server", "--bind", "127.0.0.1", "--directory", str(root), str(port)],
+        workdir,
+    )
     url = f"http://127.0.0.1:{port}"
     procs.wait_http(url + "/", timeout, proc)
     return proc, url
 
 
 # --- runs inside the emulator process -------------------------------------
+
 
 def launch() -> None:
     """Patch sushy-tools for tests, then run ``sushy-emulator`` main()."""
@@ -359,16 +395,24 @@ def launch() -> None:
             if value is None:
                 raise error.NotSupportedError("Not implemented")
             return value
+
         return getter
 
     def get_processors(self, identity):
         system = self._get(identity)
         if not system.get("cpus"):
             raise error.NotSupportedError("Not implemented")
-        return [{"id": "CPU0", "Id": "CPU0", "socket": "CPU 0",
-                 "vendor": system.get("manufacturer", "Fake"),
-                 "model": system.get("cpu_model", "Fake CPU"),
-                 "cores": system["cpus"], "threads": system["cpus"]}]
+        return [
+            {
+                "id": "CPU0",
+                "Id": "CPU0",
+                "socket": "CPU 0",
+                "vendor": system.get("manufacturer", "Fake"),
+                "model": system.get("cpu_model", "Fake CPU"),
+                "cores": system["cpus"],
+                "threads": system["cpus"],
+            }
+        ]
 
     fakedriver.FakeDriver.get_total_memory = _field("memory_gb")
     fakedriver.FakeDriver.get_total_cpus = _field("cpus")
@@ -410,7 +454,7 @@ def _install_system_details(main) -> None:
     app.view_functions["system_resource"] = system_resource
 
 
-def _install_account_service(main, error) -> None:  # noqa: C901 - one emulated service
+def _install_account_service(main, error) -> None:
     """AccountService with roles, privileges and expiring accounts (see module doc)."""
     import datetime
     import hashlib
@@ -436,19 +480,29 @@ def _install_account_service(main, error) -> None:  # noqa: C901 - one emulated 
     def add(username, pw_hash, role, ident=None):
         ident = ident or str(store.next_id)
         store.next_id = max(store.next_id, int(ident)) + 1
-        store.accounts[ident] = {"Id": ident, "UserName": username, "pw": pw_hash, "RoleId": role,
-                                 "Enabled": bool(username), "Locked": False, "AccountExpiration": None}
+        store.accounts[ident] = {
+            "Id": ident,
+            "UserName": username,
+            "pw": pw_hash,
+            "RoleId": role,
+            "Enabled": bool(username),
+            "Locked": False,
+            "AccountExpiration": None,
+        }
         return store.accounts[ident]
 
     def redfish_error(status, message_id, message):
-        body = {"error": {"code": "Base.1.8." + message_id, "message": message,
-                          "@Message.ExtendedInfo": [{"MessageId": "Base.1.8." + message_id,
-                                                     "Message": message}]}}
+        body = {
+            "error": {
+                "code": "Base.1.8." + message_id,
+                "message": message,
+                "@Message.ExtendedInfo": [{"MessageId": "Base.1.8." + message_id, "Message": message}],
+            }
+        }
         return flask.Response(json.dumps(body), status=status, content_type="application/json")
 
     def etag(account):
-        digest = hashlib.sha256(json.dumps(dict(account), sort_keys=True,
-                                           default=str).encode()).hexdigest()[:16]
+        digest = hashlib.sha256(json.dumps(dict(account), sort_keys=True, default=str).encode()).hexdigest()[:16]
         return f'W/"{digest}"'
 
     def parse_time(value):
@@ -466,10 +520,15 @@ def _install_account_service(main, error) -> None:  # noqa: C901 - one emulated 
         doc = {
             "@odata.id": f"{accounts_path}/{account['Id']}",
             "@odata.type": "#ManagerAccount.v1_10_0.ManagerAccount",
-            "Id": account["Id"], "Name": "User Account", "Description": "User Account",
-            "UserName": account["UserName"], "RoleId": account["RoleId"],
-            "Enabled": account["Enabled"], "Locked": account["Locked"],
-            "Password": None, "AccountTypes": ["Redfish"],
+            "Id": account["Id"],
+            "Name": "User Account",
+            "Description": "User Account",
+            "UserName": account["UserName"],
+            "RoleId": account["RoleId"],
+            "Enabled": account["Enabled"],
+            "Locked": account["Locked"],
+            "Password": None,
+            "AccountTypes": ["Redfish"],
             "AccountExpiration": account["AccountExpiration"],
             "Links": {"Role": {"@odata.id": f"{roles_path}/{account['RoleId']}"}},
         }
@@ -550,6 +609,7 @@ def _install_account_service(main, error) -> None:  # noqa: C901 - one emulated 
             body = None
             if method in ("PATCH", "POST", "PUT"):
                 import io
+
                 length = int(env.get("CONTENT_LENGTH") or 0)
                 raw = env["wsgi.input"].read(length) if length else b""
                 env["wsgi.input"] = io.BytesIO(raw)
@@ -559,8 +619,9 @@ def _install_account_service(main, error) -> None:  # noqa: C901 - one emulated 
                     body = None
             privilege = needed_privilege(method, path, body if isinstance(body, dict) else None, account)
             if privilege not in ROLES.get(account["RoleId"], []):
-                response = redfish_error(403, "InsufficientPrivilege",
-                                         f"{account['RoleId']} lacks privilege {privilege} for {method} {path}")
+                response = redfish_error(
+                    403, "InsufficientPrivilege", f"{account['RoleId']} lacks privilege {privilege} for {method} {path}"
+                )
                 return response(env, start_response)
             return self.app(env, start_response)
 
@@ -578,29 +639,44 @@ def _install_account_service(main, error) -> None:  # noqa: C901 - one emulated 
     app.view_functions["root_resource"] = root_resource
 
     def account_service():
-        return json_response({
-            "@odata.id": root_path, "@odata.type": "#AccountService.v1_11_0.AccountService",
-            "Id": "AccountService", "Name": "Account Service", "ServiceEnabled": True,
-            "MinPasswordLength": MIN_PASSWORD_LENGTH, "MaxPasswordLength": MAX_PASSWORD_LENGTH,
-            "AccountLockoutThreshold": 0,
-            "Accounts": {"@odata.id": accounts_path}, "Roles": {"@odata.id": roles_path},
-        })
+        return json_response(
+            {
+                "@odata.id": root_path,
+                "@odata.type": "#AccountService.v1_11_0.AccountService",
+                "Id": "AccountService",
+                "Name": "Account Service",
+                "ServiceEnabled": True,
+                "MinPasswordLength": MIN_PASSWORD_LENGTH,
+                "MaxPasswordLength": MAX_PASSWORD_LENGTH,
+                "AccountLockoutThreshold": 0,
+                "Accounts": {"@odata.id": accounts_path},
+                "Roles": {"@odata.id": roles_path},
+            }
+        )
 
     def check_fields(body, creating):
         allowed = {"UserName", "Password", "RoleId", "Enabled", "Locked", "AccountExpiration"}
         unknown = sorted(set(body) - allowed)
         if unknown:
-            return redfish_error(400, "PropertyUnknown", f"The property {unknown[0]} is not in the list of valid properties")
+            return redfish_error(
+                400, "PropertyUnknown", f"The property {unknown[0]} is not in the list of valid properties"
+            )
         if "UserName" in body:
             name = body["UserName"]
-            if not isinstance(name, str) or len(name) > MAX_USERNAME_LENGTH or (
-                    name and not all(c.isalnum() or c in "-_." for c in name)):
+            if (
+                not isinstance(name, str)
+                or len(name) > MAX_USERNAME_LENGTH
+                or (name and not all(c.isalnum() or c in "-_." for c in name))
+            ):
                 return redfish_error(400, "PropertyValueFormatError", "invalid UserName")
         if body.get("Password") is not None:
             pw = body["Password"]
             if not isinstance(pw, str) or not MIN_PASSWORD_LENGTH <= len(pw) <= MAX_PASSWORD_LENGTH:
-                return redfish_error(400, "PropertyValueFormatError",
-                                     f"Password must be {MIN_PASSWORD_LENGTH}-{MAX_PASSWORD_LENGTH} characters")
+                return redfish_error(
+                    400,
+                    "PropertyValueFormatError",
+                    f"Password must be {MIN_PASSWORD_LENGTH}-{MAX_PASSWORD_LENGTH} characters",
+                )
         if "RoleId" in body and body["RoleId"] not in ROLES and not (body["RoleId"] == "None" and not creating):
             return redfish_error(400, "PropertyValueNotInList", f"RoleId {body['RoleId']} is not a role")
         if body.get("AccountExpiration") is not None:
@@ -618,11 +694,16 @@ def _install_account_service(main, error) -> None:  # noqa: C901 - one emulated 
     def accounts_collection():
         if flask.request.method == "GET":
             with lock:
-                members = [{"@odata.id": f"{accounts_path}/{i}"}
-                           for i in sorted(store.accounts, key=int)]
-            return json_response({"@odata.id": accounts_path, "Name": "Accounts",
-                                  "@odata.type": "#ManagerAccountCollection.ManagerAccountCollection",
-                                  "Members": members, "Members@odata.count": len(members)})
+                members = [{"@odata.id": f"{accounts_path}/{i}"} for i in sorted(store.accounts, key=int)]
+            return json_response(
+                {
+                    "@odata.id": accounts_path,
+                    "Name": "Accounts",
+                    "@odata.type": "#ManagerAccountCollection.ManagerAccountCollection",
+                    "Members": members,
+                    "Members@odata.count": len(members),
+                }
+            )
         if store.slots:
             return redfish_error(405, "OperationNotAllowed", "accounts live in fixed slots: PATCH an empty slot")
         body = flask.request.get_json(silent=True)
@@ -673,8 +754,7 @@ def _install_account_service(main, error) -> None:  # noqa: C901 - one emulated 
             if "UserName" in body and body["UserName"] == "":
                 if not store.slots:
                     return redfish_error(400, "PropertyValueFormatError", "UserName cannot be empty")
-                account.update(UserName="", pw=None, RoleId="None", Enabled=False, Locked=False,
-                               AccountExpiration=None)
+                account.update(UserName="", pw=None, RoleId="None", Enabled=False, Locked=False, AccountExpiration=None)
                 return flask.Response(status=204)
             if not account["UserName"] and not (body.get("UserName") and body.get("Password")):
                 return redfish_error(400, "PropertyMissing", "an empty slot needs UserName and Password")
@@ -687,19 +767,27 @@ def _install_account_service(main, error) -> None:  # noqa: C901 - one emulated 
 
     def roles_collection():
         members = [{"@odata.id": f"{roles_path}/{r}"} for r in ROLES]
-        return json_response({"@odata.id": roles_path, "Name": "Roles", "Members": members,
-                              "Members@odata.count": len(members)})
+        return json_response(
+            {"@odata.id": roles_path, "Name": "Roles", "Members": members, "Members@odata.count": len(members)}
+        )
 
     def role_resource(role):
         if role not in ROLES:
             return redfish_error(404, "ResourceMissingAtURI", f"no role {role}")
-        return json_response({"@odata.id": f"{roles_path}/{role}", "@odata.type": "#Role.v1_3_1.Role",
-                              "Id": role, "Name": role, "RoleId": role, "IsPredefined": True,
-                              "AssignedPrivileges": ROLES[role]})
+        return json_response(
+            {
+                "@odata.id": f"{roles_path}/{role}",
+                "@odata.type": "#Role.v1_3_1.Role",
+                "Id": role,
+                "Name": role,
+                "RoleId": role,
+                "IsPredefined": True,
+                "AssignedPrivileges": ROLES[role],
+            }
+        )
 
     app.add_url_rule(root_path, "bmt_account_service", account_service, methods=["GET"])
     app.add_url_rule(accounts_path, "bmt_accounts", accounts_collection, methods=["GET", "POST"])
-    app.add_url_rule(accounts_path + "/<ident>", "bmt_account", account_resource,
-                     methods=["GET", "PATCH", "DELETE"])
+    app.add_url_rule(accounts_path + "/<ident>", "bmt_account", account_resource, methods=["GET", "PATCH", "DELETE"])
     app.add_url_rule(roles_path, "bmt_roles", roles_collection, methods=["GET"])
     app.add_url_rule(roles_path + "/<role>", "bmt_role", role_resource, methods=["GET"])

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -21,7 +20,6 @@ import pathlib
 import zipfile
 
 import pytest
-
 from ansible.executor import module_common
 
 try:
@@ -29,62 +27,94 @@ try:
 except ImportError:  # pragma: no cover - ansible-core before 2.19
     _builder = None
 
-COLLECTION = 'ansible_collections.baremetal.tenancy'
+COLLECTION = "ansible_collections.baremetal.tenancy"
 ROOT = pathlib.Path(__file__).resolve().parents[3]
-UTILS_PREFIX = 'ansible_collections/baremetal/tenancy/plugins/module_utils/'
+UTILS_PREFIX = "ansible_collections/baremetal/tenancy/plugins/module_utils/"
 
 #: what each tenant module really uses (the test cannot pass by seeing nothing)
 USED = {
-    'host_claim': {'common/base.py', 'common/auth.py', 'common/errors.py', 'metal3/claims.py', 'metal3/client.py',
-                   'metal3/connection.py', 'ironic/claims.py', 'ironic/client.py', 'ironic/model.py',
-                   'ironic/configdrive.py'},
-    'host_claim_info': {'common/base.py', 'common/errors.py', 'metal3/claims.py', 'metal3/client.py',
-                        'metal3/claim_view.py', 'ironic/claims.py', 'ironic/client.py'},
-    'host_release': {'common/base.py', 'common/errors.py', 'metal3/claims.py', 'metal3/client.py',
-                     'metal3/claim_view.py', 'ironic/claims.py', 'ironic/client.py'},
+    "host_claim": {
+        "common/base.py",
+        "common/auth.py",
+        "common/errors.py",
+        "metal3/claims.py",
+        "metal3/client.py",
+        "metal3/connection.py",
+        "ironic/claims.py",
+        "ironic/client.py",
+        "ironic/model.py",
+        "ironic/configdrive.py",
+    },
+    "host_claim_info": {
+        "common/base.py",
+        "common/errors.py",
+        "metal3/claims.py",
+        "metal3/client.py",
+        "metal3/claim_view.py",
+        "ironic/claims.py",
+        "ironic/client.py",
+    },
+    "host_release": {
+        "common/base.py",
+        "common/errors.py",
+        "metal3/claims.py",
+        "metal3/client.py",
+        "metal3/claim_view.py",
+        "ironic/claims.py",
+        "ironic/client.py",
+    },
 }
 
 #: the binder and its pure parts: one reconcile pass, the binding algorithm,
 #: the claim<->host sync (which reads BMC credentials to withhold them), the
 #: sharing policy
-BINDER = ('metal3/binder', 'metal3/binding.py', 'metal3/claim_sync.py', 'metal3/sharing_policy.py')
+BINDER = ("metal3/binder", "metal3/binding.py", "metal3/claim_sync.py", "metal3/sharing_policy.py")
 #: BMC accounts (rules, ledgers, the runner that reads BMC credential Secrets)
 #: and every Redfish file (sushy I/O, classification, registration)
-BMC_AND_REDFISH = ('redfish/',)
+BMC_AND_REDFISH = ("redfish/",)
 FORBIDDEN = BINDER + BMC_AND_REDFISH
 
 
 def payload(module):
     """The module_utils files (relative to ``plugins/module_utils/``) in the AnsiballZ payload of ``module``."""
-    data = (ROOT / 'plugins' / 'modules' / (module + '.py')).read_bytes()
+    data = (ROOT / "plugins" / "modules" / (module + ".py")).read_bytes()
     extra = () if _builder is None else (_builder.ExtensionManager(),)
     buf = io.BytesIO()
-    with zipfile.ZipFile(buf, 'w') as zf:
-        module_common.recursive_finder(module, '%s.plugins.modules.%s' % (COLLECTION, module), data, zf,
-                                       datetime.datetime.now(datetime.timezone.utc), *extra)
+    with zipfile.ZipFile(buf, "w") as zf:
+        module_common.recursive_finder(
+            module,
+            "%s.plugins.modules.%s" % (COLLECTION, module),
+            data,
+            zf,
+            datetime.datetime.now(datetime.timezone.utc),
+            *extra,
+        )
         names = zf.namelist()
-    return sorted(name[len(UTILS_PREFIX):] for name in names
-                  if name.startswith(UTILS_PREFIX) and not name.endswith('__init__.py'))
+    return sorted(
+        name[len(UTILS_PREFIX) :]
+        for name in names
+        if name.startswith(UTILS_PREFIX) and not name.endswith("__init__.py")
+    )
 
 
 def forbidden_in(files):
     return [name for name in files if name.startswith(FORBIDDEN)]
 
 
-@pytest.mark.parametrize('module', sorted(USED))
+@pytest.mark.parametrize("module", sorted(USED))
 def test_tenant_module_ships_what_it_uses(module):
     shipped = set(payload(module))
-    assert USED[module] <= shipped, 'missing from the payload of %s: %s' % (module, sorted(USED[module] - shipped))
+    assert USED[module] <= shipped, "missing from the payload of %s: %s" % (module, sorted(USED[module] - shipped))
 
 
-@pytest.mark.parametrize('module', sorted(USED))
+@pytest.mark.parametrize("module", sorted(USED))
 def test_tenant_module_ships_no_binder_bmc_account_or_redfish_code(module):
     shipped = payload(module)
-    assert not forbidden_in(shipped), '%s ships %s (whole payload: %s)' % (module, forbidden_in(shipped), shipped)
+    assert not forbidden_in(shipped), "%s ships %s (whole payload: %s)" % (module, forbidden_in(shipped), shipped)
 
 
 def test_the_forbidden_list_catches_what_an_owner_module_ships():
     """``host_bind`` ships the binder and BMC-account code: the rule must see it."""
-    shipped = payload('host_bind')
-    assert 'metal3/binder.py' in shipped or any(name.startswith('metal3/binder/') for name in shipped)
-    assert 'redfish/accounts.py' in forbidden_in(shipped)
+    shipped = payload("host_bind")
+    assert "metal3/binder.py" in shipped or any(name.startswith("metal3/binder/") for name in shipped)
+    assert "redfish/accounts.py" in forbidden_in(shipped)

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -8,14 +7,10 @@ Bad options must fail with one clear message BEFORE any client is built, so
 nothing can change; the pure helpers that turn options into patches and
 claims into results are checked here too.
 """
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import json
 
 import pytest
-
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common import merge_patch as mpatch
@@ -26,10 +21,12 @@ from ansible_collections.baremetal.tenancy.plugins.modules import host_bind, hos
 @pytest.fixture(autouse=True)
 def no_client(monkeypatch):
     """Any attempt to reach a cluster fails the test."""
+
     def refuse(params):
-        raise AssertionError('a Kubernetes client was built')
-    monkeypatch.setattr(mc, 'kube_api_client', refuse)
-    monkeypatch.setattr(host_bind, 'kube_api_client', refuse)
+        raise AssertionError("a Kubernetes client was built")
+
+    monkeypatch.setattr(mc, "kube_api_client", refuse)
+    monkeypatch.setattr(host_bind, "kube_api_client", refuse)
 
 
 def run(module_class, args, capsys):
@@ -41,151 +38,227 @@ def run(module_class, args, capsys):
 
 def failure(module_class, args, capsys):
     rc, out = run(module_class, args, capsys)
-    assert rc == 1 and out['failed'] is True and out.get('changed', False) is False
+    assert rc == 1 and out["failed"] is True and out.get("changed", False) is False
     return out
 
 
-@pytest.mark.parametrize('args,message', [
-    ({'wait': True, 'wait_timeout': -1}, 'option wait_timeout: must be zero or more seconds, got -1'),
-    ({'resource_class': 'large'}, 'option resource_class: is for backend ironic'),
-    ({'user_data': '#cloud-config'}, 'option user_data: is for backend ironic; with backend metal3 use user_data_secret'),
-    ({'file_url_allowed_prefixes': ['/var/lib/images']},
-     'option file_url_allowed_prefixes: is for backend ironic; with backend metal3 use an http or https image URL'),
-    ({'candidate_nodes': ['n1']}, 'option candidate_nodes: is for backend ironic; with backend metal3 use host_selector'),
-    ({'namespace': 'Not_A_Namespace'}, "option namespace: namespace name 'Not_A_Namespace' must consist of"),
-    ({'name': 'UPPER'}, "option name: claim name 'UPPER' must consist of"),
-    ({'annotations': {'hostclaim.metal3.io/host': 'h1'}}, "option annotations: key 'hostclaim.metal3.io/host' is reserved"),
-    ({'annotations': {'bad key': 'x'}}, 'option annotations: key '),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        ({"wait": True, "wait_timeout": -1}, "option wait_timeout: must be zero or more seconds, got -1"),
+        ({"resource_class": "large"}, "option resource_class: is for backend ironic"),
+        (
+            {"user_data": "#cloud-config"},
+            "option user_data: is for backend ironic; with backend metal3 use user_data_secret",
+        ),
+        (
+            {"file_url_allowed_prefixes": ["/var/lib/images"]},
+            "option file_url_allowed_prefixes: is for backend ironic; with backend metal3 use an http or https image URL",
+        ),
+        (
+            {"candidate_nodes": ["n1"]},
+            "option candidate_nodes: is for backend ironic; with backend metal3 use host_selector",
+        ),
+        ({"namespace": "Not_A_Namespace"}, "option namespace: namespace name 'Not_A_Namespace' must consist of"),
+        ({"name": "UPPER"}, "option name: claim name 'UPPER' must consist of"),
+        (
+            {"annotations": {"hostclaim.metal3.io/host": "h1"}},
+            "option annotations: key 'hostclaim.metal3.io/host' is reserved",
+        ),
+        ({"annotations": {"bad key": "x"}}, "option annotations: key "),
+    ],
+)
 def test_host_claim_refuses_bad_options_before_any_request(capsys, args, message):
-    full = dict({'name': 'web', 'namespace': 'tenant-a'}, **args)
+    full = dict({"name": "web", "namespace": "tenant-a"}, **args)
     out = failure(host_claim.HostClaimModule, full, capsys)
-    assert out['msg'].startswith(message), out['msg']
-    assert out['error_type'] == 'InvalidInput'
+    assert out["msg"].startswith(message), out["msg"]
+    assert out["error_type"] == "InvalidInput"
 
 
 def test_host_claim_requires_a_namespace_with_metal3(capsys):
-    out = failure(host_claim.HostClaimModule, {'name': 'web'}, capsys)
-    assert 'namespace' in out['msg']
+    out = failure(host_claim.HostClaimModule, {"name": "web"}, capsys)
+    assert "namespace" in out["msg"]
 
 
 def test_host_release_refuses_bad_options(capsys):
-    out = failure(host_release.HostReleaseModule, {'name': 'web', 'namespace': 'tenant-a', 'wait_timeout': -5}, capsys)
-    assert out['msg'] == 'option wait_timeout: must be zero or more seconds, got -5'
-    out = failure(host_release.HostReleaseModule, {'name': 'web', 'namespace': 'tenant-a', 'node_reuse': 'x' * 60}, capsys)
-    assert out['msg'].startswith('HostClaim tenant-a/web: spec.nodeReuse:')
+    out = failure(host_release.HostReleaseModule, {"name": "web", "namespace": "tenant-a", "wait_timeout": -5}, capsys)
+    assert out["msg"] == "option wait_timeout: must be zero or more seconds, got -5"
+    out = failure(
+        host_release.HostReleaseModule, {"name": "web", "namespace": "tenant-a", "node_reuse": "x" * 60}, capsys
+    )
+    assert out["msg"].startswith("HostClaim tenant-a/web: spec.nodeReuse:")
 
 
 def test_host_claim_info_needs_a_namespace(capsys):
     out = failure(host_claim_info.HostClaimInfoModule, {}, capsys)
-    assert out['msg'] == 'option namespace: namespace or namespaces is required with backend metal3'
+    assert out["msg"] == "option namespace: namespace or namespaces is required with backend metal3"
 
 
-@pytest.mark.parametrize('args,message', [
-    ({'name': 'web'}, 'option name: needs exactly one namespace in namespaces'),
-    ({'name': 'web', 'namespaces': ['a', 'b']}, 'option name: needs exactly one namespace in namespaces'),
-    ({'workers': 0}, 'option workers: must be 1 or more, got 0'),
-    ({'namespaces': ['Bad']}, "option namespaces: namespace name 'Bad' must consist of"),
-    ({'host_namespaces': ['-x']}, "option host_namespaces: namespace name '-x' must consist of"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        ({"name": "web"}, "option name: needs exactly one namespace in namespaces"),
+        ({"name": "web", "namespaces": ["a", "b"]}, "option name: needs exactly one namespace in namespaces"),
+        ({"workers": 0}, "option workers: must be 1 or more, got 0"),
+        ({"namespaces": ["Bad"]}, "option namespaces: namespace name 'Bad' must consist of"),
+        ({"host_namespaces": ["-x"]}, "option host_namespaces: namespace name '-x' must consist of"),
+    ],
+)
 def test_host_bind_refuses_bad_options_before_any_request(capsys, args, message):
     out = failure(host_bind.HostBindModule, args, capsys)
-    assert out['msg'].startswith(message), out['msg']
+    assert out["msg"].startswith(message), out["msg"]
 
 
 def test_host_bind_reports_the_pass(capsys, monkeypatch):
-    report = {'changed': True, 'binder_id': 'b', 'claims': [{'name': 'c', 'action': 'bound'}], 'swept': [], 'errors': [],
-              'host_problems': [{'host': 'infra/h1', 'problems': ['matches is not valid']}],
-              'summary': {'bound': 1}, 'requests': {'total': 5}, 'timings': {'total': 0.1},
-              'bindings': {'before': {'ns/c': None}, 'after': {'ns/c': 'infra/h1'}}}
-    monkeypatch.setattr(host_bind, 'kube_api_client', lambda params: object())
-    monkeypatch.setattr(host_bind, 'KubeIO', lambda client: None)
+    report = {
+        "changed": True,
+        "binder_id": "b",
+        "claims": [{"name": "c", "action": "bound"}],
+        "swept": [],
+        "errors": [],
+        "host_problems": [{"host": "infra/h1", "problems": ["matches is not valid"]}],
+        "summary": {"bound": 1},
+        "requests": {"total": 5},
+        "timings": {"total": 0.1},
+        "bindings": {"before": {"ns/c": None}, "after": {"ns/c": "infra/h1"}},
+    }
+    monkeypatch.setattr(host_bind, "kube_api_client", lambda params: object())
+    monkeypatch.setattr(host_bind, "KubeIO", lambda client: None)
 
-    class FakeBinder(object):
+    class FakeBinder:
         def __init__(self, io, **kwargs):
-            assert kwargs['check_mode'] is True and kwargs['namespaces'] == ['ns']
+            assert kwargs["check_mode"] is True and kwargs["namespaces"] == ["ns"]
 
         def run(self):
             return dict(report)
 
-    monkeypatch.setattr(host_bind, 'Binder', FakeBinder)
+    monkeypatch.setattr(host_bind, "Binder", FakeBinder)
     warned = []
-    monkeypatch.setattr(host_bind.HostBindModule, 'warn', lambda self, message: warned.append(message))
-    rc, out = run(host_bind.HostBindModule, {'namespaces': ['ns'], '_ansible_check_mode': True, '_ansible_diff': True},
-                  capsys)
-    assert rc == 0 and out['changed'] is True
-    assert out['diff'] == {'before': {'bindings': {'ns/c': None}}, 'after': {'bindings': {'ns/c': 'infra/h1'}}}
-    assert out['claims'] == report['claims'] and 'bindings' not in out
-    assert warned == ['infra/h1: matches is not valid']
+    monkeypatch.setattr(host_bind.HostBindModule, "warn", lambda self, message: warned.append(message))
+    rc, out = run(
+        host_bind.HostBindModule, {"namespaces": ["ns"], "_ansible_check_mode": True, "_ansible_diff": True}, capsys
+    )
+    assert rc == 0 and out["changed"] is True
+    assert out["diff"] == {"before": {"bindings": {"ns/c": None}}, "after": {"bindings": {"ns/c": "infra/h1"}}}
+    assert out["claims"] == report["claims"] and "bindings" not in out
+    assert warned == ["infra/h1: matches is not valid"]
 
 
 # ------------------------------------------------------------------ pure helpers
 
+
 def test_spec_changes_replace_selector_and_image_and_leave_the_rest():
-    existing = {'online': False, 'kind': 'baremetal', 'userData': 'old',
-                'hostSelector': {'matchLabels': {'a': '1', 'b': '2'}},
-                'image': {'url': 'http://x/old.img', 'checksum': 'c' * 32, 'checksumType': 'md5'}}
-    params = {'online': True, 'host_selector': {'matchLabels': {'a': '1'}, 'matchExpressions': None},
-              'image': {'url': 'http://x/live.iso', 'checksum': None, 'checksum_type': 'auto', 'format': 'live-iso'},
-              'user_data_secret': None, 'network_data_secret': 'net', 'meta_data_secret': None, 'node_reuse': None}
+    existing = {
+        "online": False,
+        "kind": "baremetal",
+        "userData": "old",
+        "hostSelector": {"matchLabels": {"a": "1", "b": "2"}},
+        "image": {"url": "http://x/old.img", "checksum": "c" * 32, "checksumType": "md5"},
+    }
+    params = {
+        "online": True,
+        "host_selector": {"matchLabels": {"a": "1"}, "matchExpressions": None},
+        "image": {"url": "http://x/live.iso", "checksum": None, "checksum_type": "auto", "format": "live-iso"},
+        "user_data_secret": None,
+        "network_data_secret": "net",
+        "meta_data_secret": None,
+        "node_reuse": None,
+    }
     changes = mc.spec_changes(params, existing)
-    assert changes == {'online': True, 'hostSelector': {'matchLabels': {'a': '1', 'b': None}},
-                       'image': {'url': 'http://x/live.iso', 'checksum': None, 'checksumType': 'auto', 'format': 'live-iso'},
-                       'networkData': {'name': 'net'}}
+    assert changes == {
+        "online": True,
+        "hostSelector": {"matchLabels": {"a": "1", "b": None}},
+        "image": {"url": "http://x/live.iso", "checksum": None, "checksumType": "auto", "format": "live-iso"},
+        "networkData": {"name": "net"},
+    }
 
 
-@pytest.mark.parametrize('existing,wanted,change', [
-    (None, 'ud', {'name': 'ud'}),  # the proposal's form for a new reference
-    ('ud', 'ud', 'ud'),  # an equal reference in the plain form is left as it is (no change)
-    ({'name': 'ud'}, 'ud', {'name': 'ud'}),
-    ('old', 'ud', {'name': 'ud'}),
-    ({'name': 'old'}, 'ud', {'name': 'ud'}),
-    ({'name': 'old'}, '', None),  # an empty option removes the reference
-])
+@pytest.mark.parametrize(
+    "existing,wanted,change",
+    [
+        (None, "ud", {"name": "ud"}),  # the proposal's form for a new reference
+        ("ud", "ud", "ud"),  # an equal reference in the plain form is left as it is (no change)
+        ({"name": "ud"}, "ud", {"name": "ud"}),
+        ("old", "ud", {"name": "ud"}),
+        ({"name": "old"}, "ud", {"name": "ud"}),
+        ({"name": "old"}, "", None),  # an empty option removes the reference
+    ],
+)
 def test_secret_references_use_the_proposals_form(existing, wanted, change):
-    existing_spec = {'userData': existing} if existing is not None else {}
-    changes = mc.spec_changes({'user_data_secret': wanted}, existing_spec)
-    assert changes == {'userData': change}
-    assert mc.secret_ref_name(mpatch.apply_merge_patch(existing_spec, changes).get('userData')) == (wanted or None)
+    existing_spec = {"userData": existing} if existing is not None else {}
+    changes = mc.spec_changes({"user_data_secret": wanted}, existing_spec)
+    assert changes == {"userData": change}
+    assert mc.secret_ref_name(mpatch.apply_merge_patch(existing_spec, changes).get("userData")) == (wanted or None)
     assert mc.spec_changes({}, existing) == {}
 
 
 def test_annotation_changes():
-    assert mc.annotation_changes({'annotations': {'host.metal3.io/reboot': '', 'x.example.com/n': 3, 'gone': None}}) == {
-        'gone': None, 'host.metal3.io/reboot': '', 'x.example.com/n': '3'}
+    assert mc.annotation_changes(
+        {"annotations": {"host.metal3.io/reboot": "", "x.example.com/n": 3, "gone": None}}
+    ) == {"gone": None, "host.metal3.io/reboot": "", "x.example.com/n": "3"}
     assert mc.annotation_changes({}) == {}
 
 
-def claim_with(label=None, message='bound to host h1', status='True'):
-    claim = {'metadata': {'name': 'web', 'namespace': 'tenant-a', 'labels': {}},
-             'spec': {'online': True, 'image': {'url': 'http://x'}},
-             'status': {'poweredOn': True, 'bootMACAddress': 'm', 'addresses': [{'type': 'InternalIP', 'address': '1.2.3.4'}],
-                        'conditions': [{'type': 'AssociateBMH', 'status': status, 'reason': 'Associated', 'message': message},
-                                       {'type': 'Ready', 'status': 'True', 'reason': 'Provisioned', 'message': 'ok'}]}}
+def claim_with(label=None, message="bound to host h1", status="True"):
+    claim = {
+        "metadata": {"name": "web", "namespace": "tenant-a", "labels": {}},
+        "spec": {"online": True, "image": {"url": "http://x"}},
+        "status": {
+            "poweredOn": True,
+            "bootMACAddress": "m",
+            "addresses": [{"type": "InternalIP", "address": "1.2.3.4"}],
+            "conditions": [
+                {"type": "AssociateBMH", "status": status, "reason": "Associated", "message": message},
+                {"type": "Ready", "status": "True", "reason": "Provisioned", "message": "ok"},
+            ],
+        },
+    }
     if label:
-        claim['metadata']['labels']['hostclaim.metal3.io/host'] = label
+        claim["metadata"]["labels"]["hostclaim.metal3.io/host"] = label
     return claim
 
 
 def test_claim_view_shape_and_bound_host():
-    view = mc.claim_view(claim_with('h1'))
-    assert set(view) >= {'name', 'namespace', 'backend', 'host', 'online', 'powered_on', 'associated', 'ready',
-                         'provisioning_state', 'image', 'addresses', 'nics', 'boot_mac_address', 'conditions', 'labels'}
-    assert (view['host'], view['associated'], view['ready'], view['provisioning_state']) == ('h1', True, True, 'provisioned')
-    assert view['backend'] == 'metal3' and view['powered_on'] is True and view['boot_mac_address'] == 'm'
+    view = mc.claim_view(claim_with("h1"))
+    assert set(view) >= {
+        "name",
+        "namespace",
+        "backend",
+        "host",
+        "online",
+        "powered_on",
+        "associated",
+        "ready",
+        "provisioning_state",
+        "image",
+        "addresses",
+        "nics",
+        "boot_mac_address",
+        "conditions",
+        "labels",
+    }
+    assert (view["host"], view["associated"], view["ready"], view["provisioning_state"]) == (
+        "h1",
+        True,
+        True,
+        "provisioned",
+    )
+    assert view["backend"] == "metal3" and view["powered_on"] is True and view["boot_mac_address"] == "m"
     # a label the binder's status does not confirm is not reported
-    assert mc.claim_view(claim_with('h2'))['host'] is None
-    assert mc.claim_view(claim_with('h1', status='False'))['host'] is None
-    assert mc.claim_view(claim_with(None))['host'] is None
-    unbound = mc.claim_view({'metadata': {'name': 'x', 'namespace': 'n'}})
-    assert unbound['associated'] is False and unbound['provisioning_state'] is None and unbound['conditions'] == []
+    assert mc.claim_view(claim_with("h2"))["host"] is None
+    assert mc.claim_view(claim_with("h1", status="False"))["host"] is None
+    assert mc.claim_view(claim_with(None))["host"] is None
+    unbound = mc.claim_view({"metadata": {"name": "x", "namespace": "n"}})
+    assert unbound["associated"] is False and unbound["provisioning_state"] is None and unbound["conditions"] == []
 
 
 def test_waiting_for_associated_needs_a_host_every_reader_reports():
     """wait_for=associated returns a claim whose host is reported: the binder's record and the label agree."""
-    recorded = {'status': {'conditions': [{'type': 'AssociateBMH', 'status': 'True', 'message': 'bound to host h1'}]},
-                'metadata': {'labels': {'hostclaim.metal3.io/host': 'h1'}}}
-    assert mc._bound(recorded) and mc.claim_view(recorded)['host'] == 'h1'
-    forged = dict(recorded, metadata={'labels': {'hostclaim.metal3.io/host': 'h2'}})
-    assert not mc._bound(forged) and mc.claim_view(forged)['host'] is None
+    recorded = {
+        "status": {"conditions": [{"type": "AssociateBMH", "status": "True", "message": "bound to host h1"}]},
+        "metadata": {"labels": {"hostclaim.metal3.io/host": "h1"}},
+    }
+    assert mc._bound(recorded) and mc.claim_view(recorded)["host"] == "h1"
+    forged = dict(recorded, metadata={"labels": {"hostclaim.metal3.io/host": "h2"}})
+    assert not mc._bound(forged) and mc.claim_view(forged)["host"] is None
     assert not mc._bound(None)

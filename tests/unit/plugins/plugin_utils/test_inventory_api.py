@@ -1,35 +1,37 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The request logic of the inventory reads, with stand-in transports (the real APIs are in the integration suites)."""
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import json
 
 import pytest
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
-    BackendError, Forbidden, InvalidInput, NotFound)
+    BackendError,
+    Forbidden,
+    InvalidInput,
+    NotFound,
+)
 from ansible_collections.baremetal.tenancy.plugins.plugin_utils import inventory_api as api
 
 
 def bound(name, namespace):
     """A claim as the binder leaves it: the host recorded in AssociateBMH, the binding label agreeing."""
-    return {'metadata': {'name': name, 'namespace': namespace, 'labels': {'hostclaim.metal3.io/host': 'h-' + name}},
-            'status': {'conditions': [{'type': 'AssociateBMH', 'status': 'True', 'message': 'bound to host h-' + name}]}}
+    return {
+        "metadata": {"name": name, "namespace": namespace, "labels": {"hostclaim.metal3.io/host": "h-" + name}},
+        "status": {"conditions": [{"type": "AssociateBMH", "status": "True", "message": "bound to host h-" + name}]},
+    }
 
 
-class Response(object):
-    def __init__(self, status, body, reason='OK'):
+class Response:
+    def __init__(self, status, body, reason="OK"):
         self.status = status
         self.reason = reason
         self.data = body if isinstance(body, bytes) else json.dumps(body).encode()
 
 
-class Pool(object):
+class Pool:
     """Serves pages of HostClaims per namespace, following ``continue`` tokens; records each request."""
 
     def __init__(self, claims_by_namespace, fail=None):
@@ -39,28 +41,28 @@ class Pool(object):
 
     def request(self, method, url, fields=None, headers=None, **kwargs):
         self.calls.append((method, url, dict(fields or {}), dict(headers or {})))
-        namespace = url.split('/namespaces/')[1].split('/')[0]
+        namespace = url.split("/namespaces/")[1].split("/")[0]
         if namespace in self.fail:
             return self.fail[namespace]
         items = self.claims.get(namespace, [])
-        start = int(fields.get('continue') or 0)
-        limit = int(fields['limit'])
-        page = items[start:start + limit]
+        start = int(fields.get("continue") or 0)
+        limit = int(fields["limit"])
+        page = items[start : start + limit]
         token = str(start + limit) if start + limit < len(items) else None
-        return Response(200, {'items': page, 'metadata': {'continue': token} if token else {}})
+        return Response(200, {"items": page, "metadata": {"continue": token} if token else {}})
 
 
-class Configuration(object):
-    host = 'https://api.example.test:6443/'
+class Configuration:
+    host = "https://api.example.test:6443/"
 
     def auth_settings(self):
-        return {'BearerToken': {'in': 'header', 'key': 'authorization', 'value': 'Bearer t0ken'}}
+        return {"BearerToken": {"in": "header", "key": "authorization", "value": "Bearer t0ken"}}
 
 
 def kube_reader(pool):
     reader = api.KubeClaims.__new__(api.KubeClaims)
-    reader.client = type('Client', (), {'configuration': Configuration()})()
-    reader.base = 'https://api.example.test:6443'
+    reader.client = type("Client", (), {"configuration": Configuration()})()
+    reader.base = "https://api.example.test:6443"
     reader.pool = pool
     reader.timeout = reader.retries = None
     reader.requests = 0
@@ -68,64 +70,89 @@ def kube_reader(pool):
 
 
 def test_one_paginated_list_per_namespace():
-    claims = {'a': [bound('c%d' % i, 'a') for i in range(7)] + [{'metadata': {'name': 'unbound', 'namespace': 'a'}}],
-              'b': [bound('x', 'b')]}
+    claims = {
+        "a": [bound("c%d" % i, "a") for i in range(7)] + [{"metadata": {"name": "unbound", "namespace": "a"}}],
+        "b": [bound("x", "b")],
+    }
     pool = Pool(claims)
     reader = kube_reader(pool)
-    records = reader.records(['b', 'a', 'a'], page_size=3)
-    assert sorted(r['name'] for r in records) == ['c%d' % i for i in range(7)] + ['x']
+    records = reader.records(["b", "a", "a"], page_size=3)
+    assert sorted(r["name"] for r in records) == ["c%d" % i for i in range(7)] + ["x"]
     urls = [call[1] for call in pool.calls]
-    assert urls.count('https://api.example.test:6443/apis/metal3.io/v1alpha1/namespaces/a/hostclaims') == 3
-    assert urls.count('https://api.example.test:6443/apis/metal3.io/v1alpha1/namespaces/b/hostclaims') == 1
+    assert urls.count("https://api.example.test:6443/apis/metal3.io/v1alpha1/namespaces/a/hostclaims") == 3
+    assert urls.count("https://api.example.test:6443/apis/metal3.io/v1alpha1/namespaces/b/hostclaims") == 1
     assert reader.requests == len(pool.calls) == 4
-    assert all(call[2]['limit'] == '3' and call[0] == 'GET' for call in pool.calls)
-    assert all(call[3]['authorization'] == 'Bearer t0ken' and call[3]['Accept'] == 'application/json' for call in pool.calls)
-    assert [call[2].get('continue') for call in pool.calls if call[1].endswith('/a/hostclaims')] == [None, '3', '6']
+    assert all(call[2]["limit"] == "3" and call[0] == "GET" for call in pool.calls)
+    assert all(
+        call[3]["authorization"] == "Bearer t0ken" and call[3]["Accept"] == "application/json" for call in pool.calls
+    )
+    assert [call[2].get("continue") for call in pool.calls if call[1].endswith("/a/hostclaims")] == [None, "3", "6"]
 
 
-@pytest.mark.parametrize('status, body, cls, words', [
-    (403, {'kind': 'Status', 'message': 'hostclaims.metal3.io is forbidden: User "u" cannot list'}, Forbidden,
-     ['HostClaims in namespace a', 'forbidden', 'HTTP 403']),
-    (404, {'kind': 'Status', 'message': 'the server could not find the requested resource'}, NotFound,
-     ['is the HostClaim CRD installed?', 'HTTP 404']),
-    (401, {'kind': 'Status', 'message': 'Unauthorized'}, BackendError, ['credentials were refused', 'HTTP 401']),
-    (500, b'<html>oops</html>', BackendError, ['Internal', 'HTTP 500']),
-])
+@pytest.mark.parametrize(
+    "status, body, cls, words",
+    [
+        (
+            403,
+            {"kind": "Status", "message": 'hostclaims.metal3.io is forbidden: User "u" cannot list'},
+            Forbidden,
+            ["HostClaims in namespace a", "forbidden", "HTTP 403"],
+        ),
+        (
+            404,
+            {"kind": "Status", "message": "the server could not find the requested resource"},
+            NotFound,
+            ["is the HostClaim CRD installed?", "HTTP 404"],
+        ),
+        (401, {"kind": "Status", "message": "Unauthorized"}, BackendError, ["credentials were refused", "HTTP 401"]),
+        (500, b"<html>oops</html>", BackendError, ["Internal", "HTTP 500"]),
+    ],
+)
 def test_http_errors_name_the_namespace_and_the_cause(status, body, cls, words):
-    pool = Pool({}, fail={'a': Response(status, body, reason='Internal Server Error' if status == 500 else 'x')})
+    pool = Pool({}, fail={"a": Response(status, body, reason="Internal Server Error" if status == 500 else "x")})
     with pytest.raises(cls) as error:
-        kube_reader(pool).records(['a'])
+        kube_reader(pool).records(["a"])
     for word in words:
         assert word in error.value.message
-    assert '\n' not in error.value.message
+    assert "\n" not in error.value.message
 
 
 def test_a_body_that_is_not_json():
-    pool = Pool({}, fail={'a': Response(200, b'not json')})
-    with pytest.raises(BackendError, match='not JSON'):
-        kube_reader(pool).records(['a'])
+    pool = Pool({}, fail={"a": Response(200, b"not json")})
+    with pytest.raises(BackendError, match="not JSON"):
+        kube_reader(pool).records(["a"])
 
 
 def test_connection_failures_are_one_short_line():
     # urllib3 comes with the kubernetes client; the unit test environment may not have it.
-    urllib3 = pytest.importorskip('urllib3', reason='urllib3 (installed with kubernetes) is not installed')
+    urllib3 = pytest.importorskip("urllib3", reason="urllib3 (installed with kubernetes) is not installed")
 
-    class Down(object):
+    class Down:
         def request(self, *args, **kwargs):
             reason = urllib3.exceptions.NewConnectionError(
-                None, "HTTPSConnection(host='127.0.0.1', port=1): Failed to establish a new connection: "
-                      "[Errno 111] Connection refused")
-            raise urllib3.exceptions.MaxRetryError(None, '/apis', reason)
+                None,
+                "HTTPSConnection(host='127.0.0.1', port=1): Failed to establish a new connection: "
+                "[Errno 111] Connection refused",
+            )
+            raise urllib3.exceptions.MaxRetryError(None, "/apis", reason)
+
     with pytest.raises(BackendError) as error:
-        kube_reader(Down()).records(['a'])
-    assert error.value.message == ('Kubernetes API https://api.example.test:6443: cannot connect: '
-                                   '[Errno 111] Connection refused')
+        kube_reader(Down()).records(["a"])
+    assert error.value.message == (
+        "Kubernetes API https://api.example.test:6443: cannot connect: [Errno 111] Connection refused"
+    )
 
 
-@pytest.mark.parametrize('namespaces, words', [
-    (None, ['option namespaces', 'required']), ([], ['required']), (['Bad_NS'], ["'Bad_NS'"]),
-    (['a/../b'], ["'a/../b'"]), (['x' * 64], ['63']),
-])
+@pytest.mark.parametrize(
+    "namespaces, words",
+    [
+        (None, ["option namespaces", "required"]),
+        ([], ["required"]),
+        (["Bad_NS"], ["'Bad_NS'"]),
+        (["a/../b"], ["'a/../b'"]),
+        (["x" * 64], ["63"]),
+    ],
+)
 def test_namespaces_are_checked_before_any_request(namespaces, words):
     pool = Pool({})
     with pytest.raises(InvalidInput) as error:
@@ -137,32 +164,43 @@ def test_namespaces_are_checked_before_any_request(namespaces, words):
 
 def test_fetch_records_rejects_an_unknown_backend():
     with pytest.raises(InvalidInput, match="option backend: 'x'"):
-        api.fetch_records('x', {})
+        api.fetch_records("x", {})
 
 
-@pytest.mark.parametrize('body, message', [
-    ({'kind': 'Status', 'message': 'm1'}, 'm1'),
-    ({'error_message': json.dumps({'faultstring': 'Node x could not be found.', 'faultcode': 'Client'})},
-     'Node x could not be found.'),
-    ({'error_message': 'plain'}, 'plain'),
-    ({'other': 1}, None), ([1], None), ('x', None), (b'\xff', None),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ({"kind": "Status", "message": "m1"}, "m1"),
+        (
+            {"error_message": json.dumps({"faultstring": "Node x could not be found.", "faultcode": "Client"})},
+            "Node x could not be found.",
+        ),
+        ({"error_message": "plain"}, "plain"),
+        ({"other": 1}, None),
+        ([1], None),
+        ("x", None),
+        (b"\xff", None),
+    ],
+)
 def test_api_message(body, message):
     raw = body if isinstance(body, bytes) else json.dumps(body).encode()
     assert api._api_message(raw) == message
 
 
 def test_shorten():
-    error = BackendError('OpenStack cloud x', 'Unable to establish connection to http://127.0.0.1:9/v3/auth/tokens: '
-                         "HTTPConnectionPool(host='127.0.0.1', port=9): Max retries exceeded (Caused by NewConnection"
-                         "Error(\"HTTPConnection(host='127.0.0.1', port=9): Failed to establish a new connection: "
-                         "[Errno 111] Connection refused\"))")
-    assert api.shorten(error).message == 'OpenStack cloud x: cannot connect: [Errno 111] Connection refused'
-    other = BackendError('x', 'something else')
-    assert api.shorten(other).message == 'x: something else'
+    error = BackendError(
+        "OpenStack cloud x",
+        "Unable to establish connection to http://127.0.0.1:9/v3/auth/tokens: "
+        "HTTPConnectionPool(host='127.0.0.1', port=9): Max retries exceeded (Caused by NewConnection"
+        "Error(\"HTTPConnection(host='127.0.0.1', port=9): Failed to establish a new connection: "
+        '[Errno 111] Connection refused"))',
+    )
+    assert api.shorten(error).message == "OpenStack cloud x: cannot connect: [Errno 111] Connection refused"
+    other = BackendError("x", "something else")
+    assert api.shorten(other).message == "x: something else"
 
 
-class Adapter(object):
+class Adapter:
     """Serves Ironic lists with ``limit``/``marker`` pagination and ``next`` links; records each request."""
 
     def __init__(self, data, status=200):
@@ -172,22 +210,29 @@ class Adapter(object):
 
     def get(self, path, params=None, microversion=None, raise_exc=True):
         self.calls.append((path, dict(params), microversion))
-        key = path.strip('/')
+        key = path.strip("/")
         items = self.data[key]
         start = 0
-        if params.get('marker'):
-            start = [i['uuid'] for i in items].index(params['marker']) + 1
-        page = items[start:start + params['limit']]
+        if params.get("marker"):
+            start = [i["uuid"] for i in items].index(params["marker"]) + 1
+        page = items[start : start + params["limit"]]
         body = {key: page}
-        if len(page) == params['limit']:
-            body['next'] = 'http://ironic/v1/%s?marker=%s' % (key, page[-1]['uuid'])
+        if len(page) == params["limit"]:
+            body["next"] = "http://ironic/v1/%s?marker=%s" % (key, page[-1]["uuid"])
         status = self.status
-        return type('R', (), {'status_code': status, 'reason': 'x', 'content': json.dumps(
-            {'error_message': json.dumps({'faultstring': 'Forbidden by policy'})}).encode(),
-            'json': lambda self: body})()
+        return type(
+            "R",
+            (),
+            {
+                "status_code": status,
+                "reason": "x",
+                "content": json.dumps({"error_message": json.dumps({"faultstring": "Forbidden by policy"})}).encode(),
+                "json": lambda self: body,
+            },
+        )()
 
 
-def ironic_reader(adapter, project=('p-1', 'tenant-a')):
+def ironic_reader(adapter, project=("p-1", "tenant-a")):
     reader = api.IronicClaims.__new__(api.IronicClaims)
     reader.adapter = adapter
     reader.microversion = api.IRONIC_MICROVERSION
@@ -198,47 +243,51 @@ def ironic_reader(adapter, project=('p-1', 'tenant-a')):
 
 def test_ironic_three_server_filtered_lists_with_fields():
     data = {
-        'allocations': [{'uuid': 'a%d' % i, 'name': 'c%d' % i, 'node_uuid': 'n%d' % i, 'owner': 'p-1', 'state': 'active'}
-                        for i in range(5)],
-        'nodes': [{'uuid': 'n%d' % i, 'name': 'node%d' % i, 'provision_state': 'active'} for i in range(5)],
-        'ports': [{'uuid': 'p%d' % i, 'address': '52:54:00:00:00:%02d' % i, 'node_uuid': 'n%d' % i} for i in range(5)],
+        "allocations": [
+            {"uuid": "a%d" % i, "name": "c%d" % i, "node_uuid": "n%d" % i, "owner": "p-1", "state": "active"}
+            for i in range(5)
+        ],
+        "nodes": [{"uuid": "n%d" % i, "name": "node%d" % i, "provision_state": "active"} for i in range(5)],
+        "ports": [{"uuid": "p%d" % i, "address": "52:54:00:00:00:%02d" % i, "node_uuid": "n%d" % i} for i in range(5)],
     }
     adapter = Adapter(data)
     records = ironic_reader(adapter).records(page_size=2)
-    assert sorted(r['name'] for r in records) == ['c0', 'c1', 'c2', 'c3', 'c4']
-    assert all(r['project_name'] == 'tenant-a' for r in records)
+    assert sorted(r["name"] for r in records) == ["c0", "c1", "c2", "c3", "c4"]
+    assert all(r["project_name"] == "tenant-a" for r in records)
     by_path = {}
     for path, params, microversion in adapter.calls:
         by_path.setdefault(path, []).append(params)
         assert microversion == api.IRONIC_MICROVERSION
-    assert set(by_path) == {'/allocations', '/nodes', '/ports'}
-    assert [p.get('marker') for p in by_path['/allocations']] == [None, 'a1', 'a3']
-    assert all(p['owner'] == 'p-1' and p['fields'] == 'uuid,name,node_uuid,state,owner,extra' for p in by_path['/allocations'])
-    assert all(p['associated'] == 'true' and 'driver_info' not in p['fields'] for p in by_path['/nodes'])
+    assert set(by_path) == {"/allocations", "/nodes", "/ports"}
+    assert [p.get("marker") for p in by_path["/allocations"]] == [None, "a1", "a3"]
+    assert all(
+        p["owner"] == "p-1" and p["fields"] == "uuid,name,node_uuid,state,owner,extra" for p in by_path["/allocations"]
+    )
+    assert all(p["associated"] == "true" and "driver_info" not in p["fields"] for p in by_path["/nodes"])
     assert len(adapter.calls) == 9
 
 
 def test_ironic_without_ports():
     data = {
-        'allocations': [{'uuid': 'a0', 'name': 'c0', 'node_uuid': 'n0', 'owner': 'p-1', 'state': 'active'}],
-        'nodes': [{'uuid': 'n0', 'name': 'node0', 'provision_state': 'active'}],
-        'ports': [{'uuid': 'p0', 'address': '52:54:00:00:00:00', 'node_uuid': 'n0'}],
+        "allocations": [{"uuid": "a0", "name": "c0", "node_uuid": "n0", "owner": "p-1", "state": "active"}],
+        "nodes": [{"uuid": "n0", "name": "node0", "provision_state": "active"}],
+        "ports": [{"uuid": "p0", "address": "52:54:00:00:00:00", "node_uuid": "n0"}],
     }
     adapter = Adapter(data)
     records = ironic_reader(adapter).records(ports=False)
-    assert sorted(path for path, dummy, dummy in adapter.calls) == ['/allocations', '/nodes']
-    assert records[0]['nics'] == [] and records[0]['boot_mac_address'] is None and records[0]['name'] == 'c0'
-    assert ironic_reader(Adapter(data)).records()[0]['boot_mac_address'] == '52:54:00:00:00:00'
+    assert sorted(path for path, dummy, dummy in adapter.calls) == ["/allocations", "/nodes"]
+    assert records[0]["nics"] == [] and records[0]["boot_mac_address"] is None and records[0]["name"] == "c0"
+    assert ironic_reader(Adapter(data)).records()[0]["boot_mac_address"] == "52:54:00:00:00:00"
 
 
 def test_ironic_system_scope_lists_every_project():
-    adapter = Adapter({'allocations': [], 'nodes': [], 'ports': []})
+    adapter = Adapter({"allocations": [], "nodes": [], "ports": []})
     assert ironic_reader(adapter, (None, None)).records() == []
-    assert all('owner' not in params for path, params, dummy in adapter.calls)
+    assert all("owner" not in params for path, params, dummy in adapter.calls)
 
 
 def test_ironic_errors():
-    adapter = Adapter({'allocations': [], 'nodes': [], 'ports': []}, status=403)
+    adapter = Adapter({"allocations": [], "nodes": [], "ports": []}, status=403)
     with pytest.raises(Forbidden) as error:
         ironic_reader(adapter).records()
-    assert 'Forbidden by policy (HTTP 403)' in error.value.message and error.value.obj.startswith('Ironic ')
+    assert "Forbidden by policy (HTTP 403)" in error.value.message and error.value.obj.startswith("Ironic ")

@@ -1,10 +1,7 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import copy
 import ipaddress
@@ -15,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import model as ironic_model
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_sync import find_bmc_data, upward_status
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_view import bound_host
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
 from ansible_collections.baremetal.tenancy.plugins.plugin_utils import inventory_model as m
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.metal3_objects import (
     BMC_ADDRESS,
@@ -32,174 +29,267 @@ from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal
     ref_to,
 )
 
-NOW = '2026-03-01T10:00:00Z'
-IMAGE = {'url': 'https://images.example.com/os.qcow2', 'checksum': 'a' * 64, 'checksumType': 'sha256', 'format': 'qcow2'}
+NOW = "2026-03-01T10:00:00Z"
+IMAGE = {
+    "url": "https://images.example.com/os.qcow2",
+    "checksum": "a" * 64,
+    "checksumType": "sha256",
+    "format": "qcow2",
+}
 
 
-def bound_claim(name='web-1', namespace='tenant-a', ready=True, labels=None, annotations=None, **status_extra):
+def bound_claim(name="web-1", namespace="tenant-a", ready=True, labels=None, annotations=None, **status_extra):
     """A claim as the binder leaves it: status from upward_status of a host carrying BMC data."""
-    claim = make_claim(name=name, namespace=namespace, spec={'online': False, 'image': IMAGE},
-                       labels=dict(labels or {}, **{m.BINDING_LABEL: 'h-1'}), annotations=annotations)
-    host = make_host(name='h-1', consumer=ref_to(claim), state='provisioned' if ready else 'available',
-                     nics=[{'name': 'eno1', 'mac': '52:54:00:00:00:01', 'ip': '192.0.2.10'},
-                           {'name': 'eno2', 'mac': '52:54:00:00:00:02'}], hostname='h-1.example.test')
-    claim['status'] = upward_status(host, None, NOW, claim)
-    claim['status'].update(status_extra)
+    claim = make_claim(
+        name=name,
+        namespace=namespace,
+        spec={"online": False, "image": IMAGE},
+        labels=dict(labels or {}, **{m.BINDING_LABEL: "h-1"}),
+        annotations=annotations,
+    )
+    host = make_host(
+        name="h-1",
+        consumer=ref_to(claim),
+        state="provisioned" if ready else "available",
+        nics=[
+            {"name": "eno1", "mac": "52:54:00:00:00:01", "ip": "192.0.2.10"},
+            {"name": "eno2", "mac": "52:54:00:00:00:02"},
+        ],
+        hostname="h-1.example.test",
+    )
+    claim["status"] = upward_status(host, None, NOW, claim)
+    claim["status"].update(status_extra)
     return claim
 
 
 # ------------------------------------------------------------------ addresses
 
-@pytest.mark.parametrize('address, family', [
-    ('192.0.2.1', 'ipv4'), ('0.0.0.0', 'ipv4'), ('255.255.255.255', 'ipv4'), ('256.1.1.1', None), ('01.2.3.4', None),
-    ('1.2.3', None), ('::1', 'ipv6'), ('2001:db8::1', 'ipv6'), ('fe80::1%eth0', 'ipv6'),
-    ('2001:db8::g', None), ('host-1.example.com', 'hostname'), ('host-1.example.com.', 'hostname'), ('h', 'hostname'),
-    ('-h.example.com', None), ('h-.example.com', None), ('a..b', None), ('a b', None), ('a.123', None), ('', None),
-    (None, None), (42, None), ('x' * 64, None), ('%s.com' % ('a' * 63), 'hostname'), ('a.' * 127 + 'b', None),
-])
+
+@pytest.mark.parametrize(
+    "address, family",
+    [
+        ("192.0.2.1", "ipv4"),
+        ("0.0.0.0", "ipv4"),
+        ("255.255.255.255", "ipv4"),
+        ("256.1.1.1", None),
+        ("01.2.3.4", None),
+        ("1.2.3", None),
+        ("::1", "ipv6"),
+        ("2001:db8::1", "ipv6"),
+        ("fe80::1%eth0", "ipv6"),
+        ("2001:db8::g", None),
+        ("host-1.example.com", "hostname"),
+        ("host-1.example.com.", "hostname"),
+        ("h", "hostname"),
+        ("-h.example.com", None),
+        ("h-.example.com", None),
+        ("a..b", None),
+        ("a b", None),
+        ("a.123", None),
+        ("", None),
+        (None, None),
+        (42, None),
+        ("x" * 64, None),
+        ("%s.com" % ("a" * 63), "hostname"),
+        ("a." * 127 + "b", None),
+    ],
+)
 def test_address_family(address, family):
     assert m.address_family(address) == family
 
 
 @given(st.ip_addresses())
 def test_address_family_agrees_with_ipaddress(ip):
-    assert m.address_family(str(ip)) == 'ipv%d' % ip.version
+    assert m.address_family(str(ip)) == "ipv%d" % ip.version
 
 
 @given(st.text(max_size=40))
 def test_address_family_never_fails_and_ip_answers_agree(text):
     family = m.address_family(text)
-    assert family in (None, 'ipv4', 'ipv6', 'hostname')
-    if family in ('ipv4', 'ipv6'):
-        assert ipaddress.ip_address(text.split('%')[0]).version == int(family[-1])
-    if family == 'hostname':
-        assert re.match(r'[A-Za-z0-9.-]+\Z', text)
+    assert family in (None, "ipv4", "ipv6", "hostname")
+    if family in ("ipv4", "ipv6"):
+        assert ipaddress.ip_address(text.split("%")[0]).version == int(family[-1])
+    if family == "hostname":
+        assert re.match(r"[A-Za-z0-9.-]+\Z", text)
 
 
 def test_normalise_addresses():
-    raw = [{'type': 'ExternalIP', 'address': ' 203.0.113.5 '}, '192.0.2.1', {'address': '192.0.2.2'},
-           {'type': '', 'address': '192.0.2.3'}, {'type': 'InternalIP', 'address': '192.0.2.1'}, {'type': 'X'},
-           {'address': 7}, 5, None, {'type': 'X', 'address': ''}]
+    raw = [
+        {"type": "ExternalIP", "address": " 203.0.113.5 "},
+        "192.0.2.1",
+        {"address": "192.0.2.2"},
+        {"type": "", "address": "192.0.2.3"},
+        {"type": "InternalIP", "address": "192.0.2.1"},
+        {"type": "X"},
+        {"address": 7},
+        5,
+        None,
+        {"type": "X", "address": ""},
+    ]
     assert m.normalise_addresses(raw) == [
-        {'type': 'ExternalIP', 'address': '203.0.113.5'}, {'type': 'InternalIP', 'address': '192.0.2.1'},
-        {'type': 'InternalIP', 'address': '192.0.2.2'}, {'type': 'InternalIP', 'address': '192.0.2.3'}]
-    assert m.normalise_addresses('192.0.2.9') == [{'type': 'InternalIP', 'address': '192.0.2.9'}]
-    assert m.normalise_addresses({'type': 'Hostname', 'address': 'h'}) == [{'type': 'Hostname', 'address': 'h'}]
-    assert m.normalise_addresses(None) == m.normalise_addresses(3) == m.normalise_addresses({'a': 1}) == []
-    assert m.normalise_addresses(['192.0.2.1'], default_type='ExternalIP') == [{'type': 'ExternalIP', 'address': '192.0.2.1'}]
+        {"type": "ExternalIP", "address": "203.0.113.5"},
+        {"type": "InternalIP", "address": "192.0.2.1"},
+        {"type": "InternalIP", "address": "192.0.2.2"},
+        {"type": "InternalIP", "address": "192.0.2.3"},
+    ]
+    assert m.normalise_addresses("192.0.2.9") == [{"type": "InternalIP", "address": "192.0.2.9"}]
+    assert m.normalise_addresses({"type": "Hostname", "address": "h"}) == [{"type": "Hostname", "address": "h"}]
+    assert m.normalise_addresses(None) == m.normalise_addresses(3) == m.normalise_addresses({"a": 1}) == []
+    assert m.normalise_addresses(["192.0.2.1"], default_type="ExternalIP") == [
+        {"type": "ExternalIP", "address": "192.0.2.1"}
+    ]
 
 
 ADDRESSES = [
-    {'type': 'InternalIP', 'address': '2001:db8::10'},
-    {'type': 'InternalIP', 'address': '192.0.2.10'},
-    {'type': 'Hostname', 'address': 'h-1.example.test'},
-    {'type': 'ExternalIP', 'address': '2001:db8:1::10'},
-    {'type': 'InternalIP', 'address': '192.0.2.11'},
+    {"type": "InternalIP", "address": "2001:db8::10"},
+    {"type": "InternalIP", "address": "192.0.2.10"},
+    {"type": "Hostname", "address": "h-1.example.test"},
+    {"type": "ExternalIP", "address": "2001:db8:1::10"},
+    {"type": "InternalIP", "address": "192.0.2.11"},
 ]
 
 
-@pytest.mark.parametrize('types, families, expected', [
-    (m.DEFAULT_ADDRESS_TYPES, m.DEFAULT_ADDRESS_FAMILIES, '2001:db8:1::10'),  # ExternalIP first, even IPv6 only
-    (['InternalIP'], ['ipv4', 'ipv6'], '192.0.2.10'),
-    (['InternalIP'], ['ipv6', 'ipv4'], '2001:db8::10'),
-    (['*'], ['ipv4'], '192.0.2.10'),
-    (['*'], ['ipv6', 'ipv4'], '2001:db8::10'),
-    (['Hostname', 'InternalIP'], ['ipv4', 'ipv6'], '192.0.2.10'),  # a Hostname is not an IP
-    (['Hostname', 'InternalIP'], ['hostname', 'ipv4'], 'h-1.example.test'),
-    (['ExternalIP'], ['ipv4'], None),
-    (['NoSuchType'], ['ipv4', 'ipv6', 'hostname'], None),
-    ([], [], '192.0.2.10'),  # no preference: any type, families in the order ipv4, ipv6, hostname
-    ([], ['ipv4'], '192.0.2.10'),
-])
+@pytest.mark.parametrize(
+    "types, families, expected",
+    [
+        (m.DEFAULT_ADDRESS_TYPES, m.DEFAULT_ADDRESS_FAMILIES, "2001:db8:1::10"),  # ExternalIP first, even IPv6 only
+        (["InternalIP"], ["ipv4", "ipv6"], "192.0.2.10"),
+        (["InternalIP"], ["ipv6", "ipv4"], "2001:db8::10"),
+        (["*"], ["ipv4"], "192.0.2.10"),
+        (["*"], ["ipv6", "ipv4"], "2001:db8::10"),
+        (["Hostname", "InternalIP"], ["ipv4", "ipv6"], "192.0.2.10"),  # a Hostname is not an IP
+        (["Hostname", "InternalIP"], ["hostname", "ipv4"], "h-1.example.test"),
+        (["ExternalIP"], ["ipv4"], None),
+        (["NoSuchType"], ["ipv4", "ipv6", "hostname"], None),
+        ([], [], "192.0.2.10"),  # no preference: any type, families in the order ipv4, ipv6, hostname
+        ([], ["ipv4"], "192.0.2.10"),
+    ],
+)
 def test_select_address(types, families, expected):
     assert m.select_address(ADDRESSES, types, families) == expected
 
 
 def test_select_address_ignores_junk():
-    assert m.select_address([None, 'x', {'type': 'InternalIP'}, {'type': 'InternalIP', 'address': 'not an ip!'}]) is None
+    assert (
+        m.select_address([None, "x", {"type": "InternalIP"}, {"type": "InternalIP", "address": "not an ip!"}]) is None
+    )
     assert m.select_address(None) is None
 
 
-address_entries = st.lists(st.fixed_dictionaries({
-    'type': st.sampled_from(['InternalIP', 'ExternalIP', 'Hostname', 'Other']),
-    'address': st.one_of(st.ip_addresses().map(str), st.sampled_from(['h.example.test', 'bad address', ''])),
-}), max_size=6)
+address_entries = st.lists(
+    st.fixed_dictionaries(
+        {
+            "type": st.sampled_from(["InternalIP", "ExternalIP", "Hostname", "Other"]),
+            "address": st.one_of(st.ip_addresses().map(str), st.sampled_from(["h.example.test", "bad address", ""])),
+        }
+    ),
+    max_size=6,
+)
 
 
 @settings(max_examples=200)
-@given(address_entries, st.lists(st.sampled_from(['InternalIP', 'ExternalIP', 'Hostname', '*']), max_size=3),
-       st.lists(st.sampled_from(m.ADDRESS_FAMILIES), min_size=1, max_size=3, unique=True))
+@given(
+    address_entries,
+    st.lists(st.sampled_from(["InternalIP", "ExternalIP", "Hostname", "*"]), max_size=3),
+    st.lists(st.sampled_from(m.ADDRESS_FAMILIES), min_size=1, max_size=3, unique=True),
+)
 def test_select_address_properties(addresses, types, families):
     chosen = m.select_address(addresses, types, families)
-    wanted = [a for a in addresses if m.address_family(a['address']) in families
-              and (not types or '*' in types or a['type'] in types)]
+    wanted = [
+        a
+        for a in addresses
+        if m.address_family(a["address"]) in families and (not types or "*" in types or a["type"] in types)
+    ]
     if not wanted:
         assert chosen is None
         return
     # The spec: rank each address by the first (type, family) pair of the preference it matches; the chosen address
     # is the first, in list order, of those with the best rank.
-    order = [(t, f) for t in (types or ['*']) for f in families]
+    order = [(t, f) for t in (types or ["*"]) for f in families]
 
     def rank(entry):
-        return min(i for i, (t, f) in enumerate(order)
-                   if (t == '*' or t == entry['type']) and f == m.address_family(entry['address']))
+        return min(
+            i
+            for i, (t, f) in enumerate(order)
+            if (t == "*" or t == entry["type"]) and f == m.address_family(entry["address"])
+        )
+
     best = min(rank(a) for a in wanted)
-    assert chosen == next(a['address'] for a in wanted if rank(a) == best)
+    assert chosen == next(a["address"] for a in wanted if rank(a) == best)
 
 
 # ----------------------------------------------------------------- conditions
 
+
 def test_conditions():
-    raw = [{'type': 'Ready', 'status': 'True', 'reason': 'R', 'message': 'm', 'lastTransitionTime': NOW, 'x': 1},
-           {'status': 'True'}, 'junk', {'type': 'AssociateBMH', 'status': 'False', 'reason': 5}]
+    raw = [
+        {"type": "Ready", "status": "True", "reason": "R", "message": "m", "lastTransitionTime": NOW, "x": 1},
+        {"status": "True"},
+        "junk",
+        {"type": "AssociateBMH", "status": "False", "reason": 5},
+    ]
     conditions = m.normalise_conditions(raw)
-    assert conditions == [{'type': 'Ready', 'status': 'True', 'reason': 'R', 'message': 'm', 'lastTransitionTime': NOW},
-                          {'type': 'AssociateBMH', 'status': 'False'}]
-    assert m.condition_status(conditions, 'Ready') == 'True'
-    assert m.condition_status(conditions, 'AssociateBMH') == 'False'
-    assert m.condition_status(conditions, 'Other') is None
-    assert m.normalise_conditions('x') == m.normalise_conditions(None) == []
+    assert conditions == [
+        {"type": "Ready", "status": "True", "reason": "R", "message": "m", "lastTransitionTime": NOW},
+        {"type": "AssociateBMH", "status": "False"},
+    ]
+    assert m.condition_status(conditions, "Ready") == "True"
+    assert m.condition_status(conditions, "AssociateBMH") == "False"
+    assert m.condition_status(conditions, "Other") is None
+    assert m.normalise_conditions("x") == m.normalise_conditions(None) == []
 
 
 # --------------------------------------------------------------------- metal3
 
+
 def test_metal3_record_of_a_bound_ready_claim():
-    claim = bound_claim(labels={'app': 'web', 'baremetal.tenancy/host-class': 'large'},
-                        annotations={'export.hostclaim.metal3.io/rack': 'r1', 'sub.export.hostclaim.metal3.io/x': 'y',
-                                     'other.example.com/z': 'no', 'export.hostclaim.metal3.io/n': 5},
-                        poweredOn=False)
+    claim = bound_claim(
+        labels={"app": "web", "baremetal.tenancy/host-class": "large"},
+        annotations={
+            "export.hostclaim.metal3.io/rack": "r1",
+            "sub.export.hostclaim.metal3.io/x": "y",
+            "other.example.com/z": "no",
+            "export.hostclaim.metal3.io/n": 5,
+        },
+        poweredOn=False,
+    )
     record = m.metal3_record(claim)
-    assert record['backend'] == 'metal3' and record['name'] == 'web-1' and record['namespace'] == 'tenant-a'
-    assert record['uid'] == 'uid-tenant-a-web-1' and record['host'] == 'h-1'
-    assert record['associated'] is True and record['ready'] is True
-    assert record['online'] is False and record['powered_on'] is False
-    assert [c['type'] for c in record['conditions']] == ['AssociateBMH', 'Ready']
-    assert record['labels']['app'] == 'web'
-    assert record['annotations'] == {'export.hostclaim.metal3.io/rack': 'r1', 'sub.export.hostclaim.metal3.io/x': 'y'}
-    assert record['image'] == IMAGE
-    assert {'type': 'InternalIP', 'address': '192.0.2.10'} in record['addresses']
-    assert {'type': 'Hostname', 'address': 'h-1.example.test'} in record['addresses']
-    assert record['nics'] == [{'name': 'eno1', 'MAC': '52:54:00:00:00:01', 'ip': '192.0.2.10'},
-                              {'name': 'eno2', 'MAC': '52:54:00:00:00:02'}]
+    assert record["backend"] == "metal3" and record["name"] == "web-1" and record["namespace"] == "tenant-a"
+    assert record["uid"] == "uid-tenant-a-web-1" and record["host"] == "h-1"
+    assert record["associated"] is True and record["ready"] is True
+    assert record["online"] is False and record["powered_on"] is False
+    assert [c["type"] for c in record["conditions"]] == ["AssociateBMH", "Ready"]
+    assert record["labels"]["app"] == "web"
+    assert record["annotations"] == {"export.hostclaim.metal3.io/rack": "r1", "sub.export.hostclaim.metal3.io/x": "y"}
+    assert record["image"] == IMAGE
+    assert {"type": "InternalIP", "address": "192.0.2.10"} in record["addresses"]
+    assert {"type": "Hostname", "address": "h-1.example.test"} in record["addresses"]
+    assert record["nics"] == [
+        {"name": "eno1", "MAC": "52:54:00:00:00:01", "ip": "192.0.2.10"},
+        {"name": "eno2", "MAC": "52:54:00:00:00:02"},
+    ]
     json.dumps(record)  # what the cache stores
 
 
 def test_metal3_record_not_ready_and_defaults():
     claim = bound_claim(ready=False)
-    claim['spec'] = {'online': 'yes'}
-    claim['status']['poweredOn'] = 'on'
+    claim["spec"] = {"online": "yes"}
+    claim["status"]["poweredOn"] = "on"
     record = m.metal3_record(claim)
-    assert record['ready'] is False and record['online'] is False and record['powered_on'] is None
-    assert record['image'] is None
+    assert record["ready"] is False and record["online"] is False and record["powered_on"] is None
+    assert record["image"] is None
 
 
-@pytest.mark.parametrize('mutate', [
-    lambda c: c.pop('status'),
-    lambda c: c['status'].update(conditions=[]),
-    lambda c: c['status'].update(conditions=[{'type': 'AssociateBMH', 'status': 'False'}]),
-    lambda c: c['status'].update(conditions='junk'),
-    lambda c: c['metadata'].pop('name'),
-])
+@pytest.mark.parametrize(
+    "mutate",
+    [
+        lambda c: c.pop("status"),
+        lambda c: c["status"].update(conditions=[]),
+        lambda c: c["status"].update(conditions=[{"type": "AssociateBMH", "status": "False"}]),
+        lambda c: c["status"].update(conditions="junk"),
+        lambda c: c["metadata"].pop("name"),
+    ],
+)
 def test_metal3_record_of_an_unbound_claim_is_none(mutate):
     claim = bound_claim()
     mutate(claim)
@@ -207,18 +297,18 @@ def test_metal3_record_of_an_unbound_claim_is_none(mutate):
 
 
 def test_metal3_record_of_junk_is_none():
-    assert m.metal3_record(None) is None and m.metal3_record('x') is None and m.metal3_record({}) is None
+    assert m.metal3_record(None) is None and m.metal3_record("x") is None and m.metal3_record({}) is None
 
 
-@pytest.mark.parametrize('label', ['other-host', None, ''])
+@pytest.mark.parametrize("label", ["other-host", None, ""])
 def test_metal3_record_fails_closed_when_the_label_disagrees_with_the_binders_record(label):
     """Issue 12, defect 2: the host comes from what the binder recorded, as for host_claim_info (one rule)."""
     claim = bound_claim()
-    assert m.metal3_record(claim)['host'] == 'h-1' == bound_host(claim)
+    assert m.metal3_record(claim)["host"] == "h-1" == bound_host(claim)
     if label is None:
-        claim['metadata']['labels'].pop(m.BINDING_LABEL)
+        claim["metadata"]["labels"].pop(m.BINDING_LABEL)
     else:
-        claim['metadata']['labels'][m.BINDING_LABEL] = label
+        claim["metadata"]["labels"][m.BINDING_LABEL] = label
     assert m.metal3_record(claim) is None and bound_host(claim) is None
 
 
@@ -226,61 +316,85 @@ def test_metal3_record_fails_closed_when_the_label_disagrees_with_the_binders_re
 @given(label=st.text(max_size=30))
 def test_metal3_record_host_is_never_taken_from_the_label(label):
     claim = bound_claim()
-    claim['metadata']['labels'][m.BINDING_LABEL] = label
+    claim["metadata"]["labels"][m.BINDING_LABEL] = label
     record = m.metal3_record(claim)
-    assert record is None or record['host'] == 'h-1'
+    assert record is None or record["host"] == "h-1"
 
 
 def test_metal3_record_carries_no_bmc_data_whatever_the_claim_holds():
     claim = bound_claim()
     # Things a tampered or foreign object could hold: none is read.
-    claim['spec']['bmc'] = {'address': BMC_ADDRESS, 'credentialsName': BMC_SECRET}
-    claim['status']['errorMessage'] = 'cannot reach %s as %s/%s' % (BMC_IP, BMC_USER, BMC_PASSWORD)
-    claim['status']['hardware'] = {'bmc': BMC_ADDRESS}
-    claim['metadata']['annotations']['kubectl.kubernetes.io/last-applied-configuration'] = json.dumps(claim['spec'])
-    claim['spec']['image']['extra'] = BMC_PASSWORD
-    claim['status']['nics'][0]['bmc'] = BMC_IP
-    claim['status']['conditions'][0]['bmc'] = BMC_SECRET
+    claim["spec"]["bmc"] = {"address": BMC_ADDRESS, "credentialsName": BMC_SECRET}
+    claim["status"]["errorMessage"] = "cannot reach %s as %s/%s" % (BMC_IP, BMC_USER, BMC_PASSWORD)
+    claim["status"]["hardware"] = {"bmc": BMC_ADDRESS}
+    claim["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"] = json.dumps(claim["spec"])
+    claim["spec"]["image"]["extra"] = BMC_PASSWORD
+    claim["status"]["nics"][0]["bmc"] = BMC_IP
+    claim["status"]["conditions"][0]["bmc"] = BMC_SECRET
     record = m.metal3_record(claim)
     assert find_bmc_data(record, BMC_VALUES) == []
 
 
 # --------------------------------------------------------------------- ironic
 
-PROJECT = 'p-1'
-NODE = {'uuid': 'n-uuid-1', 'name': 'node-1', 'provision_state': 'active', 'target_provision_state': None,
-        'power_state': 'power on', 'maintenance': False, 'resource_class': 'large', 'traits': ['CUSTOM_B', 'CUSTOM_A'],
-        'instance_info': {'image_source': 'http://images.example.com/os.qcow2', 'image_checksum': 'c' * 32,
-                          'image_disk_format': 'qcow2', 'configdrive': '******',
-                          'baremetal_tenancy_addresses': [{'type': 'InternalIP6', 'address': '2001:db8::5'}]},
-        'extra': {'addresses': ['198.51.100.7'], 'bmc': BMC_ADDRESS},
-        'owner': 'infra', 'lessee': PROJECT, 'instance_uuid': 'a-uuid-1',
-        # fields the inventory never asks for, present here to prove they are not kept
-        'driver_info': {'redfish_address': BMC_ADDRESS, 'redfish_password': BMC_PASSWORD},
-        'last_error': 'cannot reach %s' % BMC_IP, 'maintenance_reason': BMC_USER}
-ALLOCATION = {'uuid': 'a-uuid-1', 'name': 'db-0', 'node_uuid': 'n-uuid-1', 'state': 'active', 'owner': PROJECT,
-              'extra': {'addresses': [{'type': 'ExternalIP', 'address': '203.0.113.7'}], 'note': BMC_SECRET}}
-PORTS = [{'uuid': 'p2', 'address': '52:54:00:00:00:0b', 'node_uuid': 'n-uuid-1', 'pxe_enabled': False},
-         {'uuid': 'p1', 'address': '52:54:00:00:00:0a', 'node_uuid': 'n-uuid-1', 'pxe_enabled': True},
-         {'uuid': 'p3', 'address': '52:54:00:00:00:0c', 'node_uuid': 'other'}, {'uuid': 'p4', 'node_uuid': 'n-uuid-1'}]
+PROJECT = "p-1"
+NODE = {
+    "uuid": "n-uuid-1",
+    "name": "node-1",
+    "provision_state": "active",
+    "target_provision_state": None,
+    "power_state": "power on",
+    "maintenance": False,
+    "resource_class": "large",
+    "traits": ["CUSTOM_B", "CUSTOM_A"],
+    "instance_info": {
+        "image_source": "http://images.example.com/os.qcow2",
+        "image_checksum": "c" * 32,
+        "image_disk_format": "qcow2",
+        "configdrive": "******",
+        "baremetal_tenancy_addresses": [{"type": "InternalIP6", "address": "2001:db8::5"}],
+    },
+    "extra": {"addresses": ["198.51.100.7"], "bmc": BMC_ADDRESS},
+    "owner": "infra",
+    "lessee": PROJECT,
+    "instance_uuid": "a-uuid-1",
+    # fields the inventory never asks for, present here to prove they are not kept
+    "driver_info": {"redfish_address": BMC_ADDRESS, "redfish_password": BMC_PASSWORD},
+    "last_error": "cannot reach %s" % BMC_IP,
+    "maintenance_reason": BMC_USER,
+}
+ALLOCATION = {
+    "uuid": "a-uuid-1",
+    "name": "db-0",
+    "node_uuid": "n-uuid-1",
+    "state": "active",
+    "owner": PROJECT,
+    "extra": {"addresses": [{"type": "ExternalIP", "address": "203.0.113.7"}], "note": BMC_SECRET},
+}
+PORTS = [
+    {"uuid": "p2", "address": "52:54:00:00:00:0b", "node_uuid": "n-uuid-1", "pxe_enabled": False},
+    {"uuid": "p1", "address": "52:54:00:00:00:0a", "node_uuid": "n-uuid-1", "pxe_enabled": True},
+    {"uuid": "p3", "address": "52:54:00:00:00:0c", "node_uuid": "other"},
+    {"uuid": "p4", "node_uuid": "n-uuid-1"},
+]
 
 
 def test_ironic_record_joins_allocation_node_and_ports():
-    records = m.ironic_records([ALLOCATION], [NODE], PORTS, {PROJECT: 'tenant-a'})
+    records = m.ironic_records([ALLOCATION], [NODE], PORTS, {PROJECT: "tenant-a"})
     assert len(records) == 1
     record = records[0]
-    assert record['backend'] == 'ironic' and record['name'] == 'db-0'
-    assert record['namespace'] == record['project_id'] == PROJECT and record['project_name'] == 'tenant-a'
-    assert record['host'] == 'node-1' and record['node_uuid'] == 'n-uuid-1' and record['allocation_uuid'] == 'a-uuid-1'
-    assert record['ready'] is True and record['powered_on'] is True and record['power_state'] == 'power on'
-    assert record['traits'] == ['CUSTOM_A', 'CUSTOM_B'] and record['resource_class'] == 'large'
-    assert [c['type'] for c in record['conditions']] == ['Allocated', 'Ready']
-    assert record['image'] == {'url': 'http://images.example.com/os.qcow2', 'checksum': 'c' * 32, 'format': 'qcow2'}
+    assert record["backend"] == "ironic" and record["name"] == "db-0"
+    assert record["namespace"] == record["project_id"] == PROJECT and record["project_name"] == "tenant-a"
+    assert record["host"] == "node-1" and record["node_uuid"] == "n-uuid-1" and record["allocation_uuid"] == "a-uuid-1"
+    assert record["ready"] is True and record["powered_on"] is True and record["power_state"] == "power on"
+    assert record["traits"] == ["CUSTOM_A", "CUSTOM_B"] and record["resource_class"] == "large"
+    assert [c["type"] for c in record["conditions"]] == ["Allocated", "Ready"]
+    assert record["image"] == {"url": "http://images.example.com/os.qcow2", "checksum": "c" * 32, "format": "qcow2"}
     # only the owner's record (node extra): instance_info and allocation extra are tenant-written
-    assert record['addresses'] == [{'type': 'InternalIP', 'address': '198.51.100.7'}]
-    assert record['nics'] == [{'name': 'p1', 'MAC': '52:54:00:00:00:0a'}, {'name': 'p2', 'MAC': '52:54:00:00:00:0b'}]
-    assert record['boot_mac_address'] == '52:54:00:00:00:0a'
-    assert record['labels'] == {} and record['online'] is None
+    assert record["addresses"] == [{"type": "InternalIP", "address": "198.51.100.7"}]
+    assert record["nics"] == [{"name": "p1", "MAC": "52:54:00:00:00:0a"}, {"name": "p2", "MAC": "52:54:00:00:00:0b"}]
+    assert record["boot_mac_address"] == "52:54:00:00:00:0a"
+    assert record["labels"] == {} and record["online"] is None
     assert find_bmc_data(record, BMC_VALUES) == []
     json.dumps(record)
 
@@ -290,201 +404,256 @@ def test_ironic_addresses_key_is_the_one_host_claim_writes():
 
 
 def test_ironic_addresses_come_from_the_owner_record_only():
-    planted = [{'type': 'ExternalIP', 'address': '203.0.113.66'}]
-    node = dict(NODE, instance_info={'baremetal_tenancy_addresses': planted},
-                extra={'addresses': [{'type': 'InternalIP6', 'address': '2001:db8::5'}, '198.51.100.7', '198.51.100.7']})
-    allocation = dict(ALLOCATION, extra={'addresses': planted})
-    assert m.ironic_addresses(allocation, node) == [{'type': 'InternalIP', 'address': '2001:db8::5'},
-                                                    {'type': 'InternalIP', 'address': '198.51.100.7'}]
+    planted = [{"type": "ExternalIP", "address": "203.0.113.66"}]
+    node = dict(
+        NODE,
+        instance_info={"baremetal_tenancy_addresses": planted},
+        extra={"addresses": [{"type": "InternalIP6", "address": "2001:db8::5"}, "198.51.100.7", "198.51.100.7"]},
+    )
+    allocation = dict(ALLOCATION, extra={"addresses": planted})
+    assert m.ironic_addresses(allocation, node) == [
+        {"type": "InternalIP", "address": "2001:db8::5"},
+        {"type": "InternalIP", "address": "198.51.100.7"},
+    ]
     assert m.ironic_addresses(allocation, dict(node, extra={})) == []
 
 
 def test_ironic_fields_never_ask_for_bmc_data():
     for fields in (m.IRONIC_ALLOCATION_FIELDS, m.IRONIC_NODE_FIELDS, m.IRONIC_PORT_FIELDS):
-        assert not set(fields) & {'driver_info', 'driver_internal_info', 'last_error', 'maintenance_reason',
-                                  'properties', 'bios_interface', 'local_link_connection'}
+        assert not set(fields) & {
+            "driver_info",
+            "driver_internal_info",
+            "last_error",
+            "maintenance_reason",
+            "properties",
+            "bios_interface",
+            "local_link_connection",
+        }
 
 
-@pytest.mark.parametrize('changes, ready, reason', [
-    ({}, True, 'Provisioned'),
-    ({'maintenance': True}, False, 'Maintenance'),
-    ({'provision_state': 'available'}, False, 'NotProvisioned'),
-    ({'provision_state': 'active', 'target_provision_state': 'deleted'}, False, 'NotProvisioned'),
-    ({'provision_state': 'deploying', 'target_provision_state': 'active'}, False, 'NotProvisioned'),
-    ({'provision_state': None}, False, 'NotProvisioned'),
-])
+@pytest.mark.parametrize(
+    "changes, ready, reason",
+    [
+        ({}, True, "Provisioned"),
+        ({"maintenance": True}, False, "Maintenance"),
+        ({"provision_state": "available"}, False, "NotProvisioned"),
+        ({"provision_state": "active", "target_provision_state": "deleted"}, False, "NotProvisioned"),
+        ({"provision_state": "deploying", "target_provision_state": "active"}, False, "NotProvisioned"),
+        ({"provision_state": None}, False, "NotProvisioned"),
+    ],
+)
 def test_ironic_ready(changes, ready, reason):
     node = dict(NODE, **changes)
     assert m.ironic_ready(node)[:2] == (ready, reason)
     record = m.ironic_records([ALLOCATION], [node])[0]
-    assert record['ready'] is ready
-    assert m.condition_status(record['conditions'], 'Ready') == ('True' if ready else 'False')
+    assert record["ready"] is ready
+    assert m.condition_status(record["conditions"], "Ready") == ("True" if ready else "False")
 
 
 def test_ironic_records_skip_unbound_and_invisible():
-    pending = dict(ALLOCATION, uuid='a2', node_uuid=None, state='allocating')
-    invisible = dict(ALLOCATION, uuid='a3', node_uuid='somebody-elses')
-    assert m.ironic_records([pending, invisible, 'junk'], [NODE, {'name': 'no-uuid'}, None]) == []
+    pending = dict(ALLOCATION, uuid="a2", node_uuid=None, state="allocating")
+    invisible = dict(ALLOCATION, uuid="a3", node_uuid="somebody-elses")
+    assert m.ironic_records([pending, invisible, "junk"], [NODE, {"name": "no-uuid"}, None]) == []
     assert m.ironic_records(None, None) == []
 
 
 def test_ironic_record_names_and_defaults():
     unnamed = dict(ALLOCATION, name=None)
-    bare_node = {'uuid': 'n-uuid-1', 'traits': 'junk', 'power_state': None}
+    bare_node = {"uuid": "n-uuid-1", "traits": "junk", "power_state": None}
     record = m.ironic_records([unnamed], [bare_node])[0]
-    assert record['name'] == 'n-uuid-1' and record['host'] == 'n-uuid-1'
-    assert record['traits'] == [] and record['powered_on'] is None and record['image'] is None
-    assert record['nics'] == [] and record['boot_mac_address'] is None and record['project_name'] is None
-    named_node = m.ironic_records([unnamed], [dict(bare_node, name='node-9')])[0]
-    assert named_node['name'] == 'node-9'
+    assert record["name"] == "n-uuid-1" and record["host"] == "n-uuid-1"
+    assert record["traits"] == [] and record["powered_on"] is None and record["image"] is None
+    assert record["nics"] == [] and record["boot_mac_address"] is None and record["project_name"] is None
+    named_node = m.ironic_records([unnamed], [dict(bare_node, name="node-9")])[0]
+    assert named_node["name"] == "node-9"
     no_pxe = m.ironic_records([ALLOCATION], [NODE], [dict(p, pxe_enabled=False) for p in PORTS[:2]])[0]
-    assert no_pxe['boot_mac_address'] == '52:54:00:00:00:0a'
+    assert no_pxe["boot_mac_address"] == "52:54:00:00:00:0a"
 
 
 def test_ironic_live_iso_image():
-    node = dict(NODE, instance_info={'boot_iso': 'http://images.example.com/live.iso'})
-    expected = {'url': 'http://images.example.com/live.iso', 'format': 'live-iso'}
-    assert m.ironic_records([ALLOCATION], [node])[0]['image'] == expected
+    node = dict(NODE, instance_info={"boot_iso": "http://images.example.com/live.iso"})
+    expected = {"url": "http://images.example.com/live.iso", "format": "live-iso"}
+    assert m.ironic_records([ALLOCATION], [node])[0]["image"] == expected
 
 
 # ------------------------------------------------------------------ entries
 
+
 @given(st.text(max_size=30))
 def test_safe_group_name(text):
     safe = m.safe_group_name(text)
-    if text == '':
+    if text == "":
         assert safe is None
     else:
-        assert re.match(r'[A-Za-z_][A-Za-z0-9_]*\Z', safe)
+        assert re.match(r"[A-Za-z_][A-Za-z0-9_]*\Z", safe)
         assert len(safe) in (len(text), len(text) + 1)
 
 
 def test_safe_group_name_examples():
-    assert m.safe_group_name('tenancy_namespace_tenant-a') == 'tenancy_namespace_tenant_a'
-    assert m.safe_group_name('9lives') == '_9lives'
+    assert m.safe_group_name("tenancy_namespace_tenant-a") == "tenancy_namespace_tenant_a"
+    assert m.safe_group_name("9lives") == "_9lives"
     assert m.safe_group_name(None) is None
 
 
 def metal3(name, namespace, ready=True, labels=None, addresses=None):
-    return {'backend': 'metal3', 'name': name, 'namespace': namespace, 'ready': ready, 'labels': labels or {},
-            'addresses': addresses if addresses is not None else [{'type': 'InternalIP', 'address': '192.0.2.1'}]}
+    return {
+        "backend": "metal3",
+        "name": name,
+        "namespace": namespace,
+        "ready": ready,
+        "labels": labels or {},
+        "addresses": addresses if addresses is not None else [{"type": "InternalIP", "address": "192.0.2.1"}],
+    }
 
 
-def ironic(name, project='p-1', project_name='tenant-a', ready=True, resource_class='large'):
-    return {'backend': 'ironic', 'name': name, 'namespace': project, 'project_id': project,
-            'project_name': project_name, 'ready': ready, 'resource_class': resource_class, 'node_uuid': 'u-' + name,
-            'addresses': []}
+def ironic(name, project="p-1", project_name="tenant-a", ready=True, resource_class="large"):
+    return {
+        "backend": "ironic",
+        "name": name,
+        "namespace": project,
+        "project_id": project,
+        "project_name": project_name,
+        "ready": ready,
+        "resource_class": resource_class,
+        "node_uuid": "u-" + name,
+        "addresses": [],
+    }
 
 
-@pytest.mark.parametrize('mode, backend, namespaces, expected', [
-    ('auto', 'metal3', ['a'], False), ('auto', 'metal3', ['a', 'b'], True), ('auto', 'metal3', ['a', 'a'], False),
-    ('auto', 'ironic', None, False), ('always', 'ironic', None, True), ('always', 'metal3', ['a'], True),
-    ('never', 'metal3', ['a', 'b'], False),
-])
+@pytest.mark.parametrize(
+    "mode, backend, namespaces, expected",
+    [
+        ("auto", "metal3", ["a"], False),
+        ("auto", "metal3", ["a", "b"], True),
+        ("auto", "metal3", ["a", "a"], False),
+        ("auto", "ironic", None, False),
+        ("always", "ironic", None, True),
+        ("always", "metal3", ["a"], True),
+        ("never", "metal3", ["a", "b"], False),
+    ],
+)
 def test_should_qualify(mode, backend, namespaces, expected):
     assert m.should_qualify(mode, backend, namespaces) is expected
 
 
 def test_default_host_name():
-    assert m.default_host_name(metal3('web', 'ns-a')) == 'web'
-    assert m.default_host_name(metal3('web', 'ns-a'), True) == 'web.ns-a'
-    assert m.default_host_name(ironic('db'), True) == 'db.tenant-a'
-    assert m.default_host_name(ironic('db', project_name=None), True) == 'db.p-1'
-    assert m.default_host_name(dict(metal3('web', 'ns'), namespace=None), True) == 'web'
+    assert m.default_host_name(metal3("web", "ns-a")) == "web"
+    assert m.default_host_name(metal3("web", "ns-a"), True) == "web.ns-a"
+    assert m.default_host_name(ironic("db"), True) == "db.tenant-a"
+    assert m.default_host_name(ironic("db", project_name=None), True) == "db.p-1"
+    assert m.default_host_name(dict(metal3("web", "ns"), namespace=None), True) == "web"
 
 
 def test_host_class():
-    assert m.host_class(metal3('w', 'n', labels={m.DEFAULT_HOST_CLASS_LABEL: 'big'})) == 'big'
-    assert m.host_class(metal3('w', 'n', labels={'kind': 'big'}), 'kind') == 'big'
-    assert m.host_class(metal3('w', 'n', labels={'kind': 'big'}), '') is None
-    assert m.host_class(metal3('w', 'n')) is None
-    assert m.host_class(ironic('d')) == 'large'
+    assert m.host_class(metal3("w", "n", labels={m.DEFAULT_HOST_CLASS_LABEL: "big"})) == "big"
+    assert m.host_class(metal3("w", "n", labels={"kind": "big"}), "kind") == "big"
+    assert m.host_class(metal3("w", "n", labels={"kind": "big"}), "") is None
+    assert m.host_class(metal3("w", "n")) is None
+    assert m.host_class(ironic("d")) == "large"
 
 
 def test_hostvars_default_names():
-    variables = m.hostvars(m.metal3_record(bound_claim()), 'bm_')
-    assert set(variables) == set('bm_' + name for name in m.DEFAULT_HOST_VARIABLES
-                                 if name not in m.BACKEND_VARIABLES['ironic'])
+    variables = m.hostvars(m.metal3_record(bound_claim()), "bm_")
+    assert set(variables) == set(
+        "bm_" + name for name in m.DEFAULT_HOST_VARIABLES if name not in m.BACKEND_VARIABLES["ironic"]
+    )
     variables = m.hostvars(m.ironic_records([ALLOCATION], [NODE])[0])
-    assert set(variables) == set('tenancy_' + name for name in m.DEFAULT_HOST_VARIABLES)
-    assert 'ansible_host' not in variables
+    assert set(variables) == set("tenancy_" + name for name in m.DEFAULT_HOST_VARIABLES)
+    assert "ansible_host" not in variables
 
 
 def test_every_host_variable_of_each_backend():
     for record in (m.metal3_record(bound_claim()), m.ironic_records([ALLOCATION], [NODE])[0]):
-        other = [name for backend, names in m.BACKEND_VARIABLES.items() if backend != record['backend'] for name in names]
-        names = m.variable_names(record['backend'], m.HOST_VARIABLES)
+        other = [
+            name for backend, names in m.BACKEND_VARIABLES.items() if backend != record["backend"] for name in names
+        ]
+        names = m.variable_names(record["backend"], m.HOST_VARIABLES)
         assert set(names) == set(m.HOST_VARIABLES) - set(other)
-        variables = m.hostvars(record, 'v_', names=names)
-        assert set(variables) == set('v_' + name for name in names)
+        variables = m.hostvars(record, "v_", names=names)
+        assert set(variables) == set("v_" + name for name in names)
         for name in names:  # every variable other than the computed ones is the record's field
-            if name not in ('host_class', 'conditions', 'condition_details'):
-                assert variables['v_' + name] == record[name], name
-        assert variables['v_condition_details'] == record['conditions']
-        assert variables['v_conditions'] == dict((c['type'], c['status']) for c in record['conditions'])
-        assert variables['v_conditions']['Ready'] == ('True' if record['ready'] else 'False')
+            if name not in ("host_class", "conditions", "condition_details"):
+                assert variables["v_" + name] == record[name], name
+        assert variables["v_condition_details"] == record["conditions"]
+        assert variables["v_conditions"] == dict((c["type"], c["status"]) for c in record["conditions"])
+        assert variables["v_conditions"]["Ready"] == ("True" if record["ready"] else "False")
 
 
 def test_variable_names():
-    assert m.variable_names('metal3', ['uid', 'traits', 'name', 'uid']) == ('uid', 'name')  # no ironic-only, no twice
-    assert m.variable_names('ironic', ['uid', 'traits', 'conditions']) == ('traits', 'conditions')
+    assert m.variable_names("metal3", ["uid", "traits", "name", "uid"]) == ("uid", "name")  # no ironic-only, no twice
+    assert m.variable_names("ironic", ["uid", "traits", "conditions"]) == ("traits", "conditions")
     with pytest.raises(InvalidInput) as caught:
-        m.variable_names('metal3', ['name', 'bmc_address'])
-    assert caught.value.obj == 'option host_variables' and "'bmc_address'" in caught.value.cause
+        m.variable_names("metal3", ["name", "bmc_address"])
+    assert caught.value.obj == "option host_variables" and "'bmc_address'" in caught.value.cause
 
 
 def test_needs_ports():
     assert not m.needs_ports() and not m.needs_ports(None) and not m.needs_ports(m.DEFAULT_HOST_VARIABLES)
-    assert m.needs_ports(['name', 'nics']) and m.needs_ports(['boot_mac_address'])
+    assert m.needs_ports(["name", "nics"]) and m.needs_ports(["boot_mac_address"])
     assert m.needs_ports(m.HOST_VARIABLES)
 
 
 def test_condition_map():
-    conditions = [{'type': 'Ready', 'status': 'False'}, {'type': 'Ready', 'status': 'True'}, {'type': 'X'}]
-    assert m.condition_map(conditions) == {'Ready': 'False', 'X': None}  # the first of a type, as condition_status
-    assert m.condition_map(conditions)['Ready'] == m.condition_status(conditions, 'Ready')
+    conditions = [{"type": "Ready", "status": "False"}, {"type": "Ready", "status": "True"}, {"type": "X"}]
+    assert m.condition_map(conditions) == {"Ready": "False", "X": None}  # the first of a type, as condition_status
+    assert m.condition_map(conditions)["Ready"] == m.condition_status(conditions, "Ready")
     assert m.condition_map(None) == {}
 
 
 def test_prepare_hosts_host_variables():
-    records = [metal3('web', 'a')]
-    entries = m.prepare_hosts(records, {'backend': 'metal3', 'host_variables': ['name', 'addresses', 'traits']})
-    assert entries[0]['hostvars'] == {'tenancy_name': 'web', 'tenancy_addresses': records[0]['addresses'],
-                                      'ansible_host': '192.0.2.1'}
+    records = [metal3("web", "a")]
+    entries = m.prepare_hosts(records, {"backend": "metal3", "host_variables": ["name", "addresses", "traits"]})
+    assert entries[0]["hostvars"] == {
+        "tenancy_name": "web",
+        "tenancy_addresses": records[0]["addresses"],
+        "ansible_host": "192.0.2.1",
+    }
     with pytest.raises(InvalidInput):
-        m.prepare_hosts(records, {'backend': 'metal3', 'host_variables': ['name', 'password']})
+        m.prepare_hosts(records, {"backend": "metal3", "host_variables": ["name", "password"]})
 
 
 def test_default_groups():
-    assert m.default_groups(metal3('w', 'ns-a', labels={m.DEFAULT_HOST_CLASS_LABEL: 'x.large'})) == [
-        'tenancy_namespace_ns_a', 'tenancy_ready', 'tenancy_class_x_large']
-    assert m.default_groups(metal3('w', 'ns-a', ready=False), 'g_') == ['g_namespace_ns_a', 'g_not_ready']
-    assert m.default_groups(ironic('d')) == ['tenancy_project_tenant_a', 'tenancy_ready', 'tenancy_class_large']
-    assert m.default_groups(ironic('d', project_name=None, resource_class=None)) == ['tenancy_project_p_1',
-                                                                                     'tenancy_ready']
+    assert m.default_groups(metal3("w", "ns-a", labels={m.DEFAULT_HOST_CLASS_LABEL: "x.large"})) == [
+        "tenancy_namespace_ns_a",
+        "tenancy_ready",
+        "tenancy_class_x_large",
+    ]
+    assert m.default_groups(metal3("w", "ns-a", ready=False), "g_") == ["g_namespace_ns_a", "g_not_ready"]
+    assert m.default_groups(ironic("d")) == ["tenancy_project_tenant_a", "tenancy_ready", "tenancy_class_large"]
+    assert m.default_groups(ironic("d", project_name=None, resource_class=None)) == [
+        "tenancy_project_p_1",
+        "tenancy_ready",
+    ]
 
 
 def test_prepare_hosts_defaults():
-    records = [metal3('web', 'b'), metal3('db', 'a', ready=False, addresses=[]), metal3('web', 'a')]
-    entries = m.prepare_hosts(records, {'backend': 'metal3', 'namespaces': ['a', 'b']})
-    assert [e['name'] for e in entries] == ['db.a', 'web.a', 'web.b']  # sorted by namespace, name
-    assert 'ansible_host' not in entries[0]['hostvars']  # kept without an address by default
-    assert entries[1]['hostvars']['ansible_host'] == '192.0.2.1'
-    assert entries[1]['hostvars']['tenancy_name'] == 'web'
-    assert entries[0]['groups'] == ['tenancy_namespace_a', 'tenancy_not_ready']
-    assert entries[2]['record'] is records[0]
+    records = [metal3("web", "b"), metal3("db", "a", ready=False, addresses=[]), metal3("web", "a")]
+    entries = m.prepare_hosts(records, {"backend": "metal3", "namespaces": ["a", "b"]})
+    assert [e["name"] for e in entries] == ["db.a", "web.a", "web.b"]  # sorted by namespace, name
+    assert "ansible_host" not in entries[0]["hostvars"]  # kept without an address by default
+    assert entries[1]["hostvars"]["ansible_host"] == "192.0.2.1"
+    assert entries[1]["hostvars"]["tenancy_name"] == "web"
+    assert entries[0]["groups"] == ["tenancy_namespace_a", "tenancy_not_ready"]
+    assert entries[2]["record"] is records[0]
 
 
 def test_prepare_hosts_options():
-    records = [metal3('web', 'a'), metal3('db', 'a', ready=False), metal3('cache', 'a', addresses=[])]
-    options = {'backend': 'metal3', 'namespaces': ['a'], 'only_ready': True, 'hosts_without_address': 'skip',
-               'default_groups': False, 'hostvar_prefix': 'x_', 'address_types': ['ExternalIP']}
+    records = [metal3("web", "a"), metal3("db", "a", ready=False), metal3("cache", "a", addresses=[])]
+    options = {
+        "backend": "metal3",
+        "namespaces": ["a"],
+        "only_ready": True,
+        "hosts_without_address": "skip",
+        "default_groups": False,
+        "hostvar_prefix": "x_",
+        "address_types": ["ExternalIP"],
+    }
     assert m.prepare_hosts(records, options) == []
-    options['address_types'] = ['*']
+    options["address_types"] = ["*"]
     entries = m.prepare_hosts(records, options)
-    assert [e['name'] for e in entries] == ['web'] and entries[0]['groups'] == []
-    assert 'x_name' in entries[0]['hostvars']
-    assert [e['name'] for e in m.prepare_hosts(records, dict(options, qualify_host_names='always'))] == ['web.a']
+    assert [e["name"] for e in entries] == ["web"] and entries[0]["groups"] == []
+    assert "x_name" in entries[0]["hostvars"]
+    assert [e["name"] for e in m.prepare_hosts(records, dict(options, qualify_host_names="always"))] == ["web.a"]
 
 
 def test_prepare_hosts_does_not_change_records():
@@ -495,13 +664,13 @@ def test_prepare_hosts_does_not_change_records():
 
 
 def test_check_unique_names():
-    a, b = metal3('web', 'a'), metal3('web', 'b')
-    m.check_unique_names([('web.a', a), ('web.b', b)])
+    a, b = metal3("web", "a"), metal3("web", "b")
+    m.check_unique_names([("web.a", a), ("web.b", b)])
     with pytest.raises(InvalidInput) as error:
-        m.check_unique_names([('web', a), ('web', b)])
+        m.check_unique_names([("web", a), ("web", b)])
     assert "host name 'web'" in error.value.message
-    assert 'HostClaim a/web' in error.value.message and 'HostClaim b/web' in error.value.message
-    with pytest.raises(InvalidInput, match='empty name'):
-        m.check_unique_names([('', a)])
-    with pytest.raises(InvalidInput, match='allocation d'):
-        m.check_unique_names([(None, ironic('d'))])
+    assert "HostClaim a/web" in error.value.message and "HostClaim b/web" in error.value.message
+    with pytest.raises(InvalidInput, match="empty name"):
+        m.check_unique_names([("", a)])
+    with pytest.raises(InvalidInput, match="allocation d"):
+        m.check_unique_names([(None, ironic("d"))])

@@ -1,11 +1,7 @@
-# -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import pytest
-
 from ansible.module_utils.errors import AnsibleFallbackNotFound
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common import auth
@@ -48,11 +44,22 @@ def test_auth_spec_returns_copies():
 
 
 def test_openstack_auth_from_env():
-    env = {"OS_AUTH_URL": "http://127.0.0.1:5000/v3", "OS_USERNAME": "u", "OS_PASSWORD": "p",
-           "OS_PROJECT_NAME": "tenant-a", "OS_USER_DOMAIN_NAME": "Default", "OS_UNRELATED": "x", "OS_TOKEN": ""}
+    env = {
+        "OS_AUTH_URL": "http://127.0.0.1:5000/v3",
+        "OS_USERNAME": "u",
+        "OS_PASSWORD": "p",
+        "OS_PROJECT_NAME": "tenant-a",
+        "OS_USER_DOMAIN_NAME": "Default",
+        "OS_UNRELATED": "x",
+        "OS_TOKEN": "",
+    }
     assert auth.openstack_auth_from_env(env) == {
-        "auth_url": "http://127.0.0.1:5000/v3", "username": "u", "password": "p",
-        "project_name": "tenant-a", "user_domain_name": "Default"}
+        "auth_url": "http://127.0.0.1:5000/v3",
+        "username": "u",
+        "password": "p",
+        "project_name": "tenant-a",
+        "user_domain_name": "Default",
+    }
 
 
 def test_openstack_auth_from_env_empty_is_not_found():

@@ -1,13 +1,9 @@
-# -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import json
 
 import pytest
-
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base import TenancyModule

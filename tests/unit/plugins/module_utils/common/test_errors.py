@@ -1,8 +1,5 @@
-# -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import pytest
 
@@ -13,7 +10,7 @@ class FakeApiException(Exception):
     """Shaped like kubernetes.client.exceptions.ApiException (duck typing is the contract)."""
 
     def __init__(self, status, reason, body=None):
-        super(FakeApiException, self).__init__(reason)
+        super().__init__(reason)
         self.status = status
         self.reason = reason
         self.body = body
@@ -23,7 +20,7 @@ class FakeHttpException(Exception):
     """Shaped like openstack.exceptions.HttpException."""
 
     def __init__(self, status_code, details):
-        super(FakeHttpException, self).__init__(details)
+        super().__init__(details)
         self.status_code = status_code
         self.details = details
 
@@ -38,8 +35,17 @@ def test_message_without_object():
     assert errors.BackendError(None, "boom").message == "boom"
 
 
-@pytest.mark.parametrize("status,cls", [(403, errors.Forbidden), (404, errors.NotFound), (409, errors.Conflict),
-                                        (422, errors.InvalidInput), (400, errors.InvalidInput), (500, errors.BackendError)])
+@pytest.mark.parametrize(
+    "status,cls",
+    [
+        (403, errors.Forbidden),
+        (404, errors.NotFound),
+        (409, errors.Conflict),
+        (422, errors.InvalidInput),
+        (400, errors.InvalidInput),
+        (500, errors.BackendError),
+    ],
+)
 def test_status_maps_to_class(status, cls):
     err = errors.from_exception("node n1", FakeHttpException(status, "refused"))
     assert isinstance(err, cls) and err.__class__.__name__ == cls.__name__

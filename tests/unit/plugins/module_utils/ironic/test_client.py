@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -8,40 +7,43 @@ The real Ironic is exercised by tests/integration/test_ironic_*.py; these
 tests pin the parts that must not regress silently: error mapping, retries
 of node locks only, pagination, polling intervals, and the lease patches.
 """
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import json
 
 import pytest
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import client as IR
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import leases as IL
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import lease_model as L
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
-    BackendError, Conflict, Forbidden, InvalidInput, NotFound, WaitTimeout)
+    BackendError,
+    Conflict,
+    Forbidden,
+    InvalidInput,
+    NotFound,
+    WaitTimeout,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import client as IR
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import lease_model as L
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import leases as IL
 
 
-class Response(object):
+class Response:
     def __init__(self, status, body=None):
         self.status_code = status
         self._body = body
-        self.content = b'' if body is None else json.dumps(body).encode()
+        self.content = b"" if body is None else json.dumps(body).encode()
         self.text = self.content.decode()
-        self.reason = 'reason'
+        self.reason = "reason"
 
     def json(self):
         if self._body is None:
-            raise ValueError('no body')
+            raise ValueError("no body")
         return self._body
 
 
 def fault(text):
-    return {'error_message': json.dumps({'faultcode': 'Client', 'faultstring': text, 'debuginfo': None})}
+    return {"error_message": json.dumps({"faultcode": "Client", "faultstring": text, "debuginfo": None})}
 
 
-class Adapter(object):
+class Adapter:
     status_code_retries = 5
 
     def __init__(self, answers):
@@ -56,28 +58,28 @@ class Adapter(object):
         return answer
 
     def get(self, path, **kwargs):
-        return self._call('get', path, **kwargs)
+        return self._call("get", path, **kwargs)
 
     def post(self, path, **kwargs):
-        return self._call('post', path, **kwargs)
+        return self._call("post", path, **kwargs)
 
     def patch(self, path, **kwargs):
-        return self._call('patch', path, **kwargs)
+        return self._call("patch", path, **kwargs)
 
     def put(self, path, **kwargs):
-        return self._call('put', path, **kwargs)
+        return self._call("put", path, **kwargs)
 
     def delete(self, path, **kwargs):
-        return self._call('delete', path, **kwargs)
+        return self._call("delete", path, **kwargs)
 
 
-class Conn(object):
+class Conn:
     def __init__(self, answers):
         self.baremetal = Adapter(answers)
-        self.current_project_id = 'p' * 32
+        self.current_project_id = "p" * 32
 
 
-class Clock(object):
+class Clock:
     def __init__(self):
         self.now = 0.0
         self.sleeps = []
@@ -96,68 +98,74 @@ def client(answers):
 
 
 def test_sdk_retries_are_turned_off_and_the_microversion_is_sent():
-    ironic, dummy = client([Response(200, {'uuid': 'u'})])
+    ironic, dummy = client([Response(200, {"uuid": "u"})])
     assert ironic.api.status_code_retries == 0
-    assert ironic.get_node('n1', fields=('uuid', 'name')) == {'uuid': 'u'}
+    assert ironic.get_node("n1", fields=("uuid", "name")) == {"uuid": "u"}
     method, path, kwargs = ironic.api.calls[0]
-    assert path == '/nodes/n1?fields=uuid,name'
-    assert kwargs['microversion'] == IR.IRONIC_MICROVERSION and kwargs['raise_exc'] is False
+    assert path == "/nodes/n1?fields=uuid,name"
+    assert kwargs["microversion"] == IR.IRONIC_MICROVERSION and kwargs["raise_exc"] is False
 
 
-@pytest.mark.parametrize('status, cls', [(400, InvalidInput), (403, Forbidden), (404, NotFound), (409, Conflict),
-                                         (500, BackendError), (406, InvalidInput)])
+@pytest.mark.parametrize(
+    "status, cls",
+    [(400, InvalidInput), (403, Forbidden), (404, NotFound), (409, Conflict), (500, BackendError), (406, InvalidInput)],
+)
 def test_errors_name_the_object_and_carry_ironic_s_message(status, cls):
-    ironic, dummy = client([Response(status, fault('Node n1 could not be found.'))])
+    ironic, dummy = client([Response(status, fault("Node n1 could not be found."))])
     with pytest.raises(cls) as info:
-        ironic.patch_node('uuid-1', [], label='n1')
-    assert info.value.message == 'node n1: Node n1 could not be found. (HTTP %d)' % status
-    assert info.value.details == {'status': status}
+        ironic.patch_node("uuid-1", [], label="n1")
+    assert info.value.message == "node n1: Node n1 could not be found. (HTTP %d)" % status
+    assert info.value.details == {"status": status}
 
 
 def test_missing_ok():
-    ironic, dummy = client([Response(404, fault('Allocation web-0 could not be found.'))])
-    assert ironic.get_allocation('web-0') is None
+    ironic, dummy = client([Response(404, fault("Allocation web-0 could not be found."))])
+    assert ironic.get_allocation("web-0") is None
 
 
 def test_node_locks_are_retried_other_conflicts_are_not():
-    locked = fault('Node n1 is locked by host c1, please retry after the current operation is completed.')
+    locked = fault("Node n1 is locked by host c1, please retry after the current operation is completed.")
     ironic, clock = client([Response(409, locked), Response(503, {}), Response(202)])
-    ironic.set_power_state('n1', 'power on')
+    ironic.set_power_state("n1", "power on")
     assert len(ironic.api.calls) == 3 and clock.sleeps == [0.1, 0.2]
-    ironic, clock = client([Response(409, fault('An allocation with name web-0 already exists.'))])
+    ironic, clock = client([Response(409, fault("An allocation with name web-0 already exists."))])
     with pytest.raises(Conflict) as info:
-        ironic.create_allocation('web-0', 'rc')
-    assert 'already exists' in info.value.cause and clock.sleeps == []
+        ironic.create_allocation("web-0", "rc")
+    assert "already exists" in info.value.cause and clock.sleeps == []
 
 
 def test_lock_retries_give_up():
-    locked = Response(409, fault('Node n1 is locked by host c1'))
+    locked = Response(409, fault("Node n1 is locked by host c1"))
     ironic, clock = client([locked] * 100)
     with pytest.raises(Conflict):
-        ironic.set_power_state('n1', 'power on')
+        ironic.set_power_state("n1", "power on")
     assert clock.now >= IR.LOCK_RETRY_SECONDS
 
 
 def test_connection_errors_are_backend_errors():
-    ironic, dummy = client([OSError('connection refused')])
+    ironic, dummy = client([OSError("connection refused")])
     with pytest.raises(BackendError) as info:
-        ironic.get_node('n1')
-    assert 'connection refused' in info.value.message
+        ironic.get_node("n1")
+    assert "connection refused" in info.value.message
 
 
 def test_lists_follow_next_links_and_send_filters():
-    ironic, dummy = client([Response(200, {'nodes': [{'uuid': '1'}], 'next': 'http://ironic/v1/nodes?marker=1'}),
-                            Response(200, {'nodes': [{'uuid': '2'}]})])
-    nodes = ironic.list_nodes(fields=('uuid',), resource_class='rc', owner=None)
-    assert nodes == [{'uuid': '1'}, {'uuid': '2'}]
-    assert ironic.api.calls[0][1] == '/nodes?resource_class=rc&fields=uuid'
-    assert ironic.api.calls[1][1] == 'http://ironic/v1/nodes?marker=1'
+    ironic, dummy = client(
+        [
+            Response(200, {"nodes": [{"uuid": "1"}], "next": "http://ironic/v1/nodes?marker=1"}),
+            Response(200, {"nodes": [{"uuid": "2"}]}),
+        ]
+    )
+    nodes = ironic.list_nodes(fields=("uuid",), resource_class="rc", owner=None)
+    assert nodes == [{"uuid": "1"}, {"uuid": "2"}]
+    assert ironic.api.calls[0][1] == "/nodes?resource_class=rc&fields=uuid"
+    assert ironic.api.calls[1][1] == "http://ironic/v1/nodes?marker=1"
 
 
 def test_poll_intervals_start_short_and_grow_to_a_cap():
     ironic, clock = client([])
     values = iter(range(100))
-    result = ironic.poll(lambda: next(values), lambda v: v >= 60, 600, 'node n1')
+    result = ironic.poll(lambda: next(values), lambda v: v >= 60, 600, "node n1")
     assert result == 60
     fast = int(round(IR.POLL_FAST_SECONDS / IR.POLL_FIRST))
     assert clock.sleeps[:fast] == [IR.POLL_FIRST] * fast
@@ -169,82 +177,103 @@ def test_poll_intervals_start_short_and_grow_to_a_cap():
 def test_poll_timeout_and_failure():
     ironic, clock = client([])
     with pytest.raises(WaitTimeout) as info:
-        ironic.poll(lambda: 'deploying', lambda v: False, 3, 'node n1', describe=lambda v: 'state ' + v)
-    assert info.value.message == 'node n1: not done after 3 seconds: state deploying'
+        ironic.poll(lambda: "deploying", lambda v: False, 3, "node n1", describe=lambda v: "state " + v)
+    assert info.value.message == "node n1: not done after 3 seconds: state deploying"
     assert clock.now == pytest.approx(3)
     with pytest.raises(BackendError) as info:
-        ironic.poll(lambda: 'deploy failed', lambda v: False, 3, 'node n1', failed=lambda v: 'it failed')
-    assert info.value.message == 'node n1: it failed'
+        ironic.poll(lambda: "deploy failed", lambda v: False, 3, "node n1", failed=lambda v: "it failed")
+    assert info.value.message == "node n1: it failed"
     # timeout 0: look once
     ironic, clock = client([])
     with pytest.raises(WaitTimeout):
-        ironic.poll(lambda: 1, lambda v: False, 0, 'x')
+        ironic.poll(lambda: 1, lambda v: False, 0, "x")
     assert clock.sleeps == []
 
 
 def test_project_scope_is_required():
     ironic, dummy = client([])
-    assert ironic.require_project('claim x') == 'p' * 32
+    assert ironic.require_project("claim x") == "p" * 32
     ironic.conn.current_project_id = None
     with pytest.raises(InvalidInput) as info:
-        ironic.require_project('claim x')
-    assert 'scoped' in info.value.cause
+        ironic.require_project("claim x")
+    assert "scoped" in info.value.cause
 
 
 # ------------------------------------------------------------------ lease patches
 
+
 def leased_node(**extra):
-    base = {'uuid': 'u1', 'name': 'n1', 'lessee': 'a' * 32, 'provision_state': 'available',
-            'target_provision_state': None, 'instance_info': {}, 'instance_uuid': None,
-            'properties': {L.LEASES_KEY: [{'id': 'aaaaaaaaaaaa', 'project': 'a' * 32,
-                                           'start': '2026-01-01T00:00:00Z', 'end': '2026-01-02T00:00:00Z'}]}}
+    base = {
+        "uuid": "u1",
+        "name": "n1",
+        "lessee": "a" * 32,
+        "provision_state": "available",
+        "target_provision_state": None,
+        "instance_info": {},
+        "instance_uuid": None,
+        "properties": {
+            L.LEASES_KEY: [
+                {
+                    "id": "aaaaaaaaaaaa",
+                    "project": "a" * 32,
+                    "start": "2026-01-01T00:00:00Z",
+                    "end": "2026-01-02T00:00:00Z",
+                }
+            ]
+        },
+    }
     base.update(extra)
     return base
 
 
 def test_ending_access_to_a_deployed_node_undeploys_it():
-    ops, undeploy = IL.end_access_patch(leased_node(provision_state='active', instance_uuid='x',
-                                                    instance_info={'image_source': 'x'}), [])
-    assert ops == [{'op': 'remove', 'path': '/properties/' + L.LEASES_KEY}, {'op': 'remove', 'path': '/lessee'}]
+    ops, undeploy = IL.end_access_patch(
+        leased_node(provision_state="active", instance_uuid="x", instance_info={"image_source": "x"}), []
+    )
+    assert ops == [{"op": "remove", "path": "/properties/" + L.LEASES_KEY}, {"op": "remove", "path": "/lessee"}]
     assert undeploy is True
 
 
 def test_ending_access_to_a_claimed_node_removes_its_allocation():
-    ops, undeploy = IL.end_access_patch(leased_node(instance_uuid='alloc', instance_info={'image_source': 'x'}), [])
-    assert {'op': 'remove', 'path': '/instance_uuid'} in ops
-    assert {'op': 'remove', 'path': '/instance_info'} in ops
+    ops, undeploy = IL.end_access_patch(leased_node(instance_uuid="alloc", instance_info={"image_source": "x"}), [])
+    assert {"op": "remove", "path": "/instance_uuid"} in ops
+    assert {"op": "remove", "path": "/instance_info"} in ops
     assert undeploy is False
 
 
 def test_handing_over_sets_the_next_lessee():
-    nxt = [{'id': 'bbbbbbbbbbbb', 'project': 'b' * 32, 'start': '2026-01-02T00:00:00Z', 'end': None}]
+    nxt = [{"id": "bbbbbbbbbbbb", "project": "b" * 32, "start": "2026-01-02T00:00:00Z", "end": None}]
     ops, dummy = IL.end_access_patch(leased_node(), nxt)
-    assert ops == [{'op': 'add', 'path': '/properties/' + L.LEASES_KEY, 'value': nxt},
-                   {'op': 'remove', 'path': '/lessee'}]
-    ops, dummy = IL.end_access_patch(leased_node(), nxt, new_lessee='b' * 32)
-    assert ops == [{'op': 'add', 'path': '/properties/' + L.LEASES_KEY, 'value': nxt},
-                   {'op': 'add', 'path': '/lessee', 'value': 'b' * 32}]
+    assert ops == [
+        {"op": "add", "path": "/properties/" + L.LEASES_KEY, "value": nxt},
+        {"op": "remove", "path": "/lessee"},
+    ]
+    ops, dummy = IL.end_access_patch(leased_node(), nxt, new_lessee="b" * 32)
+    assert ops == [
+        {"op": "add", "path": "/properties/" + L.LEASES_KEY, "value": nxt},
+        {"op": "add", "path": "/lessee", "value": "b" * 32},
+    ]
 
 
 def test_busy():
     assert IL.busy(leased_node()) is None
-    assert 'deploying -> active' in IL.busy(leased_node(provision_state='deploying', target_provision_state='active'))
-    assert IL.busy(leased_node(provision_state='cleaning'))
+    assert "deploying -> active" in IL.busy(leased_node(provision_state="deploying", target_provision_state="active"))
+    assert IL.busy(leased_node(provision_state="cleaning"))
 
 
 def test_lessee_must_exist_only_to_be_leased():
-    class Identity(object):
+    class Identity:
         def find_project(self, name, ignore_missing=True):
             return None
 
     ironic, dummy = client([])
     ironic.conn.identity = Identity()
     with pytest.raises(NotFound) as info:
-        IL.resolve_lessee(ironic, 'a' * 32)
-    assert info.value.message == 'project %s: does not exist in Keystone' % ('a' * 32)
+        IL.resolve_lessee(ironic, "a" * 32)
+    assert info.value.message == "project %s: does not exist in Keystone" % ("a" * 32)
     # ending or listing the leases of a project deleted since
-    assert IL.resolve_lessee(ironic, 'a' * 32, state='absent') == ('a' * 32, 'unknown')
+    assert IL.resolve_lessee(ironic, "a" * 32, state="absent") == ("a" * 32, "unknown")
     with pytest.raises(NotFound):
-        IL.resolve_lessee(ironic, 'tenant-x', state='absent')
-    assert IL.resolve_lessee(ironic, 'a' * 32, verify=False) == ('a' * 32, 'skipped')
+        IL.resolve_lessee(ironic, "tenant-x", state="absent")
+    assert IL.resolve_lessee(ironic, "a" * 32, verify=False) == ("a" * 32, "skipped")
     assert IL.resolve_lessee(ironic, None) == (None, None)

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -9,35 +8,32 @@ refuses patches during a transition (409) and records every write, so the
 tests can check what a run writes, that check mode writes nothing, and that
 a rerun changes nothing.  The real Ironic is in tests/integration.
 """
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import copy
 import datetime
 
 import pytest
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import lease_model as L
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict, InvalidInput, NotFound
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import lease_model as L
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.leases import LeaseRun
 
 UTC = datetime.timezone.utc
 NOW = datetime.datetime(2026, 5, 1, 12, 0, 0, tzinfo=UTC)
-A = 'a' * 32
-B = 'b' * 32
+A = "a" * 32
+B = "b" * 32
 
 
 def iso(hours):
     return L.format_time(NOW + datetime.timedelta(hours=hours))
 
 
-class FakeProject(object):
+class FakeProject:
     def __init__(self, ident):
         self.id = ident
 
 
-class FakeKeystone(object):
+class FakeKeystone:
     """Keystone as a system administrator sees it: every 32-hex ID of these tests exists."""
 
     current_project_id = None
@@ -52,23 +48,23 @@ class FakeKeystone(object):
         return FakeProject(name) if len(name) == 32 else None
 
 
-class FakeIronic(object):
+class FakeIronic:
     def __init__(self, nodes):
-        self.nodes = dict((n['uuid'], n) for n in nodes)
+        self.nodes = dict((n["uuid"], n) for n in nodes)
         self.writes = []
         self.conn = FakeKeystone()
 
     def clear_instance_name(self, ident, label=None):
         node = self._find(ident)
-        if node.get('instance_name'):
-            self.writes.append(('patch', node['name'], [{'op': 'remove', 'path': '/instance_name'}]))
-            node['instance_name'] = None
+        if node.get("instance_name"):
+            self.writes.append(("patch", node["name"], [{"op": "remove", "path": "/instance_name"}]))
+            node["instance_name"] = None
             return True
         return False
 
     def _find(self, ident):
         for node in self.nodes.values():
-            if ident in (node['uuid'], node['name']):
+            if ident in (node["uuid"], node["name"]):
                 return node
         return None
 
@@ -77,34 +73,37 @@ class FakeIronic(object):
         return copy.deepcopy(node) if node else None
 
     def list_nodes(self, fields=None, resource_class=None):
-        return [copy.deepcopy(n) for n in self.nodes.values()
-                if resource_class is None or n['resource_class'] == resource_class]
+        return [
+            copy.deepcopy(n)
+            for n in self.nodes.values()
+            if resource_class is None or n["resource_class"] == resource_class
+        ]
 
     def patch_node(self, ident, ops, label=None):
         node = self._find(ident)
-        if node['target_provision_state']:
-            raise Conflict('node %s' % label, 'can not be updated while a state transition is in progress')
-        self.writes.append(('patch', node['name'], copy.deepcopy(ops)))
+        if node["target_provision_state"]:
+            raise Conflict("node %s" % label, "can not be updated while a state transition is in progress")
+        self.writes.append(("patch", node["name"], copy.deepcopy(ops)))
         for op in ops:
-            parts = op['path'].strip('/').split('/')
+            parts = op["path"].strip("/").split("/")
             target = node
             for part in parts[:-1]:
                 target = target.setdefault(part, {})
-            if op['op'] == 'remove':
-                target[parts[-1]] = {} if parts[-1] == 'instance_info' else None
+            if op["op"] == "remove":
+                target[parts[-1]] = {} if parts[-1] == "instance_info" else None
                 if len(parts) > 1:
                     target.pop(parts[-1])
-                if parts[-1] == 'instance_uuid':
-                    node['allocation'] = None
+                if parts[-1] == "instance_uuid":
+                    node["allocation"] = None
             else:
-                target[parts[-1]] = copy.deepcopy(op['value'])
+                target[parts[-1]] = copy.deepcopy(op["value"])
 
     def set_provision_state(self, ident, target, label=None):
         node = self._find(ident)
-        self.writes.append(('provision', node['name'], target))
-        assert target == 'deleted'
+        self.writes.append(("provision", node["name"], target))
+        assert target == "deleted"
         # Ironic tears down: instance_info and the allocation go, the node is cleaned.
-        node.update(provision_state='available', instance_info={}, instance_uuid=None, allocation=None)
+        node.update(provision_state="available", instance_info={}, instance_uuid=None, allocation=None)
 
     def poll(self, fetch, done, timeout, what, failed=None, describe=None):
         value = fetch()
@@ -112,37 +111,61 @@ class FakeIronic(object):
         return value
 
 
-class FakeModule(object):
+class FakeModule:
     def __init__(self, check_mode=False, **params):
-        base = dict(state='present', project=None, nodes=None, resource_class=None, traits=None, count=None,
-                    start=None, end=None, lease_id=None, bmc_password=None, wait=False, wait_timeout=600,
-                    verify_projects=True)
+        base = dict(
+            state="present",
+            project=None,
+            nodes=None,
+            resource_class=None,
+            traits=None,
+            count=None,
+            start=None,
+            end=None,
+            lease_id=None,
+            bmc_password=None,
+            wait=False,
+            wait_timeout=600,
+            verify_projects=True,
+        )
         base.update(params)
         self.params = base
         self.check_mode = check_mode
-        self.result = {'changed': False}
+        self.result = {"changed": False}
         self.warnings = []
 
     def changed(self, value=True):
-        self.result['changed'] = self.result['changed'] or bool(value)
+        self.result["changed"] = self.result["changed"] or bool(value)
 
     def warn(self, message):
         self.warnings.append(message)
 
     def set_diff(self, before, after):
-        self.result['diff'] = {'before': before, 'after': after}
+        self.result["diff"] = {"before": before, "after": after}
 
 
 def node(name, **extra):
-    base = {'uuid': name + '-uuid', 'name': name, 'owner': 'o' * 32, 'lessee': None, 'properties': {'cpus': 8},
-            'provision_state': 'available', 'target_provision_state': None, 'power_state': 'power off',
-            'target_power_state': None, 'maintenance': False, 'instance_uuid': None, 'instance_info': {},
-            'resource_class': 'rc', 'traits': []}
+    base = {
+        "uuid": name + "-uuid",
+        "name": name,
+        "owner": "o" * 32,
+        "lessee": None,
+        "properties": {"cpus": 8},
+        "provision_state": "available",
+        "target_provision_state": None,
+        "power_state": "power off",
+        "target_power_state": None,
+        "maintenance": False,
+        "instance_uuid": None,
+        "instance_info": {},
+        "resource_class": "rc",
+        "traits": [],
+    }
     base.update(extra)
     return base
 
 
-class FakeRevoke(object):
+class FakeRevoke:
     """Stands for revoke_host_accounts(): the BMC accounts each node has, per lessee."""
 
     def __init__(self, ironic, accounts=None, error=None):
@@ -154,10 +177,10 @@ class FakeRevoke(object):
     def __call__(self, node_uuid, lessee):
         node = self.ironic.nodes[node_uuid]
         # the accounts go while the lessee is still there
-        self.calls.append((node['name'], lessee, node['lessee']))
+        self.calls.append((node["name"], lessee, node["lessee"]))
         if self.error:
             raise self.error
-        removed = self.accounts.pop((node['name'], lessee), [])
+        removed = self.accounts.pop((node["name"], lessee), [])
         return dict(removed=removed, dropped=[], changed=bool(removed))
 
 
@@ -168,156 +191,190 @@ def run(ironic, check_mode=False, now=NOW, revoke=None, **params):
 
 
 def test_lease_named_nodes_then_rerun():
-    ironic = FakeIronic([node('n1'), node('n2')])
-    first = run(ironic, project=A, nodes=['n1', 'n2'], end=iso(24))
-    assert first.result['changed'] is True
-    assert sorted(a['action'] for a in first.result['actions']) == ['created', 'created']
-    assert [w[0] for w in ironic.writes] == ['patch', 'patch']
-    assert ironic.nodes['n1-uuid']['lessee'] == A
-    assert [x['project'] for x in first.result['leases']] == [A, A]
+    ironic = FakeIronic([node("n1"), node("n2")])
+    first = run(ironic, project=A, nodes=["n1", "n2"], end=iso(24))
+    assert first.result["changed"] is True
+    assert sorted(a["action"] for a in first.result["actions"]) == ["created", "created"]
+    assert [w[0] for w in ironic.writes] == ["patch", "patch"]
+    assert ironic.nodes["n1-uuid"]["lessee"] == A
+    assert [x["project"] for x in first.result["leases"]] == [A, A]
     writes = len(ironic.writes)
-    again = run(ironic, now=NOW + datetime.timedelta(minutes=30), project=A, nodes=['n1', 'n2'], end=iso(24))
-    assert again.result['changed'] is False and len(ironic.writes) == writes
-    assert again.result['actions'] == []
+    again = run(ironic, now=NOW + datetime.timedelta(minutes=30), project=A, nodes=["n1", "n2"], end=iso(24))
+    assert again.result["changed"] is False and len(ironic.writes) == writes
+    assert again.result["actions"] == []
 
 
 def test_check_mode_writes_nothing_and_shows_the_diff():
-    ironic = FakeIronic([node('n1')])
-    mod = run(ironic, check_mode=True, project=A, nodes=['n1'])
-    assert mod.result['changed'] is True and ironic.writes == []
-    assert mod.result['diff']['before'] == {'n1': []}
-    assert [x['project'] for x in mod.result['diff']['after']['n1']] == [A]
-    assert mod.result['leases'][0]['status'] == 'active'
+    ironic = FakeIronic([node("n1")])
+    mod = run(ironic, check_mode=True, project=A, nodes=["n1"])
+    assert mod.result["changed"] is True and ironic.writes == []
+    assert mod.result["diff"]["before"] == {"n1": []}
+    assert [x["project"] for x in mod.result["diff"]["after"]["n1"]] == [A]
+    assert mod.result["leases"][0]["status"] == "active"
 
 
 def test_overlap_refuses_everything():
-    ironic = FakeIronic([node('n1'), node('n2')])
-    run(ironic, project=B, nodes=['n2'], end=iso(5))
+    ironic = FakeIronic([node("n1"), node("n2")])
+    run(ironic, project=B, nodes=["n2"], end=iso(5))
     before = len(ironic.writes)
     with pytest.raises(Conflict) as info:
-        run(ironic, project=A, nodes=['n1', 'n2'], end=iso(10))
-    assert info.value.obj == 'node n2' and 'overlaps lease' in info.value.cause
+        run(ironic, project=A, nodes=["n1", "n2"], end=iso(10))
+    assert info.value.obj == "node n2" and "overlaps lease" in info.value.cause
     assert len(ironic.writes) == before  # n1 was not leased either
 
 
 def test_a_lease_that_starts_now_needs_a_free_node():
-    ironic = FakeIronic([node('n1', provision_state='active', instance_uuid='x')])
+    ironic = FakeIronic([node("n1", provision_state="active", instance_uuid="x")])
     with pytest.raises(Conflict) as info:
-        run(ironic, project=A, nodes=['n1'])
-    assert 'is in use' in info.value.cause
-    run(ironic, project=A, nodes=['n1'], start=iso(2))  # later is fine
-    assert ironic.nodes['n1-uuid']['lessee'] is None
+        run(ironic, project=A, nodes=["n1"])
+    assert "is in use" in info.value.cause
+    run(ironic, project=A, nodes=["n1"], start=iso(2))  # later is fine
+    assert ironic.nodes["n1-uuid"]["lessee"] is None
 
 
 def test_count():
-    ironic = FakeIronic([node('n%d' % i) for i in range(3)])
-    mod = run(ironic, project=A, resource_class='rc', count=2)
-    assert sorted(a['node'] for a in mod.result['actions']) == ['n0', 'n1']
-    assert run(ironic, project=A, resource_class='rc', count=2).result['changed'] is False
+    ironic = FakeIronic([node("n%d" % i) for i in range(3)])
+    mod = run(ironic, project=A, resource_class="rc", count=2)
+    assert sorted(a["node"] for a in mod.result["actions"]) == ["n0", "n1"]
+    assert run(ironic, project=A, resource_class="rc", count=2).result["changed"] is False
     with pytest.raises(Conflict):
-        run(ironic, project=B, resource_class='rc', count=2)
-    assert ironic.nodes['n2-uuid']['lessee'] is None
+        run(ironic, project=B, resource_class="rc", count=2)
+    assert ironic.nodes["n2-uuid"]["lessee"] is None
 
 
 def test_expiry_ends_access_the_esi_leap_way():
-    deployed = node('n1', lessee=A, provision_state='active', instance_uuid='alloc-1',
-                    instance_info={'image_source': 'http://x'},
-                    properties={L.LEASES_KEY: [L.make_lease(A, NOW - datetime.timedelta(hours=5),
-                                                            NOW - datetime.timedelta(hours=1), NOW)]})
-    claimed = node('n2', lessee=A, instance_uuid='alloc-2', instance_info={'traits': []},
-                   properties={L.LEASES_KEY: [L.make_lease(A, NOW - datetime.timedelta(hours=5),
-                                                           NOW - datetime.timedelta(hours=1), NOW)]})
-    due = node('n3', properties={L.LEASES_KEY: [L.make_lease(B, NOW - datetime.timedelta(minutes=1), None, NOW)]})
-    current = node('n4', lessee=B, properties={L.LEASES_KEY: [L.make_lease(B, NOW, None, NOW)]})
+    deployed = node(
+        "n1",
+        lessee=A,
+        provision_state="active",
+        instance_uuid="alloc-1",
+        instance_info={"image_source": "http://x"},
+        properties={
+            L.LEASES_KEY: [L.make_lease(A, NOW - datetime.timedelta(hours=5), NOW - datetime.timedelta(hours=1), NOW)]
+        },
+    )
+    claimed = node(
+        "n2",
+        lessee=A,
+        instance_uuid="alloc-2",
+        instance_info={"traits": []},
+        properties={
+            L.LEASES_KEY: [L.make_lease(A, NOW - datetime.timedelta(hours=5), NOW - datetime.timedelta(hours=1), NOW)]
+        },
+    )
+    due = node("n3", properties={L.LEASES_KEY: [L.make_lease(B, NOW - datetime.timedelta(minutes=1), None, NOW)]})
+    current = node("n4", lessee=B, properties={L.LEASES_KEY: [L.make_lease(B, NOW, None, NOW)]})
     ironic = FakeIronic([deployed, claimed, due, current])
-    check = run(ironic, check_mode=True, state='expired')
-    assert check.result['changed'] is True and ironic.writes == []
-    mod = run(ironic, state='expired', wait=True)
-    assert sorted((a['node'], a['action']) for a in mod.result['actions']) == [
-        ('n1', 'ended'), ('n2', 'ended'), ('n3', 'started')]
-    n1, n2, n3, n4 = (ironic.nodes['n%d-uuid' % i] for i in range(1, 5))
+    check = run(ironic, check_mode=True, state="expired")
+    assert check.result["changed"] is True and ironic.writes == []
+    mod = run(ironic, state="expired", wait=True)
+    assert sorted((a["node"], a["action"]) for a in mod.result["actions"]) == [
+        ("n1", "ended"),
+        ("n2", "ended"),
+        ("n3", "started"),
+    ]
+    n1, n2, n3, n4 = (ironic.nodes["n%d-uuid" % i] for i in range(1, 5))
     # deployed: the patch (lessee, lease record) comes first, then the undeploy
-    assert [w[0] for w in ironic.writes if w[1] == 'n1'] == ['patch', 'provision']
-    assert n1['lessee'] is None and n1['instance_info'] == {} and L.LEASES_KEY not in n1['properties']
+    assert [w[0] for w in ironic.writes if w[1] == "n1"] == ["patch", "provision"]
+    assert n1["lessee"] is None and n1["instance_info"] == {} and L.LEASES_KEY not in n1["properties"]
     # claimed, never deployed: instance_uuid removed (Ironic drops the allocation), instance_info cleared
-    n2_ops = [w for w in ironic.writes if w[1] == 'n2'][0][2]
-    assert {'op': 'remove', 'path': '/instance_uuid'} in n2_ops and {'op': 'remove', 'path': '/instance_info'} in n2_ops
-    assert n2['lessee'] is None and n2['instance_uuid'] is None
-    assert n3['lessee'] == B
-    assert n4['lessee'] == B and [w for w in ironic.writes if w[1] == 'n4'] == []
-    assert run(ironic, state='expired').result['changed'] is False
+    n2_ops = [w for w in ironic.writes if w[1] == "n2"][0][2]
+    assert {"op": "remove", "path": "/instance_uuid"} in n2_ops and {"op": "remove", "path": "/instance_info"} in n2_ops
+    assert n2["lessee"] is None and n2["instance_uuid"] is None
+    assert n3["lessee"] == B
+    assert n4["lessee"] == B and [w for w in ironic.writes if w[1] == "n4"] == []
+    assert run(ironic, state="expired").result["changed"] is False
 
 
 def test_ending_access_first_deletes_the_lessees_bmc_accounts():
-    leased = node('n1', lessee=A, properties={L.LEASES_KEY: [L.make_lease(A, NOW - datetime.timedelta(hours=5),
-                                                                          NOW - datetime.timedelta(hours=1), NOW)]})
-    other = node('n2', lessee=B, properties={L.LEASES_KEY: [L.make_lease(B, NOW, None, NOW)]})
+    leased = node(
+        "n1",
+        lessee=A,
+        properties={
+            L.LEASES_KEY: [L.make_lease(A, NOW - datetime.timedelta(hours=5), NOW - datetime.timedelta(hours=1), NOW)]
+        },
+    )
+    other = node("n2", lessee=B, properties={L.LEASES_KEY: [L.make_lease(B, NOW, None, NOW)]})
     ironic = FakeIronic([leased, other])
-    revoke = FakeRevoke(ironic, accounts={('n1', A): ['bmt-a1']})
-    assert run(ironic, check_mode=True, state='expired', revoke=revoke).result['changed'] is True
+    revoke = FakeRevoke(ironic, accounts={("n1", A): ["bmt-a1"]})
+    assert run(ironic, check_mode=True, state="expired", revoke=revoke).result["changed"] is True
     assert revoke.calls == [] and ironic.writes == []
-    mod = run(ironic, state='expired', revoke=revoke)
-    assert revoke.calls == [('n1', A, A)]
-    assert mod.result['actions'][0]['bmc_accounts_removed'] == ['bmt-a1']
-    assert ironic.nodes['n1-uuid']['lessee'] is None and ironic.nodes['n2-uuid']['lessee'] == B
+    mod = run(ironic, state="expired", revoke=revoke)
+    assert revoke.calls == [("n1", A, A)]
+    assert mod.result["actions"][0]["bmc_accounts_removed"] == ["bmt-a1"]
+    assert ironic.nodes["n1-uuid"]["lessee"] is None and ironic.nodes["n2-uuid"]["lessee"] == B
 
 
 def test_bmc_accounts_that_cannot_be_deleted_keep_the_lessee():
-    leased = node('n1', lessee=A, properties={L.LEASES_KEY: [L.make_lease(A, NOW - datetime.timedelta(hours=5),
-                                                                          NOW - datetime.timedelta(hours=1), NOW)]})
+    leased = node(
+        "n1",
+        lessee=A,
+        properties={
+            L.LEASES_KEY: [L.make_lease(A, NOW - datetime.timedelta(hours=5), NOW - datetime.timedelta(hours=1), NOW)]
+        },
+    )
     ironic = FakeIronic([leased])
-    refused = InvalidInput('node n1', 'Ironic masks driver_info.redfish_password: give the BMC password (bmc_password)')
-    mod = run(ironic, state='expired', revoke=FakeRevoke(ironic, error=refused))
-    assert ironic.writes == [] and ironic.nodes['n1-uuid']['lessee'] == A
-    assert 'bmc_password' in mod.result['deferred'][0]['reason']
-    mod = run(ironic, state='absent', project=A, nodes=['n1'], revoke=FakeRevoke(ironic))
-    assert ironic.nodes['n1-uuid']['lessee'] is None and 'bmc_accounts_removed' not in mod.result['actions'][0]
+    refused = InvalidInput("node n1", "Ironic masks driver_info.redfish_password: give the BMC password (bmc_password)")
+    mod = run(ironic, state="expired", revoke=FakeRevoke(ironic, error=refused))
+    assert ironic.writes == [] and ironic.nodes["n1-uuid"]["lessee"] == A
+    assert "bmc_password" in mod.result["deferred"][0]["reason"]
+    mod = run(ironic, state="absent", project=A, nodes=["n1"], revoke=FakeRevoke(ironic))
+    assert ironic.nodes["n1-uuid"]["lessee"] is None and "bmc_accounts_removed" not in mod.result["actions"][0]
 
 
 def test_busy_nodes_are_deferred():
-    busy = node('n1', lessee=A, provision_state='deploying', target_provision_state='active',
-                properties={L.LEASES_KEY: [L.make_lease(A, NOW - datetime.timedelta(hours=5),
-                                                        NOW - datetime.timedelta(hours=1), NOW)]})
+    busy = node(
+        "n1",
+        lessee=A,
+        provision_state="deploying",
+        target_provision_state="active",
+        properties={
+            L.LEASES_KEY: [L.make_lease(A, NOW - datetime.timedelta(hours=5), NOW - datetime.timedelta(hours=1), NOW)]
+        },
+    )
     ironic = FakeIronic([busy])
-    mod = run(ironic, state='expired')
+    mod = run(ironic, state="expired")
     assert ironic.writes == []
-    assert mod.result['deferred'][0]['node'] == 'n1' and 'deploying' in mod.result['deferred'][0]['reason']
-    assert mod.warnings and 'n1' in mod.warnings[0]
+    assert mod.result["deferred"][0]["node"] == "n1" and "deploying" in mod.result["deferred"][0]["reason"]
+    assert mod.warnings and "n1" in mod.warnings[0]
 
 
 def test_absent_and_query():
-    ironic = FakeIronic([node('n1'), node('n2')])
-    run(ironic, project=A, nodes=['n1'])
-    run(ironic, project=A, nodes=['n2'], start=iso(3), end=iso(4))
-    listed = run(ironic, state='query', project=A)
-    assert listed.result['changed'] is False
-    assert sorted((x['node'], x['status']) for x in listed.result['leases']) == [('n1', 'active'), ('n2', 'pending')]
-    ended = run(ironic, state='absent', project=A)
-    assert sorted((a['node'], a['action']) for a in ended.result['actions']) == [('n1', 'ended'), ('n2', 'removed')]
-    assert ironic.nodes['n1-uuid']['lessee'] is None
-    assert run(ironic, state='absent', project=A).result['changed'] is False
+    ironic = FakeIronic([node("n1"), node("n2")])
+    run(ironic, project=A, nodes=["n1"])
+    run(ironic, project=A, nodes=["n2"], start=iso(3), end=iso(4))
+    listed = run(ironic, state="query", project=A)
+    assert listed.result["changed"] is False
+    assert sorted((x["node"], x["status"]) for x in listed.result["leases"]) == [("n1", "active"), ("n2", "pending")]
+    ended = run(ironic, state="absent", project=A)
+    assert sorted((a["node"], a["action"]) for a in ended.result["actions"]) == [("n1", "ended"), ("n2", "removed")]
+    assert ironic.nodes["n1-uuid"]["lessee"] is None
+    assert run(ironic, state="absent", project=A).result["changed"] is False
 
 
 def test_unmanaged_lessees_are_listed_and_can_be_ended():
-    ironic = FakeIronic([node('n1', lessee=B)])
-    listed = run(ironic, state='query')
-    assert listed.result['leases'][0]['status'] == 'unmanaged' and listed.result['leases'][0]['project'] == B
+    ironic = FakeIronic([node("n1", lessee=B)])
+    listed = run(ironic, state="query")
+    assert listed.result["leases"][0]["status"] == "unmanaged" and listed.result["leases"][0]["project"] == B
     with pytest.raises(Conflict):
-        run(ironic, project=A, nodes=['n1'])
-    run(ironic, state='absent', project=B, nodes=['n1'])
-    assert ironic.nodes['n1-uuid']['lessee'] is None
+        run(ironic, project=A, nodes=["n1"])
+    run(ironic, state="absent", project=B, nodes=["n1"])
+    assert ironic.nodes["n1-uuid"]["lessee"] is None
 
 
-@pytest.mark.parametrize('params, words', [
-    (dict(project=A), 'give the nodes to lease'),
-    (dict(project=A, nodes=['n1'], count=0), 'must be 1 or more'),
-    (dict(project=A, nodes=['n1'], start=iso(5), end=iso(2)), 'must be after start'),
-    (dict(project=A, nodes=['n1'], end='next week'), 'ISO 8601'),
-    (dict(project=A, nodes=['n1'], wait_timeout=-1), 'zero or more seconds'),
-    (dict(state='absent'), 'needs nodes, project or lease_id'),
-])
+@pytest.mark.parametrize(
+    "params, words",
+    [
+        (dict(project=A), "give the nodes to lease"),
+        (dict(project=A, nodes=["n1"], count=0), "must be 1 or more"),
+        (dict(project=A, nodes=["n1"], start=iso(5), end=iso(2)), "must be after start"),
+        (dict(project=A, nodes=["n1"], end="next week"), "ISO 8601"),
+        (dict(project=A, nodes=["n1"], wait_timeout=-1), "zero or more seconds"),
+        (dict(state="absent"), "needs nodes, project or lease_id"),
+    ],
+)
 def test_bad_input(params, words):
-    ironic = FakeIronic([node('n1')])
+    ironic = FakeIronic([node("n1")])
     with pytest.raises(InvalidInput) as info:
         run(ironic, **params)
     assert words in info.value.message
@@ -325,28 +382,28 @@ def test_bad_input(params, words):
 
 
 def test_unknown_project_leases_nothing_and_is_named():
-    ironic = FakeIronic([node('n1')])
-    ironic.conn = FakeKeystone(known={'tenant-a': A})
+    ironic = FakeIronic([node("n1")])
+    ironic.conn = FakeKeystone(known={"tenant-a": A})
     with pytest.raises(NotFound) as info:
-        run(ironic, project=B, nodes=['n1'])
-    assert info.value.message == 'project %s: does not exist in Keystone' % B
+        run(ironic, project=B, nodes=["n1"])
+    assert info.value.message == "project %s: does not exist in Keystone" % B
     assert ironic.writes == []
-    mod = run(ironic, project='tenant-a', nodes=['n1'])
-    assert mod.result['project_check'] == 'verified' and ironic.nodes['n1-uuid']['lessee'] == A
+    mod = run(ironic, project="tenant-a", nodes=["n1"])
+    assert mod.result["project_check"] == "verified" and ironic.nodes["n1-uuid"]["lessee"] == A
 
 
 def test_unverified_project_is_said_in_the_result():
-    ironic = FakeIronic([node('n1')])
+    ironic = FakeIronic([node("n1")])
     ironic.conn = FakeKeystone(known={})
-    mod = run(ironic, project=B, nodes=['n1'], verify_projects=False)
-    assert mod.result['project_check'] == 'skipped' and mod.result['changed'] is True
-    assert any('verify_projects=false' in warning for warning in mod.warnings)
+    mod = run(ironic, project=B, nodes=["n1"], verify_projects=False)
+    assert mod.result["project_check"] == "skipped" and mod.result["changed"] is True
+    assert any("verify_projects=false" in warning for warning in mod.warnings)
     # a lease of a project deleted since can still be ended
-    ended = run(ironic, state='absent', project=B, nodes=['n1'])
-    assert ended.result['project_check'] == 'unknown' and ended.result['changed'] is True
+    ended = run(ironic, state="absent", project=B, nodes=["n1"])
+    assert ended.result["project_check"] == "unknown" and ended.result["changed"] is True
 
 
 def test_ending_access_clears_instance_name():
-    ironic = FakeIronic([node('n1', lessee=A, instance_name='planted', instance_info={'planted': 'x'})])
-    run(ironic, state='absent', project=A, nodes=['n1'])
-    assert ironic.nodes['n1-uuid']['instance_name'] is None and ironic.nodes['n1-uuid']['instance_info'] == {}
+    ironic = FakeIronic([node("n1", lessee=A, instance_name="planted", instance_info={"planted": "x"})])
+    run(ironic, state="absent", project=A, nodes=["n1"])
+    assert ironic.nodes["n1-uuid"]["instance_name"] is None and ironic.nodes["n1-uuid"]["instance_info"] == {}

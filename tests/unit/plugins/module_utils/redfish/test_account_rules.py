@@ -1,10 +1,7 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import datetime
 import json
@@ -15,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import account_rules as ba
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import account_rules as ba
 
 UTC = datetime.timezone.utc
 NOW = datetime.datetime(2026, 5, 1, 12, 0, 0, tzinfo=UTC)
@@ -24,8 +21,14 @@ ACCOUNTS = "/redfish/v1/AccountService/Accounts/"
 
 
 def acct(ident, name, role="Operator", enabled=True, expiration="absent", **extra):
-    doc = {"@odata.id": ACCOUNTS + str(ident), "Id": str(ident), "UserName": name, "RoleId": role,
-           "Enabled": enabled, "Locked": False}
+    doc = {
+        "@odata.id": ACCOUNTS + str(ident),
+        "Id": str(ident),
+        "UserName": name,
+        "RoleId": role,
+        "Enabled": enabled,
+        "Locked": False,
+    }
     if expiration != "absent":
         doc["AccountExpiration"] = expiration
     doc.update(extra)
@@ -34,21 +37,25 @@ def acct(ident, name, role="Operator", enabled=True, expiration="absent", **extr
 
 # ------------------------------------------------------------------ names
 
+
 @pytest.mark.parametrize("name", ["bmt-a", "bmt-3f1a9c0d2e", "bmt-ops.team_1", "bmt-" + "x" * 12])
 def test_valid_usernames(name):
     assert ba.validate_username(name) == name
 
 
-@pytest.mark.parametrize("name,fragment", [
-    ("root", "only manages accounts whose name starts with 'bmt-'"),
-    ("bmt-", "only manages accounts"),
-    ("BMT-x", "only manages accounts"),
-    ("bmt-" + "x" * 13, "at most 16"),
-    ("bmt-UPPER", "lower-case"),
-    ("bmt-a b", "lower-case"),
-    ("", "non-empty"),
-    (None, "non-empty"),
-])
+@pytest.mark.parametrize(
+    "name,fragment",
+    [
+        ("root", "only manages accounts whose name starts with 'bmt-'"),
+        ("bmt-", "only manages accounts"),
+        ("BMT-x", "only manages accounts"),
+        ("bmt-" + "x" * 13, "at most 16"),
+        ("bmt-UPPER", "lower-case"),
+        ("bmt-a b", "lower-case"),
+        ("", "non-empty"),
+        (None, "non-empty"),
+    ],
+)
 def test_invalid_usernames(name, fragment):
     with pytest.raises(InvalidInput) as err:
         ba.validate_username(name)
@@ -81,9 +88,20 @@ def test_prefix_check():
 
 # ------------------------------------------------------------------ time
 
-@pytest.mark.parametrize("value,seconds", [
-    (90, 90), ("90", 90), ("90s", 90), ("30m", 1800), ("8h", 28800), ("2d", 172800), ("1w", 604800), (" 5 m ", 300),
-])
+
+@pytest.mark.parametrize(
+    "value,seconds",
+    [
+        (90, 90),
+        ("90", 90),
+        ("90s", 90),
+        ("30m", 1800),
+        ("8h", 28800),
+        ("2d", 172800),
+        ("1w", 604800),
+        (" 5 m ", 300),
+    ],
+)
 def test_durations(value, seconds):
     assert ba.parse_duration(value) == seconds
 
@@ -123,6 +141,7 @@ def test_format_and_expired():
 
 # ------------------------------------------------------------------ passwords
 
+
 @settings(max_examples=200)
 @given(length=st.integers(min_value=8, max_value=64), seed=st.integers())
 def test_generated_passwords(length, seed):
@@ -140,8 +159,9 @@ def test_passwords_are_random():
         ba.generate_password(7)
 
 
-@pytest.mark.parametrize("low,high,want", [(None, None, 24), (8, 20, 20), (30, 64, 30), (None, 12, 12), (8, 8, 8),
-                                           (1, None, 24)])
+@pytest.mark.parametrize(
+    "low,high,want", [(None, None, 24), (8, 20, 20), (30, 64, 30), (None, 12, 12), (8, 8, 8), (1, None, 24)]
+)
 def test_password_length_honours_the_account_service(low, high, want):
     assert ba.password_length(low, high) == want
 
@@ -152,6 +172,7 @@ def test_password_length_rejects_impossible_policy():
 
 
 # ------------------------------------------------------------------ account table
+
 
 def test_create_plan_posts_when_no_slot_is_empty():
     docs = [acct(1, "admin", "Administrator"), acct(2, "ops")]
@@ -178,8 +199,12 @@ def test_supports_expiration_ignores_empty_slots():
 
 def test_create_body():
     expires = NOW + datetime.timedelta(hours=1)
-    assert ba.create_body("bmt-a", "pw", "Operator") == {"UserName": "bmt-a", "Password": "pw", "RoleId": "Operator",
-                                                         "Enabled": True}
+    assert ba.create_body("bmt-a", "pw", "Operator") == {
+        "UserName": "bmt-a",
+        "Password": "pw",
+        "RoleId": "Operator",
+        "Enabled": True,
+    }
     body = ba.create_body("bmt-a", "pw", "ReadOnly", expires=expires, with_expiration=True)
     assert body["AccountExpiration"] == "2026-05-01T13:00:00Z"
     assert ba.create_body("bmt-a", "pw", "ReadOnly", with_expiration=True)["AccountExpiration"] is None
@@ -199,7 +224,8 @@ def test_update_body_is_minimal():
     assert ba.update_body(doc, expires=same, with_expiration=True, manage_expiry=True) == {}
     later = NOW + datetime.timedelta(hours=2)
     assert ba.update_body(doc, expires=later, with_expiration=True, manage_expiry=True) == {
-        "AccountExpiration": "2026-05-01T14:00:00Z"}
+        "AccountExpiration": "2026-05-01T14:00:00Z"
+    }
     # Expiry is not touched unless asked, nor on BMCs without the property.
     assert ba.update_body(doc, expires=later, with_expiration=True) == {}
     assert ba.update_body(doc, expires=later, with_expiration=False, manage_expiry=True) == {}
@@ -209,9 +235,15 @@ def test_update_body_is_minimal():
 
 # ------------------------------------------------------------------ ledger
 
+
 def entry(name, ident, grantee="tenant-a", expires=None, **extra):
-    out = {"username": name, "uri": ACCOUNTS + str(ident), "role": "Operator", "grantee": grantee,
-           "created": "2026-05-01T11:00:00Z"}
+    out = {
+        "username": name,
+        "uri": ACCOUNTS + str(ident),
+        "role": "Operator",
+        "grantee": grantee,
+        "created": "2026-05-01T11:00:00Z",
+    }
     if expires:
         out["expires"] = expires
     out.update(extra)
@@ -226,8 +258,18 @@ def test_ledger_round_trip_is_canonical():
     assert ba.ledger_dump([]) is None
 
 
-@pytest.mark.parametrize("text", [None, "", "{", "{}", "[1, 2]", json.dumps([{"username": "root", "uri": "/x"}]),
-                                  json.dumps([{"username": "bmt-a"}])])
+@pytest.mark.parametrize(
+    "text",
+    [
+        None,
+        "",
+        "{",
+        "{}",
+        "[1, 2]",
+        json.dumps([{"username": "root", "uri": "/x"}]),
+        json.dumps([{"username": "bmt-a"}]),
+    ],
+)
 def test_unreadable_or_foreign_ledgers_are_empty(text):
     assert ba.ledger_load(text) == []
 
@@ -274,10 +316,18 @@ def test_revocations_never_touch_a_replaced_account():
 
 
 def test_revocations_only_expired():
-    entries = [entry("bmt-old", 3, expires="2026-05-01T11:00:00Z"), entry("bmt-new", 4, expires="2026-05-02T00:00:00Z"),
-               entry("bmt-bmcexp", 5), entry("bmt-never", 6)]
-    docs = [acct(3, "bmt-old"), acct(4, "bmt-new"), acct(5, "bmt-bmcexp", expiration="2026-05-01T11:30:00Z"),
-            acct(6, "bmt-never", expiration=None)]
+    entries = [
+        entry("bmt-old", 3, expires="2026-05-01T11:00:00Z"),
+        entry("bmt-new", 4, expires="2026-05-02T00:00:00Z"),
+        entry("bmt-bmcexp", 5),
+        entry("bmt-never", 6),
+    ]
+    docs = [
+        acct(3, "bmt-old"),
+        acct(4, "bmt-new"),
+        acct(5, "bmt-bmcexp", expiration="2026-05-01T11:30:00Z"),
+        acct(6, "bmt-never", expiration=None),
+    ]
     remove, stale = ba.revocations(entries, docs, only_expired=True, now=NOW)
     assert sorted(e["username"] for e, unused in remove) == ["bmt-bmcexp", "bmt-old"]
     assert stale == []
@@ -292,11 +342,22 @@ def test_collection_accounts():
     assert ba.collection_accounts(docs, []) == []
 
 
-@given(st.lists(st.tuples(st.integers(1, 12), st.sampled_from(["", "admin", "ops", "bmt-a", "bmt-b", "bmt-c"])),
-                max_size=12, unique_by=lambda t: t[0]),
-       st.lists(st.tuples(st.sampled_from(["bmt-a", "bmt-b", "bmt-c"]), st.integers(1, 12),
-                          st.sampled_from(["tenant-a", "tenant-b"])), max_size=6, unique_by=lambda t: t[0]),
-       st.sampled_from([None, "tenant-a", "tenant-b"]), st.booleans())
+@given(
+    st.lists(
+        st.tuples(st.integers(1, 12), st.sampled_from(["", "admin", "ops", "bmt-a", "bmt-b", "bmt-c"])),
+        max_size=12,
+        unique_by=lambda t: t[0],
+    ),
+    st.lists(
+        st.tuples(
+            st.sampled_from(["bmt-a", "bmt-b", "bmt-c"]), st.integers(1, 12), st.sampled_from(["tenant-a", "tenant-b"])
+        ),
+        max_size=6,
+        unique_by=lambda t: t[0],
+    ),
+    st.sampled_from([None, "tenant-a", "tenant-b"]),
+    st.booleans(),
+)
 def test_property_never_revokes_an_account_the_collection_did_not_create(docs, ledger, grantee, only_expired):
     docs = [acct(i, name, expiration="2026-05-01T00:00:00Z") for i, name in docs]
     entries = [entry(name, ident, grantee=g, expires="2026-04-01T00:00:00Z") for name, ident, g in ledger]
@@ -312,9 +373,19 @@ def test_account_view_never_has_a_password():
     doc = acct(3, "bmt-a", expiration="2026-05-01T13:00:00Z", Password=None)
     view = ba.account_view(doc, entry("bmt-a", 3), NOW)
     assert "password" not in json.dumps(view).lower()
-    assert view == {"username": "bmt-a", "uri": ACCOUNTS + "3", "role": "Operator", "enabled": True, "locked": False,
-                    "expires": "2026-05-01T13:00:00Z", "expired": False, "expiry_enforced_by": "bmc", "slot": False,
-                    "grantee": "tenant-a", "created": "2026-05-01T11:00:00Z"}
+    assert view == {
+        "username": "bmt-a",
+        "uri": ACCOUNTS + "3",
+        "role": "Operator",
+        "enabled": True,
+        "locked": False,
+        "expires": "2026-05-01T13:00:00Z",
+        "expired": False,
+        "expiry_enforced_by": "bmc",
+        "slot": False,
+        "grantee": "tenant-a",
+        "created": "2026-05-01T11:00:00Z",
+    }
     ledger_only = ba.account_view(acct(4, "bmt-b"), entry("bmt-b", 4, expires="2026-05-01T11:00:00Z", slot=True), NOW)
     assert ledger_only["expiry_enforced_by"] == "collection"
     assert ledger_only["expired"] is True

@@ -1,46 +1,57 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import pytest
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import client as redfish
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
-    BackendError, Conflict, Forbidden, InvalidInput, NotFound)
+    BackendError,
+    Conflict,
+    Forbidden,
+    InvalidInput,
+    NotFound,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import client as redfish
 
 SYS = "/redfish/v1/Systems/7a1b"
 
 
-@pytest.mark.parametrize("address,base,path", [
-    ("redfish+http://127.0.0.1:8000/redfish/v1/Systems/7a1b", "http://127.0.0.1:8000", SYS),
-    ("redfish://bmc.example.com/redfish/v1/Systems/7a1b", "https://bmc.example.com", SYS),
-    ("redfish+https://bmc:8443/redfish/v1/Systems/7a1b/", "https://bmc:8443", SYS),
-    ("idrac-redfish://10.0.0.1/redfish/v1/Systems/System.Embedded.1", "https://10.0.0.1",
-     "/redfish/v1/Systems/System.Embedded.1"),
-    ("redfish-virtualmedia+http://[::1]:8000/redfish/v1/Systems/7a1b", "http://[::1]:8000", SYS),
-    ("https://bmc.example.com", "https://bmc.example.com", None),
-    ("http://127.0.0.1:9/redfish/v1/", "http://127.0.0.1:9", None),
-    ("bmc.example.com", "https://bmc.example.com", None),
-    ("ilo5-redfish://ilo.example.com/redfish/v1/Systems/1", "https://ilo.example.com", "/redfish/v1/Systems/1"),
-])
+@pytest.mark.parametrize(
+    "address,base,path",
+    [
+        ("redfish+http://127.0.0.1:8000/redfish/v1/Systems/7a1b", "http://127.0.0.1:8000", SYS),
+        ("redfish://bmc.example.com/redfish/v1/Systems/7a1b", "https://bmc.example.com", SYS),
+        ("redfish+https://bmc:8443/redfish/v1/Systems/7a1b/", "https://bmc:8443", SYS),
+        (
+            "idrac-redfish://10.0.0.1/redfish/v1/Systems/System.Embedded.1",
+            "https://10.0.0.1",
+            "/redfish/v1/Systems/System.Embedded.1",
+        ),
+        ("redfish-virtualmedia+http://[::1]:8000/redfish/v1/Systems/7a1b", "http://[::1]:8000", SYS),
+        ("https://bmc.example.com", "https://bmc.example.com", None),
+        ("http://127.0.0.1:9/redfish/v1/", "http://127.0.0.1:9", None),
+        ("bmc.example.com", "https://bmc.example.com", None),
+        ("ilo5-redfish://ilo.example.com/redfish/v1/Systems/1", "https://ilo.example.com", "/redfish/v1/Systems/1"),
+    ],
+)
 def test_parse_bmc_address(address, base, path):
     assert redfish.parse_bmc_address(address) == (base, path)
 
 
-@pytest.mark.parametrize("address,fragment", [
-    ("", "non-empty"),
-    (None, "non-empty"),
-    ("ipmi://10.0.0.1", "not a Redfish scheme"),
-    ("https://user:pw@bmc/redfish/v1/Systems/1", "must not carry credentials"),
-    ("https://bmc/redfish/v1/Managers/1", "path must be /redfish/v1/Systems/<id>"),
-    ("https://bmc/redfish/v1/Systems/1/Bios", "path must be"),
-    ("https://bmc:notaport/", "not a valid URL"),
-    ("https:///redfish/v1/Systems/1", "has no host"),
-])
+@pytest.mark.parametrize(
+    "address,fragment",
+    [
+        ("", "non-empty"),
+        (None, "non-empty"),
+        ("ipmi://10.0.0.1", "not a Redfish scheme"),
+        ("https://user:pw@bmc/redfish/v1/Systems/1", "must not carry credentials"),
+        ("https://bmc/redfish/v1/Managers/1", "path must be /redfish/v1/Systems/<id>"),
+        ("https://bmc/redfish/v1/Systems/1/Bios", "path must be"),
+        ("https://bmc:notaport/", "not a valid URL"),
+        ("https:///redfish/v1/Systems/1", "has no host"),
+    ],
+)
 def test_bad_addresses(address, fragment):
     with pytest.raises(InvalidInput) as err:
         redfish.parse_bmc_address(address)
@@ -54,13 +65,16 @@ def test_bmh_address_round_trips():
         assert redfish.bmh_address(*redfish.parse_bmc_address(address)) == address
 
 
-@pytest.mark.parametrize("text,reason", [
-    ("HTTPConnectionPool(host='10.0.0.1', port=1): ... [Errno 111] Connection refused", "connection refused"),
-    ("Read timed out. (read timeout=30)", "connection timed out"),
-    ("[Errno -2] Name or service not known", "host name not resolvable"),
-    ("[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed", "TLS certificate not trusted"),
-    ("something odd", "connection failed"),
-])
+@pytest.mark.parametrize(
+    "text,reason",
+    [
+        ("HTTPConnectionPool(host='10.0.0.1', port=1): ... [Errno 111] Connection refused", "connection refused"),
+        ("Read timed out. (read timeout=30)", "connection timed out"),
+        ("[Errno -2] Name or service not known", "host name not resolvable"),
+        ("[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed", "TLS certificate not trusted"),
+        ("something odd", "connection failed"),
+    ],
+)
 def test_connection_reason_never_quotes_the_address(text, reason):
     out = redfish.connection_reason(text)
     assert out.startswith(reason)
@@ -68,27 +82,49 @@ def test_connection_reason_never_quotes_the_address(text, reason):
 
 
 DOC = {
-    "UUID": "7A1B0000-0000-0000-0000-000000000001", "Name": "sys", "Manufacturer": "Fabrikam", "Model": "FB-9000",
-    "SerialNumber": "SN1", "PowerState": "Off",
+    "UUID": "7A1B0000-0000-0000-0000-000000000001",
+    "Name": "sys",
+    "Manufacturer": "Fabrikam",
+    "Model": "FB-9000",
+    "SerialNumber": "SN1",
+    "PowerState": "Off",
     "ProcessorSummary": {"Count": 96, "Model": "Fake EPYC"},
     "MemorySummary": {"TotalSystemMemoryGiB": 512},
     "Boot": {"BootSourceOverrideMode": "UEFI"},
-    "Processors": {"Members": [{"TotalCores": 48, "TotalThreads": 96, "InstructionSet": "x86-64", "Model": "A"},
-                               {"TotalCores": "48", "TotalThreads": 96}]},
-    "EthernetInterfaces": {"Members": [
-        {"Id": "nic1", "MACAddress": "52-54-00-AA-BB-01"},
-        {"Id": "nic2", "PermanentMACAddress": "52:54:00:aa:bb:02", "MACAddress": "00:00:00:00:00:00"},
-        {"Id": "dup", "MACAddress": "52:54:00:aa:bb:01"},
-        {"Id": "none", "MACAddress": None}, "junk"]},
+    "Processors": {
+        "Members": [
+            {"TotalCores": 48, "TotalThreads": 96, "InstructionSet": "x86-64", "Model": "A"},
+            {"TotalCores": "48", "TotalThreads": 96},
+        ]
+    },
+    "EthernetInterfaces": {
+        "Members": [
+            {"Id": "nic1", "MACAddress": "52-54-00-AA-BB-01"},
+            {"Id": "nic2", "PermanentMACAddress": "52:54:00:aa:bb:02", "MACAddress": "00:00:00:00:00:00"},
+            {"Id": "dup", "MACAddress": "52:54:00:aa:bb:01"},
+            {"Id": "none", "MACAddress": None},
+            "junk",
+        ]
+    },
 }
 
 
 def test_system_facts():
     facts = redfish.system_facts(DOC)
     assert facts == {
-        "uuid": "7a1b0000-0000-0000-0000-000000000001", "name": "sys", "manufacturer": "Fabrikam", "model": "FB-9000",
-        "serial_number": "SN1", "cpus": 96, "cpu_cores": 96, "cpu_threads": 192, "cpu_model": "Fake EPYC",
-        "cpu_arch": "x86_64", "memory_gib": 512, "boot_mode": "UEFI", "power_state": "Off",
+        "uuid": "7a1b0000-0000-0000-0000-000000000001",
+        "name": "sys",
+        "manufacturer": "Fabrikam",
+        "model": "FB-9000",
+        "serial_number": "SN1",
+        "cpus": 96,
+        "cpu_cores": 96,
+        "cpu_threads": 192,
+        "cpu_model": "Fake EPYC",
+        "cpu_arch": "x86_64",
+        "memory_gib": 512,
+        "boot_mode": "UEFI",
+        "power_state": "Off",
         "nics": [{"name": "nic1", "mac": "52:54:00:aa:bb:01"}, {"name": "nic2", "mac": "52:54:00:aa:bb:02"}],
     }
 
@@ -99,7 +135,10 @@ def test_system_facts_of_a_bare_document():
 
 
 def test_cpu_model_falls_back_to_the_processors_and_arch_is_normalised():
-    doc = {"ProcessorSummary": {"Count": True}, "Processors": {"Members": [{"Model": "X", "ProcessorArchitecture": "ARM"}]}}
+    doc = {
+        "ProcessorSummary": {"Count": True},
+        "Processors": {"Members": [{"Model": "X", "ProcessorArchitecture": "ARM"}]},
+    }
     facts = redfish.system_facts(doc)
     assert facts["cpu_model"] == "X" and facts["cpu_arch"] == "aarch64" and facts["cpus"] is None
     assert redfish._cpu_arch("Power") == "power"
@@ -108,17 +147,25 @@ def test_cpu_model_falls_back_to_the_processors_and_arch_is_normalised():
 
 class FakeHTTPError(Exception):
     def __init__(self, status, detail=None):
-        super(FakeHTTPError, self).__init__("HTTP GET http://10.9.9.9/redfish/v1/x returned %s" % status)
+        super().__init__("HTTP GET http://10.9.9.9/redfish/v1/x returned %s" % status)
         self.status_code = status
         self.detail = detail
         self.body = {"message": detail} if detail else None
 
 
-@pytest.mark.parametrize("status,cls,kind", [
-    (401, Forbidden, "unauthorized"), (403, Forbidden, "forbidden"), (404, NotFound, "not_found"),
-    (409, Conflict, "conflict"), (412, Conflict, "conflict"), (400, InvalidInput, "bad_request"),
-    (405, InvalidInput, "bad_request"), (500, BackendError, "error"),
-])
+@pytest.mark.parametrize(
+    "status,cls,kind",
+    [
+        (401, Forbidden, "unauthorized"),
+        (403, Forbidden, "forbidden"),
+        (404, NotFound, "not_found"),
+        (409, Conflict, "conflict"),
+        (412, Conflict, "conflict"),
+        (400, InvalidInput, "bad_request"),
+        (405, InvalidInput, "bad_request"),
+        (500, BackendError, "error"),
+    ],
+)
 def test_bmc_error_mapping_names_the_bmc_not_its_address(status, cls, kind):
     err = redfish.bmc_error("BMC #2 (web)", FakeHTTPError(status, "see https://10.9.9.9/redfish/v1/x for details"))
     assert isinstance(err, cls)
@@ -140,6 +187,7 @@ def test_bmc_error_for_non_json_and_other_errors():
 @pytest.mark.skipif(not redfish.HAS_SUSHY, reason="sushy is not installed")
 def test_sushy_connection_errors_are_unreachable():
     from sushy import exceptions
+
     exc = exceptions.ConnectionError(url="http://10.9.9.9/redfish/v1/", error="[Errno 111] Connection refused")
     err = redfish.bmc_error("BMC #0", exc)
     assert err.details["bmc_error"] == "unreachable"

@@ -1,10 +1,7 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import copy
 import json
@@ -13,20 +10,33 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import registration_model as reg
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import apply_merge_patch
-from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.classify import Classification
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import apply_merge_patch
+from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import registration_model as reg
+from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.classify import Classification
 
 UUID = "7a1b0000-0000-0000-0000-000000000001"
-FACTS = {"uuid": UUID, "cpus": 96, "memory_gib": 512, "cpu_arch": "x86_64", "boot_mode": "UEFI",
-         "nics": [{"name": "a", "mac": "52:54:00:aa:bb:01"}, {"name": "b", "mac": "52:54:00:aa:bb:02"}]}
+FACTS = {
+    "uuid": UUID,
+    "cpus": 96,
+    "memory_gib": 512,
+    "cpu_arch": "x86_64",
+    "boot_mode": "UEFI",
+    "nics": [{"name": "a", "mac": "52:54:00:aa:bb:01"}, {"name": "b", "mac": "52:54:00:aa:bb:02"}],
+}
 ADDRESS = "redfish+http://127.0.0.1:8000/redfish/v1/Systems/" + UUID
 
 
 def bmh(labels=None, claim_ns=None, **kw):
-    return reg.desired_bmh("web-1", "metal3", dict(FACTS, **kw), labels if labels is not None else {"infra-kind": "large"},
-                           ADDRESS, "web-1-bmc-secret", host_claim_namespaces=claim_ns)
+    return reg.desired_bmh(
+        "web-1",
+        "metal3",
+        dict(FACTS, **kw),
+        labels if labels is not None else {"infra-kind": "large"},
+        ADDRESS,
+        "web-1-bmc-secret",
+        host_claim_namespaces=claim_ns,
+    )
 
 
 def test_names():
@@ -55,12 +65,16 @@ def test_boot_mac():
 def test_desired_bmh():
     host = bmh(claim_ns={"matches": "tenant-.*", "withLabel": None})
     assert host["spec"] == {
-        "online": False, "bootMACAddress": "52:54:00:aa:bb:01", "bootMode": "UEFI",
+        "online": False,
+        "bootMACAddress": "52:54:00:aa:bb:01",
+        "bootMode": "UEFI",
         "bmc": {"address": ADDRESS, "credentialsName": "web-1-bmc-secret", "disableCertificateVerification": False},
         "hostClaimNamespaces": {"matches": "tenant-.*"},
     }
-    assert host["metadata"]["annotations"] == {reg.SYSTEM_UUID_ANNOTATION: UUID,
-                                               reg.MANAGED_LABELS_ANNOTATION: '["infra-kind"]'}
+    assert host["metadata"]["annotations"] == {
+        reg.SYSTEM_UUID_ANNOTATION: UUID,
+        reg.MANAGED_LABELS_ANNOTATION: '["infra-kind"]',
+    }
     assert "hostClaimNamespaces" not in bmh()["spec"]
     assert "bootMode" not in bmh(boot_mode=None)["spec"]
     assert bmh(boot_mode="Legacy")["spec"]["bootMode"] == "legacy"
@@ -92,8 +106,11 @@ def test_bmh_patch_spec_fields():
     current["spec"]["hostClaimNamespaces"] = {"matches": "x", "withLabel": ["y"]}
     desired = bmh(claim_ns={"matches": "tenant-.*"})
     patch = reg.bmh_patch(current, desired, True)
-    assert patch["spec"] == {"bmc": {"address": ADDRESS}, "bootMACAddress": "52:54:00:aa:bb:01",
-                             "hostClaimNamespaces": {"matches": "tenant-.*", "withLabel": None}}
+    assert patch["spec"] == {
+        "bmc": {"address": ADDRESS},
+        "bootMACAddress": "52:54:00:aa:bb:01",
+        "hostClaimNamespaces": {"matches": "tenant-.*", "withLabel": None},
+    }
     assert "hostClaimNamespaces" not in reg.bmh_patch(current, desired, False).get("spec", {})
     after = apply_merge_patch(copy.deepcopy(current), patch)
     assert after["spec"]["online"] is True
@@ -108,9 +125,11 @@ def test_bmh_patch_adopts_a_host_made_by_hand():
     assert after["metadata"]["labels"] == {"rack": "r1", "infra-kind": "large"}
 
 
-@given(st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), st.sampled_from(["x", "y"]), max_size=4),
-       st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), st.sampled_from(["x", "y"]), max_size=4),
-       st.dictionaries(st.sampled_from(["e", "f"]), st.sampled_from(["x", "y"]), max_size=2))
+@given(
+    st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), st.sampled_from(["x", "y"]), max_size=4),
+    st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), st.sampled_from(["x", "y"]), max_size=4),
+    st.dictionaries(st.sampled_from(["e", "f"]), st.sampled_from(["x", "y"]), max_size=2),
+)
 def test_property_reclassification_converges_and_spares_foreign_labels(old, new, foreign):
     current = bmh(old)
     current["metadata"]["labels"].update(foreign)
@@ -150,9 +169,14 @@ INFO = reg.driver_info("http://127.0.0.1:8000", "/redfish/v1/Systems/" + UUID, "
 def test_desired_node():
     node = reg.desired_node("web-1", FACTS, CLASS, INFO, owner="p1", interfaces={"deploy_interface": "ramdisk"})
     assert node == {
-        "uuid": UUID, "name": "web-1", "driver": "redfish", "driver_info": INFO, "resource_class": "baremetal-large",
+        "uuid": UUID,
+        "name": "web-1",
+        "driver": "redfish",
+        "driver_info": INFO,
+        "resource_class": "baremetal-large",
         "properties": {"cpus": 96, "memory_mb": 524288, "cpu_arch": "x86_64", "capabilities": "boot_mode:uefi"},
-        "extra": {reg.SYSTEM_UUID_KEY: UUID, reg.MANAGED_TRAITS_KEY: ["CUSTOM_LARGE"]}, "owner": "p1",
+        "extra": {reg.SYSTEM_UUID_KEY: UUID, reg.MANAGED_TRAITS_KEY: ["CUSTOM_LARGE"]},
+        "owner": "p1",
         "deploy_interface": "ramdisk",
     }
     plain = reg.desired_node("web-1", {"uuid": UUID}, Classification(), INFO)
@@ -165,8 +189,14 @@ def test_node_patch():
     assert reg.node_patch(current, desired) == []
     ops = reg.node_patch(current, desired, update_password=True)
     assert ops == [{"op": "replace", "path": "/driver_info/redfish_password", "value": "pw"}]
-    current = dict(desired, resource_class="old", owner=None, properties={"cpus": 8}, extra={},
-                   driver_info={k: v for k, v in INFO.items() if k != "redfish_password"})
+    current = dict(
+        desired,
+        resource_class="old",
+        owner=None,
+        properties={"cpus": 8},
+        extra={},
+        driver_info={k: v for k, v in INFO.items() if k != "redfish_password"},
+    )
     ops = reg.node_patch(current, desired)
     paths = [(o["op"], o["path"]) for o in ops]
     assert ("add", "/driver_info/redfish_password") in paths
@@ -178,7 +208,10 @@ def test_node_patch():
 
 
 def test_node_traits_keep_others_and_replace_ours():
-    assert reg.node_traits(["CUSTOM_ADMIN", "CUSTOM_OLD"], ["CUSTOM_OLD"], ["CUSTOM_NEW"]) == ["CUSTOM_ADMIN", "CUSTOM_NEW"]
+    assert reg.node_traits(["CUSTOM_ADMIN", "CUSTOM_OLD"], ["CUSTOM_OLD"], ["CUSTOM_NEW"]) == [
+        "CUSTOM_ADMIN",
+        "CUSTOM_NEW",
+    ]
     assert reg.node_traits(None, None, ["B", "A", "B"]) == ["A", "B"]
 
 
@@ -193,8 +226,11 @@ def test_ports_and_steps():
 
 
 def test_node_view_hides_secrets():
-    view = reg.node_view(dict(reg.desired_node("web-1", FACTS, CLASS, INFO), provision_state="available"),
-                         ["CUSTOM_LARGE"], ["52:54:00:aa:bb:01"])
+    view = reg.node_view(
+        dict(reg.desired_node("web-1", FACTS, CLASS, INFO), provision_state="available"),
+        ["CUSTOM_LARGE"],
+        ["52:54:00:aa:bb:01"],
+    )
     text = json.dumps(view)
     assert "127.0.0.1" not in text and '"pw"' not in text
     assert view["driver_info"]["redfish_username"] == "admin"
