@@ -81,13 +81,7 @@ lint: collection
 	$(BIN)/ruff format --check --quiet plugins tests bench scripts
 	cd $(COLL) && NO_COLOR=1 ANSIBLE_COLLECTIONS_PATH=$(COLL_ROOT) $(BIN)/ansible-lint --offline --profile production
 
-docs-# Python style: ruff formats and lints plugins/, tests/, bench/ and scripts/ (pyproject.toml).
-fmt: venv
-	$(BIN)/ruff check --fix plugins tests bench scripts
-	$(BIN)/ruff format plugins tests bench scripts
-
-lint: collection
-	$(BIN)/ruff format --check --quiet plugins tests bench scripts
+docs-lint: collection
 	cd $(COLL) && ANSIBLE_COLLECTIONS_PATH=$(COLL_ROOT) $(BIN)/antsibull-docs lint-collection-docs --plugin-docs --skip-rstcheck .
 
 # Every suite by default; INTEGRATION=tests/integration/test_metal3_story.py (files or node IDs) for a part.
