@@ -210,7 +210,7 @@ def binder_process(kubeconfig: str, number: int, queue) -> None:
     passes, conflicts, requests = 0, 0, 0
     started = time.monotonic()
     with config.new_client_from_config(config_file=kubeconfig) as api:
-        for dummy in range(10):
+        for _dummy in range(10):
             io = m3client.KubeIO(api)
             report = metal3.Binder(io, binder_id="binder-%d" % number, host_namespaces=[INFRA], workers=WORKERS).run()
             passes += 1

@@ -137,7 +137,7 @@ def median(values):
 
 def timed(fn, repeat):
     times = []
-    for dummy in range(repeat):
+    for _dummy in range(repeat):
         start = time.perf_counter()
         fn()
         times.append(time.perf_counter() - start)

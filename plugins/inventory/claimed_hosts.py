@@ -430,7 +430,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
     def _auth_params(self, backend):
         names = KUBE_OPTIONS if backend == "metal3" else OPENSTACK_OPTIONS
         self.templar.available_variables = self._vars
-        params = dict((name, self._templated(self.get_option(name))) for name in names + ("ca_cert", "validate_certs"))
+        params = dict((name, self._templated(self.get_option(name))) for name in (*names, "ca_cert", "validate_certs"))
         for name, variable in TLS_ENV[backend]:
             value = os.environ.get(variable)
             if params[name] is None and value:

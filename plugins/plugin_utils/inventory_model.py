@@ -292,7 +292,7 @@ def condition_status(conditions, ctype):
 
 
 def _domain(key):
-    prefix, sep, dummy = key.rpartition("/")
+    prefix, sep, _dummy = key.rpartition("/")
     return prefix if sep else ""
 
 

@@ -68,7 +68,7 @@ class Metal3Env:
             task = dict(step)
             who = task.pop("as", None)
             if who:
-                module = [key for key in task if "." in key and key.count(".") >= 2][0]
+                module = next(key for key in task if "." in key and key.count(".") >= 2)
                 task[module] = dict(task[module] or {}, kubeconfig=str(self.kube.kubeconfig(who)))
             tasks.append(task)
         return self.playbook(identity, tasks, **kwargs)

@@ -117,7 +117,7 @@ def test_address_preference_and_filters(inventory_ironic, tmp_path):
         hostname="{{ bm_host }}",
         default_groups=False,
     )
-    data, dummy = inventory(source, env.env("tenant-a"), tmp_path)
+    data, _dummy = inventory(source, env.env("tenant-a"), tmp_path)
     hostvars = data["_meta"]["hostvars"]
     ready = [c for c in env.claims["tenant-a"] if c.ready]
     assert set(hostvars) == {c.node for c in ready}
@@ -171,7 +171,7 @@ def test_bounded_requests_and_cache_hit_without_request(inventory_ironic, tmp_pa
             cache_connection=str(tmp_path / "cache"),
             host_variables=["name", "nics"],
         )
-        third, dummy = inventory(nics_source, run_env, tmp_path)
+        third, _dummy = inventory(nics_source, run_env, tmp_path)
         lists = sorted(p.split("?")[0] for p in ironic.paths() if p.split("?")[0].startswith("/v1/") and "?" in p)
         assert lists == ["/v1/allocations", "/v1/nodes", "/v1/ports"], ironic.paths()
         assert all(variables["tenancy_nics"] for variables in third["_meta"]["hostvars"].values())
@@ -226,5 +226,5 @@ def test_examples_work_as_written(inventory_ironic, tmp_path):
     awx_clouds = tmp_path / "awx-clouds.yaml"
     awx_clouds.write_text(yaml.safe_dump({"clouds": {"devstack": clouds["clouds"]["tenant-a"]}}))
     awx = example_source("awx/inventories/tenant-a-ironic.claimed_hosts.yml", tmp_path / "awx")
-    data, dummy = inventory(awx, {"OS_CLIENT_CONFIG_FILE": str(awx_clouds)}, tmp_path)
+    data, _dummy = inventory(awx, {"OS_CLIENT_CONFIG_FILE": str(awx_clouds)}, tmp_path)
     assert set(data["_meta"]["hostvars"]) == {c.allocation for c in env.claims["tenant-a"] if c.ready}

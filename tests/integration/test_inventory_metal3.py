@@ -175,7 +175,7 @@ def test_cache_hit_makes_no_api_request(inventory_metal3, tmp_path):
         assert set(first["_meta"]["hostvars"]) == set(expected_names(env, "tenant-a"))
 
         proxy.reset()
-        second, dummy = inventory(source, run_env, tmp_path)
+        second, _dummy = inventory(source, run_env, tmp_path)
         assert proxy.paths() == []
         assert second["_meta"]["hostvars"] == first["_meta"]["hostvars"]
 
@@ -206,7 +206,7 @@ def test_strict_fails_on_a_bad_compose_expression_and_lenient_does_not(inventory
     assert proc.returncode != 0
     assert "Could not set broken for host" in proc.stderr, proc.stderr
     lenient = write_source(tmp_path / "lenient.claimed_hosts.yml", namespaces=["inv-b"], compose=bad, strict=False)
-    data, dummy = inventory(lenient, dict(env.env("tenant-b"), **FAIL_ON_ERROR), tmp_path)
+    data, _dummy = inventory(lenient, dict(env.env("tenant-b"), **FAIL_ON_ERROR), tmp_path)
     hostvars = data["_meta"]["hostvars"]
     assert set(hostvars) == set(expected_names(env, "tenant-b"))
     assert all("broken" not in v and v["good"] == v["tenancy_name"].upper() for v in hostvars.values())
@@ -271,7 +271,7 @@ def test_examples_work_as_written(inventory_metal3, tmp_path):
         namespaces=namespaces,
         cache_connection=str(tmp_path / "cache"),
     )
-    data, dummy = inventory(cached, env.env("tenant-a"), tmp_path)
+    data, _dummy = inventory(cached, env.env("tenant-a"), tmp_path)
     assert set(data["_meta"]["hostvars"]) == {"%s-%s" % tuple(n.split(".")) for n in names}
 
     # AWX: the source file as it is (but for the namespace), with only what AWX's Kubernetes bearer token

@@ -117,7 +117,7 @@ def test_lessee_cannot_plant_the_next_tenants_address(openstack_env, enroll_node
         "/nodes/%s" % node.id,
         [{"op": "add", "path": "/extra/addresses", "value": [{"type": "ExternalIP", "address": PLANTED}]}],
     )
-    info_status, dummy = raw(
+    info_status, _dummy = raw(
         hostile,
         "patch",
         "/nodes/%s" % node.id,
@@ -217,7 +217,7 @@ def _sweep_node(conn, admin, node_id, fields):
         if status != 403:
             writable[field] = status
     # automated_clean false is its own rule (disable_cleaning).
-    status, dummy = raw(
+    status, _dummy = raw(
         conn, "patch", "/nodes/%s" % node_id, [{"op": "add", "path": "/automated_clean", "value": False}]
     )
     if status != 403:
@@ -242,7 +242,7 @@ def _sweep_port(conn, admin, port_id, fields):
     writable = {}
     for field in sorted(fields):
         path, value = values.get(field, ("/" + field, port.get(field)))
-        status, dummy = raw(conn, "patch", "/ports/%s" % port_id, [{"op": "add", "path": path, "value": value}])
+        status, _dummy = raw(conn, "patch", "/ports/%s" % port_id, [{"op": "add", "path": path, "value": value}])
         if status != 403:
             writable[field] = status
     return writable
@@ -308,7 +308,7 @@ def _sweep_actions(conn, node_id, port_id, mac_base):
     ]
     writable = {}
     for name, method, path, body in actions:
-        status, dummy = raw(conn, method, path, body)
+        status, _dummy = raw(conn, method, path, body)
         if status != 403:
             writable[name] = status
     return writable

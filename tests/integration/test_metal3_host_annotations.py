@@ -85,8 +85,8 @@ def test_meta_data_inspection_and_power_hold(hann):
     ]
     run = run_ok(
         env,
-        secrets
-        + [
+        [
+            *secrets,
             tenant(
                 "claim",
                 host_selector=SELECTOR,

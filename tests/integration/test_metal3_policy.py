@@ -85,7 +85,7 @@ def policy_world(metal3_env):
                 policy=policy,
                 labels={"suite": "policy", "case": case},
             )
-    for number, (case, namespace, dummy) in enumerate(CLAIMS):
+    for number, (case, namespace, _dummy) in enumerate(CLAIMS):
         metal3_env.create_claim(
             namespace,
             "claim-%s-%02d" % (case, number),
@@ -124,7 +124,7 @@ def test_namespace_policies(policy_world):
             assert action["reason"] == "NoMatchingHost", (case, namespace, action)
             assert action["message"] == "no host shared with namespace %s matches hostSelector" % namespace
             claim = env.claim(namespace, "claim-%s-%02d" % (case, number))
-            condition = [c for c in claim["status"]["conditions"] if c["type"] == "AssociateBMH"][0]
+            condition = next(c for c in claim["status"]["conditions"] if c["type"] == "AssociateBMH")
             assert (condition["status"], condition["reason"]) == ("False", "NoMatchingHost")
             assert "pol-" not in condition["message"]  # never names a host
     free = dict((case, 0) for case in CASES)

@@ -201,7 +201,7 @@ def test_tenants_are_refused_outside_their_claims(sec):
 
 def test_no_bmc_data_reaches_tenants(sec, tmp_path):
     env = sec
-    values = env.bmc_values(INFRA, HOSTS) + ["10.9.8.7"]
+    values = [*env.bmc_values(INFRA, HOSTS), "10.9.8.7"]
     with env.api() as api:
         bmo = env.bmo(api, [INFRA])
         # tenant-a deploys; its host then reports an error that quotes the BMC
@@ -250,7 +250,7 @@ def test_no_bmc_data_reaches_tenants(sec, tmp_path):
     assert run.ok, run.explain()
     app = run.result("info one")["claims"][0]
     assert app["ready"] is False
-    ready = [c for c in app["conditions"] if c["type"] == "Ready"][0]
+    ready = next(c for c in app["conditions"] if c["type"] == "Ready")
     assert ready["reason"] == "HostError" and "power management error" in ready["message"]
     # module results of the tenant tasks (the binder's own results are admin-side)
     for task in ("claim app", "info", "info one", "claim temp", "release"):
@@ -308,12 +308,12 @@ def test_inventory_and_info_never_show_a_forged_host(sec, tmp_path):
     assert run.ok, run.explain()
     assert env.claim(NS_B, "reader")["metadata"]["labels"][BINDING_LABEL] == "sec-h1"
     for task in ("forged info", "forged info one"):
-        view = [v for v in run.result(task)["claims"] if v["name"] == "reader"][0]
+        view = next(v for v in run.result(task)["claims"] if v["name"] == "reader")
         assert view["host"] is None, (task, view["host"])  # the label disagrees with the record: no host
     for every in (False, True):
         options = {"host_variables": ["name", "host", "labels", "conditions"]} if every else {}
         source = write_source(tmp_path / ("forged-%s.claimed_hosts.yml" % every), namespaces=[NS_B], **options)
-        data, text = inventory(source, env.kube.ansible_env("tenant-b"), tmp_path)
+        data, _text = inventory(source, env.kube.ansible_env("tenant-b"), tmp_path)
         hostvars = data["_meta"]["hostvars"]
         assert all(v.get("tenancy_host") != "sec-h1" for v in hostvars.values()), hostvars
         assert "reader" not in hostvars  # fails closed: not a host while label and record disagree
@@ -330,7 +330,7 @@ def test_inventory_and_info_never_show_a_forged_host(sec, tmp_path):
     )
     assert run.ok, run.explain()
     assert run.result("info")["claims"][0]["host"] == honest
-    data, dummy = inventory(
+    data, _dummy = inventory(
         write_source(tmp_path / "after.claimed_hosts.yml", namespaces=[NS_B]),
         env.kube.ansible_env("tenant-b"),
         tmp_path,

@@ -154,7 +154,7 @@ def test_user_story(story):
         image=IMAGE, user_data_secret="web-user-data", network_data_secret="web-network-data", online=True
     )
     check = dict(claim_step("claim in check mode", **claim_args), check_mode=True)
-    run = run_ok(env, secrets + [claim_step("claim", **claim_args), check, bind_step("bind"), bind_step("bind again")])
+    run = run_ok(env, [*secrets, claim_step("claim", **claim_args), check, bind_step("bind"), bind_step("bind again")])
     assert run.result("claim")["changed"] is True
     assert run.result("claim in check mode")["changed"] is False
     assert run.result("bind")["claims"][0]["action"] == "updated"
@@ -430,8 +430,8 @@ def test_the_proposals_example_claims_apply_and_bind(proposal, tmp_path):
     # as the tenant, the way it would run kubectl apply -f
     run = env.playbook(
         "tenant-a",
-        secrets
-        + [
+        [
+            *secrets,
             {
                 "name": "apply the proposal's claims",
                 "kubernetes.core.k8s": {"namespace": PROPOSAL_NS, "src": str(manifest), "apply": True},

@@ -227,7 +227,7 @@ def test_operator_account_lifecycle(bmc, tmp_path):
     assert [a["username"] for a in res["listing"]] == ["bmt-manual", "bmt-op1"]  # bare BMC: the prefix marks them
     assert res["gone"] is True and res["gone2"] is False
     assert res["expires"] and res["enforced"] == "bmc"
-    status, doc = bmc.request("GET", system)
+    _status, doc = bmc.request("GET", system)
     assert doc["PowerState"] == "On"
     assert "bmt-sneaky" not in [a["UserName"] for a in bmc.accounts()]
     assert _foreign(bmc) == before

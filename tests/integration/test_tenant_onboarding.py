@@ -74,7 +74,7 @@ POOL = [
     {"names": ["large-0"], "class": "large", "share": {"tenants": [B]}},
 ]
 CONTROLS = ["no-privileged", "allowed-registries", "no-host-path", "no-host-ports", "run-as-non-root", "seccomp"]
-POLICIES = sorted("baremetal-tenancy-" + p for p in CONTROLS + ["claim-host-class"])
+POLICIES = sorted("baremetal-tenancy-" + p for p in [*CONTROLS, "claim-host-class"])
 
 
 @pytest.fixture(scope="module")
@@ -324,7 +324,7 @@ def test_pod_admission_refuses_unsafe_pods_and_admits_compliant_ones(onboarded, 
             tasks += [pod_task(pod(name, namespace, **changes)) for name, (changes, dummy) in refused.items()]
             run = tenant_run(metal3_env, identity, tasks)
             assert not run.result("compliant").get("failed"), run.explain()
-            for name, (dummy, expected) in refused.items():
+            for name, (_dummy, expected) in refused.items():
                 result = run.result(name)
                 assert result.get("failed"), (namespace, name, run.explain())
                 assert expected in result["msg"], (namespace, name, result["msg"])
@@ -417,7 +417,7 @@ def _namespaced_resources(api):
     for group, listing in listings:
         for res in listing.resources:
             if res.namespaced:
-                resource, dummy, sub = res.name.partition("/")
+                resource, _dummy, sub = res.name.partition("/")
                 found.add((group, resource, sub))
     return sorted(found)
 
@@ -441,7 +441,7 @@ VERBS = ("get", "list", "watch", "create", "update", "patch", "delete", "deletec
 def test_rbac_sweep_every_resource_and_verb(onboarded, metal3_env):
     """The apiserver's own authorizer, asked about every namespaced resource and verb."""
     ident = kube.IDENTITIES["tenant-a"]
-    groups = list(ident.groups) + ["system:authenticated"]
+    groups = [*list(ident.groups), "system:authenticated"]
     with metal3_env.api() as api:
         authz = client.AuthorizationV1Api(api)
         resources = _namespaced_resources(api)
@@ -604,7 +604,7 @@ def test_check_mode_changes_nothing(onboarded, metal3_env, tmp_path):
         assert "t6-check" not in [n.metadata.name for n in core.list_namespace().items]
         hard = core.read_namespaced_resource_quota("baremetal-tenancy", A).spec.hard
         assert hard["count/hostclaims.metal3.io"] == "2"
-    small = [h for h in metal3_env.hosts(INFRA) if h["metadata"]["name"] == "small-0"][0]
+    small = next(h for h in metal3_env.hosts(INFRA) if h["metadata"]["name"] == "small-0")
     assert small["metadata"]["labels"]["infra-kind"] == "small"
 
 
@@ -627,7 +627,7 @@ def test_role_removes_what_a_tenant_no_longer_has(onboarded, metal3_env, tmp_pat
         play,
         metal3_env.kube.ansible_env("admin"),
         tmp_path / "update",
-        extra_vars={"tenant_namespace_tenants": [TENANTS[0]] + changed, "tenant_namespace_pod_controls": CONTROLS[:-1]},
+        extra_vars={"tenant_namespace_tenants": [TENANTS[0], *changed], "tenant_namespace_pod_controls": CONTROLS[:-1]},
     )
     assert run.ok, run.explain()
     with metal3_env.api() as api:

@@ -12,6 +12,8 @@ turn it into one clear ``fail_json`` message without knowing where it came
 from.  This file imports nothing but the standard library.
 """
 
+import json
+
 
 class TenancyError(Exception):
     """An error about one object, with a cause a user can act on.
@@ -85,15 +87,8 @@ def _cause_of(exc):
     body = getattr(exc, "body", None)
     if isinstance(body, bytes):
         body = body.decode("utf-8", "replace")
-    if isinstance(body, str) and '"message"' in body:
-        import json
-
-        try:
-            msg = json.loads(body).get("message")
-        except (ValueError, AttributeError):
-            msg = None
-        if msg:
-            text = msg
+    if isinstance(body, str) and body.strip():
+        text = api_message(body) or text
     return text
 
 
@@ -107,7 +102,50 @@ class HttpError(Exception):
         super().__init__("%s %s" % (status, reason))
 
 
-_BY_STATUS = {400: InvalidInput, 403: Forbidden, 404: NotFound, 409: Conflict, 422: InvalidInput}
+# The one status-to-error table of the collection (raw requests and client-library exceptions alike).
+_BY_STATUS = {400: InvalidInput, 403: Forbidden, 404: NotFound, 406: InvalidInput, 409: Conflict, 422: InvalidInput}
+
+
+def error_class(status):
+    """The TenancyError class for an HTTP status (:class:`BackendError` for any status not in the table)."""
+    return _BY_STATUS.get(status, BackendError)
+
+
+def api_message(body):
+    """The human message of an API error body, or ``None``.
+
+    Reads a Kubernetes ``Status`` (``message``) and Ironic's error bodies
+    (``error_message``, itself JSON with a ``faultstring``, or a dict).
+    ``body`` may be bytes, text or already-decoded JSON.
+    """
+    if isinstance(body, bytes):
+        body = body.decode("utf-8", "replace")
+    if isinstance(body, str):
+        try:
+            body = json.loads(body)
+        except ValueError:
+            return None
+    if not isinstance(body, dict):
+        return None
+    if isinstance(body.get("message"), str):
+        return body["message"]
+    fault = body.get("error_message")
+    if isinstance(fault, str):
+        try:
+            inner = json.loads(fault)
+        except ValueError:
+            return fault
+        if isinstance(inner, dict) and isinstance(inner.get("faultstring"), str):
+            return inner["faultstring"]
+        return fault
+    if isinstance(fault, dict) and isinstance(fault.get("faultstring"), str):
+        return fault["faultstring"]
+    return None
+
+
+def status_error(obj, status, message):
+    """The TenancyError for a non-success HTTP ``status`` about ``obj``; ``message`` is the cause."""
+    return error_class(status)(obj, "%s (HTTP %s)" % (message, status), {"status": status})
 
 
 def from_exception(obj, exc):
@@ -120,7 +158,7 @@ def from_exception(obj, exc):
     if isinstance(exc, TenancyError):
         return exc
     status = _status_of(exc)
-    cls = _BY_STATUS.get(status, BackendError)
+    cls = error_class(status)
     cause = _cause_of(exc)
     if status and str(status) not in cause:
         cause = "%s (HTTP %s)" % (cause, status)

@@ -299,7 +299,7 @@ def plan_lease(node, project, start, end, now):
             )
         lease = make_lease(project, effective_start, end, now)
         action = "create"
-        new_list = sorted(leases + [lease], key=lambda item: item["start"])
+        new_list = sorted([*leases, lease], key=lambda item: item["start"])
     set_lessee = None
     if status(lease, now) == ACTIVE and (node or {}).get("lessee") != project:
         set_lessee = project

@@ -276,7 +276,7 @@ class Binder:
                     ),
                 ),
             )
-        namespace, name, dummy = claim_identity(claim)
+        namespace, name, _dummy = claim_identity(claim)
         result = self.io.patch_claim(namespace, name, patch, status=status)
         self._wrote(outcome)
         return result
@@ -367,7 +367,7 @@ class Binder:
 
     def bound_hosts(self, claim):
         """Hosts of the current view whose consumerRef points at ``claim``."""
-        namespace, name, dummy = claim_identity(claim)
+        namespace, name, _dummy = claim_identity(claim)
         return [host for host in self.by_ref.get((namespace, name), []) if claim_ref_matches(host, claim)]
 
     def confirm_labels(self, claims):
@@ -446,7 +446,7 @@ class Binder:
     def execute(self, jobs):
         def run(job):
             function, first, second = job
-            namespace, name, dummy = claim_identity(second if function == self.apply_action else first)
+            namespace, name, _dummy = claim_identity(second if function == self.apply_action else first)
             outcome = _Outcome(namespace, name)
             claim = second if function == self.apply_action else first
             if self.claims_watch is not None and self.claims_watch.newer(claim) is not None:
@@ -473,7 +473,7 @@ class Binder:
 
     def retry_conflicts(self, outcomes):
         """Re-list and re-plan claims that lost every candidate to other binders (at most ``conflict_rounds`` times)."""
-        for dummy in range(self.conflict_rounds):
+        for _dummy in range(self.conflict_rounds):
             retry = [outcome for outcome in outcomes if outcome.retry]
             if not retry or self.check_mode:
                 break
@@ -552,7 +552,7 @@ class Binder:
                 host = self.io.get_host(*host_key(host))
                 if host is None:
                     return None
-                ok, dummy = host_is_candidate(host, claim, self.namespace_labels.get(namespace) or {})
+                ok, _dummy = host_is_candidate(host, claim, self.namespace_labels.get(namespace) or {})
                 if not ok:
                     return None
         return None
@@ -691,7 +691,7 @@ class Binder:
     @staticmethod
     def _with_finalizer(claim):
         finalizers = list(get_path(claim, "metadata", "finalizers") or [])
-        return None if FINALIZER in finalizers else finalizers + [FINALIZER]
+        return None if FINALIZER in finalizers else [*finalizers, FINALIZER]
 
     def commit(self, claim, host, outcome):
         """Record the binding on the claim (precondition: the claim as planned); undo the host on a lost race."""
@@ -733,7 +733,7 @@ class Binder:
 
     def undo(self, host, claim, outcome):
         """Take back a ``consumerRef`` this binder wrote for a claim it could not commit."""
-        for dummy in range(3):
+        for _dummy in range(3):
             try:
                 self.write_host(host, release_plan(host, claim, None), outcome)
                 return
@@ -748,7 +748,7 @@ class Binder:
         """Make the Secret copies; ``(names by field, problem or None)``."""
         spec = validate_claim(claim)
         names = secret_copy_names(claim)
-        namespace, dummy, uid = claim_identity(claim)
+        namespace, _dummy, uid = claim_identity(claim)
         existing = dict(
             (get_path(s, "metadata", "name"), s)
             for s in self.copies.get(uid, [])
@@ -995,7 +995,7 @@ class Binder:
     def bindings(self, claims):
         result = {}
         for claim in claims:
-            namespace, name, dummy = claim_identity(claim)
+            namespace, name, _dummy = claim_identity(claim)
             host = find_adopted_host(claim, self.bound_hosts(claim))
             result["%s/%s" % (namespace, name)] = "%s/%s" % host_key(host) if host else None
         return result

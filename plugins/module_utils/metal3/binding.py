@@ -134,7 +134,7 @@ def _rejection(host, spec, decision, unavailable):
     if not matches_normalised(spec["hostSelector"], labels):
         return STAGE_NO_MATCH, "SelectorMismatch", "the host labels do not match hostSelector"
     if unavailable:
-        return (STAGE_UNAVAILABLE,) + unavailable
+        return (STAGE_UNAVAILABLE, *unavailable)
     return None
 
 
@@ -321,7 +321,7 @@ def _pending(claim, reason, message):
 
 
 def _claim_sort_key(claim):
-    namespace, name, dummy = claim_identity(claim)
+    namespace, name, _dummy = claim_identity(claim)
     return get_path(claim, "metadata", "creationTimestamp") or "", namespace or "", name or ""
 
 
@@ -360,7 +360,7 @@ def _unavailable_message(codes):
     for code in codes:
         counts[UNAVAILABLE_WORDS[code]] = counts.get(UNAVAILABLE_WORDS[code], 0) + 1
     if len(counts) == 1:
-        return "all hosts matching hostSelector are %s" % list(counts)[0]
+        return "all hosts matching hostSelector are %s" % next(iter(counts))
     detail = ", ".join("%d %s" % (counts[word], word) for word in sorted(counts))
     return "all hosts matching hostSelector are unavailable: %s" % detail
 
@@ -426,7 +426,7 @@ class _Planner:
         return self.unavailable[id(host)]
 
     def adopted(self, claim):
-        namespace, name, dummy = claim_identity(claim)
+        namespace, name, _dummy = claim_identity(claim)
         return find_adopted_host(claim, self.by_ref.get((namespace, name)))
 
     def survey(self, claim, spec):

@@ -27,7 +27,7 @@ IMAGE_FORMATS = ("raw", "qcow2", "vdi", "vmdk", "live-iso")
 IMAGE_FIELDS = ("url", "checksum", "checksumType", "format")
 URL_SCHEMES = ("http", "https")
 DATA_FIELDS = ("userData", "networkData", "metaData")
-SPEC_FIELDS = ("online", "kind", "hostSelector", "image", "nodeReuse", "credentials") + DATA_FIELDS
+SPEC_FIELDS = ("online", "kind", "hostSelector", "image", "nodeReuse", "credentials", *DATA_FIELDS)
 #: the proposal's kinds; both mean a BareMetalHost
 CLAIM_KINDS = ("baremetal", "baremetalhost")
 

@@ -216,7 +216,7 @@ def _require_bound(host, claim):
 
 def validate_claim(claim):
     """``validate_claim_spec`` for a whole HostClaim dict."""
-    namespace, name, dummy = claim_identity(claim)
+    namespace, name, _dummy = claim_identity(claim)
     return validate_claim_spec((claim or {}).get("spec"), name, namespace)
 
 
@@ -368,7 +368,7 @@ def _tracking_value(keys):
 
 def _annotation_patch(host, claim_annotations):
     current = get_path(host, "metadata", "annotations") or {}
-    mapping, dummy = passed_annotations(claim_annotations)
+    mapping, _dummy = passed_annotations(claim_annotations)
     holds = [key for key in mapping if is_hold_key(key)]
     patch = dict(mapping)
     for key in tracked_keys(current, PASSED_ANNOTATIONS):
@@ -410,7 +410,7 @@ def downward_patch(claim, host, secret_copy_names_by_field):
 def one_shot_cleanup_patch(claim):
     """Claim merge patch removing one-shot annotations (reboot, inspect) once they were passed down."""
     annotations = get_path(claim, "metadata", "annotations") or {}
-    mapping, dummy = passed_annotations(annotations)
+    mapping, _dummy = passed_annotations(annotations)
     removed = dict((key, None) for key, host_key in ONE_SHOT.items() if key in annotations and host_key in mapping)
     return {"metadata": {"annotations": removed}} if removed else {}
 
@@ -622,7 +622,7 @@ def pending_status(existing_status, reason, message, now):
 
 
 def _key_domain(key):
-    prefix, sep, dummy = key.rpartition("/")
+    prefix, sep, _dummy = key.rpartition("/")
     return prefix if sep else ""
 
 

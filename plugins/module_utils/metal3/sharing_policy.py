@@ -108,7 +108,7 @@ def _pattern_problems(pattern):
         return ["matches must be a string, got %s" % type(pattern).__name__]
     if not HAS_RE2:
         return ["matches %r cannot be checked: %s" % (pattern, MISSING_RE2)]
-    dummy, error = compile_pattern(pattern)
+    _dummy, error = compile_pattern(pattern)
     if error:
         return ["matches %r is not a valid RE2 pattern: %s" % (pattern, error)]
     return []

@@ -263,7 +263,7 @@ def node_properties(facts):
     if facts.get("cpus"):
         props["cpus"] = int(facts["cpus"])
     if facts.get("memory_gib"):
-        props["memory_mb"] = int(round(float(facts["memory_gib"]) * 1024))
+        props["memory_mb"] = round(float(facts["memory_gib"]) * 1024)
     if facts.get("cpu_arch"):
         props["cpu_arch"] = facts["cpu_arch"]
     if facts.get("boot_mode") in ("UEFI", "Legacy"):

@@ -162,7 +162,7 @@ class PlaysBareMetalOperator:
     def settle(self, max_steps: int = 20) -> int:
         """Step until nothing changes; returns the number of steps that changed something."""
         steps = 0
-        for dummy in range(max_steps):
+        for _dummy in range(max_steps):
             if not self.step():
                 return steps
             steps += 1

@@ -150,7 +150,8 @@ def start_postgres(workdir: str | Path, timeout: float = 60) -> Postgres:
     if user is not None:
         os.chown(root, user.pw_uid, user.pw_gid)
     try:
-        argv = prefix + [
+        argv = [
+            *prefix,
             str(bindir / "initdb"),
             "-D",
             str(data),
@@ -166,7 +167,8 @@ def start_postgres(workdir: str | Path, timeout: float = 60) -> Postgres:
         if res.returncode != 0:
             raise procs.ServiceStartError(f"initdb failed ({res.returncode}):\n{res.stdout}\n{res.stderr}")
         port = procs.free_port()
-        argv = prefix + [
+        argv = [
+            *prefix,
             str(bindir / "postgres"),
             "-D",
             str(data),

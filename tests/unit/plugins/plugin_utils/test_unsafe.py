@@ -13,7 +13,7 @@ TEMPLATE = "{{ lookup('ansible.builtin.env', 'HOME') }}"
 
 def strings(value):
     if isinstance(value, dict):
-        return [s for key, item in value.items() for s in [key] + strings(item)]
+        return [s for key, item in value.items() for s in [key, *strings(item)]]
     if isinstance(value, list):
         return [s for item in value for s in strings(item)]
     return [value] if isinstance(value, str) else []

@@ -43,12 +43,12 @@ def test_success_with_diff(capsys):
 
 
 def test_no_diff_unless_asked(capsys):
-    rc, out = run_module(capsys, {"name": "a"})
+    _rc, out = run_module(capsys, {"name": "a"})
     assert "diff" not in out
 
 
 def test_check_mode_is_seen(capsys):
-    rc, out = run_module(capsys, {"name": "a", "_ansible_check_mode": True})
+    _rc, out = run_module(capsys, {"name": "a", "_ansible_check_mode": True})
     assert out["changed"] is False
 
 
@@ -69,7 +69,7 @@ def test_library_error_is_mapped(capsys):
 
 
 def test_secrets_are_masked_in_output(capsys):
-    rc, out = run_module(capsys, {"name": "a", "api_key": "s3cr3t-token-value", "_ansible_diff": True})
+    _rc, out = run_module(capsys, {"name": "a", "api_key": "s3cr3t-token-value", "_ansible_diff": True})
     assert "s3cr3t-token-value" not in json.dumps(out)
 
 

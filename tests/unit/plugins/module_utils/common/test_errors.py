@@ -87,3 +87,47 @@ def test_wrap_errors_leaves_tenancy_errors_and_success_alone():
         with errors.wrap_errors("a"):
             raise errors.InvalidInput("b", "c")
     assert info.value.obj == "b"
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            '{"kind": "Status", "message": "hostclaims.metal3.io \\"a\\" not found"}',
+            'hostclaims.metal3.io "a" not found',
+        ),
+        (
+            b'{"error_message": "{\\"faultstring\\": \\"Node n-1 is locked\\", \\"debuginfo\\": null}"}',
+            "Node n-1 is locked",
+        ),
+        ({"error_message": {"faultstring": "bad field"}}, "bad field"),
+        ('{"error_message": "plain text"}', "plain text"),
+        ("not json", None),
+        ("[1, 2]", None),
+        ({}, None),
+        (None, None),
+    ],
+)
+def test_api_message_reads_kubernetes_and_ironic_bodies(body, message):
+    assert errors.api_message(body) == message
+
+
+@pytest.mark.parametrize(
+    ("status", "cls"),
+    [
+        (400, errors.InvalidInput),
+        (403, errors.Forbidden),
+        (404, errors.NotFound),
+        (406, errors.InvalidInput),
+        (409, errors.Conflict),
+        (422, errors.InvalidInput),
+        (500, errors.BackendError),
+        (503, errors.BackendError),
+    ],
+)
+def test_one_status_table_for_raw_answers_and_library_exceptions(status, cls):
+    raw = errors.status_error("node n-1", status, "went wrong")
+    assert raw.__class__ is cls
+    assert raw.message == "node n-1: went wrong (HTTP %s)" % status
+    assert raw.details == {"status": status}
+    assert errors.from_exception("node n-1", FakeHttpException(status, "went wrong")).__class__ is cls

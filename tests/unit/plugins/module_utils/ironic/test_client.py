@@ -98,10 +98,10 @@ def client(answers):
 
 
 def test_sdk_retries_are_turned_off_and_the_microversion_is_sent():
-    ironic, dummy = client([Response(200, {"uuid": "u"})])
+    ironic, _dummy = client([Response(200, {"uuid": "u"})])
     assert ironic.api.status_code_retries == 0
     assert ironic.get_node("n1", fields=("uuid", "name")) == {"uuid": "u"}
-    method, path, kwargs = ironic.api.calls[0]
+    _method, path, kwargs = ironic.api.calls[0]
     assert path == "/nodes/n1?fields=uuid,name"
     assert kwargs["microversion"] == IR.IRONIC_MICROVERSION and kwargs["raise_exc"] is False
 
@@ -111,7 +111,7 @@ def test_sdk_retries_are_turned_off_and_the_microversion_is_sent():
     [(400, InvalidInput), (403, Forbidden), (404, NotFound), (409, Conflict), (500, BackendError), (406, InvalidInput)],
 )
 def test_errors_name_the_object_and_carry_ironic_s_message(status, cls):
-    ironic, dummy = client([Response(status, fault("Node n1 could not be found."))])
+    ironic, _dummy = client([Response(status, fault("Node n1 could not be found."))])
     with pytest.raises(cls) as info:
         ironic.patch_node("uuid-1", [], label="n1")
     assert info.value.message == "node n1: Node n1 could not be found. (HTTP %d)" % status
@@ -119,7 +119,7 @@ def test_errors_name_the_object_and_carry_ironic_s_message(status, cls):
 
 
 def test_missing_ok():
-    ironic, dummy = client([Response(404, fault("Allocation web-0 could not be found."))])
+    ironic, _dummy = client([Response(404, fault("Allocation web-0 could not be found."))])
     assert ironic.get_allocation("web-0") is None
 
 
@@ -143,14 +143,14 @@ def test_lock_retries_give_up():
 
 
 def test_connection_errors_are_backend_errors():
-    ironic, dummy = client([OSError("connection refused")])
+    ironic, _dummy = client([OSError("connection refused")])
     with pytest.raises(BackendError) as info:
         ironic.get_node("n1")
     assert "connection refused" in info.value.message
 
 
 def test_lists_follow_next_links_and_send_filters():
-    ironic, dummy = client(
+    ironic, _dummy = client(
         [
             Response(200, {"nodes": [{"uuid": "1"}], "next": "http://ironic/v1/nodes?marker=1"}),
             Response(200, {"nodes": [{"uuid": "2"}]}),
@@ -167,7 +167,7 @@ def test_poll_intervals_start_short_and_grow_to_a_cap():
     values = iter(range(100))
     result = ironic.poll(lambda: next(values), lambda v: v >= 60, 600, "node n1")
     assert result == 60
-    fast = int(round(IR.POLL_FAST_SECONDS / IR.POLL_FIRST))
+    fast = round(IR.POLL_FAST_SECONDS / IR.POLL_FIRST)
     assert clock.sleeps[:fast] == [IR.POLL_FIRST] * fast
     assert clock.sleeps[fast + 1] > IR.POLL_FIRST
     assert all(b >= a for a, b in zip(clock.sleeps, clock.sleeps[1:]))
@@ -191,7 +191,7 @@ def test_poll_timeout_and_failure():
 
 
 def test_project_scope_is_required():
-    ironic, dummy = client([])
+    ironic, _dummy = client([])
     assert ironic.require_project("claim x") == "p" * 32
     ironic.conn.current_project_id = None
     with pytest.raises(InvalidInput) as info:
@@ -248,7 +248,7 @@ def test_handing_over_sets_the_next_lessee():
         {"op": "add", "path": "/properties/" + L.LEASES_KEY, "value": nxt},
         {"op": "remove", "path": "/lessee"},
     ]
-    ops, dummy = IL.end_access_patch(leased_node(), nxt, new_lessee="b" * 32)
+    ops, _dummy = IL.end_access_patch(leased_node(), nxt, new_lessee="b" * 32)
     assert ops == [
         {"op": "add", "path": "/properties/" + L.LEASES_KEY, "value": nxt},
         {"op": "add", "path": "/lessee", "value": "b" * 32},
@@ -266,7 +266,7 @@ def test_lessee_must_exist_only_to_be_leased():
         def find_project(self, name, ignore_missing=True):
             return None
 
-    ironic, dummy = client([])
+    ironic, _dummy = client([])
     ironic.conn.identity = Identity()
     with pytest.raises(NotFound) as info:
         IL.resolve_lessee(ironic, "a" * 32)

@@ -153,7 +153,7 @@ def test_build_sets_the_name_and_keeps_what_is_given():
         "user_data": "#cloud-config\n{}\n",
         "network_data": NETWORK,
     }
-    drive, dummy = build_configdrive("web-0")
+    drive, _dummy = build_configdrive("web-0")
     assert drive == {"meta_data": {"hostname": "web-0", "name": "web-0"}}
 
 
@@ -171,7 +171,7 @@ def test_digest_is_stable_and_content_addressed():
     b, dummy = build_configdrive("n", "#cloud-config\n{}\n", dict(reversed(list(NETWORK.items()))), {"a": 2, "b": 1})
     assert configdrive_digest(a) == configdrive_digest(b)
     assert configdrive_digest(a).startswith("sha256:") and len(configdrive_digest(a)) == 7 + 64
-    c, dummy = build_configdrive("n", "#cloud-config\n{}\n ", NETWORK, {"b": 1, "a": 2})
+    c, _dummy = build_configdrive("n", "#cloud-config\n{}\n ", NETWORK, {"b": 1, "a": 2})
     assert configdrive_digest(a) != configdrive_digest(c)
     assert configdrive_digest(None) is None
 
@@ -190,7 +190,7 @@ def test_digest_depends_only_on_content(meta, user_data):
     drive, dummy = build_configdrive("n", "#!/bin/sh\n" + user_data, None, meta)
     shuffled = dict(drive, meta_data=dict(reversed(list(drive["meta_data"].items()))))
     assert configdrive_digest(drive) == configdrive_digest(shuffled)
-    other, dummy = build_configdrive("n", "#!/bin/sh\n" + user_data + "x", None, meta)
+    other, _dummy = build_configdrive("n", "#!/bin/sh\n" + user_data + "x", None, meta)
     assert configdrive_digest(drive) != configdrive_digest(other)
 
 

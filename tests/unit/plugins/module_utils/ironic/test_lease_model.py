@@ -328,7 +328,7 @@ def test_choose_skips_unsuitable_nodes():
     for n in nodes[:-1]:
         n["traits"] = n.get("traits") or []
     nodes[5]["traits"] = ["CUSTOM_GPU"]
-    already, chosen = L.choose_nodes(nodes, A, None, None, NOW, 1, "rc", ["CUSTOM_GPU"])
+    _already, chosen = L.choose_nodes(nodes, A, None, None, NOW, 1, "rc", ["CUSTOM_GPU"])
     assert [n["name"] for n in chosen] == ["good"]
     with pytest.raises(Conflict) as info:
         L.choose_nodes(nodes, A, None, None, NOW, 2, "rc", ["CUSTOM_GPU"])

@@ -278,7 +278,7 @@ def test_expiry_ends_access_the_esi_leap_way():
     assert [w[0] for w in ironic.writes if w[1] == "n1"] == ["patch", "provision"]
     assert n1["lessee"] is None and n1["instance_info"] == {} and L.LEASES_KEY not in n1["properties"]
     # claimed, never deployed: instance_uuid removed (Ironic drops the allocation), instance_info cleared
-    n2_ops = [w for w in ironic.writes if w[1] == "n2"][0][2]
+    n2_ops = next(w for w in ironic.writes if w[1] == "n2")[2]
     assert {"op": "remove", "path": "/instance_uuid"} in n2_ops and {"op": "remove", "path": "/instance_info"} in n2_ops
     assert n2["lessee"] is None and n2["instance_uuid"] is None
     assert n3["lessee"] == B

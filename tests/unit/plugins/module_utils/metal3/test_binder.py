@@ -214,11 +214,11 @@ def test_a_pending_claim_gets_a_condition_and_no_forged_label():
     report = binder(fake).run()
     actions = dict((a["name"], a) for a in report["claims"])
     assert sorted(a["action"] for a in actions.values()) == ["bound", "pending"]
-    pending = [a for a in actions.values() if a["action"] == "pending"][0]
+    pending = next(a for a in actions.values() if a["action"] == "pending")
     assert pending["reason"] == "NoAvailableHost"
     claim = fake.get("hostclaims", "tenant-a", pending["name"])
     assert BINDING_LABEL not in (claim["metadata"].get("labels") or {})
-    condition = [c for c in claim["status"]["conditions"] if c["type"] == "AssociateBMH"][0]
+    condition = next(c for c in claim["status"]["conditions"] if c["type"] == "AssociateBMH")
     assert condition["reason"] == "NoAvailableHost" and condition["status"] == "False"
 
 

@@ -165,7 +165,7 @@ def test_node_reuse_host_first_then_unlabelled_then_reserved():
     reuse = make_host("h-reuse", labels={NODE_REUSE_LABEL: "tenant-a.md-0"})
     other_reuse = make_host("h-other", labels={NODE_REUSE_LABEL: "tenant-b.md-0"})
     plain = [make_host("h-%d" % i) for i in range(5)]
-    ranked = b.rank_candidates(claim, [other_reuse] + plain + [reuse], "binder-1")
+    ranked = b.rank_candidates(claim, [other_reuse, *plain, reuse], "binder-1")
     names = [h["metadata"]["name"] for h in ranked]
     assert names[0] == "h-reuse" and names[-1] == "h-other"
 

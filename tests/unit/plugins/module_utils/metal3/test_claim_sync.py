@@ -619,7 +619,7 @@ def test_ready_condition(host_args, online, reason, ready):
 
 
 def test_ready_uses_host_online_without_claim():
-    dummy, host = host_for_status(state="provisioned", online=True, powered_on=True)
+    _dummy, host = host_for_status(state="provisioned", online=True, powered_on=True)
     assert conditions(cs.upward_status(host, None, NOW))["Ready"]["status"] == "True"
 
 
@@ -629,13 +629,13 @@ def test_error_message_never_goes_up():
     status = cs.upward_status(host, None, NOW)
     assert cs.find_bmc_data(status, BMC_VALUES) == []
     assert "power management error" in conditions(status)["Ready"]["message"]
-    dummy, host = host_for_status(state="provisioned", error_type="made up %s" % BMC_IP, error_message=message)
+    _dummy, host = host_for_status(state="provisioned", error_type="made up %s" % BMC_IP, error_message=message)
     status = cs.upward_status(host, None, NOW)
     assert cs.find_bmc_data(status, BMC_VALUES) == []
 
 
 def test_unknown_states_are_not_echoed():
-    dummy, host = host_for_status(state="weird %s" % BMC_IP)
+    _dummy, host = host_for_status(state="weird %s" % BMC_IP)
     assert cs.find_bmc_data(cs.upward_status(host, None, NOW), BMC_VALUES) == []
 
 
@@ -1015,7 +1015,7 @@ def test_bmc_values_of(address, host_part):
 def test_values_naming_this_hosts_bmc_are_not_imported():
     host = make_host(labels={"mgmt-net": BMC_IP.replace(".", "-"), "addr": "x"})
     host["metadata"]["annotations"] = {"export.hostclaim.metal3.io/notes": "console https://%s/" % BMC_IP}
-    result = cs.import_metadata({}, host["metadata"], bmc_values=cs.bmc_values_of(host) + [BMC_IP.replace(".", "-")])
+    result = cs.import_metadata({}, host["metadata"], bmc_values=[*cs.bmc_values_of(host), BMC_IP.replace(".", "-")])
     assert result["labels"]["set"] == {"addr": "x"}
     assert "export.hostclaim.metal3.io/notes" not in result["annotations"]["set"]
 
@@ -1087,7 +1087,7 @@ def test_labels_and_annotations_repeating_the_bmc_user_or_password_are_withheld_
 
 
 def test_an_unreadable_credentials_secret_withholds_everything():
-    host, dummy = _credentialed_host(
+    host, _dummy = _credentialed_host(
         labels={"example.com/rack": "r7"}, annotations={"export.hostclaim.metal3.io/rack": "r7"}
     )
     claim_meta = {"labels": {"example.com/rack": "r7"}, "annotations": {m3api.IMPORTED_LABELS: '["example.com/rack"]'}}

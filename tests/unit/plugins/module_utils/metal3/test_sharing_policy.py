@@ -235,7 +235,7 @@ def test_python_re_is_never_used_for_the_pattern(monkeypatch):
     assert allowed({"matches": "p-[a-z]+"}, "p-abc")
     assert not allowed({"matches": "(a+)+$"}, "a" * 62 + "b")
     assert np.validate_policy({"matches": "(b+)+c"}) == []
-    compiled, dummy = np.compile_pattern("p-[a-z]+")
+    compiled, _dummy = np.compile_pattern("p-[a-z]+")
     assert type(compiled).__module__.startswith("re2")
 
 
@@ -248,7 +248,7 @@ def test_compile_cache_is_used(monkeypatch):
         return original(pattern, options)
 
     monkeypatch.setattr(np.re2, "compile", counting)
-    for dummy in range(5):
+    for _dummy in range(5):
         allowed({"matches": "cached-.*"}, "cached-a")
         allowed({"matches": "("}, "cached-a")
     assert calls.count("cached-.*") == 1
