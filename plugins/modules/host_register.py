@@ -324,8 +324,10 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connectio
     openstack_connection,
     resolve_project,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.registration import IronicRegistrar
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import kube_api_client
-from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import registration as backends
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.registration import Metal3Registrar
+from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.registration import run_host_register
 
 
 class HostRegisterModule(TenancyModule):
@@ -387,7 +389,7 @@ class HostRegisterModule(TenancyModule):
     def _registrar(self):
         params = self.params
         if self.backend == "metal3":
-            return backends.Metal3Registrar(
+            return Metal3Registrar(
                 kube_api_client(params), params["namespace"], self.check_mode, params.get("host_claim_namespaces")
             )
         owner = self._owner
@@ -396,7 +398,7 @@ class HostRegisterModule(TenancyModule):
         def connect():
             return conns.pop() if conns else openstack_connection(params)
 
-        return backends.IronicRegistrar(
+        return IronicRegistrar(
             connect,
             self.check_mode,
             owner,
@@ -419,7 +421,7 @@ class HostRegisterModule(TenancyModule):
         self._check()
         if self.backend == "ironic":
             self._resolve_owner()
-        backends.run_host_register(self, self._registrar)
+        run_host_register(self, self._registrar)
 
 
 def main():

@@ -1,0 +1,130 @@
+# Copyright (c) 2026, baremetal.tenancy contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
+
+"""host_register on Metal3: create or update BareMetalHosts and their BMC credential Secrets from what the BMCs told.
+
+Needs a Kubernetes client with rights on BareMetalHosts and Secrets in the
+infrastructure namespace.  Check mode reads and writes nothing."""
+
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import registration_model as bmh_model
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
+    Conflict,
+    wrap_errors,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import client as redfish
+from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import registration_model as reg
+
+BMH_GROUP, BMH_VERSION, BMH_PLURAL = "metal3.io", "v1alpha1", "baremetalhosts"
+
+
+class Metal3Registrar:
+    parallel = False  # one writer per namespace: BareMetalHost names are checked against one listing
+
+    def __init__(self, api_client, namespace, check_mode, host_claim_namespaces=None):
+        from kubernetes import client as k8s_client
+
+        self.custom = k8s_client.CustomObjectsApi(api_client)
+        self.core = k8s_client.CoreV1Api(api_client)
+        self.api_client = api_client
+        self.namespace = namespace
+        self.check_mode = check_mode
+        self.claim_namespaces = host_claim_namespaces
+        with wrap_errors("BareMetalHosts in namespace %s" % namespace):
+            listing = self.custom.list_namespaced_custom_object(BMH_GROUP, BMH_VERSION, namespace, BMH_PLURAL)
+        self.by_name = dict((h["metadata"]["name"], h) for h in listing.get("items", []))
+        self.by_uuid = {}
+        for host in self.by_name.values():
+            uuid = reg.normal_uuid((host["metadata"].get("annotations") or {}).get(reg.SYSTEM_UUID_ANNOTATION))
+            if uuid:
+                self.by_uuid[uuid] = host
+
+    def _secret(self, name):
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            secret = self.core.read_namespaced_secret(name, self.namespace)
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+        return self.api_client.sanitize_for_serialization(secret)
+
+    def register(self, job):
+        uuid = reg.normal_uuid(job.facts["uuid"])
+        existing = self.by_uuid.get(uuid)
+        name = existing["metadata"]["name"] if existing else reg.host_name(job.spec.get("name"), job.facts, "metal3")
+        job.name = name
+        obj = "BareMetalHost %s/%s" % (self.namespace, name)
+        if existing is None and name in self.by_name:
+            raise Conflict(
+                obj,
+                "exists for another system (its %s is %r, this BMC's system is %s)"
+                % (
+                    reg.SYSTEM_UUID_ANNOTATION,
+                    (self.by_name[name]["metadata"].get("annotations") or {}).get(reg.SYSTEM_UUID_ANNOTATION),
+                    uuid,
+                ),
+            )
+        if existing is not None and job.spec.get("name") and job.spec["name"] != name:
+            job.warning = "system %s is already registered as %s; name %s ignored" % (uuid, name, job.spec["name"])
+        secret_name = ((existing or {}).get("spec", {}).get("bmc") or {}).get(
+            "credentialsName"
+        ) or bmh_model.secret_name(name)
+        desired = bmh_model.desired_bmh(
+            name,
+            self.namespace,
+            job.facts,
+            job.classification.labels,
+            redfish.bmh_address(job.base_url, job.system_path),
+            secret_name,
+            validate_certs=job.spec.get("validate_certs", True),
+            boot_mac_address=job.spec.get("boot_mac_address"),
+            host_claim_namespaces=self.claim_namespaces,
+        )
+        spec = job.spec
+        with wrap_errors("Secret %s/%s" % (self.namespace, secret_name)):
+            secret = self._secret(secret_name)
+            secret_change = secret is None or bmh_model.secret_differs(secret, spec["username"], spec["password"])
+            if secret_change and not self.check_mode:
+                body = bmh_model.desired_secret(secret_name, self.namespace, spec["username"], spec["password"])
+                if secret is None:
+                    self.core.create_namespaced_secret(self.namespace, body)
+                else:
+                    body["metadata"]["resourceVersion"] = secret["metadata"]["resourceVersion"]
+                    body["metadata"]["labels"] = dict(
+                        secret["metadata"].get("labels") or {}, **body["metadata"]["labels"]
+                    )
+                    self.core.replace_namespaced_secret(secret_name, self.namespace, body)
+        job.before = bmh_model.bmh_view(existing)
+        with wrap_errors(obj):
+            if existing is None:
+                job.after = bmh_model.bmh_view(desired)
+                job.status = "registered"
+                job.changed = True
+                if not self.check_mode:
+                    created = self.custom.create_namespaced_custom_object(
+                        BMH_GROUP, BMH_VERSION, self.namespace, BMH_PLURAL, desired
+                    )
+                    self.by_name[name] = self.by_uuid[uuid] = created
+            else:
+                patch = bmh_model.bmh_patch(existing, desired, self.claim_namespaces is not None)
+                from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import (
+                    apply_merge_patch,
+                )
+
+                after = apply_merge_patch(existing, patch) if patch else existing
+                job.after = bmh_model.bmh_view(after)
+                job.changed = bool(patch) or secret_change
+                job.status = "updated" if job.changed else "unchanged"
+                if patch and not self.check_mode:
+                    patch.setdefault("metadata", {})["resourceVersion"] = existing["metadata"]["resourceVersion"]
+                    self.custom.patch_namespaced_custom_object(
+                        BMH_GROUP, BMH_VERSION, self.namespace, BMH_PLURAL, name, patch
+                    )
+        if secret_change and job.after is not None:
+            job.after = dict(job.after, credentials="<changed>")
+        job.ref = dict(bareMetalHost=name, namespace=self.namespace)

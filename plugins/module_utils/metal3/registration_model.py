@@ -1,0 +1,204 @@
+# Copyright (c) 2026, baremetal.tenancy contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
+
+"""What host_register writes on Metal3: the BareMetalHost and its BMC credential Secret, as pure functions of the BMC facts (no I/O)."""
+
+import base64
+import json
+
+from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.registration_model import (
+    DOMAIN,
+    HIDDEN,
+    SYSTEM_UUID_ANNOTATION,
+    boot_mac,
+    normal_uuid,
+)
+
+BMH_API_VERSION = "metal3.io/v1alpha1"
+
+MANAGED_LABELS_ANNOTATION = DOMAIN + "/classified-labels"
+
+SECRET_LABEL = "environment.metal3.io"
+
+SECRET_SUFFIX = "-bmc-secret"
+
+
+def bmh_boot_mode(redfish_mode):
+    """BMH ``spec.bootMode`` for a Redfish ``BootSourceOverrideMode``."""
+    if redfish_mode == "UEFI":
+        return "UEFI"
+    if redfish_mode == "Legacy":
+        return "legacy"
+    return None
+
+
+def _tracked(annotations, key):
+    try:
+        value = json.loads((annotations or {}).get(key) or "[]")
+    except ValueError:
+        return []
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def secret_name(host):
+    return host + SECRET_SUFFIX
+
+
+def desired_bmh(
+    name,
+    namespace,
+    facts,
+    labels,
+    bmc_address,
+    secret,
+    validate_certs=True,
+    boot_mac_address=None,
+    host_claim_namespaces=None,
+):
+    """The whole BareMetalHost for a new host."""
+    spec = {
+        "online": False,
+        "bmc": {
+            "address": bmc_address,
+            "credentialsName": secret,
+            "disableCertificateVerification": not validate_certs,
+        },
+    }
+    mac = boot_mac(facts, boot_mac_address)
+    if mac:
+        spec["bootMACAddress"] = mac
+    mode = bmh_boot_mode(facts.get("boot_mode"))
+    if mode:
+        spec["bootMode"] = mode
+    if host_claim_namespaces is not None:
+        spec["hostClaimNamespaces"] = _claim_namespaces(host_claim_namespaces)
+    return {
+        "apiVersion": BMH_API_VERSION,
+        "kind": "BareMetalHost",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": dict(labels),
+            "annotations": {
+                SYSTEM_UUID_ANNOTATION: normal_uuid(facts.get("uuid")),
+                MANAGED_LABELS_ANNOTATION: json.dumps(sorted(labels)),
+            },
+        },
+        "spec": spec,
+    }
+
+
+def _claim_namespaces(value):
+    out = {}
+    if value.get("matches") is not None:
+        out["matches"] = value["matches"]
+    if value.get("withLabel") is not None:
+        out["withLabel"] = list(value["withLabel"])
+    return out
+
+
+def bmh_patch(current, desired, manage_claim_namespaces):
+    """JSON merge patch from ``current`` BMH to ``desired`` (see :func:`desired_bmh`); ``{}`` if equal.
+
+    Only what host_register owns is compared: the classified labels (others
+    are kept), the two annotations, ``bmc``, ``bootMACAddress``,
+    ``bootMode`` and, when given, ``hostClaimNamespaces``.  ``online`` is
+    set on creation only.
+    """
+    patch = {}
+    meta = current.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    annotations = meta.get("annotations") or {}
+    want_labels = desired["metadata"]["labels"]
+    label_patch = {}
+    for key in _tracked(annotations, MANAGED_LABELS_ANNOTATION):
+        if key not in want_labels and key in labels:
+            label_patch[key] = None
+    for key, value in want_labels.items():
+        if labels.get(key) != value:
+            label_patch[key] = value
+    annotation_patch = {}
+    for key, value in desired["metadata"]["annotations"].items():
+        if key == MANAGED_LABELS_ANNOTATION:
+            if sorted(_tracked(annotations, key)) == sorted(want_labels) and key in annotations:
+                continue
+        if annotations.get(key) != value:
+            annotation_patch[key] = value
+    if label_patch:
+        patch.setdefault("metadata", {})["labels"] = label_patch
+    if annotation_patch:
+        patch.setdefault("metadata", {})["annotations"] = annotation_patch
+    spec = current.get("spec") or {}
+    want = desired["spec"]
+    spec_patch = {}
+    bmc = spec.get("bmc") or {}
+    bmc_patch = dict(
+        (k, v)
+        for k, v in want["bmc"].items()
+        if bmc.get(k, False if k == "disableCertificateVerification" else None) != v
+    )
+    if bmc_patch:
+        spec_patch["bmc"] = bmc_patch
+    for key in ("bootMACAddress", "bootMode"):
+        if key in want and spec.get(key) != want[key]:
+            spec_patch[key] = want[key]
+    if manage_claim_namespaces and "hostClaimNamespaces" in want:
+        current_ns = spec.get("hostClaimNamespaces") or {}
+        wanted_ns = want["hostClaimNamespaces"]
+        if current_ns != wanted_ns:
+            ns_patch = dict(wanted_ns)
+            for key in current_ns:
+                if key not in wanted_ns:
+                    ns_patch[key] = None
+            spec_patch["hostClaimNamespaces"] = ns_patch
+    if spec_patch:
+        patch["spec"] = spec_patch
+    return patch
+
+
+def bmh_view(bmh):
+    """What the diff shows of a BMH (no Secret contents)."""
+    if not bmh:
+        return {}
+    meta = bmh.get("metadata") or {}
+    spec = bmh.get("spec") or {}
+    return {
+        "name": meta.get("name"),
+        "labels": dict(meta.get("labels") or {}),
+        "bootMACAddress": spec.get("bootMACAddress"),
+        "bootMode": spec.get("bootMode"),
+        "bmc": {
+            "credentialsName": (spec.get("bmc") or {}).get("credentialsName"),
+            "address": HIDDEN if (spec.get("bmc") or {}).get("address") else None,
+        },
+        "hostClaimNamespaces": spec.get("hostClaimNamespaces"),
+    }
+
+
+def desired_secret(name, namespace, username, password):
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "Opaque",
+        "metadata": {"name": name, "namespace": namespace, "labels": {SECRET_LABEL: "baremetal"}},
+        "data": {"username": _b64(username), "password": _b64(password)},
+    }
+
+
+def _b64(text):
+    return base64.b64encode(text.encode("utf-8")).decode("ascii")
+
+
+def secret_differs(current, username, password):
+    """Whether a Secret's data differ from the credentials (compared decoded, never shown)."""
+    data = (current or {}).get("data") or {}
+    try:
+        have_user = base64.b64decode(data.get("username") or "").decode("utf-8")
+        have_pass = base64.b64decode(data.get("password") or "").decode("utf-8")
+    except (ValueError, TypeError):
+        return True
+    return have_user != username or have_pass != password

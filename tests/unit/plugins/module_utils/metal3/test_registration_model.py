@@ -1,0 +1,137 @@
+# Copyright (c) 2026, baremetal.tenancy contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+
+import copy
+import json
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import apply_merge_patch
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import registration_model as bmh_model
+from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import registration_model as reg
+
+UUID = "7a1b0000-0000-0000-0000-000000000001"
+FACTS = {
+    "uuid": UUID,
+    "cpus": 96,
+    "memory_gib": 512,
+    "cpu_arch": "x86_64",
+    "boot_mode": "UEFI",
+    "nics": [{"name": "a", "mac": "52:54:00:aa:bb:01"}, {"name": "b", "mac": "52:54:00:aa:bb:02"}],
+}
+ADDRESS = "redfish+http://127.0.0.1:8000/redfish/v1/Systems/" + UUID
+
+
+def bmh(labels=None, claim_ns=None, **kw):
+    return bmh_model.desired_bmh(
+        "web-1",
+        "metal3",
+        dict(FACTS, **kw),
+        labels if labels is not None else {"infra-kind": "large"},
+        ADDRESS,
+        "web-1-bmc-secret",
+        host_claim_namespaces=claim_ns,
+    )
+
+
+def test_desired_bmh():
+    host = bmh(claim_ns={"matches": "tenant-.*", "withLabel": None})
+    assert host["spec"] == {
+        "online": False,
+        "bootMACAddress": "52:54:00:aa:bb:01",
+        "bootMode": "UEFI",
+        "bmc": {"address": ADDRESS, "credentialsName": "web-1-bmc-secret", "disableCertificateVerification": False},
+        "hostClaimNamespaces": {"matches": "tenant-.*"},
+    }
+    assert host["metadata"]["annotations"] == {
+        reg.SYSTEM_UUID_ANNOTATION: UUID,
+        bmh_model.MANAGED_LABELS_ANNOTATION: '["infra-kind"]',
+    }
+    assert "hostClaimNamespaces" not in bmh()["spec"]
+    assert "bootMode" not in bmh(boot_mode=None)["spec"]
+    assert bmh(boot_mode="Legacy")["spec"]["bootMode"] == "legacy"
+
+
+def test_bmh_patch_of_itself_is_empty():
+    host = bmh(claim_ns={"withLabel": ["a"]})
+    assert bmh_model.bmh_patch(host, host, True) == {}
+
+
+def test_bmh_patch_keeps_others_labels_and_removes_our_stale_ones():
+    current = bmh({"infra-kind": "large", "vendor": "fabrikam"})
+    current["metadata"]["labels"]["rack"] = "r7"
+    current["metadata"]["labels"]["infra-kind"] = "tampered"
+    desired = bmh({"infra-kind": "large"})
+    patch = bmh_model.bmh_patch(current, desired, False)
+    assert patch["metadata"]["labels"] == {"vendor": None, "infra-kind": "large"}
+    after = apply_merge_patch(copy.deepcopy(current), patch)
+    assert after["metadata"]["labels"] == {"infra-kind": "large", "rack": "r7"}
+    assert json.loads(after["metadata"]["annotations"][bmh_model.MANAGED_LABELS_ANNOTATION]) == ["infra-kind"]
+    assert bmh_model.bmh_patch(after, desired, False) == {}
+
+
+def test_bmh_patch_spec_fields():
+    current = bmh()
+    current["spec"]["bmc"]["address"] = "redfish://old/redfish/v1/Systems/1"
+    current["spec"]["bootMACAddress"] = "52:54:00:aa:bb:09"
+    current["spec"]["online"] = True  # the tenant's power state: never touched
+    current["spec"]["hostClaimNamespaces"] = {"matches": "x", "withLabel": ["y"]}
+    desired = bmh(claim_ns={"matches": "tenant-.*"})
+    patch = bmh_model.bmh_patch(current, desired, True)
+    assert patch["spec"] == {
+        "bmc": {"address": ADDRESS},
+        "bootMACAddress": "52:54:00:aa:bb:01",
+        "hostClaimNamespaces": {"matches": "tenant-.*", "withLabel": None},
+    }
+    assert "hostClaimNamespaces" not in bmh_model.bmh_patch(current, desired, False).get("spec", {})
+    after = apply_merge_patch(copy.deepcopy(current), patch)
+    assert after["spec"]["online"] is True
+    assert bmh_model.bmh_patch(after, desired, True) == {}
+
+
+def test_bmh_patch_adopts_a_host_made_by_hand():
+    current = {"metadata": {"name": "web-1", "labels": {"rack": "r1"}}, "spec": {"bmc": {"address": ADDRESS}}}
+    patch = bmh_model.bmh_patch(current, bmh(), False)
+    after = apply_merge_patch(copy.deepcopy(current), patch)
+    assert bmh_model.bmh_patch(after, bmh(), False) == {}
+    assert after["metadata"]["labels"] == {"rack": "r1", "infra-kind": "large"}
+
+
+@given(
+    st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), st.sampled_from(["x", "y"]), max_size=4),
+    st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), st.sampled_from(["x", "y"]), max_size=4),
+    st.dictionaries(st.sampled_from(["e", "f"]), st.sampled_from(["x", "y"]), max_size=2),
+)
+def test_property_reclassification_converges_and_spares_foreign_labels(old, new, foreign):
+    current = bmh(old)
+    current["metadata"]["labels"].update(foreign)
+    desired = bmh(new)
+    after = apply_merge_patch(copy.deepcopy(current), bmh_model.bmh_patch(current, desired, False))
+    assert bmh_model.bmh_patch(after, desired, False) == {}
+    for key, value in foreign.items():
+        assert after["metadata"]["labels"][key] == value
+    for key, value in new.items():
+        assert after["metadata"]["labels"][key] == value
+    for key in set(old) - set(new):
+        assert key not in after["metadata"]["labels"]
+
+
+def test_bmh_view_hides_the_address():
+    view = bmh_model.bmh_view(bmh())
+    assert view["bmc"]["address"] == reg.HIDDEN
+    assert ADDRESS not in json.dumps(view)
+    assert bmh_model.bmh_view(None) == {}
+
+
+def test_secret():
+    secret = bmh_model.desired_secret("s", "metal3", "root", "p@ss")
+    assert secret["data"] == {"username": "cm9vdA==", "password": "cEBzcw=="}
+    assert not bmh_model.secret_differs(secret, "root", "p@ss")
+    assert bmh_model.secret_differs(secret, "root", "other")
+    assert bmh_model.secret_differs(secret, "admin", "p@ss")
+    assert bmh_model.secret_differs(None, "root", "p@ss")
+    assert bmh_model.secret_differs({"data": {"username": "!!!"}}, "root", "p@ss")
+    assert bmh_model.secret_name("web-1") == "web-1-bmc-secret"
