@@ -31,13 +31,16 @@ from urllib.parse import quote
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     BackendError,
-    HttpError,
     InvalidInput,
     TenancyError,
-    from_exception,
+    connection_reason,
+    http_error,
+    shorten,
     wrap_errors,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import dns1123_label_problem
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import claim_view as ironic_view
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_view as metal3_view
 from ansible_collections.baremetal.tenancy.plugins.plugin_utils import inventory_model as model
 
 try:
@@ -55,70 +58,6 @@ DEFAULT_PAGE_SIZE = 500
 DEFAULT_TIMEOUT = 60
 MAX_PARALLEL = 4
 USER_AGENT = "baremetal.tenancy-claimed_hosts"
-
-
-def _text(body):
-    if isinstance(body, bytes):
-        return body.decode("utf-8", "replace")
-    return body if isinstance(body, str) else ""
-
-
-def _api_message(body):
-    """The human message of a Kubernetes Status or an Ironic error body, or ``None``."""
-    try:
-        data = json.loads(_text(body))
-    except ValueError:
-        return None
-    if not isinstance(data, dict):
-        return None
-    if isinstance(data.get("message"), str):
-        return data["message"]
-    fault = data.get("error_message")
-    if isinstance(fault, str):
-        try:
-            fault = json.loads(fault)
-        except ValueError:
-            return fault
-    if isinstance(fault, dict) and isinstance(fault.get("faultstring"), str):
-        return fault["faultstring"]
-    return None
-
-
-_HINTS = {
-    401: "the credentials were refused",
-    403: "the credentials do not allow it",
-    404: "not found",
-}
-
-
-def http_error(what, status, reason, body, hint_404=None):
-    """The TenancyError for an HTTP error answer about ``what``."""
-    message = _api_message(body) or _HINTS.get(status) or reason or "HTTP error"
-    if status == 401 and "credentials" not in message:
-        message = "%s: %s" % (_HINTS[401], message)
-    if status == 404 and hint_404:
-        message = "%s (%s)" % (message, hint_404)
-    return from_exception(what, HttpError(status, message, None))
-
-
-def _connection_reason(exc):
-    """A short reason for a urllib3 failure (no object reprs)."""
-    reason = getattr(exc, "reason", None) or exc
-    text = str(reason)
-    marker = "Failed to establish a new connection: "
-    if marker in text:
-        return text[text.index(marker) + len(marker) :]
-    return text.split("): ", 1)[-1] if "): " in text and "object at 0x" in text else text
-
-
-def shorten(error):
-    """``error`` (a TenancyError) with a connection failure cause cut to its reason (no urllib3 retry story)."""
-    marker = "Failed to establish a new connection: "
-    cause = error.cause if isinstance(error.cause, str) else ""
-    if marker in cause:
-        reason = cause[cause.index(marker) + len(marker) :].rstrip("\")'")
-        error.cause = "cannot connect: %s" % reason
-    return error
 
 
 def _check_namespaces(namespaces):
@@ -168,7 +107,7 @@ class KubeClaims:
                 preload_content=True,
             )
         except urllib3.exceptions.HTTPError as exc:
-            raise BackendError("Kubernetes API %s" % self.base, "cannot connect: %s" % _connection_reason(exc))
+            raise BackendError("Kubernetes API %s" % self.base, "cannot connect: %s" % connection_reason(exc))
         self.requests += 1
         if response.status != 200:
             raise http_error(
@@ -199,7 +138,7 @@ class KubeClaims:
                     else None
                 )
                 for item in body.get("items") or ():
-                    record = model.metal3_record(item)
+                    record = metal3_view.metal3_record(item)
                     if record is not None:
                         records.append(record)
         return records
@@ -282,7 +221,7 @@ class IronicClaims:
             results = [future.result() for future in futures]
         allocations, nodes, port_list = results[0], results[1], results[2] if ports else []
         names = {self.project_id: self.project_name} if self.project_id else {}
-        return model.ironic_records(allocations, nodes, port_list, names)
+        return ironic_view.ironic_records(allocations, nodes, port_list, names)
 
 
 def fetch_records(backend, params, namespaces=None, page_size=DEFAULT_PAGE_SIZE, timeout=DEFAULT_TIMEOUT, ports=True):

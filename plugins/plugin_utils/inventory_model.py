@@ -53,19 +53,18 @@ Rules decided here (the plugin documents them):
   ``_``) and never start with a digit.
 """
 
-import ipaddress
 import re
 
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.claim_record import (
+    DEFAULT_ADDRESS_FAMILIES,
+    DEFAULT_ADDRESS_TYPES,
+    as_dict,
+    as_str,
+    select_address,
+)
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model import image_of
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_view import bound_host
 
 BACKENDS = ("metal3", "ironic")
-ANY_TYPE = "*"
-ADDRESS_FAMILIES = ("ipv4", "ipv6", "hostname")
-DEFAULT_ADDRESS_TYPES = ("ExternalIP", "InternalIP")
-DEFAULT_ADDRESS_FAMILIES = ("ipv4", "ipv6")
-DEFAULT_UNTYPED_ADDRESS = "InternalIP"
 DEFAULT_HOST_CLASS_LABEL = "baremetal.tenancy/host-class"
 DEFAULT_HOSTVAR_PREFIX = "tenancy_"
 DEFAULT_GROUP = "claimed_hosts"
@@ -73,17 +72,8 @@ DEFAULT_GROUP_PREFIX = "tenancy_"
 QUALIFY_MODES = ("auto", "always", "never")
 WITHOUT_ADDRESS = ("keep", "skip")
 
-ASSOCIATED = "AssociateBMH"
-ALLOCATED = "Allocated"
-READY = "Ready"
 BINDING_LABEL = "hostclaim.metal3.io/host"
-EXPORT_ANNOTATION_DOMAINS = ("export.hostclaim.metal3.io",)
-IMAGE_FIELDS = ("url", "checksum", "checksumType", "format")
-CONDITION_FIELDS = ("type", "status", "reason", "message", "lastTransitionTime")
-NIC_FIELDS = ("name", "MAC", "ip")
-ADDRESSES_KEY = "addresses"
 IRONIC_ADDRESSES_KEY = "baremetal_tenancy_addresses"  # ironic_model.ADDRESSES_KEY, written by host_claim
-TYPE_ALIASES = {"InternalIP6": "InternalIP", "ExternalIP6": "ExternalIP"}
 
 # Host variables (without prefix): every one a source can ask for, those set when it does not say, and those
 # that exist with one backend only.  ``conditions`` maps each condition type to its status; ``condition_details``
@@ -171,289 +161,22 @@ IRONIC_NODE_FIELDS = (
 )
 IRONIC_PORT_FIELDS = ("uuid", "address", "node_uuid", "pxe_enabled")
 
-_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
-_HOSTNAME_RE = re.compile(r"%s(?:\.%s)*\Z" % (_LABEL, _LABEL))
-_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
-_IPV4_RE = re.compile(r"%s(?:\.%s){3}\Z" % (_OCTET, _OCTET))
 _UNSAFE_GROUP_CHARS = re.compile(r"[^A-Za-z0-9_]")
 
 
 # ---------------------------------------------------------------- helpers
 
 
-def _dict(value):
-    return value if isinstance(value, dict) else {}
-
-
-def _str(value):
-    return value if isinstance(value, str) and value else None
-
-
-def _bool(value):
-    return value if isinstance(value, bool) else None
-
-
-def _str_map(value):
-    """The ``str -> str`` entries of a mapping (labels, annotations)."""
-    return dict((k, v) for k, v in _dict(value).items() if isinstance(k, str) and isinstance(v, str))
-
-
-def _pick(value, fields):
-    """The string fields of ``value`` named in ``fields`` (others dropped)."""
-    value = _dict(value)
-    return dict((field, value[field]) for field in fields if _str(value.get(field)))
-
-
 # -------------------------------------------------------------- addresses
-
-
-def address_family(address):
-    """``ipv4``, ``ipv6``, ``hostname`` (a valid DNS name) or ``None`` (unusable)."""
-    if not isinstance(address, str) or not address or len(address) > 253:
-        return None
-    if _IPV4_RE.match(address):
-        return "ipv4"
-    if ":" in address:
-        try:
-            ipaddress.IPv6Address(address)
-        except ValueError:
-            return None
-        return "ipv6"
-    name = address[:-1] if address.endswith(".") else address
-    if not _HOSTNAME_RE.match(name) or name.rsplit(".", 1)[-1].isdigit():
-        return None
-    return "hostname"
-
-
-def normalise_addresses(value, default_type=DEFAULT_UNTYPED_ADDRESS):
-    """A list of ``{type, address}`` from what an API holds, duplicates and junk removed.
-
-    Accepts a list of ``{type, address}`` dicts or of strings, or one of them
-    alone.  A string, or a dict without a type, gets ``default_type``.
-    """
-    if isinstance(value, (str, dict)):
-        value = [value]
-    if not isinstance(value, list):
-        return []
-    result = []
-    for item in value:
-        if isinstance(item, str):
-            entry = {"type": default_type, "address": item.strip()}
-        elif isinstance(item, dict) and isinstance(item.get("address"), str):
-            entry = {"type": _str(item.get("type")) or default_type, "address": item["address"].strip()}
-        else:
-            continue
-        if entry["address"] and entry not in result:
-            result.append(entry)
-    return result
-
-
-def select_address(addresses, types=DEFAULT_ADDRESS_TYPES, families=DEFAULT_ADDRESS_FAMILIES):
-    """The preferred address of ``addresses`` (``{type, address}`` dicts), or ``None``.
-
-    Types are tried in order (``*`` matches any type; no types means any),
-    within a type the families in order (no families means all three), and
-    within both the addresses in their order.
-    """
-    types = list(types or ()) or [ANY_TYPE]
-    families = list(families or ()) or list(ADDRESS_FAMILIES)
-    known = [
-        (entry.get("type"), entry.get("address"), address_family(entry.get("address")))
-        for entry in addresses or ()
-        if isinstance(entry, dict)
-    ]
-    for wanted_type in types:
-        for family in families:
-            for entry_type, address, entry_family in known:
-                if entry_family == family and (wanted_type == ANY_TYPE or entry_type == wanted_type):
-                    return address
-    return None
 
 
 # ------------------------------------------------------------- conditions
 
 
-def normalise_conditions(value):
-    """The conditions of a status: dicts with a type, string fields only."""
-    if not isinstance(value, list):
-        return []
-    return [_pick(item, CONDITION_FIELDS) for item in value if isinstance(item, dict) and _str(item.get("type"))]
-
-
-def condition_status(conditions, ctype):
-    """``status`` of the first condition of type ``ctype``, or ``None``."""
-    for condition in conditions or ():
-        if condition.get("type") == ctype:
-            return condition.get("status")
-    return None
-
-
 # ------------------------------------------------------------------ metal3
 
 
-def _domain(key):
-    prefix, sep, _dummy = key.rpartition("/")
-    return prefix if sep else ""
-
-
-def exported_annotations(annotations):
-    """The annotations of a claim in the export domain (imported from the host by the binder)."""
-    result = {}
-    for key, value in _str_map(annotations).items():
-        domain = _domain(key)
-        if any(domain == allowed or domain.endswith("." + allowed) for allowed in EXPORT_ANNOTATION_DOMAINS):
-            result[key] = value
-    return result
-
-
-def _metal3_nics(value):
-    if not isinstance(value, list):
-        return []
-    nics = [_pick(item, NIC_FIELDS) for item in value if isinstance(item, dict)]
-    return [nic for nic in nics if nic]
-
-
-def metal3_record(claim):
-    """The record of a HostClaim dict, or ``None`` while it is not bound to a host."""
-    claim = _dict(claim)
-    meta, spec, status = _dict(claim.get("metadata")), _dict(claim.get("spec")), _dict(claim.get("status"))
-    conditions = normalise_conditions(status.get("conditions"))
-    host = bound_host(claim)
-    if condition_status(conditions, ASSOCIATED) != "True" or not _str(meta.get("name")) or not _str(host):
-        return None
-    labels = _str_map(meta.get("labels"))
-    image = _pick(spec.get("image"), IMAGE_FIELDS)
-    return {
-        "backend": "metal3",
-        "name": meta["name"],
-        "namespace": _str(meta.get("namespace")),
-        "uid": _str(meta.get("uid")),
-        "host": host,
-        "online": spec.get("online") is True,
-        "powered_on": _bool(status.get("poweredOn")),
-        "associated": True,
-        "ready": condition_status(conditions, READY) == "True",
-        "conditions": conditions,
-        "labels": labels,
-        "annotations": exported_annotations(meta.get("annotations")),
-        "image": image or None,
-        "addresses": normalise_addresses(status.get("addresses")),
-        "nics": _metal3_nics(status.get("nics")),
-        "boot_mac_address": _str(status.get("bootMACAddress")),
-    }
-
-
 # ------------------------------------------------------------------ ironic
-
-
-def _power(power_state):
-    return {"power on": True, "power off": False}.get(power_state)
-
-
-def ironic_ready(node):
-    """``(ready, reason, message)`` of a claimed node."""
-    state = node.get("provision_state")
-    if node.get("maintenance") is True:
-        return False, "Maintenance", "the node is in maintenance; ask the infrastructure administrator"
-    if state == "active" and not node.get("target_provision_state"):
-        return True, "Provisioned", "the node is deployed"
-    shown = state if isinstance(state, str) and state else "unknown"
-    if node.get("target_provision_state"):
-        shown = "%s -> %s" % (shown, node["target_provision_state"])
-    return False, "NotProvisioned", "the node is in provision state %s" % shown
-
-
-def _ironic_conditions(allocation, node):
-    ready, reason, message = ironic_ready(node)
-    return [
-        {
-            "type": ALLOCATED,
-            "status": "True",
-            "reason": "Allocated",
-            "message": "allocation %s holds node %s" % (allocation.get("uuid"), node.get("name") or node.get("uuid")),
-        },
-        {"type": READY, "status": "True" if ready else "False", "reason": reason, "message": message},
-    ]
-
-
-def ironic_addresses(allocation, node):
-    """Addresses of an Ironic claim: the owner's record in the node's ``extra`` only.
-
-    ``allocation`` (tenant-written ``extra``) and the node's ``instance_info``
-    (lessee-written) are deliberately not read: see the module docstring.
-    """
-    node = _dict(node)
-    result = []
-    for value in (_dict(node.get("extra")).get(ADDRESSES_KEY),):
-        for entry in normalise_addresses(value):
-            entry["type"] = TYPE_ALIASES.get(entry["type"], entry["type"])
-            if entry not in result:
-                result.append(entry)
-    return result
-
-
-def _ports_by_node(ports):
-    by_node = {}
-    for port in ports or ():
-        if isinstance(port, dict) and _str(port.get("node_uuid")) and _str(port.get("address")):
-            by_node.setdefault(port["node_uuid"], []).append(port)
-    for node_ports in by_node.values():
-        node_ports.sort(key=lambda port: port["address"])
-    return by_node
-
-
-def _ironic_record(allocation, node, ports, project_names):
-    owner = _str(allocation.get("owner"))
-    node_name = _str(node.get("name"))
-    traits = node.get("traits")
-    conditions = _ironic_conditions(allocation, node)
-    boot = [port["address"] for port in ports if port.get("pxe_enabled") is True] or [port["address"] for port in ports]
-    image = image_of(_dict(node.get("instance_info")))
-    return {
-        "backend": "ironic",
-        "name": _str(allocation.get("name")) or node_name or node["uuid"],
-        "namespace": owner,
-        "project_id": owner,
-        "project_name": _str(_dict(project_names).get(owner)),
-        "host": node_name or node["uuid"],
-        "node_uuid": node["uuid"],
-        "allocation_uuid": _str(allocation.get("uuid")),
-        "online": None,
-        "powered_on": _power(node.get("power_state")),
-        "power_state": _str(node.get("power_state")),
-        "associated": True,
-        "ready": condition_status(conditions, READY) == "True",
-        "conditions": conditions,
-        "labels": {},
-        "annotations": {},
-        "resource_class": _str(node.get("resource_class")),
-        "traits": sorted(trait for trait in traits if _str(trait)) if isinstance(traits, list) else [],
-        "provision_state": _str(node.get("provision_state")),
-        "maintenance": node.get("maintenance") is True,
-        "image": dict(image) if image else None,
-        "addresses": ironic_addresses(allocation, node),
-        "nics": [{"name": _str(port.get("uuid")), "MAC": port["address"]} for port in ports],
-        "boot_mac_address": boot[0] if boot else None,
-    }
-
-
-def ironic_records(allocations, nodes, ports=(), project_names=None):
-    """Records of the allocations that hold a node (joined to ``nodes`` and their ``ports``).
-
-    An allocation without a node, or whose node is not in ``nodes`` (not
-    visible to the caller), is not a host.  ``project_names`` maps project
-    IDs to names where known.
-    """
-    by_uuid = dict((node["uuid"], node) for node in nodes or () if isinstance(node, dict) and _str(node.get("uuid")))
-    by_node = _ports_by_node(ports)
-    records = []
-    for allocation in allocations or ():
-        if not isinstance(allocation, dict):
-            continue
-        node = by_uuid.get(allocation.get("node_uuid"))
-        if node is not None:
-            records.append(_ironic_record(allocation, node, by_node.get(node["uuid"], []), project_names))
-    return records
 
 
 # ------------------------------------------------------------ host entries
@@ -503,7 +226,7 @@ def host_class(record, class_label=DEFAULT_HOST_CLASS_LABEL):
         return record.get("resource_class")
     if not class_label:
         return None
-    return _str(_dict(record.get("labels")).get(class_label))
+    return as_str(as_dict(record.get("labels")).get(class_label))
 
 
 def variable_names(backend, wanted=DEFAULT_HOST_VARIABLES):

@@ -179,3 +179,40 @@ class wrap_errors:  # pylint: disable=invalid-name
         if exc is None or isinstance(exc, TenancyError) or not isinstance(exc, Exception):
             return False
         raise from_exception(self.obj, exc)
+
+
+_HINTS = {
+    401: "the credentials were refused",
+    403: "the credentials do not allow it",
+    404: "not found",
+}
+
+
+def http_error(what, status, reason, body, hint_404=None):
+    """The TenancyError for an HTTP error answer about ``what``."""
+    message = api_message(body) or _HINTS.get(status) or reason or "HTTP error"
+    if status == 401 and "credentials" not in message:
+        message = "%s: %s" % (_HINTS[401], message)
+    if status == 404 and hint_404:
+        message = "%s (%s)" % (message, hint_404)
+    return from_exception(what, HttpError(status, message, None))
+
+
+def connection_reason(exc):
+    """A short reason for a urllib3 failure (no object reprs)."""
+    reason = getattr(exc, "reason", None) or exc
+    text = str(reason)
+    marker = "Failed to establish a new connection: "
+    if marker in text:
+        return text[text.index(marker) + len(marker) :]
+    return text.split("): ", 1)[-1] if "): " in text and "object at 0x" in text else text
+
+
+def shorten(error):
+    """``error`` (a TenancyError) with a connection failure cause cut to its reason (no urllib3 retry story)."""
+    marker = "Failed to establish a new connection: "
+    cause = error.cause if isinstance(error.cause, str) else ""
+    if marker in cause:
+        reason = cause[cause.index(marker) + len(marker) :].rstrip("\")'")
+        error.cause = "cannot connect: %s" % reason
+    return error

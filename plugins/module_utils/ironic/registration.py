@@ -13,7 +13,6 @@ address; :func:`scrub` keeps them out of results."""
 import threading
 import time
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import registration_model as node_model
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     BackendError,
     Conflict,
@@ -22,6 +21,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
     wrap_errors,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.params import check_timeout
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import registration_model as node_model
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connection import IRONIC_MICROVERSION
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import registration_model as reg
 

@@ -14,6 +14,20 @@ a tenant can edit, must agree with it or the claim has no host (fail closed).
 
 import hashlib
 
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.claim_record import (
+    ASSOCIATED,
+    IMAGE_FIELDS,
+    NIC_FIELDS,
+    READY,
+    as_bool,
+    as_dict,
+    as_str,
+    condition_status,
+    normalise_addresses,
+    normalise_conditions,
+    pick,
+    str_map,
+)
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import get_path
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import label_value_problem
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import BINDING_LABEL
@@ -67,3 +81,58 @@ def bound_host(claim):
     labels = get_path(claim, "metadata", "labels")
     label = labels.get(BINDING_LABEL) if isinstance(labels, dict) else None
     return name if label == binding_label_value(name) else None
+
+
+EXPORT_ANNOTATION_DOMAINS = ("export.hostclaim.metal3.io",)
+
+
+def _domain(key):
+    prefix, sep, _dummy = key.rpartition("/")
+    return prefix if sep else ""
+
+
+def exported_annotations(annotations):
+    """The annotations of a claim in the export domain (imported from the host by the binder)."""
+    result = {}
+    for key, value in str_map(annotations).items():
+        domain = _domain(key)
+        if any(domain == allowed or domain.endswith("." + allowed) for allowed in EXPORT_ANNOTATION_DOMAINS):
+            result[key] = value
+    return result
+
+
+def _metal3_nics(value):
+    if not isinstance(value, list):
+        return []
+    nics = [pick(item, NIC_FIELDS) for item in value if isinstance(item, dict)]
+    return [nic for nic in nics if nic]
+
+
+def metal3_record(claim):
+    """The record of a HostClaim dict, or ``None`` while it is not bound to a host."""
+    claim = as_dict(claim)
+    meta, spec, status = as_dict(claim.get("metadata")), as_dict(claim.get("spec")), as_dict(claim.get("status"))
+    conditions = normalise_conditions(status.get("conditions"))
+    host = bound_host(claim)
+    if condition_status(conditions, ASSOCIATED) != "True" or not as_str(meta.get("name")) or not as_str(host):
+        return None
+    labels = str_map(meta.get("labels"))
+    image = pick(spec.get("image"), IMAGE_FIELDS)
+    return {
+        "backend": "metal3",
+        "name": meta["name"],
+        "namespace": as_str(meta.get("namespace")),
+        "uid": as_str(meta.get("uid")),
+        "host": host,
+        "online": spec.get("online") is True,
+        "powered_on": as_bool(status.get("poweredOn")),
+        "associated": True,
+        "ready": condition_status(conditions, READY) == "True",
+        "conditions": conditions,
+        "labels": labels,
+        "annotations": exported_annotations(meta.get("annotations")),
+        "image": image or None,
+        "addresses": normalise_addresses(status.get("addresses")),
+        "nics": _metal3_nics(status.get("nics")),
+        "boot_mac_address": as_str(status.get("bootMACAddress")),
+    }

@@ -10,11 +10,11 @@
 Needs a Kubernetes client with rights on BareMetalHosts and Secrets in the
 infrastructure namespace.  Check mode reads and writes nothing."""
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import registration_model as bmh_model
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     Conflict,
     wrap_errors,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import registration_model as bmh_model
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import client as redfish
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import registration_model as reg
 

@@ -30,149 +30,17 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
     Conflict,
     InvalidInput,
     NotFound,
-    wrap_errors,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connection import IRONIC_MICROVERSION
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import account_rules as ba
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import client as redfish
-
-BMH_GROUP, BMH_VERSION, BMH_PLURAL = "metal3.io", "v1alpha1", "baremetalhosts"
-MASKED = "******"
-RETRIES = 5
-
+from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.ironic_ledger import (
+    IronicHost,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.metal3_ledger import (
+    Metal3Host,
+)
 
 # ------------------------------------------------------------------ ledgers on hosts
-
-
-class Metal3Host:
-    """A BareMetalHost: its BMC credentials (Secret) and its account ledger (annotation)."""
-
-    def __init__(self, api_client, namespace, name):
-        from kubernetes import client as k8s_client
-
-        self.api_client = api_client
-        self.custom = k8s_client.CustomObjectsApi(api_client)
-        self.core = k8s_client.CoreV1Api(api_client)
-        self.namespace = namespace
-        self.name = name
-        self.obj = "BareMetalHost %s/%s" % (namespace, name)
-        self.bmh = None
-        self.loaded = []
-
-    def load(self):
-        with wrap_errors(self.obj):
-            self.bmh = self.custom.get_namespaced_custom_object(
-                BMH_GROUP, BMH_VERSION, self.namespace, BMH_PLURAL, self.name
-            )
-        self.loaded = ba.ledger_load((self.bmh["metadata"].get("annotations") or {}).get(ba.LEDGER_ANNOTATION))
-        return list(self.loaded)
-
-    def bmc(self):
-        """``(address, username, password)`` from the BMH and its credentials Secret."""
-        bmc = (self.bmh.get("spec") or {}).get("bmc") or {}
-        if not bmc.get("address") or not bmc.get("credentialsName"):
-            raise InvalidInput(self.obj, "has no spec.bmc address or credentialsName")
-        secret_obj = "Secret %s/%s" % (self.namespace, bmc["credentialsName"])
-        with wrap_errors(secret_obj):
-            secret = self.core.read_namespaced_secret(bmc["credentialsName"], self.namespace)
-        import base64
-
-        data = secret.data or {}
-        try:
-            username = base64.b64decode(data.get("username") or "").decode("utf-8")
-            password = base64.b64decode(data.get("password") or "").decode("utf-8")
-        except (ValueError, TypeError):
-            raise InvalidInput(secret_obj, "username/password are not base64 text")
-        if not username or not password:
-            raise InvalidInput(secret_obj, "lacks username or password")
-        return bmc["address"], username, password, not bmc.get("disableCertificateVerification", False)
-
-    def save(self, entries):
-        """Write the ledger with a resourceVersion precondition; on a conflict,
-        re-read it and apply this run's change to what is there now."""
-        loaded = self.loaded
-        for unused in range(RETRIES):  # noqa: B007
-            wanted = ba.ledger_dump(ba.ledger_rebase(self.loaded, loaded, entries))
-            current = (self.bmh["metadata"].get("annotations") or {}).get(ba.LEDGER_ANNOTATION)
-            if current == wanted:
-                return
-            patch = {
-                "metadata": {
-                    "resourceVersion": self.bmh["metadata"]["resourceVersion"],
-                    "annotations": {ba.LEDGER_ANNOTATION: wanted},
-                }
-            }
-            try:
-                with wrap_errors(self.obj):
-                    self.bmh = self.custom.patch_namespaced_custom_object(
-                        BMH_GROUP, BMH_VERSION, self.namespace, BMH_PLURAL, self.name, patch
-                    )
-                return
-            except Conflict:
-                self.load()
-        raise Conflict(self.obj, "the account ledger kept changing; try again")
-
-
-class IronicHost:
-    """An Ironic node: its BMC address (driver_info) and its account ledger (driver_info key)."""
-
-    def __init__(self, conn, ident):
-        self.conn = conn
-        self.ident = ident
-        self.obj = "node %s" % ident
-        self.node = None
-        self.loaded = []
-
-    def _req(self, method, path, **kwargs):
-        from openstack import exceptions as os_exc
-
-        with wrap_errors(self.obj):
-            response = getattr(self.conn.baremetal, method)(path, microversion=IRONIC_MICROVERSION, **kwargs)
-            os_exc.raise_from_response(response)
-            return response.json() if response.content else {}
-
-    def load(self):
-        self.node = self._req(
-            "get", "/nodes/%s?fields=uuid,name,driver,driver_info,provision_state,lessee,owner" % self.ident
-        )
-        self.loaded = ba.ledger_load((self.node.get("driver_info") or {}).get(ba.LEDGER_KEY))
-        return list(self.loaded)
-
-    def bmc(self, password=None):
-        info = self.node.get("driver_info") or {}
-        if self.node.get("driver") not in ("redfish", "idrac"):
-            raise InvalidInput(self.obj, "uses driver %s: BMC accounts need a Redfish BMC" % self.node.get("driver"))
-        address = info.get("redfish_address")
-        if not address:
-            raise InvalidInput(self.obj, "has no driver_info.redfish_address")
-        username = info.get("redfish_username")
-        secret = password or info.get("redfish_password")
-        if not secret or secret == MASKED:
-            raise InvalidInput(
-                self.obj,
-                "Ironic masks driver_info.redfish_password: give the BMC password (bmc_password), "
-                "or allow the 'show_password' policy for this administrator",
-            )
-        verify = info.get("redfish_verify_ca", True)
-        if isinstance(verify, str):
-            verify = verify.lower() not in ("false", "0", "no", "off")
-        return address.rstrip("/") + (info.get("redfish_system_id") or ""), username, secret, verify
-
-    def save(self, entries):
-        loaded = self.loaded
-        self.load()  # the freshest ledger, with this run's change applied to it
-        wanted = ba.ledger_dump(ba.ledger_rebase(self.loaded, loaded, entries))
-        old = (self.node.get("driver_info") or {}).get(ba.LEDGER_KEY)
-        if old == wanted:
-            return
-        # Ironic's PATCH has no "test" operation: the ledger is re-read just
-        # before writing, so only a writer racing within that window can be lost.
-        path = "/driver_info/%s" % ba.LEDGER_KEY
-        if wanted is None:
-            ops = [{"op": "remove", "path": path}]
-        else:
-            ops = [{"op": "add", "path": path, "value": wanted}]
-        self.node = self._req("patch", "/nodes/%s" % self.node["uuid"], json=ops)
 
 
 def open_host(backend, host, namespace=None, api_client=None, conn=None):

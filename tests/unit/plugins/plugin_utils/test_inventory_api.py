@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common import errors
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     BackendError,
     Forbidden,
@@ -184,7 +185,7 @@ def test_fetch_records_rejects_an_unknown_backend():
 )
 def test_api_message(body, message):
     raw = body if isinstance(body, bytes) else json.dumps(body).encode()
-    assert api._api_message(raw) == message
+    assert errors.api_message(raw) == message
 
 
 def test_shorten():
@@ -195,9 +196,9 @@ def test_shorten():
         "Error(\"HTTPConnection(host='127.0.0.1', port=9): Failed to establish a new connection: "
         '[Errno 111] Connection refused"))',
     )
-    assert api.shorten(error).message == "OpenStack cloud x: cannot connect: [Errno 111] Connection refused"
+    assert errors.shorten(error).message == "OpenStack cloud x: cannot connect: [Errno 111] Connection refused"
     other = BackendError("x", "something else")
-    assert api.shorten(other).message == "x: something else"
+    assert errors.shorten(other).message == "x: something else"
 
 
 class Adapter:

@@ -12,8 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common import claim_record as record
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import claim_view as ironic_view
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import model as ironic_model
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_view as metal3_view
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_sync import find_bmc_data, upward_status
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_view import bound_host
 from ansible_collections.baremetal.tenancy.plugins.plugin_utils import inventory_model as m
@@ -95,17 +98,17 @@ def bound_claim(name="web-1", namespace="tenant-a", ready=True, labels=None, ann
     ],
 )
 def test_address_family(address, family):
-    assert m.address_family(address) == family
+    assert record.address_family(address) == family
 
 
 @given(st.ip_addresses())
 def test_address_family_agrees_with_ipaddress(ip):
-    assert m.address_family(str(ip)) == "ipv%d" % ip.version
+    assert record.address_family(str(ip)) == "ipv%d" % ip.version
 
 
 @given(st.text(max_size=40))
 def test_address_family_never_fails_and_ip_answers_agree(text):
-    family = m.address_family(text)
+    family = record.address_family(text)
     assert family in (None, "ipv4", "ipv6", "hostname")
     if family in ("ipv4", "ipv6"):
         assert ipaddress.ip_address(text.split("%")[0]).version == int(family[-1])
@@ -126,16 +129,18 @@ def test_normalise_addresses():
         None,
         {"type": "X", "address": ""},
     ]
-    assert m.normalise_addresses(raw) == [
+    assert record.normalise_addresses(raw) == [
         {"type": "ExternalIP", "address": "203.0.113.5"},
         {"type": "InternalIP", "address": "192.0.2.1"},
         {"type": "InternalIP", "address": "192.0.2.2"},
         {"type": "InternalIP", "address": "192.0.2.3"},
     ]
-    assert m.normalise_addresses("192.0.2.9") == [{"type": "InternalIP", "address": "192.0.2.9"}]
-    assert m.normalise_addresses({"type": "Hostname", "address": "h"}) == [{"type": "Hostname", "address": "h"}]
-    assert m.normalise_addresses(None) == m.normalise_addresses(3) == m.normalise_addresses({"a": 1}) == []
-    assert m.normalise_addresses(["192.0.2.1"], default_type="ExternalIP") == [
+    assert record.normalise_addresses("192.0.2.9") == [{"type": "InternalIP", "address": "192.0.2.9"}]
+    assert record.normalise_addresses({"type": "Hostname", "address": "h"}) == [{"type": "Hostname", "address": "h"}]
+    assert (
+        record.normalise_addresses(None) == record.normalise_addresses(3) == record.normalise_addresses({"a": 1}) == []
+    )
+    assert record.normalise_addresses(["192.0.2.1"], default_type="ExternalIP") == [
         {"type": "ExternalIP", "address": "192.0.2.1"}
     ]
 
@@ -152,7 +157,11 @@ ADDRESSES = [
 @pytest.mark.parametrize(
     "types, families, expected",
     [
-        (m.DEFAULT_ADDRESS_TYPES, m.DEFAULT_ADDRESS_FAMILIES, "2001:db8:1::10"),  # ExternalIP first, even IPv6 only
+        (
+            record.DEFAULT_ADDRESS_TYPES,
+            record.DEFAULT_ADDRESS_FAMILIES,
+            "2001:db8:1::10",
+        ),  # ExternalIP first, even IPv6 only
         (["InternalIP"], ["ipv4", "ipv6"], "192.0.2.10"),
         (["InternalIP"], ["ipv6", "ipv4"], "2001:db8::10"),
         (["*"], ["ipv4"], "192.0.2.10"),
@@ -166,14 +175,15 @@ ADDRESSES = [
     ],
 )
 def test_select_address(types, families, expected):
-    assert m.select_address(ADDRESSES, types, families) == expected
+    assert record.select_address(ADDRESSES, types, families) == expected
 
 
 def test_select_address_ignores_junk():
     assert (
-        m.select_address([None, "x", {"type": "InternalIP"}, {"type": "InternalIP", "address": "not an ip!"}]) is None
+        record.select_address([None, "x", {"type": "InternalIP"}, {"type": "InternalIP", "address": "not an ip!"}])
+        is None
     )
-    assert m.select_address(None) is None
+    assert record.select_address(None) is None
 
 
 address_entries = st.lists(
@@ -191,14 +201,14 @@ address_entries = st.lists(
 @given(
     address_entries,
     st.lists(st.sampled_from(["InternalIP", "ExternalIP", "Hostname", "*"]), max_size=3),
-    st.lists(st.sampled_from(m.ADDRESS_FAMILIES), min_size=1, max_size=3, unique=True),
+    st.lists(st.sampled_from(record.ADDRESS_FAMILIES), min_size=1, max_size=3, unique=True),
 )
 def test_select_address_properties(addresses, types, families):
-    chosen = m.select_address(addresses, types, families)
+    chosen = record.select_address(addresses, types, families)
     wanted = [
         a
         for a in addresses
-        if m.address_family(a["address"]) in families and (not types or "*" in types or a["type"] in types)
+        if record.address_family(a["address"]) in families and (not types or "*" in types or a["type"] in types)
     ]
     if not wanted:
         assert chosen is None
@@ -211,7 +221,7 @@ def test_select_address_properties(addresses, types, families):
         return min(
             i
             for i, (t, f) in enumerate(order)
-            if (t == "*" or t == entry["type"]) and f == m.address_family(entry["address"])
+            if (t == "*" or t == entry["type"]) and f == record.address_family(entry["address"])
         )
 
     best = min(rank(a) for a in wanted)
@@ -228,15 +238,15 @@ def test_conditions():
         "junk",
         {"type": "AssociateBMH", "status": "False", "reason": 5},
     ]
-    conditions = m.normalise_conditions(raw)
+    conditions = record.normalise_conditions(raw)
     assert conditions == [
         {"type": "Ready", "status": "True", "reason": "R", "message": "m", "lastTransitionTime": NOW},
         {"type": "AssociateBMH", "status": "False"},
     ]
-    assert m.condition_status(conditions, "Ready") == "True"
-    assert m.condition_status(conditions, "AssociateBMH") == "False"
-    assert m.condition_status(conditions, "Other") is None
-    assert m.normalise_conditions("x") == m.normalise_conditions(None) == []
+    assert record.condition_status(conditions, "Ready") == "True"
+    assert record.condition_status(conditions, "AssociateBMH") == "False"
+    assert record.condition_status(conditions, "Other") is None
+    assert record.normalise_conditions("x") == record.normalise_conditions(None) == []
 
 
 # --------------------------------------------------------------------- metal3
@@ -253,7 +263,7 @@ def test_metal3_record_of_a_bound_ready_claim():
         },
         poweredOn=False,
     )
-    record = m.metal3_record(claim)
+    record = metal3_view.metal3_record(claim)
     assert record["backend"] == "metal3" and record["name"] == "web-1" and record["namespace"] == "tenant-a"
     assert record["uid"] == "uid-tenant-a-web-1" and record["host"] == "h-1"
     assert record["associated"] is True and record["ready"] is True
@@ -275,7 +285,7 @@ def test_metal3_record_not_ready_and_defaults():
     claim = bound_claim(ready=False)
     claim["spec"] = {"online": "yes"}
     claim["status"]["poweredOn"] = "on"
-    record = m.metal3_record(claim)
+    record = metal3_view.metal3_record(claim)
     assert record["ready"] is False and record["online"] is False and record["powered_on"] is None
     assert record["image"] is None
 
@@ -293,23 +303,27 @@ def test_metal3_record_not_ready_and_defaults():
 def test_metal3_record_of_an_unbound_claim_is_none(mutate):
     claim = bound_claim()
     mutate(claim)
-    assert m.metal3_record(claim) is None
+    assert metal3_view.metal3_record(claim) is None
 
 
 def test_metal3_record_of_junk_is_none():
-    assert m.metal3_record(None) is None and m.metal3_record("x") is None and m.metal3_record({}) is None
+    assert (
+        metal3_view.metal3_record(None) is None
+        and metal3_view.metal3_record("x") is None
+        and metal3_view.metal3_record({}) is None
+    )
 
 
 @pytest.mark.parametrize("label", ["other-host", None, ""])
 def test_metal3_record_fails_closed_when_the_label_disagrees_with_the_binders_record(label):
     """Issue 12, defect 2: the host comes from what the binder recorded, as for host_claim_info (one rule)."""
     claim = bound_claim()
-    assert m.metal3_record(claim)["host"] == "h-1" == bound_host(claim)
+    assert metal3_view.metal3_record(claim)["host"] == "h-1" == bound_host(claim)
     if label is None:
         claim["metadata"]["labels"].pop(m.BINDING_LABEL)
     else:
         claim["metadata"]["labels"][m.BINDING_LABEL] = label
-    assert m.metal3_record(claim) is None and bound_host(claim) is None
+    assert metal3_view.metal3_record(claim) is None and bound_host(claim) is None
 
 
 @settings(max_examples=200, deadline=None)
@@ -317,7 +331,7 @@ def test_metal3_record_fails_closed_when_the_label_disagrees_with_the_binders_re
 def test_metal3_record_host_is_never_taken_from_the_label(label):
     claim = bound_claim()
     claim["metadata"]["labels"][m.BINDING_LABEL] = label
-    record = m.metal3_record(claim)
+    record = metal3_view.metal3_record(claim)
     assert record is None or record["host"] == "h-1"
 
 
@@ -331,7 +345,7 @@ def test_metal3_record_carries_no_bmc_data_whatever_the_claim_holds():
     claim["spec"]["image"]["extra"] = BMC_PASSWORD
     claim["status"]["nics"][0]["bmc"] = BMC_IP
     claim["status"]["conditions"][0]["bmc"] = BMC_SECRET
-    record = m.metal3_record(claim)
+    record = metal3_view.metal3_record(claim)
     assert find_bmc_data(record, BMC_VALUES) == []
 
 
@@ -380,7 +394,7 @@ PORTS = [
 
 
 def test_ironic_record_joins_allocation_node_and_ports():
-    records = m.ironic_records([ALLOCATION], [NODE], PORTS, {PROJECT: "tenant-a"})
+    records = ironic_view.ironic_records([ALLOCATION], [NODE], PORTS, {PROJECT: "tenant-a"})
     assert len(records) == 1
     record = records[0]
     assert record["backend"] == "ironic" and record["name"] == "db-0"
@@ -411,11 +425,11 @@ def test_ironic_addresses_come_from_the_owner_record_only():
         extra={"addresses": [{"type": "InternalIP6", "address": "2001:db8::5"}, "198.51.100.7", "198.51.100.7"]},
     )
     allocation = dict(ALLOCATION, extra={"addresses": planted})
-    assert m.ironic_addresses(allocation, node) == [
+    assert ironic_view.ironic_addresses(allocation, node) == [
         {"type": "InternalIP", "address": "2001:db8::5"},
         {"type": "InternalIP", "address": "198.51.100.7"},
     ]
-    assert m.ironic_addresses(allocation, dict(node, extra={})) == []
+    assert ironic_view.ironic_addresses(allocation, dict(node, extra={})) == []
 
 
 def test_ironic_fields_never_ask_for_bmc_data():
@@ -444,36 +458,36 @@ def test_ironic_fields_never_ask_for_bmc_data():
 )
 def test_ironic_ready(changes, ready, reason):
     node = dict(NODE, **changes)
-    assert m.ironic_ready(node)[:2] == (ready, reason)
-    record = m.ironic_records([ALLOCATION], [node])[0]
-    assert record["ready"] is ready
-    assert m.condition_status(record["conditions"], "Ready") == ("True" if ready else "False")
+    assert ironic_view.ironic_ready(node)[:2] == (ready, reason)
+    rec = ironic_view.ironic_records([ALLOCATION], [node])[0]
+    assert rec["ready"] is ready
+    assert record.condition_status(rec["conditions"], "Ready") == ("True" if ready else "False")
 
 
 def test_ironic_records_skip_unbound_and_invisible():
     pending = dict(ALLOCATION, uuid="a2", node_uuid=None, state="allocating")
     invisible = dict(ALLOCATION, uuid="a3", node_uuid="somebody-elses")
-    assert m.ironic_records([pending, invisible, "junk"], [NODE, {"name": "no-uuid"}, None]) == []
-    assert m.ironic_records(None, None) == []
+    assert ironic_view.ironic_records([pending, invisible, "junk"], [NODE, {"name": "no-uuid"}, None]) == []
+    assert ironic_view.ironic_records(None, None) == []
 
 
 def test_ironic_record_names_and_defaults():
     unnamed = dict(ALLOCATION, name=None)
     bare_node = {"uuid": "n-uuid-1", "traits": "junk", "power_state": None}
-    record = m.ironic_records([unnamed], [bare_node])[0]
+    record = ironic_view.ironic_records([unnamed], [bare_node])[0]
     assert record["name"] == "n-uuid-1" and record["host"] == "n-uuid-1"
     assert record["traits"] == [] and record["powered_on"] is None and record["image"] is None
     assert record["nics"] == [] and record["boot_mac_address"] is None and record["project_name"] is None
-    named_node = m.ironic_records([unnamed], [dict(bare_node, name="node-9")])[0]
+    named_node = ironic_view.ironic_records([unnamed], [dict(bare_node, name="node-9")])[0]
     assert named_node["name"] == "node-9"
-    no_pxe = m.ironic_records([ALLOCATION], [NODE], [dict(p, pxe_enabled=False) for p in PORTS[:2]])[0]
+    no_pxe = ironic_view.ironic_records([ALLOCATION], [NODE], [dict(p, pxe_enabled=False) for p in PORTS[:2]])[0]
     assert no_pxe["boot_mac_address"] == "52:54:00:00:00:0a"
 
 
 def test_ironic_live_iso_image():
     node = dict(NODE, instance_info={"boot_iso": "http://images.example.com/live.iso"})
     expected = {"url": "http://images.example.com/live.iso", "format": "live-iso"}
-    assert m.ironic_records([ALLOCATION], [node])[0]["image"] == expected
+    assert ironic_view.ironic_records([ALLOCATION], [node])[0]["image"] == expected
 
 
 # ------------------------------------------------------------------ entries
@@ -553,30 +567,28 @@ def test_host_class():
 
 
 def test_hostvars_default_names():
-    variables = m.hostvars(m.metal3_record(bound_claim()), "bm_")
+    variables = m.hostvars(metal3_view.metal3_record(bound_claim()), "bm_")
     assert set(variables) == set(
         "bm_" + name for name in m.DEFAULT_HOST_VARIABLES if name not in m.BACKEND_VARIABLES["ironic"]
     )
-    variables = m.hostvars(m.ironic_records([ALLOCATION], [NODE])[0])
+    variables = m.hostvars(ironic_view.ironic_records([ALLOCATION], [NODE])[0])
     assert set(variables) == set("tenancy_" + name for name in m.DEFAULT_HOST_VARIABLES)
     assert "ansible_host" not in variables
 
 
 def test_every_host_variable_of_each_backend():
-    for record in (m.metal3_record(bound_claim()), m.ironic_records([ALLOCATION], [NODE])[0]):
-        other = [
-            name for backend, names in m.BACKEND_VARIABLES.items() if backend != record["backend"] for name in names
-        ]
-        names = m.variable_names(record["backend"], m.HOST_VARIABLES)
+    for rec in (metal3_view.metal3_record(bound_claim()), ironic_view.ironic_records([ALLOCATION], [NODE])[0]):
+        other = [name for backend, names in m.BACKEND_VARIABLES.items() if backend != rec["backend"] for name in names]
+        names = m.variable_names(rec["backend"], m.HOST_VARIABLES)
         assert set(names) == set(m.HOST_VARIABLES) - set(other)
-        variables = m.hostvars(record, "v_", names=names)
+        variables = m.hostvars(rec, "v_", names=names)
         assert set(variables) == set("v_" + name for name in names)
         for name in names:  # every variable other than the computed ones is the record's field
             if name not in ("host_class", "conditions", "condition_details"):
-                assert variables["v_" + name] == record[name], name
-        assert variables["v_condition_details"] == record["conditions"]
-        assert variables["v_conditions"] == dict((c["type"], c["status"]) for c in record["conditions"])
-        assert variables["v_conditions"]["Ready"] == ("True" if record["ready"] else "False")
+                assert variables["v_" + name] == rec[name], name
+        assert variables["v_condition_details"] == rec["conditions"]
+        assert variables["v_conditions"] == dict((c["type"], c["status"]) for c in rec["conditions"])
+        assert variables["v_conditions"]["Ready"] == ("True" if rec["ready"] else "False")
 
 
 def test_variable_names():
@@ -596,7 +608,7 @@ def test_needs_ports():
 def test_condition_map():
     conditions = [{"type": "Ready", "status": "False"}, {"type": "Ready", "status": "True"}, {"type": "X"}]
     assert m.condition_map(conditions) == {"Ready": "False", "X": None}  # the first of a type, as condition_status
-    assert m.condition_map(conditions)["Ready"] == m.condition_status(conditions, "Ready")
+    assert m.condition_map(conditions)["Ready"] == record.condition_status(conditions, "Ready")
     assert m.condition_map(None) == {}
 
 
@@ -657,7 +669,7 @@ def test_prepare_hosts_options():
 
 
 def test_prepare_hosts_does_not_change_records():
-    records = [m.metal3_record(bound_claim())]
+    records = [metal3_view.metal3_record(bound_claim())]
     before = copy.deepcopy(records)
     m.prepare_hosts(records, {})
     assert records == before

@@ -1,0 +1,151 @@
+# Copyright (c) 2026, baremetal.tenancy contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
+
+"""The fields of a claim record, shared by both backends' claim views.
+
+A *record* is one plain, JSON-serialisable dict per claimed host (see
+:data:`RECORD_KEYS`).  ``metal3.claim_view`` and ``ironic.claim_view``
+build it from API objects; ``host_claim_info`` returns it and the
+``claimed_hosts`` inventory presents it.  Records hold only the fields named
+here, so nothing else a control plane returns can reach a tenant.  Pure: no
+I/O."""
+
+import ipaddress
+import re
+
+ANY_TYPE = "*"
+
+ADDRESS_FAMILIES = ("ipv4", "ipv6", "hostname")
+
+DEFAULT_ADDRESS_TYPES = ("ExternalIP", "InternalIP")
+
+DEFAULT_ADDRESS_FAMILIES = ("ipv4", "ipv6")
+
+DEFAULT_UNTYPED_ADDRESS = "InternalIP"
+
+ASSOCIATED = "AssociateBMH"
+
+ALLOCATED = "Allocated"
+
+READY = "Ready"
+
+IMAGE_FIELDS = ("url", "checksum", "checksumType", "format")
+
+CONDITION_FIELDS = ("type", "status", "reason", "message", "lastTransitionTime")
+
+NIC_FIELDS = ("name", "MAC", "ip")
+
+TYPE_ALIASES = {"InternalIP6": "InternalIP", "ExternalIP6": "ExternalIP"}
+
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+
+_HOSTNAME_RE = re.compile(r"%s(?:\.%s)*\Z" % (_LABEL, _LABEL))
+
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+
+_IPV4_RE = re.compile(r"%s(?:\.%s){3}\Z" % (_OCTET, _OCTET))
+
+
+def as_dict(value):
+    return value if isinstance(value, dict) else {}
+
+
+def as_str(value):
+    return value if isinstance(value, str) and value else None
+
+
+def as_bool(value):
+    return value if isinstance(value, bool) else None
+
+
+def str_map(value):
+    """The ``str -> str`` entries of a mapping (labels, annotations)."""
+    return dict((k, v) for k, v in as_dict(value).items() if isinstance(k, str) and isinstance(v, str))
+
+
+def pick(value, fields):
+    """The string fields of ``value`` named in ``fields`` (others dropped)."""
+    value = as_dict(value)
+    return dict((field, value[field]) for field in fields if as_str(value.get(field)))
+
+
+def address_family(address):
+    """``ipv4``, ``ipv6``, ``hostname`` (a valid DNS name) or ``None`` (unusable)."""
+    if not isinstance(address, str) or not address or len(address) > 253:
+        return None
+    if _IPV4_RE.match(address):
+        return "ipv4"
+    if ":" in address:
+        try:
+            ipaddress.IPv6Address(address)
+        except ValueError:
+            return None
+        return "ipv6"
+    name = address[:-1] if address.endswith(".") else address
+    if not _HOSTNAME_RE.match(name) or name.rsplit(".", 1)[-1].isdigit():
+        return None
+    return "hostname"
+
+
+def normalise_addresses(value, default_type=DEFAULT_UNTYPED_ADDRESS):
+    """A list of ``{type, address}`` from what an API holds, duplicates and junk removed.
+
+    Accepts a list of ``{type, address}`` dicts or of strings, or one of them
+    alone.  A string, or a dict without a type, gets ``default_type``.
+    """
+    if isinstance(value, (str, dict)):
+        value = [value]
+    if not isinstance(value, list):
+        return []
+    result = []
+    for item in value:
+        if isinstance(item, str):
+            entry = {"type": default_type, "address": item.strip()}
+        elif isinstance(item, dict) and isinstance(item.get("address"), str):
+            entry = {"type": as_str(item.get("type")) or default_type, "address": item["address"].strip()}
+        else:
+            continue
+        if entry["address"] and entry not in result:
+            result.append(entry)
+    return result
+
+
+def select_address(addresses, types=DEFAULT_ADDRESS_TYPES, families=DEFAULT_ADDRESS_FAMILIES):
+    """The preferred address of ``addresses`` (``{type, address}`` dicts), or ``None``.
+
+    Types are tried in order (``*`` matches any type; no types means any),
+    within a type the families in order (no families means all three), and
+    within both the addresses in their order.
+    """
+    types = list(types or ()) or [ANY_TYPE]
+    families = list(families or ()) or list(ADDRESS_FAMILIES)
+    known = [
+        (entry.get("type"), entry.get("address"), address_family(entry.get("address")))
+        for entry in addresses or ()
+        if isinstance(entry, dict)
+    ]
+    for wanted_type in types:
+        for family in families:
+            for entry_type, address, entry_family in known:
+                if entry_family == family and (wanted_type == ANY_TYPE or entry_type == wanted_type):
+                    return address
+    return None
+
+
+def normalise_conditions(value):
+    """The conditions of a status: dicts with a type, string fields only."""
+    if not isinstance(value, list):
+        return []
+    return [pick(item, CONDITION_FIELDS) for item in value if isinstance(item, dict) and as_str(item.get("type"))]
+
+
+def condition_status(conditions, ctype):
+    """``status`` of the first condition of type ``ctype``, or ``None``."""
+    for condition in conditions or ():
+        if condition.get("type") == ctype:
+            return condition.get("status")
+    return None
