@@ -40,11 +40,14 @@ Fixed slots: some BMCs have a fixed table of accounts (``POST`` answers
 (:func:`clear_slot_body`).
 """
 
+from __future__ import annotations
+
 import datetime
 import json
 import re
 import secrets
 import string
+from typing import Any, NamedTuple
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
 
@@ -128,7 +131,9 @@ def parse_time(text, where="time"):
         try:
             moment = datetime.datetime.fromisoformat(value)
         except ValueError:
-            raise InvalidInput(where, "must be an ISO 8601 date-time such as 2026-05-01T12:00:00Z, got %r" % (text,))
+            raise InvalidInput(
+                where, "must be an ISO 8601 date-time such as 2026-05-01T12:00:00Z, got %r" % (text,)
+            ) from None
     if moment.tzinfo is None:
         raise InvalidInput(where, "must carry a time zone (for example a trailing Z), got %r" % (text,))
     return moment
@@ -368,11 +373,38 @@ def _grantees(grantee):
     return set([grantee])
 
 
-def revocations(entries, docs, grantee=None, only_expired=False, now=None):
+class Revocation(NamedTuple):
+    """A recorded account still on the BMC, to remove."""
+
+    entry: dict
+    doc: dict
+
+
+class Revocations(NamedTuple):
+    """What :func:`revocations` decides: accounts to remove, ledger entries to drop."""
+
+    remove: list[Revocation]
+    stale: list[dict]
+
+
+class ManagedAccount(NamedTuple):
+    """An account the collection created, with its ledger entry (or ``None`` without a ledger)."""
+
+    doc: dict
+    entry: dict | None
+
+
+def revocations(
+    entries: list[dict],
+    docs: list[dict],
+    grantee: Any = None,
+    only_expired: bool = False,
+    now: datetime.datetime | None = None,
+) -> Revocations:
     """Which recorded accounts to remove now.
 
-    Returns ``(to_remove, stale)``: ``to_remove`` is a list of ``(entry,
-    doc)`` for accounts still on the BMC (filtered by ``grantee`` when
+    Returns :class:`Revocations` ``(remove, stale)``: ``remove`` is a list of
+    :class:`Revocation` ``(entry, doc)`` for accounts still on the BMC (filtered by ``grantee`` when
     given - one name, or a collection of the names one grantee goes by - and by expiry with ``only_expired``); ``stale`` lists the entries
     (same filters) whose account is gone or no longer matches: they are
     dropped from the ledger, and the BMC is not touched for them.
@@ -389,13 +421,13 @@ def revocations(entries, docs, grantee=None, only_expired=False, now=None):
                 continue
         doc = by_uri.get((entry.get("uri") or "").rstrip("/"))
         if doc is not None and entry_matches(entry, doc):
-            to_remove.append((entry, doc))
+            to_remove.append(Revocation(entry, doc))
         else:
             stale.append(entry)
-    return to_remove, stale
+    return Revocations(to_remove, stale)
 
 
-def collection_accounts(docs, entries=None):
+def collection_accounts(docs: list[dict], entries: list[dict] | None = None) -> list[ManagedAccount]:
     """The accounts the collection created: prefixed, and (with a ledger) recorded in it."""
     out = []
     for doc in sorted(docs, key=account_id):
@@ -406,7 +438,7 @@ def collection_accounts(docs, entries=None):
             entry = next((e for e in entries if entry_matches(e, doc)), None)
             if entry is None:
                 continue
-        out.append((doc, entry))
+        out.append(ManagedAccount(doc, entry))
     return out
 
 

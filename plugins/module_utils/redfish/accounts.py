@@ -24,7 +24,21 @@ only ``export.hostclaim.metal3.io`` annotations cross, and keys naming
 by a lessee).  The BMH write carries a resourceVersion precondition (a
 conflict re-reads and retries); Ironic's PATCH has no precondition, so the
 node's ledger is written right after it is read.
+
+The module runs in named phases (:func:`run_bmc_account`): validate the
+options (:func:`validate`, no I/O) -> open the host's ledger
+(:func:`open_ledger`) -> open the BMC (:func:`bmc_credentials`,
+:class:`AccountTable`) -> plan (:func:`plan_account`, :func:`plan_bulk`,
+pure decisions over what was read) -> apply and record (every BMC and ledger
+write goes through the one :class:`Writer`, which simulates them in check
+mode) -> report (:func:`report`).
 """
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass, field
+from typing import Any, Callable, NamedTuple
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     Conflict,
@@ -43,7 +57,10 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.metal3_l
 # ------------------------------------------------------------------ ledgers on hosts
 
 
-def open_host(backend, host, namespace=None, api_client=None, conn=None):
+def open_host(
+    backend: str, host: str, namespace: str | None = None, api_client: Any = None, conn: Any = None
+) -> Metal3Host | IronicHost:
+    """The ledger of ``host`` on its backend (a BareMetalHost or an Ironic node)."""
     if backend == "metal3":
         if not namespace:
             raise InvalidInput("option namespace", "is required with backend metal3 and host_name")
@@ -51,34 +68,83 @@ def open_host(backend, host, namespace=None, api_client=None, conn=None):
     return IronicHost(conn, host)
 
 
+@dataclass
+class HostLedger:
+    """The ledger of one host, loaded once; ``changed`` once an entry was put or dropped."""
+
+    handle: Metal3Host | IronicHost
+    entries: list[dict]
+    changed: bool = False
+
+    @property
+    def obj(self) -> str:
+        return self.handle.obj
+
+    def entry(self, username: str) -> dict | None:
+        return ba.ledger_entry(self.entries, username)
+
+    def put(self, entry: dict, before: dict | None) -> None:
+        self.entries = ba.ledger_put(self.entries, entry)
+        self.changed = self.changed or entry != before
+
+    def drop(self, usernames: set[str] | str) -> None:
+        gone = {usernames} if isinstance(usernames, str) else set(usernames)
+        self.entries = [e for e in self.entries if e["username"] not in gone]
+        self.changed = True
+
+
+class BmcCredentials(NamedTuple):
+    """Where the BMC is and the administrator account the collection logs in with."""
+
+    address: str
+    username: str
+    password: str
+    validate_certs: bool
+
+
 # ------------------------------------------------------------------ one BMC's accounts
+
+
+class Created(NamedTuple):
+    """A created account as the module reports it (simulated in check mode)."""
+
+    view: dict
+    password: str | None
+    entry: dict | None
 
 
 class AccountTable:
     """The AccountService of one BMC, read once, then changed account by account."""
 
-    def __init__(self, bmc):
+    def __init__(self, bmc: redfish.Bmc) -> None:
         self.bmc = bmc
         self.service = bmc.account_service()
         if self.service.get("ServiceEnabled") is False:
             raise InvalidInput(bmc.obj, "the BMC's AccountService is disabled")
         self.refresh()
 
-    def refresh(self):
+    def refresh(self) -> None:
         self.collection, self.docs = self.bmc.accounts(self.service)
         self.with_expiration = ba.supports_expiration(self.docs)
 
     @property
-    def password_length(self):
+    def password_length(self) -> int:
         return ba.password_length(self.service.get("MinPasswordLength"), self.service.get("MaxPasswordLength"))
 
-    def roles(self):
+    @property
+    def uses_slots(self) -> bool:
+        """Whether a new account goes into a fixed slot (no POST on the collection)."""
+        return ba.create_plan(self.docs)[0] == "patch"
+
+    def roles(self) -> list[str] | None:
         return self.bmc.roles(self.service)
 
-    def find(self, username):
+    def find(self, username: str) -> dict | None:
         return ba.find_account(self.docs, username)
 
-    def create(self, username, role, expires, enabled=True):
+    def create(
+        self, username: str, role: str, expires: datetime.datetime | None, enabled: bool = True
+    ) -> tuple[dict, str, bool]:
         """Create the account (POST, or PATCH into an empty slot); return (doc, password, slot)."""
         password = ba.generate_password(self.password_length)
         body = ba.create_body(username, password, role, enabled, expires, self.with_expiration)
@@ -90,7 +156,7 @@ class AccountTable:
             except InvalidInput as err:
                 if err.details.get("status") != 405:
                     raise
-                raise InvalidInput(obj, "the BMC refuses POST on its accounts and shows no empty slot")
+                raise InvalidInput(obj, "the BMC refuses POST on its accounts and shows no empty slot") from err
             self.refresh()
             location = (headers or {}).get("Location") or doc.get("@odata.id")
             made = self.find(username)
@@ -112,17 +178,17 @@ class AccountTable:
             last = Conflict(obj, "slot %s was taken by someone else meanwhile" % slot.get("Id"))
         raise last or InvalidInput(obj, "no empty account slot left on the BMC")
 
-    def update(self, doc, body, what):
+    def update(self, doc: dict, body: dict, what: str) -> None:
         if body:
             self.bmc.patch(doc["@odata.id"], body, etag=doc.get("@odata.etag"), what=what)
 
-    def remove(self, doc, slot=None):
+    def remove(self, doc: dict, slot: bool | None = None) -> None:
         """DELETE the account; on a fixed-slot BMC (or a 405) empty its slot instead."""
         name = doc.get("UserName")
         if not ba.is_collection_username(name):  # the one guard every removal passes
             raise InvalidInput("BMC account %s" % name, "was not created by the collection: never touched")
         if slot is None:
-            slot = ba.create_plan(self.docs)[0] == "patch"
+            slot = self.uses_slots
         if not slot:
             try:
                 self.bmc.delete(doc["@odata.id"], "delete account %s" % name)
@@ -138,21 +204,99 @@ class AccountTable:
         )
 
 
+# ------------------------------------------------------------------ the one writer
+
+
+class Writer:
+    """Every write to a BMC or to a host's ledger passes here.
+
+    Each write marks :attr:`changed`; in check mode it is only simulated:
+    nothing is sent, a new account is reported as it would be, and no
+    password is made.
+    """
+
+    def __init__(self, table: AccountTable | None, check_mode: bool) -> None:
+        self.table = table
+        self.check_mode = check_mode
+        self.changed = False
+
+    def _write(self) -> bool:
+        """Mark the change; whether to really write."""
+        self.changed = True
+        return not self.check_mode
+
+    def create(
+        self,
+        username: str,
+        role: str,
+        expires: datetime.datetime | None,
+        grantee: str | None,
+        now: datetime.datetime,
+    ) -> Created:
+        table = self.table
+        if not self._write():
+            view = dict(
+                username=username,
+                role=role,
+                enabled=True,
+                locked=False,
+                uri=None,
+                expires=ba.format_time(expires),
+                expired=False,
+                expiry_enforced_by=("bmc" if table.with_expiration else "collection") if expires else None,
+                slot=table.uses_slots,
+            )
+            return Created(view, None, None)
+        made, password, slot = table.create(username, role, expires)
+        entry = dict(
+            username=username,
+            uri=made["@odata.id"].rstrip("/"),
+            role=role,
+            grantee=grantee,
+            created=ba.format_time(now),
+            expires=ba.format_time(expires),
+            bmc_expiry=table.with_expiration,
+            slot=slot,
+        )
+        return Created(ba.account_view(made, entry, now), password, entry)
+
+    def update(self, doc: dict, body: dict, what: str, rotate_password: bool = False) -> str | None:
+        """PATCH ``body`` (one PATCH with the new password when rotating: the ETag is used once)."""
+        if not body and not rotate_password:
+            return None
+        if not self._write():
+            return None
+        password = None
+        if rotate_password:
+            password = ba.generate_password(self.table.password_length)
+            body = dict(body, Password=password)
+        self.table.update(doc, body, what)
+        return password
+
+    def remove(self, doc: dict, slot: bool | None = None) -> None:
+        if self._write():
+            self.table.remove(doc, slot)
+
+    def save_ledger(self, handle: Metal3Host | IronicHost, entries: list[dict]) -> None:
+        if self._write():
+            handle.save(entries)
+
+
 # ------------------------------------------------------------------ revoke (lease end, claim release)
 
 
 def revoke_host_accounts(
-    backend,
-    host,
-    namespace=None,
-    api_client=None,
-    conn=None,
-    grantee=None,
-    only_expired=False,
-    bmc_password=None,
-    check_mode=False,
-    timeout=30,
-):
+    backend: str,
+    host: str,
+    namespace: str | None = None,
+    api_client: Any = None,
+    conn: Any = None,
+    grantee: Any = None,
+    only_expired: bool = False,
+    bmc_password: str | None = None,
+    check_mode: bool = False,
+    timeout: int = 30,
+) -> dict:
     """Delete the BMC accounts the collection granted on ``host``; return what was removed.
 
     Called, with ADMINISTRATOR credentials, when a lease ends or a claim that
@@ -180,227 +324,292 @@ def revoke_host_accounts(
     """
     handle = open_host(backend, host, namespace, api_client, conn)
     entries = handle.load()
-    selected = ba.revocations(entries, [], grantee, only_expired)[1]
-    if not selected:
+    if not ba.revocations(entries, [], grantee, only_expired).stale:
         return dict(removed=[], dropped=[], changed=False)
-    address, username, password, verify = handle.bmc(bmc_password) if backend == "ironic" else handle.bmc()
-    with redfish.Bmc(
-        "BMC of %s" % handle.obj, address, username, password, validate_certs=verify, timeout=timeout
-    ) as bmc:
-        table = AccountTable(bmc)
-        to_remove, stale = ba.revocations(entries, table.docs, grantee, only_expired)
-        if not check_mode:
-            for entry, doc in to_remove:
-                table.remove(doc, entry.get("slot"))
-    gone = set(e["username"] for e, unused in to_remove) | set(e["username"] for e in stale)
-    if gone and not check_mode:
-        handle.save([e for e in entries if e["username"] not in gone])
+    creds = BmcCredentials(*(handle.bmc(bmc_password) if backend == "ironic" else handle.bmc()))
+    writer = Writer(None, check_mode)
+    with _open_bmc("BMC of %s" % handle.obj, creds, timeout) as bmc:
+        writer.table = AccountTable(bmc)
+        plan = ba.revocations(entries, writer.table.docs, grantee, only_expired)
+        for entry, doc in plan.remove:
+            writer.remove(doc, entry.get("slot"))
+    gone = {e["username"] for e, unused in plan.remove} | {e["username"] for e in plan.stale}
+    if gone:
+        writer.save_ledger(handle, [e for e in entries if e["username"] not in gone])
     return dict(
-        removed=sorted(e["username"] for e, unused in to_remove),
-        dropped=sorted(e["username"] for e in stale),
+        removed=sorted(e["username"] for e, unused in plan.remove),
+        dropped=sorted(e["username"] for e in plan.stale),
         changed=bool(gone),
     )
 
 
-# ------------------------------------------------------------------ the module
+# ------------------------------------------------------------------ the module: phases
 
 
-def _bmc_from_params(params):
+SINGLE_STATES = ("present", "disabled", "absent")
+
+
+@dataclass(frozen=True)
+class Request:
+    """The module's options, validated (phase 1, no I/O)."""
+
+    state: str
+    username: str | None
+    grantee: str | None
+    role: str
+    expires: datetime.datetime | None
+    manage_expiry: bool
+    rotate_password: bool
+    now: datetime.datetime = field(compare=False)
+
+    @property
+    def obj(self) -> str:
+        return "BMC account %s" % (self.username or "(all of grantee %s)" % self.grantee)
+
+    @property
+    def single(self) -> bool:
+        """One named account (present, disabled, absent with a user name)."""
+        return self.state in SINGLE_STATES and bool(self.username)
+
+
+class AccountPlan(NamedTuple):
+    """What was read about one named account: the BMC's document, the ledger's entry, the view before."""
+
+    username: str
+    doc: dict | None
+    entry: dict | None
+    before: dict | None
+
+
+class Outcome(NamedTuple):
+    """What applying a plan to one account gives: the view after, a new password, a new ledger entry."""
+
+    after: dict | None
+    password: str | None = None
+    entry: dict | None = None
+
+
+def _bmc_from_params(params: dict) -> BmcCredentials:
     if not params.get("bmc_address"):
         raise InvalidInput("options", "give host_name (with backend) or bmc_address, bmc_username and bmc_password")
     for key in ("bmc_username", "bmc_password"):
         if not params.get(key):
             raise InvalidInput("option %s" % key, "is required with bmc_address")
-    return params["bmc_address"], params["bmc_username"], params["bmc_password"], params["bmc_validate_certs"]
+    return BmcCredentials(
+        params["bmc_address"], params["bmc_username"], params["bmc_password"], params["bmc_validate_certs"]
+    )
 
 
-def run_bmc_account(mod, connect_backend):
-    """The bmc_account module: ``connect_backend()`` gives the kube ApiClient or openstack Connection."""
-    params = mod.params
+def validate(params: dict, backend: str) -> Request:
+    """Phase 1: check the options and compute the expiry and the user name; no I/O."""
+    host_name = params.get("host_name")
+    if host_name and backend == "metal3" and not params.get("namespace"):
+        raise InvalidInput("option namespace", "is required with backend metal3 and host_name")
+    if not host_name or params.get("bmc_address"):
+        _bmc_from_params(params)
     state = params["state"]
-    handle, entries = None, None
-    if params.get("host_name"):
-        client = connect_backend()
-        kwargs = dict(api_client=client) if mod.backend == "metal3" else dict(conn=client)
-        handle = open_host(mod.backend, params["host_name"], params.get("namespace"), **kwargs)
-        entries = handle.load()
-        if params.get("bmc_address"):
-            address, user, password, verify = _bmc_from_params(params)
-        elif mod.backend == "ironic":
-            address, user, password, verify = handle.bmc(params.get("bmc_password"))
-            if params.get("bmc_username"):
-                user = params["bmc_username"]
-        else:
-            address, user, password, verify = handle.bmc()
-    else:
-        address, user, password, verify = _bmc_from_params(params)
-    if params.get("bmc_validate_certs") is not None and params.get("bmc_address"):
-        verify = params["bmc_validate_certs"]
     now = ba.utcnow()
     expires = ba.expiry_from(params.get("expires_at"), params.get("expires_in"), now)
     username = None
-    if state in ("present", "disabled", "absent") and (params.get("username") or params.get("grantee")):
+    if state in SINGLE_STATES and (params.get("username") or params.get("grantee")):
         username = params.get("username") or ba.default_username(params.get("grantee"))
         ba.validate_username(username)
     if state in ("present", "disabled") and username is None:
         raise InvalidInput("option username", "is required with state %s (or give grantee)" % state)
-    if state == "absent" and username is None and not (handle and params.get("grantee")):
+    if state == "absent" and username is None and not (host_name and params.get("grantee")):
         raise InvalidInput("option username", "is required with state absent (or give host_name and grantee)")
-
-    obj = "BMC account %s" % (username or "(all of grantee %s)" % params.get("grantee"))
-    bmc_label = "BMC of %s" % (handle.obj if handle else "the given address")
-    with redfish.Bmc(bmc_label, address, user, password, validate_certs=verify, timeout=params["bmc_timeout"]) as bmc:
-        table = AccountTable(bmc)
-        roles = table.roles()
-        if state == "present" and roles is not None and params["role"] not in roles:
-            raise InvalidInput(obj, "role %s is not one of the BMC's roles (%s)" % (params["role"], ", ".join(roles)))
-        ledger_changed = False
-        acted = None
-        if state in ("present", "disabled", "absent") and username:
-            doc = table.find(username)
-            entry = ba.ledger_entry(entries, username) if entries is not None else None
-            if doc is not None and entries is not None and (entry is None or not ba.entry_matches(entry, doc)):
-                raise Conflict(
-                    obj,
-                    "exists on the BMC but is not recorded as created by the collection for %s: "
-                    "left alone" % handle.obj,
-                )
-            if entry is not None and doc is None:
-                entries = ba.ledger_drop(entries, username)
-                ledger_changed = True
-                entry = None
-            before = ba.account_view(doc, entry, now) if doc else None
-            if state == "present":
-                acted = _present(mod, table, doc, entry, username, expires, now, handle, params)
-                if acted.get("entry") is not None and entries is not None:
-                    entries = ba.ledger_put(entries, acted["entry"])
-                    ledger_changed = ledger_changed or acted["entry"] != entry
-            elif state == "disabled":
-                if doc is not None:
-                    body = ba.update_body(doc, enabled=False)
-                    if body:
-                        mod.changed()
-                        if not mod.check_mode:
-                            table.update(doc, body, "disable %s" % username)
-                acted = dict(after=dict(before, enabled=False) if before else None)
-            else:  # absent
-                if doc is not None:
-                    mod.changed()
-                    if not mod.check_mode:
-                        table.remove(doc, (entry or {}).get("slot"))
-                    if entries is not None:
-                        entries = ba.ledger_drop(entries, username)
-                        ledger_changed = True
-                acted = dict(after=None)
-            mod.set_diff(before or {}, acted.get("after") or {})
-            if acted.get("after"):
-                mod.result["account"] = acted["after"]
-            if acted.get("password"):
-                mod.result["password"] = acted["password"]
-                mod.result["username"] = username
-        elif state in ("absent", "pruned"):
-            docs_entries = (
-                entries
-                if entries is not None
-                else [
-                    dict(username=d["UserName"], uri=d["@odata.id"].rstrip("/"), expires=d.get("AccountExpiration"))
-                    for d, unused in ba.collection_accounts(table.docs)
-                ]
-            )
-            to_remove, stale = ba.revocations(
-                docs_entries,
-                table.docs,
-                params.get("grantee") if state == "absent" else None,
-                only_expired=(state == "pruned"),
-                now=now,
-            )
-            for entry, doc in to_remove:
-                mod.changed()
-                if not mod.check_mode:
-                    table.remove(doc, entry.get("slot"))
-            gone = set(e["username"] for e, unused in to_remove) | set(e["username"] for e in stale)
-            if entries is not None and gone:
-                entries = [e for e in entries if e["username"] not in gone]
-                ledger_changed = True
-            mod.result["removed"] = sorted(e["username"] for e, unused in to_remove)
-            mod.set_diff({"accounts": sorted(e["username"] for e, unused in to_remove)}, {"accounts": []})
-        if handle is not None and ledger_changed:
-            mod.changed()
-            if not mod.check_mode:
-                handle.save(entries)
-        if not mod.check_mode and mod.result["changed"]:
-            table.refresh()
-        mod.result["accounts"] = [ba.account_view(d, e, now) for d, e in ba.collection_accounts(table.docs, entries)]
-        mod.result["expiry_enforced_by_bmc"] = table.with_expiration
+    return Request(
+        state=state,
+        username=username,
+        grantee=params.get("grantee"),
+        role=params["role"],
+        expires=expires,
+        # expires_in counts from the creation: rerunning the task must not push the expiry back.
+        manage_expiry=params.get("expires_at") is not None,
+        rotate_password=bool(params.get("rotate_password")),
+        now=now,
+    )
 
 
-def _present(mod, table, doc, entry, username, expires, now, handle, params):
-    """Create or update the account; returns dict(after=view, password=..., entry=ledger entry)."""
-    role = params["role"]
-    # expires_in counts from the creation: rerunning the task must not push the expiry back.
-    manage_expiry = params.get("expires_at") is not None
-    if expires is not None and not table.with_expiration and handle is None:
+def open_ledger(params: dict, backend: str, connect_backend: Callable[[], Any]) -> HostLedger | None:
+    """Phase 2: the ledger of ``host_name`` (None without a host)."""
+    if not params.get("host_name"):
+        return None
+    client = connect_backend()
+    kwargs = dict(api_client=client) if backend == "metal3" else dict(conn=client)
+    handle = open_host(backend, params["host_name"], params.get("namespace"), **kwargs)
+    return HostLedger(handle, handle.load())
+
+
+def bmc_credentials(params: dict, backend: str, ledger: HostLedger | None) -> BmcCredentials:
+    """Phase 3a: the options' BMC, else the one recorded on the host."""
+    if ledger is None or params.get("bmc_address"):
+        return _bmc_from_params(params)
+    if backend == "ironic":
+        creds = BmcCredentials(*ledger.handle.bmc(params.get("bmc_password")))
+        if params.get("bmc_username"):
+            creds = creds._replace(username=params["bmc_username"])
+        return creds
+    return BmcCredentials(*ledger.handle.bmc())
+
+
+def _open_bmc(label: str, creds: BmcCredentials, timeout: int) -> redfish.Bmc:
+    """Phase 3b: the connection to the BMC (a context manager)."""
+    return redfish.Bmc(
+        label, creds.address, creds.username, creds.password, validate_certs=creds.validate_certs, timeout=timeout
+    )
+
+
+def plan_account(table: AccountTable, request: Request, ledger: HostLedger | None) -> AccountPlan:
+    """Phase 4 (one account): what the BMC and the ledger hold; refuse an account the collection did not make.
+
+    A ledger entry whose account is gone is dropped here (recorded later).
+    """
+    username = request.username
+    doc = table.find(username)
+    entry = ledger.entry(username) if ledger is not None else None
+    if doc is not None and ledger is not None and (entry is None or not ba.entry_matches(entry, doc)):
+        raise Conflict(
+            request.obj,
+            "exists on the BMC but is not recorded as created by the collection for %s: left alone" % ledger.obj,
+        )
+    if entry is not None and doc is None:
+        ledger.drop(username)
+        entry = None
+    before = ba.account_view(doc, entry, request.now) if doc else None
+    return AccountPlan(username, doc, entry, before)
+
+
+def check_role(table: AccountTable, request: Request) -> None:
+    roles = table.roles()
+    if request.state == "present" and roles is not None and request.role not in roles:
+        raise InvalidInput(request.obj, "role %s is not one of the BMC's roles (%s)" % (request.role, ", ".join(roles)))
+
+
+def apply_present(
+    writer: Writer, table: AccountTable, plan: AccountPlan, request: Request, ledger: HostLedger | None
+) -> Outcome:
+    """Phase 5 (present): create the account, or bring its role and expiry to the request."""
+    username = plan.username
+    if request.expires is not None and not table.with_expiration and ledger is None:
         raise InvalidInput(
             "BMC account %s" % username,
             "the BMC does not enforce AccountExpiration and no host was given "
             "to record the expiry: give host_name, or no expiry",
         )
-    grantee = params.get("grantee")
-    if doc is None:
-        mod.changed()
-        if mod.check_mode:
-            view = dict(
-                username=username,
-                role=role,
-                enabled=True,
-                locked=False,
-                uri=None,
-                expires=ba.format_time(expires),
-                expired=False,
-                expiry_enforced_by=("bmc" if table.with_expiration else "collection") if expires else None,
-                slot=ba.create_plan(table.docs)[0] == "patch",
-            )
-            return dict(after=view, password=None, entry=None)
-        made, password, slot = table.create(username, role, expires)
-        new_entry = dict(
-            username=username,
-            uri=made["@odata.id"].rstrip("/"),
-            role=role,
-            grantee=grantee,
-            created=ba.format_time(now),
-            expires=ba.format_time(expires),
-            bmc_expiry=table.with_expiration,
-            slot=slot,
-        )
-        return dict(
-            after=ba.account_view(made, new_entry, now),
-            password=password,
-            entry=new_entry if handle is not None else None,
-        )
+    if plan.doc is None:
+        created = writer.create(username, request.role, request.expires, request.grantee, request.now)
+        return Outcome(created.view, created.password, created.entry if ledger is not None else None)
     body = ba.update_body(
-        doc,
-        role=role,
+        plan.doc,
+        role=request.role,
         enabled=True,
-        expires=expires,
+        expires=request.expires,
         with_expiration=table.with_expiration,
-        manage_expiry=manage_expiry,
+        manage_expiry=request.manage_expiry,
     )
-    password = None
-    new_entry = dict(entry) if entry else None
+    new_entry = dict(plan.entry) if plan.entry else None
     if new_entry is not None:
-        new_entry["role"] = role
-        if manage_expiry:
-            new_entry["expires"] = ba.format_time(expires)
-        if grantee is not None:
-            new_entry["grantee"] = grantee
-    after = dict(doc)
+        new_entry["role"] = request.role
+        if request.manage_expiry:
+            new_entry["expires"] = ba.format_time(request.expires)
+        if request.grantee is not None:
+            new_entry["grantee"] = request.grantee
+    after = dict(plan.doc)
     after.update(body)
-    if params.get("rotate_password") and not mod.check_mode:
-        # One PATCH for the role/expiry change and the new password (the ETag is used once).
-        password = ba.generate_password(table.password_length)
-        body["Password"] = password
-    if body or params.get("rotate_password"):
-        mod.changed()
-        if not mod.check_mode:
-            table.update(doc, body, "update %s" % username)
-    return dict(after=ba.account_view(after, new_entry, now), password=password, entry=new_entry)
+    password = writer.update(plan.doc, body, "update %s" % username, rotate_password=request.rotate_password)
+    return Outcome(ba.account_view(after, new_entry, request.now), password, new_entry)
+
+
+def apply_account(
+    writer: Writer, table: AccountTable, plan: AccountPlan, request: Request, ledger: HostLedger | None
+) -> Outcome:
+    """Phase 5 (one account): present, disabled or absent; the ledger follows (phase 6)."""
+    if request.state == "present":
+        outcome = apply_present(writer, table, plan, request, ledger)
+        if outcome.entry is not None and ledger is not None:
+            ledger.put(outcome.entry, plan.entry)
+        return outcome
+    if request.state == "disabled":
+        if plan.doc is not None:
+            writer.update(plan.doc, ba.update_body(plan.doc, enabled=False), "disable %s" % plan.username)
+        return Outcome(dict(plan.before, enabled=False) if plan.before else None)
+    if plan.doc is not None:  # absent
+        writer.remove(plan.doc, (plan.entry or {}).get("slot"))
+        if ledger is not None:
+            ledger.drop(plan.username)
+    return Outcome(None)
+
+
+def plan_bulk(table: AccountTable, request: Request, ledger: HostLedger | None) -> ba.Revocations:
+    """Phase 4 (absent by grantee, pruned): the recorded (or, without a host, prefixed) accounts to remove."""
+    if ledger is not None:
+        entries = ledger.entries
+    else:
+        entries = [
+            dict(username=d["UserName"], uri=d["@odata.id"].rstrip("/"), expires=d.get("AccountExpiration"))
+            for d, unused in ba.collection_accounts(table.docs)
+        ]
+    return ba.revocations(
+        entries,
+        table.docs,
+        request.grantee if request.state == "absent" else None,
+        only_expired=(request.state == "pruned"),
+        now=request.now,
+    )
+
+
+def apply_bulk(writer: Writer, plan: ba.Revocations, ledger: HostLedger | None) -> list[str]:
+    """Phase 5 (bulk): remove the accounts, drop them and the stale entries from the ledger; the removed names."""
+    for entry, doc in plan.remove:
+        writer.remove(doc, entry.get("slot"))
+    gone = {e["username"] for e, unused in plan.remove} | {e["username"] for e in plan.stale}
+    if ledger is not None and gone:
+        ledger.drop(gone)
+    return sorted(e["username"] for e, unused in plan.remove)
+
+
+def record(writer: Writer, ledger: HostLedger | None) -> None:
+    """Phase 6: write the host's ledger once, when it changed."""
+    if ledger is not None and ledger.changed:
+        writer.save_ledger(ledger.handle, ledger.entries)
+
+
+def report(mod: Any, writer: Writer, table: AccountTable, request: Request, ledger: HostLedger | None) -> None:
+    """Phase 7: the accounts after the change (re-read when something was written)."""
+    mod.changed(writer.changed)
+    if writer.changed and not writer.check_mode:
+        table.refresh()
+    entries = ledger.entries if ledger is not None else None
+    mod.result["accounts"] = [
+        ba.account_view(d, e, request.now) for d, e in ba.collection_accounts(table.docs, entries)
+    ]
+    mod.result["expiry_enforced_by_bmc"] = table.with_expiration
+
+
+def run_bmc_account(mod: Any, connect_backend: Callable[[], Any]) -> None:
+    """The bmc_account module: ``connect_backend()`` gives the kube ApiClient or openstack Connection."""
+    params = mod.params
+    request = validate(params, mod.backend)
+    ledger = open_ledger(params, mod.backend, connect_backend)
+    creds = bmc_credentials(params, mod.backend, ledger)
+    label = "BMC of %s" % (ledger.obj if ledger is not None else "the given address")
+    with _open_bmc(label, creds, params["bmc_timeout"]) as bmc:
+        table = AccountTable(bmc)
+        writer = Writer(table, mod.check_mode)
+        check_role(table, request)
+        if request.single:
+            plan = plan_account(table, request, ledger)
+            outcome = apply_account(writer, table, plan, request, ledger)
+            mod.set_diff(plan.before or {}, outcome.after or {})
+            if outcome.after:
+                mod.result["account"] = outcome.after
+            if outcome.password:
+                mod.result["password"] = outcome.password
+                mod.result["username"] = plan.username
+        elif request.state in ("absent", "pruned"):
+            removed = apply_bulk(writer, plan_bulk(table, request, ledger), ledger)
+            mod.result["removed"] = removed
+            mod.set_diff({"accounts": removed}, {"accounts": []})
+        record(writer, ledger)
+        report(mod, writer, table, request, ledger)
