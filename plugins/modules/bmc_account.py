@@ -246,6 +246,7 @@ expiry_enforced_by_bmc:
 from ansible.module_utils.basic import env_fallback
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base import TenancyModule
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.libraries import SUSHY
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connection import openstack_connection
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import kube_api_client
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import accounts as bmc_access
@@ -253,6 +254,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import a
 
 class BmcAccountModule(TenancyModule):
     object_kind = "bmc_account"
+    required_libraries = (SUSHY,)
     argument_spec = dict(
         host_name=dict(type="str"),
         namespace=dict(type="str"),
@@ -272,6 +274,12 @@ class BmcAccountModule(TenancyModule):
     module_kwargs = dict(
         mutually_exclusive=[("expires_at", "expires_in")],
     )
+
+    def needed_libraries(self):
+        # With only bmc_address, no backend is contacted: its client library is not needed.
+        if not self.params.get("host_name"):
+            return self.required_libraries
+        return super().needed_libraries()
 
     def _connect(self):
         if self.backend == "metal3":

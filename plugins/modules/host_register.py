@@ -319,6 +319,7 @@ project_check:
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base import TenancyModule
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.libraries import JMESPATH, SUSHY
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connection import (
     PROJECT_SKIPPED,
     openstack_connection,
@@ -332,6 +333,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.registra
 
 class HostRegisterModule(TenancyModule):
     object_kind = "host_register"
+    required_libraries = (SUSHY,)
     argument_spec = dict(
         hosts=dict(
             type="list",
@@ -369,6 +371,13 @@ class HostRegisterModule(TenancyModule):
     module_kwargs = dict(
         required_if=[("backend", "metal3", ("namespace",))],
     )
+
+    def needed_libraries(self):
+        """sushy always; jmespath only when a rule has a ``when`` expression."""
+        needed = super().needed_libraries()
+        if any(isinstance(rule, dict) and rule.get("when") is not None for rule in self.params.get("rules") or []):
+            needed += (JMESPATH,)
+        return needed
 
     def _check(self):
         params = self.params

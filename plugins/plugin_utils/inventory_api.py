@@ -38,6 +38,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
     shorten,
     wrap_errors,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.libraries import URLLIB3, MissingLibrary
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import dns1123_label_problem
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import claim_view as ironic_view
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_view as metal3_view
@@ -78,7 +79,7 @@ class KubeClaims:
 
     def __init__(self, params, timeout=DEFAULT_TIMEOUT):
         if not HAS_URLLIB3:
-            raise InvalidInput("python library urllib3", "is required for backend metal3 (pip install kubernetes)")
+            raise MissingLibrary(URLLIB3, URLLIB3_IMPORT_ERROR)
         from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import kube_api_client
 
         self.client = kube_api_client(params)

@@ -14,15 +14,31 @@ and implements :meth:`run`, which fills ``self.result`` through
 escapes ``run`` goes through the one mapping path,
 :func:`errors.from_exception`, and ends as one ``fail_json`` naming the
 object and the cause.
+
+Optional libraries are checked once, when the module starts: the ones the
+module declares in ``required_libraries`` (or :meth:`needed_libraries` for
+those only some options need) and the client library of the chosen
+backend.  A missing one fails through ansible-core's
+``missing_required_lib`` message with the import traceback, before any
+request is sent.
 """
+
+from __future__ import annotations
 
 import copy
 import traceback
+from typing import Any
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.auth import BACKENDS, auth_spec
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import TenancyError, from_exception
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.libraries import (
+    BACKEND_LIBRARIES,
+    Library,
+    import_error,
+    missing_message,
+)
 
 
 class TenancyModule:
@@ -36,8 +52,10 @@ class TenancyModule:
     backends = BACKENDS
     #: the object the module is about, for errors raised outside any wrap_errors
     object_kind = "module"
+    #: optional libraries the module needs whatever its options (the backend's client library is added)
+    required_libraries: tuple[Library, ...] = ()
 
-    def __init__(self, argv_module=None):
+    def __init__(self, argv_module: Any = None) -> None:
         spec = auth_spec(self.backends)
         spec.update(copy.deepcopy(self.argument_spec))
         if len(self.backends) > 1 and "backend" not in spec:
@@ -45,37 +63,50 @@ class TenancyModule:
         self.module = argv_module or AnsibleModule(argument_spec=spec, supports_check_mode=True, **self.module_kwargs)
         self.params = self.module.params
         self.result = dict(changed=False)
+        self.check_libraries()
+
+    # -- optional libraries --------------------------------------------------
+    def needed_libraries(self) -> tuple[Library, ...]:
+        """The libraries this run needs: the declared ones and the backend's (override to add per option)."""
+        return tuple(self.required_libraries) + BACKEND_LIBRARIES.get(self.backend, ())
+
+    def check_libraries(self) -> None:
+        """Fail once, with ``missing_required_lib`` and the import traceback, on the first missing library."""
+        for library in self.needed_libraries():
+            error = import_error(library)
+            if error is not None:
+                self.module.fail_json(msg=missing_message(library), exception=error)
 
     # -- what subclasses use -------------------------------------------------
     @property
-    def check_mode(self):
+    def check_mode(self) -> bool:
         return self.module.check_mode
 
     @property
-    def diff_mode(self):
+    def diff_mode(self) -> bool:
         return self.module._diff  # pylint: disable=protected-access
 
     @property
-    def backend(self):
+    def backend(self) -> str:
         return self.params.get("backend") or self.backends[0]
 
-    def changed(self, value=True):
+    def changed(self, value: Any = True) -> None:
         """Mark the result as changed (never un-marks)."""
         self.result["changed"] = self.result["changed"] or bool(value)
 
-    def set_diff(self, before, after):
+    def set_diff(self, before: Any, after: Any) -> None:
         """Attach ``before``/``after`` to the result, only in diff mode."""
         if self.diff_mode:
             self.result["diff"] = dict(before=before, after=after)
 
-    def warn(self, message):
+    def warn(self, message: str) -> None:
         self.module.warn(message)
 
-    def run(self):
+    def run(self) -> None:
         raise NotImplementedError
 
     # -- entry point ---------------------------------------------------------
-    def fail(self, error, **extra):
+    def fail(self, error: TenancyError, **extra: Any) -> None:
         """One clear failure: ``<object>: <cause>``; the result so far is kept."""
         result = dict(self.result)
         result.update(extra)
@@ -83,7 +114,7 @@ class TenancyModule:
         result.update(dict(object=error.obj, cause=error.cause, error_type=error.__class__.__name__))
         self.module.fail_json(msg=error.message, **result)
 
-    def __call__(self):
+    def __call__(self) -> None:
         try:
             self.run()
         except TenancyError as error:

@@ -33,6 +33,7 @@ import json
 import math
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.libraries import PYYAML, MissingLibrary
 
 try:
     import yaml
@@ -110,7 +111,7 @@ def validate_user_data(text, obj="option user_data"):
     fmt = user_data_format(text)
     if fmt == "cloud-config":
         if not HAS_YAML:  # pragma: no cover
-            raise InvalidInput(obj, "cannot be checked: the python library PyYAML is missing")
+            raise MissingLibrary(PYYAML)
         try:
             doc = yaml.safe_load(text)
         except yaml.YAMLError as exc:

@@ -18,6 +18,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
     NotFound,
     from_exception,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.libraries import OPENSTACKSDK, MissingLibrary
 
 try:
     import openstack
@@ -120,7 +121,7 @@ def _cloud_region(cloud, kwargs):
 def openstack_connection(params):
     """An ``openstack.connection.Connection`` for the options in ``params``."""
     if not HAS_OPENSTACKSDK:
-        raise InvalidInput("python library openstacksdk", "is required for backend ironic (pip install openstacksdk)")
+        raise MissingLibrary(OPENSTACKSDK, OPENSTACKSDK_IMPORT_ERROR)
     kwargs = dict(baremetal_api_version=IRONIC_MICROVERSION)
     for key in ("auth", "auth_type", "region_name", "interface", "api_timeout"):
         if params.get(key) is not None:

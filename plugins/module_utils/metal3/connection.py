@@ -10,6 +10,7 @@
 import traceback
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.libraries import KUBERNETES, MissingLibrary
 
 try:
     from kubernetes import client as k8s_client
@@ -30,7 +31,7 @@ def kube_api_client(params):
     ``KUBECONFIG``) and then the in-cluster service account are tried.
     """
     if not HAS_KUBERNETES:
-        raise InvalidInput("python library kubernetes", "is required for backend metal3 (pip install kubernetes)")
+        raise MissingLibrary(KUBERNETES, KUBERNETES_IMPORT_ERROR)
     configuration = k8s_client.Configuration()
     if params.get("host"):
         configuration.host = params["host"]

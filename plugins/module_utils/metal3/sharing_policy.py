@@ -27,6 +27,7 @@ Metal3 HostClaim proposal:
 
 from collections import namedtuple
 
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.libraries import RE2, missing_message
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import (
     dns1123_label_problem,
     label_key_problem,
@@ -43,7 +44,7 @@ except ImportError:
 
 FIELD = "hostClaimNamespaces"
 POLICY_KEYS = ("matches", "withLabel")
-MISSING_RE2 = "the Python library google-re2 (module re2) is not installed, so RE2 patterns cannot be evaluated"
+MISSING_RE2 = missing_message(RE2)
 
 Decision = namedtuple("Decision", ["allowed", "reason"])
 

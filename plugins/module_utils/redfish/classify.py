@@ -38,8 +38,10 @@ listed in ``unevaluable_rules``.
 """
 
 import re
+import traceback
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.libraries import JMESPATH, MissingLibrary
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import (
     label_key_problem,
     label_value_problem,
@@ -50,7 +52,9 @@ try:
     from jmespath.exceptions import JMESPathError
 
     HAS_JMESPATH = True
+    JMESPATH_IMPORT_ERROR = None
 except ImportError:  # pragma: no cover - reported by compile_rules
+    JMESPATH_IMPORT_ERROR = traceback.format_exc()
     jmespath = None
     JMESPathError = Exception
     HAS_JMESPATH = False
@@ -120,7 +124,7 @@ def compile_rule(index, rule):
         if not isinstance(when, str) or not when.strip():
             raise InvalidInput(where, "when must be a non-empty JMESPath expression")
         if not HAS_JMESPATH:
-            raise InvalidInput("python library jmespath", "is required for classification rules (pip install jmespath)")
+            raise MissingLibrary(JMESPATH, JMESPATH_IMPORT_ERROR)
         try:
             expression = jmespath.compile(when)
         except JMESPathError as exc:

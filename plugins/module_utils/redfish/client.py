@@ -32,6 +32,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
     NotFound,
     TenancyError,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.libraries import SUSHY, MissingLibrary
 
 try:
     import sushy
@@ -296,7 +297,7 @@ class Bmc:
 
     def __init__(self, obj, address, username, password, validate_certs=True, ca_cert=None, timeout=30):
         if not HAS_SUSHY:
-            raise InvalidInput("python library sushy", "is required to talk to BMCs (pip install sushy)")
+            raise MissingLibrary(SUSHY, SUSHY_IMPORT_ERROR)
         self.obj = obj
         self.base_url, self.system_path = parse_bmc_address(address)
         verify = ca_cert if (validate_certs and ca_cert) else bool(validate_certs)

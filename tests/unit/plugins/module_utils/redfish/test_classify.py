@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.libraries import MissingLibrary
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import classify as cl
 
 LARGE = "MemorySummary.TotalSystemMemoryGiB >= `256` && ProcessorSummary.Count >= `64`"
@@ -225,3 +226,11 @@ def test_property_matches_a_naive_reference(rules, memory, cpus):
     assert out.labels == labels
     assert out.traits == traits
     assert out.resource_class == rc
+
+
+def test_a_when_rule_without_jmespath_is_a_missing_library(monkeypatch):
+    monkeypatch.setattr(cl, "HAS_JMESPATH", False)
+    monkeypatch.setattr(cl, "JMESPATH_IMPORT_ERROR", "Traceback: no jmespath")
+    with pytest.raises(MissingLibrary) as err:
+        cl.compile_rules([{"name": "big", "when": "MemorySummary.TotalSystemMemoryGiB > `64`"}])
+    assert "(jmespath)" in err.value.message and err.value.details["exception"] == "Traceback: no jmespath"

@@ -12,6 +12,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
     InvalidInput,
     NotFound,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.libraries import MissingLibrary
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import client as redfish
 
 SYS = "/redfish/v1/Systems/7a1b"
@@ -192,3 +193,11 @@ def test_sushy_connection_errors_are_unreachable():
     err = redfish.bmc_error("BMC #0", exc)
     assert err.details["bmc_error"] == "unreachable"
     assert err.message == "BMC #0: BMC unreachable: connection refused"
+
+
+def test_a_bmc_without_sushy_is_a_missing_library(monkeypatch):
+    monkeypatch.setattr(redfish, "HAS_SUSHY", False)
+    monkeypatch.setattr(redfish, "SUSHY_IMPORT_ERROR", "Traceback: no sushy")
+    with pytest.raises(MissingLibrary) as err:
+        redfish.Bmc("BMC of h1", "redfish://127.0.0.1/redfish/v1/Systems/1", "root", "pw")
+    assert "(sushy)" in err.value.message and err.value.details["exception"] == "Traceback: no sushy"
