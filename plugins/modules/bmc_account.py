@@ -33,13 +33,13 @@ extends_documentation_fragment:
   - baremetal.tenancy.kubernetes_auth
   - baremetal.tenancy.openstack_auth
   - baremetal.tenancy.tls
+  - baremetal.tenancy.attributes
+  - baremetal.tenancy.attributes.platform
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
     details: Reads the BMC (and the host), reports what would change, writes nothing and returns no password.
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full
     details: Before and after of the account (never a password).
   action:

@@ -47,13 +47,13 @@ author:
 extends_documentation_fragment:
   - baremetal.tenancy.kubernetes_auth
   - baremetal.tenancy.tls
+  - baremetal.tenancy.attributes
+  - baremetal.tenancy.attributes.platform
 attributes:
   check_mode:
-    description: Can run in check mode and return changed status prediction without modifying target.
     support: full
     details: Reads everything and reports what the pass would do; writes nothing.
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
     support: full
     details: The diff shows each claim's bound host (C(namespace/name)) before and after the pass.
 options:

@@ -20,14 +20,13 @@ extends_documentation_fragment:
   - baremetal.tenancy.kubernetes_auth
   - baremetal.tenancy.openstack_auth
   - baremetal.tenancy.tls
+  - baremetal.tenancy.attributes
+  - baremetal.tenancy.attributes.platform
+  - baremetal.tenancy.attributes.info_module
 attributes:
   check_mode:
-    description: Can run in check mode and return changed status prediction without modifying target.
     support: full
     details: The module only reads.
-  diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
-    support: none
 options:
   name:
     description:

@@ -30,13 +30,13 @@ extends_documentation_fragment:
   - baremetal.tenancy.kubernetes_auth
   - baremetal.tenancy.openstack_auth
   - baremetal.tenancy.tls
+  - baremetal.tenancy.attributes
+  - baremetal.tenancy.attributes.platform
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
     details: Reads the BMCs and the backend, reports what would change, writes nothing.
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full
     details: Per host, before and after of the fields the module manages (never a credential or BMC address).
 options:

@@ -27,12 +27,12 @@ extends_documentation_fragment:
   - baremetal.tenancy.openstack_auth
   - baremetal.tenancy.tls
   - baremetal.tenancy.wait
+  - baremetal.tenancy.attributes
+  - baremetal.tenancy.attributes.platform
 attributes:
   check_mode:
-    description: Can run in check mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
     support: full
 options:
   name:
