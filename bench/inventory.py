@@ -336,7 +336,7 @@ def bench_metal3(sizes, workdir: Path) -> dict:
             run_dir.mkdir()
             kubeconfig = env.kubeconfig("tenant-a")
             raw_kube_list(kubeconfig)  # warm
-            raw = timed(lambda: raw_kube_list(kubeconfig), 5)
+            raw = timed(lambda kubeconfig=kubeconfig: raw_kube_list(kubeconfig), 5)
             parse, ansible_api = plugin_in_process(source, tenant_env, run_dir, size)
             cli = median([plugin_cli(source, tenant_env, run_dir, size) for dummy in range(3)])
             every_source = write_source(

@@ -10,6 +10,8 @@ registered by the task keeps the password (returned once), while every
 callback, at any verbosity, only shows that the output was hidden.
 """
 
+from __future__ import annotations
+
 from ansible.plugins.action import ActionBase
 
 
@@ -17,7 +19,7 @@ class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _requires_connection = True
 
-    def run(self, tmp=None, task_vars=None):
+    def run(self, tmp: str | None = None, task_vars: dict | None = None) -> dict:
         result = super().run(tmp, task_vars)
         del tmp
         result.update(self._execute_module(module_args=self._task.args, task_vars=task_vars))

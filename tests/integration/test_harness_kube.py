@@ -165,7 +165,7 @@ def tenant_a_results(kube_env, kube_minimal_bmh, tmp_path_factory):
 
 def test_missing_binaries_say_run_make_kube(tmp_path, monkeypatch):
     monkeypatch.setenv("BMT_KUBE_BIN", str(tmp_path))
-    with pytest.raises(kube.KubeBinariesMissing, match="run `make kube`|Run `make kube`"):
+    with pytest.raises(kube.KubeBinariesMissing, match=r"run `make kube`|Run `make kube`"):
         kube.require_binaries()
 
 

@@ -131,7 +131,7 @@ def test_namespace_policies(policy_world):
     for host in env.hosts(INFRA):
         if not host["spec"].get("consumerRef"):
             free[host["metadata"]["labels"]["case"]] += 1
-    for case, namespace, expected in CLAIMS:
+    for case, _namespace, expected in CLAIMS:
         if expected == "refused":
             assert free[case] > 0, case
     # the invalid pattern is reported, in the result and as a warning

@@ -390,7 +390,7 @@ def test_tenant_a_cannot_read_or_write_anything_in_tenant_b(onboarded, metal3_en
         {"name": "read claims of B by the module", "baremetal.tenancy.host_claim_info": {"namespace": B}},
     ]
     run = tenant_run(metal3_env, "tenant-a", tasks)
-    for api_version, kind in READ_KINDS:
+    for _api_version, kind in READ_KINDS:
         own = run.result("read %s %s" % (A, kind))
         assert not own.get("failed"), ("positive control: tenant A reads its own %s" % kind, run.explain())
         other = run.result("read %s %s" % (B, kind))

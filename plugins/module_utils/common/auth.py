@@ -14,7 +14,10 @@ use the ``K8S_AUTH_*`` names of kubernetes.core, the OpenStack ones the
 only ansible-core.
 """
 
+from __future__ import annotations
+
 import os
+from collections.abc import Mapping, Sequence
 
 from ansible.module_utils.basic import env_fallback
 from ansible.module_utils.errors import AnsibleFallbackNotFound
@@ -59,7 +62,7 @@ OPENSTACK_AUTH_ENV = (
 )
 
 
-def openstack_auth_from_env(environ=None):
+def openstack_auth_from_env(environ: Mapping[str, str] | None = None) -> dict:
     """Build the ``auth`` option from ``OS_*`` variables (an AnsibleModule fallback)."""
     environ = os.environ if environ is None else environ
     auth = dict((key, environ[var]) for var, key in OPENSTACK_AUTH_ENV if environ.get(var))
@@ -88,7 +91,7 @@ WAIT_SPEC = dict(
 )
 
 
-def auth_spec(backends=BACKENDS):
+def auth_spec(backends: Sequence[str] = BACKENDS) -> dict:
     """The auth argument spec for modules working on ``backends``."""
     spec = dict(TLS_SPEC)
     if "metal3" in backends:

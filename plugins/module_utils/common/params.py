@@ -7,10 +7,12 @@
 
 """Checks of option values shared by modules.  Pure."""
 
+from __future__ import annotations
+
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
 
 
-def check_timeout(value, name="wait_timeout"):
+def check_timeout(value: float | None, name: str = "wait_timeout") -> float | None:
     """A timeout must be a non-negative number of seconds."""
     if value is None:
         return None

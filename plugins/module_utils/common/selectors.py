@@ -19,7 +19,10 @@ This file imports nothing but the standard library.  The fixed patterns below
 are applied only after a length check, so they run in bounded time.
 """
 
+from __future__ import annotations
+
 import re
+from typing import Any
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
 
@@ -38,7 +41,7 @@ def _is_str(value):
     return isinstance(value, str)
 
 
-def dns1123_label_problem(value):
+def dns1123_label_problem(value: Any) -> str | None:
     """Why ``value`` is not a DNS-1123 label (a namespace name), or ``None``."""
     if not _is_str(value) or not value:
         return "must be a non-empty string"
@@ -49,7 +52,7 @@ def dns1123_label_problem(value):
     return None
 
 
-def dns1123_subdomain_problem(value):
+def dns1123_subdomain_problem(value: Any) -> str | None:
     """Why ``value`` is not a DNS-1123 subdomain (an object name), or ``None``."""
     if not _is_str(value) or not value:
         return "must be a non-empty string"
@@ -60,7 +63,7 @@ def dns1123_subdomain_problem(value):
     return None
 
 
-def label_key_problem(key):
+def label_key_problem(key: str) -> str | None:
     """Why ``key`` is not a qualified name (label or annotation key), or ``None``."""
     if not _is_str(key) or not key:
         return "key must be a non-empty string"
@@ -83,7 +86,7 @@ def label_key_problem(key):
     return None
 
 
-def label_value_problem(value):
+def label_value_problem(value: Any) -> str | None:
     """Why ``value`` is not a valid label value, or ``None`` (empty is valid)."""
     if not _is_str(value):
         return "value %r must be a string" % (value,)
@@ -158,7 +161,7 @@ def _validate_match_expressions(expressions, owner, where):
     return [_validate_expression(expr, owner, "%s[%d]" % (where, index)) for index, expr in enumerate(expressions)]
 
 
-def validate_selector(selector, owner="hostSelector", where="hostSelector"):
+def validate_selector(selector: Any, owner: str = "hostSelector", where: str = "hostSelector") -> dict:
     """Return the normalised selector, or raise ``InvalidInput``.
 
     ``owner`` names the object in errors (``HostClaim ns/name``), ``where``
@@ -180,7 +183,7 @@ def validate_selector(selector, owner="hostSelector", where="hostSelector"):
     }
 
 
-def is_empty(selector):
+def is_empty(selector: dict) -> bool:
     """True if the (normalised or raw) selector places no constraint."""
     selector = selector or {}
     return not selector.get("matchLabels") and not selector.get("matchExpressions")
@@ -197,7 +200,7 @@ def _expression_matches(expr, labels):
     return key not in labels or labels[key] not in expr["values"]
 
 
-def matches_normalised(selector, labels):
+def matches_normalised(selector: dict, labels: dict) -> bool:
     """``matches`` for a selector already returned by ``validate_selector``."""
     labels = labels or {}
     for key, value in selector["matchLabels"].items():
@@ -206,6 +209,6 @@ def matches_normalised(selector, labels):
     return all(_expression_matches(expr, labels) for expr in selector["matchExpressions"])
 
 
-def matches(selector, labels, owner="hostSelector"):
+def matches(selector: Any, labels: dict, owner: str = "hostSelector") -> bool:
     """True if ``labels`` (a dict) satisfy ``selector``; raises ``InvalidInput`` if it is invalid."""
     return matches_normalised(validate_selector(selector, owner), labels)

@@ -71,12 +71,12 @@ UTC = datetime.timezone.utc
 # ------------------------------------------------------------------ names
 
 
-def is_collection_username(name):
+def is_collection_username(name: Any) -> bool:
     """Whether ``name`` carries the collection's prefix (and is more than the prefix)."""
     return isinstance(name, str) and name.startswith(ACCOUNT_PREFIX) and len(name) > len(ACCOUNT_PREFIX)
 
 
-def validate_username(name, max_length=DEFAULT_MAX_USERNAME):
+def validate_username(name: Any, max_length: int = DEFAULT_MAX_USERNAME) -> str:
     """Check a user name the collection may manage; return it or raise InvalidInput."""
     where = "BMC account %s" % (name,)
     if not isinstance(name, str) or not name:
@@ -94,7 +94,7 @@ def validate_username(name, max_length=DEFAULT_MAX_USERNAME):
     return name
 
 
-def default_username(grantee, max_length=DEFAULT_MAX_USERNAME):
+def default_username(grantee: str, max_length: int = DEFAULT_MAX_USERNAME) -> str:
     """A stable user name for ``grantee`` (a tenant namespace or project): prefix + hash."""
     import hashlib
 
@@ -107,18 +107,18 @@ def default_username(grantee, max_length=DEFAULT_MAX_USERNAME):
 # ------------------------------------------------------------------ time
 
 
-def utcnow():
+def utcnow() -> datetime.datetime:
     return datetime.datetime.now(UTC)
 
 
-def format_time(moment):
+def format_time(moment: datetime.datetime | None) -> str | None:
     """``2026-05-01T12:00:00Z`` (seconds precision, UTC)."""
     if moment is None:
         return None
     return moment.astimezone(UTC).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def parse_time(text, where="time"):
+def parse_time(text: Any, where: str = "time") -> datetime.datetime:
     """Parse an ISO 8601 date-time with a time zone (``Z`` allowed) into an aware datetime."""
     if isinstance(text, datetime.datetime):
         moment = text
@@ -139,7 +139,7 @@ def parse_time(text, where="time"):
     return moment
 
 
-def parse_duration(value, where="option expires_in"):
+def parse_duration(value: Any, where: str = "option expires_in") -> int:
     """Seconds from ``90``, ``"90s"``, ``"30m"``, ``"8h"``, ``"2d"`` or ``"1w"``."""
     if isinstance(value, bool):
         raise InvalidInput(where, "must be a duration such as 30m, 8h or 2d")
@@ -155,7 +155,9 @@ def parse_duration(value, where="option expires_in"):
     return seconds
 
 
-def expiry_from(expires_at=None, expires_in=None, now=None):
+def expiry_from(
+    expires_at: Any = None, expires_in: Any = None, now: datetime.datetime | None = None
+) -> datetime.datetime | None:
     """The expiry moment (aware datetime) or ``None`` for an account that never expires."""
     if expires_at is not None and expires_in is not None:
         raise InvalidInput("options expires_at and expires_in", "are mutually exclusive")
@@ -170,7 +172,7 @@ def expiry_from(expires_at=None, expires_in=None, now=None):
     return None
 
 
-def is_expired(expires, now=None):
+def is_expired(expires: Any, now: datetime.datetime | None = None) -> bool:
     """Whether an expiry (text or datetime, or None) has passed."""
     if not expires:
         return False
@@ -184,7 +186,9 @@ def is_expired(expires, now=None):
 # ------------------------------------------------------------------ passwords
 
 
-def password_length(min_length=None, max_length=None, wanted=DEFAULT_PASSWORD_LENGTH):
+def password_length(
+    min_length: int | None = None, max_length: int | None = None, wanted: int = DEFAULT_PASSWORD_LENGTH
+) -> int:
     """The length to generate, within what the AccountService advertises."""
     low = max(int(min_length or 0), 8)
     high = int(max_length) if max_length else 64
@@ -195,7 +199,7 @@ def password_length(min_length=None, max_length=None, wanted=DEFAULT_PASSWORD_LE
     return max(low, min(wanted, high))
 
 
-def generate_password(length=DEFAULT_PASSWORD_LENGTH, rng=None):
+def generate_password(length: int = DEFAULT_PASSWORD_LENGTH, rng: Any = None) -> str:
     """A random password with upper, lower, digit and symbol characters."""
     if length < 8:
         raise InvalidInput("password length", "must be at least 8")
@@ -215,30 +219,30 @@ def generate_password(length=DEFAULT_PASSWORD_LENGTH, rng=None):
 # ------------------------------------------------------------------ the BMC's account table
 
 
-def account_id(doc):
+def account_id(doc: dict) -> Any:
     """Numeric-aware sort key of an account resource."""
     ident = str(doc.get("Id") or doc.get("@odata.id", "").rstrip("/").rsplit("/", 1)[-1])
     return (0, int(ident), "") if ident.isdigit() else (1, 0, ident)
 
 
-def is_empty_slot(doc):
+def is_empty_slot(doc: dict) -> bool:
     """A fixed-slot BMC's unused slot: no user name."""
     return not (doc.get("UserName") or "")
 
 
-def supports_expiration(docs):
+def supports_expiration(docs: list[dict]) -> bool:
     """Whether the BMC's accounts carry ``AccountExpiration`` (ManagerAccount v1_8+)."""
     return any("AccountExpiration" in doc for doc in docs if not is_empty_slot(doc))
 
 
-def find_account(docs, username):
+def find_account(docs: list[dict], username: str) -> dict | None:
     for doc in docs:
         if doc.get("UserName") == username:
             return doc
     return None
 
 
-def create_plan(docs):
+def create_plan(docs: list[dict]) -> tuple[str, list[dict]]:
     """How to create an account on a BMC whose account table is ``docs``.
 
     ``("post", [])`` when the collection has no empty slot, else
@@ -251,19 +255,33 @@ def create_plan(docs):
     return "post", []
 
 
-def create_body(username, password, role, enabled=True, expires=None, with_expiration=False):
+def create_body(
+    username: str,
+    password: str,
+    role: str,
+    enabled: bool = True,
+    expires: datetime.datetime | None = None,
+    with_expiration: bool = False,
+) -> dict:
     body = {"UserName": username, "Password": password, "RoleId": role, "Enabled": bool(enabled)}
     if with_expiration:
         body["AccountExpiration"] = format_time(expires) if expires else None
     return body
 
 
-def clear_slot_body():
+def clear_slot_body() -> dict:
     """What empties a fixed slot again (the way vendors with fixed slots delete accounts)."""
     return {"UserName": "", "Enabled": False, "RoleId": "None"}
 
 
-def update_body(doc, role=None, enabled=None, expires=None, with_expiration=False, manage_expiry=False):
+def update_body(
+    doc: dict,
+    role: str | None = None,
+    enabled: bool | None = None,
+    expires: datetime.datetime | None = None,
+    with_expiration: bool = False,
+    manage_expiry: bool = False,
+) -> dict:
     """The PATCH that brings ``doc`` to the wanted role/enabled/expiry; ``{}`` when nothing differs."""
     body = {}
     if role is not None and doc.get("RoleId") != role:
@@ -292,7 +310,7 @@ def _normal_time(text):
 # ------------------------------------------------------------------ ledger
 
 
-def ledger_load(text):
+def ledger_load(text: Any) -> list[dict]:
     """Entries of a ledger (JSON list of dicts); anything unreadable is an empty ledger."""
     if isinstance(text, list):
         raw = text
@@ -312,7 +330,7 @@ def ledger_load(text):
     return entries
 
 
-def ledger_dump(entries):
+def ledger_dump(entries: list[dict]) -> str | None:
     """Canonical JSON text of a ledger (sorted, compact), or ``None`` when empty."""
     if not entries:
         return None
@@ -321,14 +339,14 @@ def ledger_dump(entries):
     return json.dumps(clean, sort_keys=True, separators=(",", ":"))
 
 
-def ledger_put(entries, entry):
+def ledger_put(entries: list[dict], entry: dict) -> list[dict]:
     """A new ledger with ``entry`` replacing any entry of the same user name."""
     out = [e for e in entries if e.get("username") != entry["username"]]
     out.append(dict((k, entry[k]) for k in LEDGER_FIELDS if entry.get(k) is not None))
     return out
 
 
-def ledger_rebase(fresh, before, after):
+def ledger_rebase(fresh: list[dict], before: list[dict], after: list[dict]) -> list[dict]:
     """Apply the change ``before -> after`` to ``fresh`` (a ledger re-read after a conflict):
     entries added or changed are put, entries removed are dropped, the rest of ``fresh`` is kept."""
     old = dict((e["username"], e) for e in before)
@@ -340,11 +358,11 @@ def ledger_rebase(fresh, before, after):
     return [e for e in out if not (e["username"] in old and e["username"] not in new)]
 
 
-def ledger_drop(entries, username):
+def ledger_drop(entries: list[dict], username: str) -> list[dict]:
     return [e for e in entries if e.get("username") != username]
 
 
-def ledger_entry(entries, username):
+def ledger_entry(entries: list[dict] | None, username: str) -> dict | None:
     for entry in entries:
         if entry.get("username") == username:
             return entry
@@ -355,7 +373,7 @@ def _doc_uri(doc):
     return (doc.get("@odata.id") or "").rstrip("/")
 
 
-def entry_matches(entry, doc):
+def entry_matches(entry: dict, doc: dict) -> bool:
     """A ledger entry designates ``doc`` only when URI and user name both match."""
     return (
         bool(doc)
@@ -442,7 +460,7 @@ def collection_accounts(docs: list[dict], entries: list[dict] | None = None) -> 
     return out
 
 
-def account_view(doc, entry=None, now=None):
+def account_view(doc: dict, entry: dict | None = None, now: datetime.datetime | None = None) -> dict:
     """What the module returns about an account: never a password."""
     expires = doc.get("AccountExpiration") or (entry or {}).get("expires")
     view = dict(

@@ -37,8 +37,11 @@ wrong type, such as ``length(null)``) does not match either, and the rule is
 listed in ``unevaluable_rules``.
 """
 
+from __future__ import annotations
+
 import re
 import traceback
+from typing import Any
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.libraries import JMESPATH, MissingLibrary
@@ -82,10 +85,10 @@ class Rule:
         self.stop = stop
 
     @property
-    def label(self):
+    def label(self) -> str:
         return self.name or "#%d" % self.index
 
-    def matches(self, document):
+    def matches(self, document: dict) -> bool:
         """Whether the rule matches; raises JMESPathError when the expression
         cannot be evaluated on this document (``length(null)``...)."""
         if self.expression is None:
@@ -107,7 +110,7 @@ def _where(index, rule):
     return "classification rule %s" % (repr(name) if name else "#%d" % index)
 
 
-def compile_rule(index, rule):
+def compile_rule(index: int, rule: Any) -> Rule:
     """Validate one rule (a dict) and compile its expression; raise InvalidInput naming it."""
     where = _where(index, rule)
     if not isinstance(rule, dict):
@@ -128,16 +131,16 @@ def compile_rule(index, rule):
         try:
             expression = jmespath.compile(when)
         except JMESPathError as exc:
-            raise InvalidInput(where, "invalid JMESPath expression %r: %s" % (when, exc))
+            raise InvalidInput(where, "invalid JMESPath expression %r: %s" % (when, exc)) from exc
     labels = rule.get("labels") or {}
     if not isinstance(labels, dict):
         raise InvalidInput(where, "labels must be a mapping")
     clean_labels = {}
-    for key, value in labels.items():
-        value = "" if value is None else value
-        if isinstance(value, bool) or not isinstance(value, (str, int)):
+    for key, raw_value in labels.items():
+        given = "" if raw_value is None else raw_value
+        if isinstance(given, bool) or not isinstance(given, (str, int)):
             raise InvalidInput(where, "label %s: value must be a string" % key)
-        value = str(value)
+        value = str(given)
         problem = label_key_problem(key) if isinstance(key, str) else "must be a string"
         if problem:
             raise InvalidInput(where, "label %s" % problem)
@@ -162,7 +165,7 @@ def compile_rule(index, rule):
     return Rule(index, name, when, expression, clean_labels, resource_class, list(traits), stop)
 
 
-def compile_rules(rules):
+def compile_rules(rules: Any) -> list[Rule]:
     """Validate and compile a list of rules (all of them, before any host is touched)."""
     if rules is None:
         return []
@@ -183,7 +186,7 @@ class Classification:
         self.matched = matched or []
         self.unevaluable = unevaluable or []
 
-    def as_dict(self):
+    def as_dict(self) -> dict:
         return dict(
             labels=dict(self.labels),
             resource_class=self.resource_class,
@@ -198,11 +201,14 @@ class Classification:
     def __ne__(self, other):
         return not self == other
 
+    # Mutable, compared by value: never a dict key or set member.
+    __hash__ = None
+
     def __repr__(self):
         return "Classification(%r)" % (self.as_dict(),)
 
 
-def classify(document, rules):
+def classify(document: dict, rules: list[Rule]) -> Classification:
     """Apply compiled ``rules`` (see :func:`compile_rules`) to one system document."""
     labels = {}
     resource_class = None

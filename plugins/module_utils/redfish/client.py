@@ -21,8 +21,11 @@ The pure helpers (address parsing, the system document's facts) need no
 client library and are unit-tested.
 """
 
+from __future__ import annotations
+
 import re
 import traceback
+from typing import Any
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     BackendError,
@@ -95,7 +98,7 @@ _REASONS = (
 # ------------------------------------------------------------------ pure helpers
 
 
-def parse_bmc_address(address):
+def parse_bmc_address(address: Any) -> tuple[str, str | None]:
     """``(base_url, system_path or None)`` of a BMC address.
 
     Accepts Metal3's forms (``redfish://host/redfish/v1/Systems/1``,
@@ -113,7 +116,7 @@ def parse_bmc_address(address):
         parts = urlsplit(text)
         port = parts.port
     except ValueError as exc:
-        raise InvalidInput(where, "is not a valid URL: %s" % exc)
+        raise InvalidInput(where, "is not a valid URL: %s" % exc) from exc
     scheme = parts.scheme.lower()
     if scheme not in REDFISH_SCHEMES:
         raise InvalidInput(
@@ -136,14 +139,14 @@ def parse_bmc_address(address):
     return base_url, path
 
 
-def bmh_address(base_url, system_path):
+def bmh_address(base_url: str, system_path: str) -> str:
     """The BareMetalHost ``bmc.address`` baremetal-operator expects for a Redfish system."""
     parts = urlsplit(base_url)
     scheme = "redfish+http" if parts.scheme == "http" else "redfish"
     return "%s://%s%s" % (scheme, parts.netloc, system_path)
 
 
-def connection_reason(text):
+def connection_reason(text: str | None) -> str:
     """A short cause for a connection failure, without the URL it names."""
     low = (text or "").lower()
     for needle, reason in _REASONS:
@@ -179,7 +182,7 @@ def _mac(value):
     return mac if re.match(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$", mac) and mac != "00:00:00:00:00:00" else None
 
 
-def system_facts(document):
+def system_facts(document: dict) -> dict:
     """Plain facts of a system document (see :func:`system_document`), for results and hosts."""
     procs = _members(document, "Processors")
     summary = document.get("ProcessorSummary") or {}
@@ -231,7 +234,7 @@ def _cpu_arch(value):
 # ------------------------------------------------------------------ errors
 
 
-def bmc_error(obj, exc, what=None):
+def bmc_error(obj: str, exc: BaseException, what: str | None = None) -> TenancyError:
     """A TenancyError about BMC ``obj`` for any exception sushy/requests raised."""
     if isinstance(exc, TenancyError):
         return exc
@@ -319,7 +322,7 @@ class Bmc:
                 err = BackendError(
                     obj, "not a Redfish service: %s answered HTTP 404" % ROOT, {"bmc_error": "not_redfish"}
                 )
-            raise err
+            raise err from exc
         if not self._root.json.get("RedfishVersion") and not self._root.json.get("Systems"):
             self.close()
             raise BackendError(
@@ -327,7 +330,7 @@ class Bmc:
             )
         self.conn = self._root._conn  # pylint: disable=protected-access
 
-    def close(self):
+    def close(self) -> None:
         root, self._root = self._root, None
         if root is not None:
             try:
@@ -344,39 +347,39 @@ class Bmc:
         return False
 
     # -- raw requests ---------------------------------------------------
-    def get(self, path, what=None):
+    def get(self, path: str, what: str | None = None) -> tuple[dict, Any]:
         try:
             response = self.conn.get(path)
             return response.json() if response.content else {}, response.headers
         except Exception as exc:
-            raise bmc_error(self.obj, exc, what)
+            raise bmc_error(self.obj, exc, what) from exc
 
-    def get_json(self, path, what=None):
+    def get_json(self, path: str, what: str | None = None) -> dict:
         return self.get(path, what)[0]
 
-    def post(self, path, body, what=None):
+    def post(self, path: str, body: dict, what: str | None = None) -> tuple[dict, Any]:
         try:
             response = self.conn.post(path, data=body)
         except Exception as exc:
-            raise bmc_error(self.obj, exc, what)
+            raise bmc_error(self.obj, exc, what) from exc
         return _json_or_empty(response), response.headers
 
-    def patch(self, path, body, etag=None, what=None):
+    def patch(self, path: str, body: dict, etag: str | None = None, what: str | None = None) -> dict:
         headers = {"If-Match": etag} if etag else None
         try:
             response = self.conn.patch(path, data=body, headers=headers)
         except Exception as exc:
-            raise bmc_error(self.obj, exc, what)
+            raise bmc_error(self.obj, exc, what) from exc
         return _json_or_empty(response)
 
-    def delete(self, path, what=None):
+    def delete(self, path: str, what: str | None = None) -> None:
         try:
             self.conn.delete(path)
         except Exception as exc:
-            raise bmc_error(self.obj, exc, what)
+            raise bmc_error(self.obj, exc, what) from exc
 
     # -- systems --------------------------------------------------------
-    def system_path_or_only(self):
+    def system_path_or_only(self) -> str:
         """The configured system, or the BMC's only one."""
         if self.system_path:
             return self.system_path
@@ -389,7 +392,7 @@ class Bmc:
             )
         return members[0].rstrip("/")
 
-    def system_document(self):
+    def system_document(self) -> tuple[str, dict]:
         """The ComputerSystem resource with Processors and EthernetInterfaces expanded into ``Members``."""
         path = self.system_path_or_only()
         doc = self.get_json(path, "system %s" % path.rsplit("/", 1)[-1])
@@ -402,8 +405,9 @@ class Bmc:
                 members = []
                 for member in coll.get("Members", []):
                     if isinstance(member, dict) and "@odata.id" in member and len(member) == 1:
-                        member = self.get_json(member["@odata.id"])
-                    members.append(member)
+                        members.append(self.get_json(member["@odata.id"]))
+                    else:
+                        members.append(member)
                 doc[key] = dict(link, Members=members)
             except TenancyError as err:
                 if err.details.get("bmc_error") not in ("not_found", "bad_request"):
@@ -411,16 +415,18 @@ class Bmc:
         return path, doc
 
     # -- AccountService ---------------------------------------------------
-    def account_service(self):
+    def account_service(self) -> dict:
         link = (self._root.json.get("AccountService") or {}).get("@odata.id") or "/redfish/v1/AccountService"
         try:
             return self.get_json(link, "AccountService")
         except TenancyError as err:
             if err.details.get("bmc_error") == "not_found":
-                raise InvalidInput(self.obj, "the BMC has no Redfish AccountService", {"bmc_error": "not_found"})
+                raise InvalidInput(
+                    self.obj, "the BMC has no Redfish AccountService", {"bmc_error": "not_found"}
+                ) from err
             raise
 
-    def accounts(self, service):
+    def accounts(self, service: dict) -> tuple[str | None, list[dict]]:
         """Every account resource (empty slots included), in Id order."""
         link = (service.get("Accounts") or {}).get("@odata.id")
         if not link:
@@ -436,7 +442,7 @@ class Bmc:
                 docs.append(self.get_json(member["@odata.id"], "account"))
         return link, docs
 
-    def roles(self, service):
+    def roles(self, service: dict) -> list[str] | None:
         link = (service.get("Roles") or {}).get("@odata.id")
         if not link:
             return None

@@ -18,6 +18,10 @@ The registrars are :class:`metal3.registration.Metal3Registrar` and
 is true registers several hosts at a time.
 """
 
+from __future__ import annotations
+
+from typing import Any, Callable
+
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     BackendError,
     InvalidInput,
@@ -76,7 +80,7 @@ class HostJob:
 # ------------------------------------------------------------------ phase 1: BMCs
 
 
-def read_bmc(job, rules, timeout):
+def read_bmc(job: HostJob, rules: list, timeout: int) -> HostJob:
     """Read the system behind ``job``'s BMC and classify it (no writes)."""
     spec = job.spec
     with redfish.Bmc(
@@ -110,7 +114,7 @@ def read_bmc(job, rules, timeout):
 # ------------------------------------------------------------------ entry point
 
 
-def host_spec_problem(spec):
+def host_spec_problem(spec: dict) -> str | None:
     """Validate one host entry of the input; raise InvalidInput."""
     redfish.parse_bmc_address(spec.get("address"))
     if spec.get("boot_mac_address"):
@@ -119,7 +123,7 @@ def host_spec_problem(spec):
         classify_mod.compile_rule(0, {"name": "labels of this host", "labels": spec["labels"]})
 
 
-def run_host_register(mod, connect_backend):
+def run_host_register(mod: Any, connect_backend: Callable[[], Any]) -> None:
     """The whole host_register run; ``connect_backend()`` returns the backend's registrar."""
     params = mod.params
     rules = classify_mod.compile_rules(params.get("rules"))

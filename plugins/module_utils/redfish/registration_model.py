@@ -23,7 +23,10 @@ on the node.  A host is matched by its system UUID (annotation
 :data:`SYSTEM_UUID_ANNOTATION`; node ``uuid`` or ``extra.system_uuid``).
 """
 
+from __future__ import annotations
+
 import re
+from typing import Any
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import dns1123_subdomain_problem
@@ -36,12 +39,12 @@ IRONIC_NAME_RE = re.compile(r"^[A-Za-z0-9._~-]{1,255}$")
 DEFAULT_NAME_PREFIX = "host-"
 
 
-def normal_uuid(value):
+def normal_uuid(value: Any) -> str | None:
     text = (value or "").strip().lower()
     return text if UUID_RE.match(text) else None
 
 
-def host_name(given, facts, backend):
+def host_name(given: str | None, facts: dict, backend: str) -> str:
     """The host's name: the one given, else ``host-<system UUID>`` (Ironic refuses names that look like UUIDs)."""
     uuid = normal_uuid(facts.get("uuid"))
     if not given and not uuid:
@@ -56,7 +59,7 @@ def host_name(given, facts, backend):
     return name
 
 
-def boot_mac(facts, override=None):
+def boot_mac(facts: dict, override: str | None = None) -> str | None:
     if override:
         mac = override.strip().lower().replace("-", ":")
         if not re.match(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$", mac):

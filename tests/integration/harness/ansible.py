@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import subprocess
@@ -29,19 +30,16 @@ import yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 VENV_BIN = Path(sys.executable).parent
-_ROOT: Path | None = None
 
 
+@functools.cache
 def collections_root() -> Path:
-    """A directory whose ansible_collections/baremetal/tenancy is this checkout."""
-    global _ROOT
-    if _ROOT is None:
-        root = Path(tempfile.mkdtemp(prefix="bmt-collections-"))
-        target = root / "ansible_collections" / "baremetal"
-        target.mkdir(parents=True)
-        (target / "tenancy").symlink_to(REPO_ROOT)
-        _ROOT = root
-    return _ROOT
+    """A directory whose ansible_collections/baremetal/tenancy is this checkout (made once per run)."""
+    root = Path(tempfile.mkdtemp(prefix="bmt-collections-"))
+    target = root / "ansible_collections" / "baremetal"
+    target.mkdir(parents=True)
+    (target / "tenancy").symlink_to(REPO_ROOT)
+    return root
 
 
 def ansible_env(env: Mapping[str, str], workdir: Path) -> dict[str, str]:
