@@ -557,9 +557,10 @@ def test_tenant_cannot_loosen_its_own_namespace(onboarded, metal3_env):
 
 def test_bad_input_is_refused_before_any_change(onboarded, metal3_env, tmp_path):
     bad = [
-        ({"name": "Bad_Name"}, "must be a DNS-1123 label"),
-        ({"name": "t6-c", "quota": {"hostclaim": 3}}, "quota and pod_security may only use the keys"),
-        ({"name": "t6-c", "host_classes": ["bad class"]}, "host classes"),
+        ({"name": "Bad_Name"}, "tenants[0] (Bad_Name): tenant name 'Bad_Name' must consist of lower case"),
+        ({"name": "t6-c", "quota": {"hostclaim": 3}}, "tenants[0] (t6-c): quota has unknown key(s) hostclaim"),
+        ({"name": "t6-c", "host_classes": ["bad class"]}, "tenants[0] (t6-c): host class value 'bad class'"),
+        ({"name": "t6-c", "network_allows": [{"name": "Web"}]}, "tenants[0] (t6-c): network allow name 'Web'"),
     ]
     play = [
         {
