@@ -18,7 +18,7 @@ tenants' own identities (tenant-a-user, tenant-b-user of the harness):
   the apiserver does hold is tested: the objects exist with the right shape,
   and tenants can neither delete nor change them (nor their quota, LimitRange
   or RoleBindings, nor their namespace's labels);
-- both roles converge twice through ``playbooks/onboard_tenant.yml`` with
+- both roles converge twice through ``playbooks/metal3_onboard_tenants.yml`` with
   zero changes the second time.
 
 Tenant namespaces are ``t6-a`` and ``t6-b`` (not the harness's
@@ -37,7 +37,7 @@ from harness.ansible import run_playbook
 from kubernetes import client
 
 REPO = Path(__file__).resolve().parents[2]
-ONBOARD = REPO / "playbooks" / "onboard_tenant.yml"
+ONBOARD = REPO / "playbooks" / "metal3_onboard_tenants.yml"
 INFRA = "t6-infra"
 A, B = "t6-a", "t6-b"
 ROLES = ["baremetal-tenancy-tenant", "baremetal-tenancy-tenant-workloads"]

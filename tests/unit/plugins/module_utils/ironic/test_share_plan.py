@@ -19,8 +19,8 @@ NODES = [
 ]
 
 
-def plan(entries, nodes=NODES):
-    return sp.plan_owners(nodes, sp.validate_entries(entries), IDS)
+def plan(entries, nodes=None):
+    return sp.plan_owners(NODES if nodes is None else nodes, sp.validate_entries(entries), IDS)
 
 
 def test_owners_are_set_only_where_they_differ():
