@@ -91,7 +91,7 @@ def test_metal3_bad_entry_fails_with_one_error_naming_it_and_changes_nothing(poo
     ]
     tasks = [
         share_task({"namespace": INFRA, "hosts": hosts}, name="case %d" % i, ignore_errors=True)
-        for i, (hosts, _) in enumerate(cases)
+        for i, (hosts, _expected) in enumerate(cases)
     ]
     run = pool.playbook("admin", tasks)
     for index, (_hosts, expected) in enumerate(cases):
