@@ -230,12 +230,9 @@ def _share_patch(current, wanted):
     return {FIELD: patch if isinstance(current, dict) else wanted}
 
 
-def plan_host(host, entries, class_label):
-    """``(patch, matched)`` for one BMH: the merge patch (``{}`` when nothing changes), the indexes of the entries that picked it."""
-    name = get_path(host, "metadata", "name")
-    labels = get_path(host, "metadata", "labels") or {}
+def _one_pass(labels, name, entries, class_label):
+    """The host's labels after the entries applied once in order, whether the share is set, the share and the matches."""
     effective = dict(labels)
-    wanted_labels = {}
     share_set, share = False, None
     matched = []
     for index, entry in enumerate(entries):
@@ -245,15 +242,35 @@ def plan_host(host, entries, class_label):
         changes = {class_label: entry["host_class"]} if entry["host_class"] is not None else {}
         changes.update(entry["labels"])
         for key, value in changes.items():
-            wanted_labels[key] = value
             if value is None:
                 effective.pop(key, None)
             else:
                 effective[key] = value
         if entry["share_set"]:
             share_set, share = True, entry["share"]
+    return effective, share_set, share, matched
+
+
+def plan_host(host, entries, class_label):
+    """``(patch, matched)`` for one BMH: the merge patch (``{}`` when nothing changes), the indexes of the entries that picked it.
+
+    A selector sees the labels that earlier entries set.  A label that a later
+    entry sets can make an earlier selector match on the next run, so the
+    entries are applied until the labels settle (at most one pass per entry):
+    the plan goes straight to where repeated runs would end, and a second run
+    changes nothing.
+    """
+    name = get_path(host, "metadata", "name")
+    labels = get_path(host, "metadata", "labels") or {}
+    current = dict(labels)
+    for _pass in range(len(entries) + 1):
+        settled, share_set, share, matched = _one_pass(current, name, entries, class_label)
+        if settled == current:
+            break
+        current = settled
     patch = {}
-    label_patch = dict((key, value) for key, value in wanted_labels.items() if labels.get(key) != value)
+    label_patch = dict((key, value) for key, value in current.items() if labels.get(key) != value)
+    label_patch.update((key, None) for key in labels if key not in current)
     if label_patch:
         patch["metadata"] = {"labels": label_patch}
     if share_set:

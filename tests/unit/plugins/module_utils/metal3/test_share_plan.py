@@ -287,3 +287,18 @@ def test_validation_raises_only_invalid_input(entries):
         sp.validate_entries(entries, TENANT)
     except InvalidInput as error:
         assert error.message.startswith("hosts[")
+
+
+def test_a_label_set_by_a_later_entry_lets_an_earlier_selector_match_in_the_same_run():
+    """Found by hypothesis: without settling, the second run removed label b."""
+    hosts = [host("h1", {"a": "x", "b": "x"})]
+    entries = [
+        {"selector": {"example.com/c": "z1"}, "labels": {"b": None}},
+        {"names": ["h1"], "labels": {"example.com/c": "z1"}},
+    ]
+    first = plan(hosts, entries)
+    assert [change["patch"] for change in first["changes"]] == [
+        {"metadata": {"labels": {"b": None, "example.com/c": "z1"}}}
+    ]
+    after = apply_merge_patch(hosts[0], first["changes"][0]["patch"])
+    assert plan([after], entries)["changes"] == []
