@@ -6,16 +6,16 @@ Starts Keystone, Ironic and several sushy-tools Redfish BMCs on 127.0.0.1
 playbooks/ the way their users would, each with its own credentials:
 
 1. the owner (a system administrator) enrols the servers from their BMCs
-   (ironic_enroll.yml: redfish hardware type, resource class from the
+   (ironic_enroll_hosts.yml: redfish hardware type, resource class from the
    hardware), creates two tenant projects with a user each and writes the
-   owner/lessee policy file (ironic_tenancy.yml), then leases nodes to them
-   (lease_hosts.yml), one of tenant-b's leases for an hour only;
+   owner/lessee policy file (ironic_setup_tenancy.yml), then leases nodes to them
+   (ironic_lease_hosts.yml), one of tenant-b's leases for an hour only;
 2. both tenants claim and deploy their hosts at the same time
    (ironic_claim_hosts.yml: a live ISO over virtual media, cloud-init user-data),
    with their own project-scoped credentials;
 3. each tenant's view shows only its own hosts (ironic_show_claims.yml);
 4. the owner moves the end of that lease to a few seconds later; when it has
-   passed, the owner's expiry run (expire_leases.yml) undeploys the host,
+   passed, the owner's expiry run (ironic_expire_leases.yml) undeploys the host,
    clears its lessee and returns it to the pool;
 5. the tenants release everything (ironic_release_hosts.yml) and the owner
    ends the remaining leases.
@@ -177,7 +177,7 @@ def run_demo(env, workdir: Path) -> list[dict]:
         for i, bmc in enumerate(env.bmcs)
     ]
     run, took = play(
-        "ironic_enroll.yml",
+        "ironic_enroll_hosts.yml",
         "admin",
         clouds,
         workdir,
@@ -204,7 +204,7 @@ def run_demo(env, workdir: Path) -> list[dict]:
 
     passwords = {user: secrets.token_urlsafe(16) for user in TENANTS.values()}
     run, took = play(
-        "ironic_tenancy.yml",
+        "ironic_setup_tenancy.yml",
         "admin",
         clouds,
         workdir,
@@ -228,7 +228,7 @@ def run_demo(env, workdir: Path) -> list[dict]:
 
     hour_end_s = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + SHORT_LEASE))
     run, took = play(
-        "lease_hosts.yml",
+        "ironic_lease_hosts.yml",
         "admin",
         clouds,
         workdir,
@@ -339,7 +339,7 @@ def run_demo(env, workdir: Path) -> list[dict]:
     short_end = time.time() + EXPIRE_IN
     short_end_s = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(short_end))
     run, took = play(
-        "lease_hosts.yml",
+        "ironic_lease_hosts.yml",
         "admin",
         clouds,
         workdir,
@@ -352,7 +352,7 @@ def run_demo(env, workdir: Path) -> list[dict]:
     say(f"owner: tenant-b's lease of {short_node} now ends at {short_end_s}; waiting {max(wait, 0):.0f}s ...")
     if wait > 0:
         time.sleep(wait)
-    run, took = play("expire_leases.yml", "admin", clouds, workdir)
+    run, took = play("ironic_expire_leases.yml", "admin", clouds, workdir)
     actions = result(run, "End expired leases and start due ones")["actions"]
     ended = [a for a in actions if a["action"] == "ended"]
     if [a["node"] for a in ended] != [short_node]:
@@ -391,7 +391,7 @@ def run_demo(env, workdir: Path) -> list[dict]:
                 rows[item["item"]["item"]]["released_s"] = took
             say(f"{project}: released {', '.join(r['item']['item'] for r in released) or 'nothing'} in {took:.1f}s")
     run, took = play(
-        "lease_hosts.yml",
+        "ironic_lease_hosts.yml",
         "admin",
         clouds,
         workdir,

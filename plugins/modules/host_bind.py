@@ -10,7 +10,7 @@ short_description: Bind HostClaims to BareMetalHosts, one reconcile pass
 version_added: 0.1.0
 description:
   - The administrator's side of the Metal3 C(HostClaim) system. One run is one reconcile pass over the claims of all
-    namespaces, of O(namespaces), or of one claim (O(name)); run it in a loop (see the C(baremetal.tenancy.reconcile)
+    namespaces, of O(namespaces), or of one claim (O(name)); run it in a loop (see the C(baremetal.tenancy.metal3_bind_claims)
     playbook) or on a schedule.
   - "Binding: the hosts, claims, namespaces and the binder's Secret copies are listed once per pass. A pending claim is
     bound to a C(BareMetalHost) whose C(spec.hostClaimNamespaces) shares it with the claim's namespace (C(matches) is an
@@ -229,7 +229,7 @@ requests:
 settled:
   description:
     - True when the pass changed nothing and left nothing to the next pass (no V(deferred) or V(conflict) claim).
-      A reconcile loop can stop then (C(until) in the C(baremetal.tenancy.reconcile) playbook).
+      A reconcile loop can stop then (C(until) in the C(baremetal.tenancy.metal3_bind_claims) playbook).
   returned: always
   type: bool
 timings:

@@ -4,7 +4,7 @@
   overlaps, and nothing changes.
 - Leases chosen by resource class, traits and count: a rerun changes nothing;
   asking for more than is free leases nothing.
-- A lease whose end has passed is ended by ``playbooks/expire_leases.yml`` the
+- A lease whose end has passed is ended by ``playbooks/ironic_expire_leases.yml`` the
   way ESI-Leap ends one: the tenant's deployed host is undeployed, its
   allocation goes, ``lessee``, ``instance_info`` and the lease record are
   cleared and the node is ``available`` again; a lease whose start has come
@@ -110,7 +110,7 @@ def test_expired_lease_is_ended_and_the_host_returns(openstack_env, enroll_node,
     # Long enough for tenant-a to claim and deploy on a loaded machine; the test waits for the rest.
     end = time.time() + 60
     lease = run_playbook(
-        REPO_ROOT / "playbooks" / "lease_hosts.yml",
+        REPO_ROOT / "playbooks" / "ironic_lease_hosts.yml",
         openstack_env.ansible_env("admin"),
         tmp_path / "lease",
         extra_vars={
@@ -147,7 +147,7 @@ def test_expired_lease_is_ended_and_the_host_returns(openstack_env, enroll_node,
     assert time.time() < end, "the claim took longer than the lease; the test cannot see the expiry"
 
     time.sleep(max(0, end - time.time()) + 1)
-    expire = REPO_ROOT / "playbooks" / "expire_leases.yml"
+    expire = REPO_ROOT / "playbooks" / "ironic_expire_leases.yml"
     nodes = {"expire_nodes": ["il-exp-0", "il-exp-1"], "expire_wait_timeout": 300}
     check = run_playbook(expire, openstack_env.ansible_env("admin"), tmp_path / "check", extra_vars=nodes, check=True)
     assert check.ok, check.explain()

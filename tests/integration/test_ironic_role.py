@@ -112,6 +112,7 @@ def test_role_projects_users_owner_and_policy(openstack_env, enroll_node, tmp_pa
     second = run_playbook(role_play(**role_vars), env, tmp_path / "second")
     assert second.ok, second.explain()
     assert second.report["stats"]["localhost"]["changed"] == 0
+    assert second.result("baremetal.tenancy.ironic_tenancy : Set the owner of the nodes")["requests"]["writes"] == 0
 
     moved = dict(role_vars)
     moved.update(
@@ -123,6 +124,12 @@ def test_role_projects_users_owner_and_policy(openstack_env, enroll_node, tmp_pa
     check = run_playbook(role_play(**moved), env, tmp_path / "check", check=True, diff=True)
     assert check.ok, check.explain()
     changed = sorted(name.split(" : ")[-1] for name, result in check.tasks.items() if result.get("changed"))
-    assert changed == ["Report the owners that would change", "Write the owner/lessee policy file for Ironic"], changed
+    assert changed == ["Set the owner of the nodes", "Write the owner/lessee policy file for Ironic"], changed
+    owners = check.result("baremetal.tenancy.ironic_tenancy : Set the owner of the nodes")
+    infra = admin.identity.find_project("infra", ignore_missing=False)
+    assert owners["changes"] == [
+        {"host": "ir-owned-0", "before": {"owner": project.id}, "after": {"owner": infra.id}}
+    ], owners
+    assert owners["requests"]["writes"] == 0
     assert admin.baremetal.get_node("ir-owned-0").owner == project.id
     assert yaml.safe_load(policy.read_text()) == rules

@@ -1,7 +1,7 @@
 """Four binders at once over 40 claims from 3 tenants and 30 hosts, five times.
 
 Each binder is its own ``ansible-playbook`` process running the
-``reconcile.yml`` playbook (host_bind passes until one changes nothing), with
+``metal3_bind_claims.yml`` playbook (host_bind passes until one changes nothing), with
 its own binder id, all started together. Afterwards:
 
 - every host is bound at most once, to a claim that exists, and no claim is
@@ -79,7 +79,7 @@ def start_binder(env, number, workdir):
         str(VENV_BIN / "ansible-playbook"),
         "-i",
         "localhost,",
-        str(REPO_ROOT / "playbooks" / "reconcile.yml"),
+        str(REPO_ROOT / "playbooks" / "metal3_bind_claims.yml"),
         "-e",
         json.dumps(extra),
     ]

@@ -11,7 +11,7 @@ Secrets, image, online: true -> image, power and Secret copies on the host ->
 ready -> reboot annotation reaches the host -> release: deprovisioned,
 consumerRef cleared, copies removed, node-reuse label set -> a new claim with
 the same nodeReuse gets the same host -> release with wait through the
-``release_hosts`` playbook while ``reconcile.yml`` runs.
+``metal3_release_hosts`` playbook while ``metal3_bind_claims.yml`` runs.
 """
 
 from __future__ import annotations
@@ -262,14 +262,14 @@ def test_user_story(story):
 
 
 def test_claim_and_release_playbooks_wait_while_the_reconcile_playbook_runs(story, tmp_path):
-    """claim_hosts.yml (wait for ready) and release_hosts.yml (wait for the pool) return once reconcile.yml
-    (binder, in the background) and the operator (test helper) have done their part."""
+    """metal3_claim_hosts.yml (wait for ready) and metal3_release_hosts.yml (wait for the pool) return once
+    metal3_bind_claims.yml (binder, in the background) and the operator (test helper) have done their part."""
     env = story
     argv = [
         str(VENV_BIN / "ansible-playbook"),
         "-i",
         "localhost,",
-        str(REPO_ROOT / "playbooks" / "reconcile.yml"),
+        str(REPO_ROOT / "playbooks" / "metal3_bind_claims.yml"),
         "-e",
         '{"reconcile_namespaces": ["%s"], "reconcile_until_quiet": false, "reconcile_passes": 300, '
         '"reconcile_interval": 0}' % NS,
@@ -284,7 +284,7 @@ def test_claim_and_release_playbooks_wait_while_the_reconcile_playbook_runs(stor
     try:
         with env.api() as api, env.bmo(api, [INFRA]).running(interval=0.2):
             claimed = run_playbook(
-                REPO_ROOT / "playbooks" / "claim_hosts.yml",
+                REPO_ROOT / "playbooks" / "metal3_claim_hosts.yml",
                 env.kube.ansible_env("tenant-a"),
                 tmp_path / "claim",
                 extra_vars={
@@ -303,7 +303,7 @@ def test_claim_and_release_playbooks_wait_while_the_reconcile_playbook_runs(stor
             assert env.host(INFRA, host_name)["spec"]["consumerRef"]["name"] == "db"
             started = time.monotonic()
             release = run_playbook(
-                REPO_ROOT / "playbooks" / "release_hosts.yml",
+                REPO_ROOT / "playbooks" / "metal3_release_hosts.yml",
                 env.kube.ansible_env("tenant-a"),
                 tmp_path / "release",
                 extra_vars={"claim_namespace": NS, "release_claims": ["db"], "release_wait_timeout": 120},

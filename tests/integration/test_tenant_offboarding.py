@@ -1,10 +1,10 @@
 """Tenant offboarding (role tenant_namespace, state absent) on a real kube-apiserver.
 
-A tenant onboarded with ``playbooks/onboard_tenant.yml`` (hosts shared with it
+A tenant onboarded with ``playbooks/metal3_onboard_tenants.yml`` (hosts shared with it
 by the host_pool role) claims hosts with its own identity through
 ``baremetal.tenancy.host_claim``: one claim deployed (image, user-data Secret,
 powered on), one bound without an image, one pending (no host matches).
-Then ``playbooks/offboard_tenant.yml`` runs as the administrator, first in
+Then ``playbooks/metal3_offboard_tenants.yml`` runs as the administrator, first in
 check mode (nothing may change), then for real while the test plays the
 baremetal-operator (harness/bmo.py) in the background: every claim is
 released through the collection's modules (host_release evicts, host_bind
@@ -24,8 +24,8 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 REPO = Path(__file__).resolve().parents[2]
-ONBOARD = REPO / "playbooks" / "onboard_tenant.yml"
-OFFBOARD = REPO / "playbooks" / "offboard_tenant.yml"
+ONBOARD = REPO / "playbooks" / "metal3_onboard_tenants.yml"
+OFFBOARD = REPO / "playbooks" / "metal3_offboard_tenants.yml"
 TENANT = "t6-off"
 INFRA = "t6-infra-off"
 HOSTS = ["off-0", "off-1", "off-2"]

@@ -1,0 +1,139 @@
+# Copyright (c) 2026, baremetal.tenancy contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
+
+"""What a tenant definition may hold: the rules ``host_share`` and ``tenant_check`` apply.  Pure.
+
+The same words mean the same thing everywhere: a tenant name is the name of
+its namespace (a DNS-1123 label), a host class is a label value (the value of
+the host class label, and the name part of the namespace label the
+``tenant_namespace`` role derives from it), a network allow is named by a
+lowercase DNS label of at most 32 characters (the role prefixes it to build a
+NetworkPolicy name).  Every check returns the first problem as text, or
+``None``; :func:`check_tenants` raises one :class:`InvalidInput` naming the
+entry (``tenants[2] (team-a)``) and the cause, before anything is applied.
+"""
+
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import (
+    dns1123_label_problem,
+    dns1123_subdomain_problem,
+    label_value_problem,
+)
+
+NETWORK_ALLOW_MAX = 32
+POLICY_ACTIONS = ("Deny", "Warn", "Audit")
+
+
+def tenant_name_problem(name):
+    """Why ``name`` cannot name a tenant (its namespace), or ``None``."""
+    problem = dns1123_label_problem(name)
+    return "tenant name %r %s (a DNS-1123 label)" % (name, problem) if problem else None
+
+
+def host_class_problem(value):
+    """Why ``value`` cannot name a host class (a non-empty label value), or ``None``."""
+    if value == "":
+        return "host class must not be empty"
+    problem = label_value_problem(value)
+    return "host class %s" % problem if problem else None
+
+
+def network_allow_name_problem(name):
+    """Why ``name`` cannot name a network allow, or ``None``."""
+    problem = dns1123_label_problem(name)
+    if not problem and len(name) > NETWORK_ALLOW_MAX:
+        problem = "must be at most %d characters" % NETWORK_ALLOW_MAX
+    return "network allow name %r %s" % (name, problem) if problem else None
+
+
+def label_prefix_problem(prefix):
+    """Why ``prefix`` is not a label-key prefix (a DNS subdomain followed by ``/``), or ``None``."""
+    if not isinstance(prefix, str) or not prefix.endswith("/"):
+        return "%r must be a DNS subdomain followed by /" % (prefix,)
+    problem = dns1123_subdomain_problem(prefix[:-1])
+    return "%r: the part before / %s" % (prefix, problem) if problem else None
+
+
+def _unknown_keys(value, known, what):
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        return "%s must be a mapping" % what
+    unknown = sorted((str(key) for key in value if key not in known), key=str)
+    if unknown:
+        return "%s has unknown key(s) %s (known: %s)" % (what, ", ".join(unknown), ", ".join(sorted(known)))
+    return None
+
+
+def _list_of(value, what):
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise TypeError("%s must be a list" % what)
+    return value
+
+
+def tenant_problem(tenant, quota_keys=(), pod_security_keys=()):
+    """The first problem of one tenant definition (a dict with ``name`` ...), or ``None``."""
+    if not isinstance(tenant, dict):
+        return "must be a mapping with at least a name"
+    problem = tenant_name_problem(tenant.get("name"))
+    if problem:
+        return problem
+    try:
+        for value in _list_of(tenant.get("host_classes"), "host_classes"):
+            problem = host_class_problem(value)
+            if problem:
+                return problem
+        for allow in _list_of(tenant.get("network_allows"), "network_allows"):
+            if not isinstance(allow, dict):
+                return "network_allows entries must be mappings with a name"
+            problem = network_allow_name_problem(allow.get("name"))
+            if problem:
+                return problem
+    except TypeError as exc:
+        return str(exc)
+    return _unknown_keys(tenant.get("quota"), quota_keys, "quota") or _unknown_keys(
+        tenant.get("pod_security"), pod_security_keys, "pod_security"
+    )
+
+
+def _entry_name(index, tenant, where):
+    name = tenant.get("name") if isinstance(tenant, dict) else None
+    return "%s[%d] (%s)" % (where, index, name) if isinstance(name, str) and name else "%s[%d]" % (where, index)
+
+
+def check_tenants(tenants, quota_keys=(), pod_security_keys=(), where="tenants"):
+    """Raise :class:`InvalidInput` about the first bad tenant, or a name listed twice; return the names."""
+    if not isinstance(tenants, list):
+        raise InvalidInput("option %s" % where, "must be a list of tenants")
+    names = []
+    for index, tenant in enumerate(tenants):
+        problem = tenant_problem(tenant, quota_keys, pod_security_keys)
+        if problem:
+            raise InvalidInput(_entry_name(index, tenant, where), problem)
+        if tenant["name"] in names:
+            raise InvalidInput(
+                _entry_name(index, tenant, where),
+                "tenant %s is listed twice (first as %s[%d]); list each tenant once"
+                % (tenant["name"], where, names.index(tenant["name"])),
+            )
+        names.append(tenant["name"])
+    return names
+
+
+def check_choices(values, known, where):
+    """Raise :class:`InvalidInput` unless ``values`` is a list of members of ``known``."""
+    if not isinstance(values, list):
+        raise InvalidInput("option %s" % where, "must be a list")
+    unknown = [value for value in values if value not in known]
+    if unknown:
+        raise InvalidInput(
+            "option %s" % where,
+            "unknown value(s) %s (known: %s)" % (", ".join(str(v) for v in unknown), ", ".join(known)),
+        )
+    return values

@@ -1,0 +1,270 @@
+#!/usr/bin/python
+# Copyright (c) 2026, baremetal.tenancy contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+
+DOCUMENTATION = r"""
+module: host_share
+short_description: Share the hosts of the pool with tenants, as their owner (BareMetalHost labels and sharing, Ironic node owners)
+version_added: 0.1.0
+description:
+  - The owner's side of sharing a pool of hosts, on both control planes. M(baremetal.tenancy.host_lease) lends Ironic
+    nodes to a tenant project for a time window; this module decides which hosts are in whose pool for good.
+  - With O(backend=metal3), sets the labels of the C(BareMetalHosts) of O(namespace) (for example the host class that
+    claims select) and their C(spec.hostClaimNamespaces), which decides which tenant namespaces may claim them.
+    C(withLabel) lists namespace labels (the tenant label that the C(baremetal.tenancy.tenant_namespace) role puts on a
+    tenant's namespace, for example), C(matches) an RE2 pattern that must match the whole namespace name; when both are
+    set, a namespace must satisfy both.
+  - With O(backend=ironic), sets the C(owner) of Ironic nodes to a Keystone project (the project whose pool the node is
+    in, which may then lease it with M(baremetal.tenancy.host_lease) or claim it).
+  - Entries of O(hosts) apply in order; a later entry wins for the same label, share or owner, and a selector sees the
+    labels that earlier entries set.
+  - The hosts are read once; only the hosts that must change are written (Metal3 - one JSON merge patch of the labels
+    and C(spec.hostClaimNamespaces) with the C(resourceVersion) read as precondition; Ironic - one PATCH of C(owner)). A
+    second run changes nothing and writes nothing.
+  - Every entry is checked before anything is read or written; a bad entry fails the task with one error naming the
+    entry (C(hosts[2])) and the cause. With O(strict=true), a host name that is not a host, or a selector that matches
+    no host, fails the task before any write, naming each.
+author:
+  - Baremetal Tenancy Contributors (@baremetal-tenancy)
+extends_documentation_fragment:
+  - baremetal.tenancy.backend
+  - baremetal.tenancy.kubernetes_auth
+  - baremetal.tenancy.openstack_auth
+  - baremetal.tenancy.tls
+attributes:
+  check_mode:
+    description: Can run in check mode and return changed status prediction without modifying target.
+    support: full
+    details: Reads the hosts and reports in RV(changes) what would change; writes nothing.
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
+    support: full
+    details: The diff shows the labels and C(spec.hostClaimNamespaces) (Metal3) or the C(owner) (Ironic) of each host that changes.
+options:
+  hosts:
+    description:
+      - What to do with which hosts, in order.
+    type: list
+    elements: dict
+    required: true
+    suboptions:
+      names:
+        description:
+          - Names of the hosts (C(BareMetalHost) names; Ironic node names or UUIDs).
+          - With O(hosts[].selector), a host must match both.
+        type: list
+        elements: str
+      name:
+        description:
+          - One more host name, added to O(hosts[].names).
+        type: str
+      selector:
+        description:
+          - Labels the hosts carry, all of them, with exact values (O(backend=metal3)).
+        type: dict
+      class:
+        description:
+          - Sets the label O(class_label) to this value (O(backend=metal3)).
+        type: str
+      labels:
+        description:
+          - Labels to set; a V(null) value removes the label (O(backend=metal3)).
+          - Values V(true) and V(false) are written as the strings C(true) and C(false), numbers as their text.
+        type: dict
+      share:
+        description:
+          - Sets C(spec.hostClaimNamespaces), replacing what was there (O(backend=metal3)).
+          - Not given, sharing is left as it is; V({}) (no key set) stops sharing and removes the field.
+        type: dict
+        suboptions:
+          tenants:
+            description: Tenant names (their namespaces); each adds C(<tenant_label>=<name>) to C(withLabel).
+            type: list
+            elements: str
+          all_tenants:
+            description: Adds C(<tenant_label>) to C(withLabel) (every onboarded tenant).
+            type: bool
+          with_labels:
+            description: More C(withLabel) entries, C(key) or C(key=value).
+            type: list
+            elements: str
+          matches:
+            description: C(matches), an RE2 pattern that must match the whole namespace name. An invalid pattern is refused.
+            type: str
+      owner:
+        description:
+          - The project that owns the nodes, by name or ID, resolved in Keystone (O(backend=ironic)).
+        type: str
+  namespace:
+    description:
+      - Namespace of the C(BareMetalHosts) (O(backend=metal3)).
+    type: str
+    default: metal3
+  class_label:
+    description:
+      - The host label that O(hosts[].class) sets (O(backend=metal3)).
+    type: str
+    default: infra-kind
+  tenant_label:
+    description:
+      - The namespace label that marks a tenant, as the C(baremetal.tenancy.tenant_namespace) role sets it (O(backend=metal3)).
+    type: str
+    default: baremetal.tenancy/tenant
+  strict:
+    description:
+      - Fail, changing nothing, when a named host does not exist or a selector matches no host.
+      - With V(false), the other entries are applied and each such name or selector is reported in RV(problems) and as
+        a warning.
+    type: bool
+    default: true
+  verify_projects:
+    description:
+      - Whether O(hosts[].owner) is looked up in Keystone (O(backend=ironic)). Set V(false) only where the credentials
+        cannot read projects; the owners must then be project IDs, used as given.
+    type: bool
+    default: true
+notes:
+  - Needs the owner's credentials - a Kubernetes identity that may list and patch C(BareMetalHosts) in O(namespace), or a
+    system-scoped OpenStack administrator (Ironic lets only the system change a node's C(owner)). Tenant credentials are
+    refused by the API server and by Ironic, and nothing changes.
+  - With O(backend=ironic), project names are resolved in Keystone without a domain; give project IDs where a name is
+    used in more than one domain.
+seealso:
+  - module: baremetal.tenancy.host_lease
+  - module: baremetal.tenancy.host_bind
+  - name: Metal3 HostClaim proposal
+    description: The C(hostClaimNamespaces) field of BareMetalHosts.
+    link: https://github.com/metal3-io/metal3-docs/blob/main/design/hostclaim-multitenancy-and-hybrid-clusters.md
+  - name: Ironic node multi-tenancy
+    description: Owner and lessee of Ironic nodes.
+    link: https://docs.openstack.org/ironic/latest/admin/node-multitenancy.html
+"""
+
+EXAMPLES = r"""
+- name: Classify and share the BareMetalHosts of namespace metal3
+  baremetal.tenancy.host_share:
+    namespace: metal3
+    hosts:
+      - names: [node-0, node-1, node-2]
+        class: small
+        share: {all_tenants: true}
+      - selector: {vendor: dell, gpu: "true"}
+        class: large
+        share: {tenants: [team-b]}
+      - names: [node-9]
+        labels: {maintenance: "true"}
+        share: {}
+
+- name: Show what would change, changing nothing
+  baremetal.tenancy.host_share:
+    kubeconfig: /etc/metal3/admin.kubeconfig
+    hosts:
+      - selector: {rack: r7}
+        share: {matches: "lab-.*"}
+  check_mode: true
+  diff: true
+
+- name: Put Ironic nodes into the pool of the infra project (as a system administrator)
+  baremetal.tenancy.host_share:
+    backend: ironic
+    cloud: admin
+    hosts:
+      - names: [node-07, node-08]
+        owner: infra
+      - name: node-09
+        owner: 4b7c0e5d2f1a4e8b9c3d6f7a8b9c0d1e
+"""
+
+RETURN = r"""
+changes:
+  description:
+    - The hosts that changed (in check mode, that would change), each with what the module manages of it before and
+      after.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    host:
+      description: Name of the host (the C(BareMetalHost), or the node's name, else its UUID).
+      type: str
+      sample: node-0
+    before:
+      description:
+        - Metal3 - C(labels) and C(hostClaimNamespaces) of the host. Ironic - C(owner) (a project ID).
+      type: dict
+      sample: {labels: {}, hostClaimNamespaces: null}
+    after:
+      description: The same, after the change.
+      type: dict
+      sample: {labels: {infra-kind: small}, hostClaimNamespaces: {withLabel: [baremetal.tenancy/tenant]}}
+problems:
+  description:
+    - Host names that are no host and selectors that match no host, one sentence each naming the entry. Empty unless
+      O(strict=false) (a strict run fails on them).
+  returned: always
+  type: list
+  elements: str
+  sample: ["hosts[1]: no BareMetalHost named node-99 in namespace metal3"]
+projects:
+  description: How each O(hosts[].owner) was resolved (O(backend=ironic)).
+  returned: when O(backend=ironic)
+  type: list
+  elements: dict
+  contains:
+    project:
+      description: The owner as given.
+      type: str
+      sample: infra
+    id:
+      description: The project ID.
+      type: str
+    check:
+      description: V(verified) (Keystone knows it) or V(skipped) (O(verify_projects=false)).
+      type: str
+      sample: verified
+requests:
+  description:
+    - API requests of the run. Metal3 - per verb (C(list), C(get), C(patch), ...), C(total), C(writes) and
+      C(conflicts). Ironic - C(total) and C(writes).
+    - A second run with the same options makes C(writes=0).
+  returned: always
+  type: dict
+  sample: {list: 1, patch: 2, total: 3, writes: 2, conflicts: 0}
+"""
+
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base import TenancyModule
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import dns1123_label_problem
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import share as ironic_share
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import share as metal3_share
+
+
+class HostShareModule(TenancyModule):
+    object_kind = "host share"
+    argument_spec = dict(
+        hosts=dict(type="list", elements="dict", required=True),
+        namespace=dict(type="str", default="metal3"),
+        class_label=dict(type="str", default="infra-kind"),
+        tenant_label=dict(type="str", default="baremetal.tenancy/tenant"),
+        strict=dict(type="bool", default=True),
+        verify_projects=dict(type="bool", default=True),
+    )
+
+    def run(self):
+        if self.backend == "metal3":
+            problem = dns1123_label_problem(self.params["namespace"])
+            if problem:
+                raise InvalidInput("option namespace", "%r %s" % (self.params["namespace"], problem))
+            metal3_share.run_host_share(self)
+        else:
+            ironic_share.run_host_share(self)
+
+
+def main():
+    HostShareModule()()
+
+
+if __name__ == "__main__":
+    main()

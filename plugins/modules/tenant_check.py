@@ -1,0 +1,153 @@
+#!/usr/bin/python
+# Copyright (c) 2026, baremetal.tenancy contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+
+DOCUMENTATION = r"""
+module: tenant_check
+short_description: Check tenant definitions before anything is applied
+version_added: 0.1.0
+description:
+  - Checks a list of tenants, the input of the C(baremetal.tenancy.tenant_namespace) role, with the rules that
+    M(baremetal.tenancy.host_share) applies to tenant names too, and fails with one error naming the first bad tenant
+    (C(tenants[2] (team-a))) and the cause. It reads and writes nothing, so a role can run it before its first change.
+  - A tenant name is the name of its namespace, a DNS-1123 label. Each of O(tenants[].host_classes) is a non-empty label
+    value. Each of O(tenants[].network_allows) is named by a lowercase DNS label of at most 32 characters.
+    O(tenants[].quota) and O(tenants[].pod_security) may only use the keys of O(quota_keys) and O(pod_security_keys).
+    A tenant may be listed once.
+  - Optionally checks the admission settings, O(pod_controls), O(policy_actions) and O(host_class_prefix).
+author:
+  - Baremetal Tenancy Contributors (@baremetal-tenancy)
+attributes:
+  check_mode:
+    description: Can run in check mode and return changed status prediction without modifying target.
+    support: full
+    details: The module never changes anything.
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
+    support: none
+options:
+  tenants:
+    description:
+      - The tenants. Keys other than those below are not looked at.
+    type: list
+    elements: dict
+    required: true
+    suboptions:
+      name:
+        description: The tenant's name, which is the name of its namespace.
+        type: str
+        required: true
+      host_classes:
+        description: Host classes the tenant may claim (label values).
+        type: list
+        elements: str
+      network_allows:
+        description: Extra NetworkPolicies, each with a C(name).
+        type: list
+        elements: dict
+      quota:
+        description: Quota overrides, keys of O(quota_keys) only.
+        type: dict
+      pod_security:
+        description: Pod Security overrides, keys of O(pod_security_keys) only.
+        type: dict
+  quota_keys:
+    description: The keys a tenant's O(tenants[].quota) may use.
+    type: list
+    elements: str
+    default: []
+  pod_security_keys:
+    description: The keys a tenant's O(tenants[].pod_security) may use.
+    type: list
+    elements: str
+    default: []
+  pod_controls:
+    description: Pod controls to check against O(known_pod_controls). Not checked when not given.
+    type: list
+    elements: str
+  known_pod_controls:
+    description: The pod controls O(pod_controls) may name.
+    type: list
+    elements: str
+    default: []
+  policy_actions:
+    description: Validation actions of admission policies, a non-empty list of V(Deny), V(Warn) and V(Audit). Not checked when not given.
+    type: list
+    elements: str
+  host_class_prefix:
+    description: Prefix of the namespace labels that grant host classes, a DNS subdomain followed by C(/). Not checked when not given.
+    type: str
+seealso:
+  - module: baremetal.tenancy.host_share
+"""
+
+EXAMPLES = r"""
+- name: Check the tenants before onboarding them
+  baremetal.tenancy.tenant_check:
+    tenants:
+      - name: team-a
+        host_classes: [small]
+        quota: {hostclaims: 2}
+    quota_keys: [hostclaims, secrets]
+    host_class_prefix: host-class.baremetal.tenancy/
+"""
+
+RETURN = r"""
+tenants:
+  description: The tenants' names, in order.
+  returned: success
+  type: list
+  elements: str
+  sample: [team-a, team-b]
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput, TenancyError
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.tenant_rules import (
+    POLICY_ACTIONS,
+    check_choices,
+    check_tenants,
+    label_prefix_problem,
+)
+
+
+def check(params):
+    names = check_tenants(params["tenants"], params["quota_keys"], params["pod_security_keys"])
+    if params["pod_controls"] is not None:
+        check_choices(params["pod_controls"], params["known_pod_controls"], "pod_controls")
+    if params["policy_actions"] is not None:
+        if not params["policy_actions"]:
+            raise InvalidInput("option policy_actions", "must name at least one of %s" % ", ".join(POLICY_ACTIONS))
+        check_choices(params["policy_actions"], POLICY_ACTIONS, "policy_actions")
+    if params["host_class_prefix"] is not None:
+        problem = label_prefix_problem(params["host_class_prefix"])
+        if problem:
+            raise InvalidInput("option host_class_prefix", problem)
+    return names
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            tenants=dict(type="list", elements="dict", required=True),
+            quota_keys=dict(type="list", elements="str", default=[], no_log=False),
+            pod_security_keys=dict(type="list", elements="str", default=[], no_log=False),
+            pod_controls=dict(type="list", elements="str"),
+            known_pod_controls=dict(type="list", elements="str", default=[]),
+            policy_actions=dict(type="list", elements="str"),
+            host_class_prefix=dict(type="str"),
+        ),
+        supports_check_mode=True,
+    )
+    try:
+        names = check(module.params)
+    except TenancyError as error:
+        module.fail_json(msg=error.message, object=error.obj, cause=error.cause)
+    module.exit_json(changed=False, tenants=names)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,217 @@
+"""``host_share``, the owner's side of sharing, run through ansible-playbook on both backends.
+
+Metal3 (real kube-apiserver): the owner classifies and shares BareMetalHosts;
+check mode shows the change (with --diff) and writes nothing; the real run
+writes only the hosts that change and a second run writes nothing at all; a
+bad entry and a name that is no host each fail with one error naming the
+entry, and nothing changes; a tenant's credentials are refused by the API
+server (positive control: the same task as the admin succeeds). No BMC value
+appears in any output.
+
+Ironic (real Keystone and Ironic): the same for node owners, with the
+project given by name and resolved in Keystone; an unknown node or project
+fails before any write; a tenant project's credentials change nothing.
+"""
+
+from __future__ import annotations
+
+import pytest
+from harness.ansible import localhost_play, run_playbook
+
+INFRA = "hs-infra"
+TENANT = "baremetal.tenancy/tenant"
+ENTRIES = [
+    {"names": ["hs-0", "hs-1"], "class": "small", "share": {"all_tenants": True}},
+    {"selector": {"rack": "r7"}, "class": "large", "labels": {"gpu": True}, "share": {"tenants": ["team-b"]}},
+]
+
+
+def share_task(args, name="share", **task):
+    return dict({"name": name, "baremetal.tenancy.host_share": args}, **task)
+
+
+@pytest.fixture(scope="module")
+def pool(metal3_env):
+    metal3_env.tenant_namespace(INFRA, None)
+    for index, (name, labels) in enumerate({"hs-0": {}, "hs-1": {}, "hs-2": {"rack": "r7"}}.items()):
+        metal3_env.create_host(INFRA, name, labels=labels, index=700 + index)
+    return metal3_env
+
+
+def snapshot(env):
+    return {
+        h["metadata"]["name"]: (h["metadata"]["resourceVersion"], h["metadata"].get("labels"), h["spec"])
+        for h in env.hosts(INFRA)
+    }
+
+
+def no_bmc_values(env, run):
+    text = run.stdout + run.stderr
+    for value in env.bmc_values(INFRA, ["hs-0", "hs-1", "hs-2"]):
+        assert value not in text, value
+
+
+def test_metal3_check_mode_shows_the_change_and_writes_nothing(pool):
+    before = snapshot(pool)
+    run = pool.playbook("admin", [share_task({"namespace": INFRA, "hosts": ENTRIES})], check=True, diff=True)
+    assert run.ok, run.explain()
+    result = run.result("share")
+    assert result["changed"]
+    assert sorted(change["host"] for change in result["changes"]) == ["hs-0", "hs-1", "hs-2"]
+    assert result["diff"]["after"]["hosts"]["hs-2"]["labels"] == {"rack": "r7", "infra-kind": "large", "gpu": "true"}
+    assert result["requests"]["writes"] == 0
+    assert snapshot(pool) == before
+    no_bmc_values(pool, run)
+
+
+def test_metal3_tenant_credentials_are_refused_and_change_nothing(pool):
+    before = snapshot(pool)
+    run = pool.playbook("tenant-a", [share_task({"namespace": INFRA, "hosts": ENTRIES}, ignore_errors=True)])
+    result = run.result("share")
+    assert result.get("failed") and "BareMetalHosts in namespace %s" % INFRA in result["msg"], result
+    assert "403" in result["msg"] or "forbidden" in result["msg"], result["msg"]
+    assert snapshot(pool) == before
+
+
+def test_metal3_bad_entry_fails_with_one_error_naming_it_and_changes_nothing(pool):
+    before = snapshot(pool)
+    cases = [
+        (
+            [ENTRIES[0], {"name": "hs-2", "share": {"tenants": ["Team_B"]}}],
+            "hosts[1]: share.tenants: tenant name 'Team_B'",
+        ),
+        ([ENTRIES[0], {"name": "hs-2", "labels": {"bad key": "x"}}], "hosts[1]: labels: key 'bad key'"),
+        ([ENTRIES[0], {"name": "hs-2", "share": {"tenant": ["b"]}}], "hosts[1]: share has unknown key(s) tenant"),
+        ([ENTRIES[0], {"name": "hs-2", "share": {"matches": "("}}], "hosts[1]: share.matches '(' is not a valid RE2"),
+        (
+            [ENTRIES[0], {"names": ["hs-9"], "class": "x"}, {"selector": {"rack": "r9"}, "class": "x"}],
+            "hosts[1]: no BareMetalHost named hs-9 in namespace %s; hosts[2]: no BareMetalHost in namespace %s "
+            'carries the labels {"rack": "r9"}. Nothing was changed' % (INFRA, INFRA),
+        ),
+    ]
+    tasks = [
+        share_task({"namespace": INFRA, "hosts": hosts}, name="case %d" % i, ignore_errors=True)
+        for i, (hosts, _expected) in enumerate(cases)
+    ]
+    run = pool.playbook("admin", tasks)
+    for index, (_hosts, expected) in enumerate(cases):
+        result = run.result("case %d" % index)
+        assert result.get("failed"), result
+        assert expected in result["msg"], result["msg"]
+    assert snapshot(pool) == before
+
+
+def test_metal3_share_then_a_second_run_writes_nothing(pool):
+    run = pool.playbook(
+        "admin",
+        [
+            share_task({"namespace": INFRA, "hosts": ENTRIES}, name="first"),
+            share_task({"namespace": INFRA, "hosts": ENTRIES}, name="second"),
+        ],
+    )
+    assert run.ok, run.explain()
+    first, second = run.result("first"), run.result("second")
+    assert first["changed"] and first["requests"]["writes"] == 3 and first["requests"]["list"] == 1
+    assert not second["changed"] and second["requests"]["writes"] == 0 and second["changes"] == []
+    hosts = {h["metadata"]["name"]: h for h in pool.hosts(INFRA)}
+    assert hosts["hs-0"]["metadata"]["labels"]["infra-kind"] == "small"
+    assert hosts["hs-0"]["spec"]["hostClaimNamespaces"] == {"withLabel": [TENANT]}
+    assert hosts["hs-2"]["metadata"]["labels"] == {"rack": "r7", "infra-kind": "large", "gpu": "true"}
+    assert hosts["hs-2"]["spec"]["hostClaimNamespaces"] == {"withLabel": [TENANT + "=team-b"]}
+    assert hosts["hs-2"]["spec"]["bmc"]["credentialsName"] == "hs-2-bmc-secret"
+
+    stop = pool.playbook(
+        "admin", [share_task({"namespace": INFRA, "hosts": [{"name": "hs-2", "share": {}, "labels": {"gpu": None}}]})]
+    )
+    assert stop.ok, stop.explain()
+    host = pool.host(INFRA, "hs-2")
+    assert "hostClaimNamespaces" not in host["spec"] and "gpu" not in host["metadata"]["labels"]
+    no_bmc_values(pool, run)
+
+
+# --------------------------------------------------------------------------- ironic
+
+
+@pytest.fixture(scope="module")
+def nodes(openstack_env, enroll_node):
+    for name in ("hs-node-0", "hs-node-1"):
+        enroll_node(name, resource_class="rc-share")
+    return openstack_env
+
+
+def owners(env):
+    conn = env.admin_conn
+    return {name: conn.baremetal.get_node(name).owner for name in ("hs-node-0", "hs-node-1")}
+
+
+def ironic_run(env, cloud, tasks, tmp_path, **kwargs):
+    return run_playbook(localhost_play(tasks), env.ansible_env(cloud), tmp_path, **kwargs)
+
+
+def test_ironic_owner_set_by_project_name_check_mode_then_twice(nodes, tmp_path):
+    tenant_id = nodes.tenants["tenant-a"].project_id
+    infra_id = nodes.infra_project_id
+    assert owners(nodes) == {"hs-node-0": infra_id, "hs-node-1": infra_id}
+    hosts = [{"names": ["hs-node-0", "hs-node-1"], "owner": "tenant-a"}, {"name": "hs-node-1", "owner": "infra"}]
+    args = {"backend": "ironic", "hosts": hosts}
+
+    check = ironic_run(nodes, "admin", [share_task(args)], tmp_path / "check", check=True, diff=True)
+    assert check.ok, check.explain()
+    result = check.result("share")
+    assert result["changed"] and result["requests"]["writes"] == 0
+    assert result["changes"] == [{"host": "hs-node-0", "before": {"owner": infra_id}, "after": {"owner": tenant_id}}]
+    assert result["diff"]["after"] == {"hosts": {"hs-node-0": {"owner": tenant_id}}}
+    assert owners(nodes) == {"hs-node-0": infra_id, "hs-node-1": infra_id}
+
+    run = ironic_run(
+        nodes, "admin", [share_task(args, name="first"), share_task(args, name="second")], tmp_path / "run"
+    )
+    assert run.ok, run.explain()
+    assert run.result("first")["changed"] and run.result("first")["requests"]["writes"] == 1
+    assert {p["project"]: p["check"] for p in run.result("first")["projects"]} == {
+        "tenant-a": "verified",
+        "infra": "verified",
+    }
+    assert not run.result("second")["changed"] and run.result("second")["requests"]["writes"] == 0
+    assert owners(nodes) == {"hs-node-0": tenant_id, "hs-node-1": infra_id}
+
+    back = ironic_run(
+        nodes,
+        "admin",
+        [share_task({"backend": "ironic", "hosts": [{"name": "hs-node-0", "owner": infra_id}]})],
+        tmp_path / "back",
+    )
+    assert back.ok, back.explain()
+    assert owners(nodes) == {"hs-node-0": infra_id, "hs-node-1": infra_id}
+
+
+def test_ironic_bad_input_and_tenant_credentials_change_nothing(nodes, tmp_path):
+    before = owners(nodes)
+    cases = [
+        (
+            "admin",
+            [{"name": "hs-node-0", "owner": "tenant-a"}, {"name": "hs-node-9", "owner": "tenant-a"}],
+            "hosts[1]: no node hs-node-9 in Ironic. Nothing was changed",
+        ),
+        (
+            "admin",
+            [{"name": "hs-node-0", "owner": "no-such-project"}],
+            "project no-such-project: does not exist in Keystone",
+        ),
+        (
+            "admin",
+            [{"name": "hs-node-0", "owner": "tenant-a", "share": {}}],
+            "hosts[0]: share only work with backend metal3",
+        ),
+        ("tenant-a", [{"name": "hs-node-0", "owner": "tenant-a"}], None),
+        ("infra-manager", [{"name": "hs-node-0", "owner": "tenant-a"}], None),
+    ]
+    for index, (cloud, hosts, expected) in enumerate(cases):
+        run = ironic_run(
+            nodes, cloud, [share_task({"backend": "ironic", "hosts": hosts}, ignore_errors=True)], tmp_path / str(index)
+        )
+        result = run.result("share")
+        assert result.get("failed"), (cloud, result)
+        if expected:
+            assert expected in result["msg"], result["msg"]
+        assert owners(nodes) == before, (cloud, result)
