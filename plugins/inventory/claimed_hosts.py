@@ -412,7 +412,9 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         try:
             self._parse(path, cache)
         except TenancyError as exc:
-            raise AnsibleParserError("%s: %s" % (self.NAME, _one_line(exc.message))) from exc
+            raise AnsibleParserError(
+                "%s: %s" % (self.NAME, _one_line(exc.message))
+            ) from None  # one line: no chained cause
 
     # -- options ---------------------------------------------------------
 
@@ -422,7 +424,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
             try:
                 return self.templar.template(value)
             except AnsibleError as exc:
-                raise InvalidInput("option template %r" % value, _one_line(exc)) from exc
+                raise InvalidInput("option template %r" % value, _one_line(exc)) from None
         if isinstance(value, dict):
             return dict((key, self._templated(item)) for key, item in value.items())
         return value
@@ -512,7 +514,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         except AnsibleError as exc:
             raise InvalidInput(
                 "option hostname", "cannot name %s: %s" % (model.describe(entry["record"]), _one_line(exc))
-            ) from exc
+            ) from None
         return name if isinstance(name, str) else None
 
     def _populate(self, records):
