@@ -33,13 +33,13 @@ extends_documentation_fragment:
   - baremetal.tenancy.kubernetes_auth
   - baremetal.tenancy.openstack_auth
   - baremetal.tenancy.tls
+  - baremetal.tenancy.attributes
+  - baremetal.tenancy.attributes.platform
 attributes:
   check_mode:
-    description: Can run in check mode and return changed status prediction without modifying target.
     support: full
     details: Reads the hosts and reports in RV(changes) what would change; writes nothing.
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
     support: full
     details: The diff shows the labels and C(spec.hostClaimNamespaces) (Metal3) or the C(owner) (Ironic) of each host that changes.
 options:

@@ -19,14 +19,10 @@ description:
   - Optionally checks the admission settings, O(pod_controls), O(policy_actions) and O(host_class_prefix).
 author:
   - Baremetal Tenancy Contributors (@baremetal-tenancy)
-attributes:
-  check_mode:
-    description: Can run in check mode and return changed status prediction without modifying target.
-    support: full
-    details: The module never changes anything.
-  diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
-    support: none
+extends_documentation_fragment:
+  - baremetal.tenancy.attributes
+  - baremetal.tenancy.attributes.platform
+  - baremetal.tenancy.attributes.info_module
 options:
   tenants:
     description:
