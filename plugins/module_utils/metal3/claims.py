@@ -17,8 +17,9 @@ result carries comes from the claim (its spec, labels, annotations and the
 status the binder writes), never from a BareMetalHost.
 """
 
+from __future__ import annotations
+
 import copy
-import time
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     Conflict,
@@ -32,6 +33,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_pat
     minimal_patch,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.params import check_timeout
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.polling import poll
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import (
     dns1123_label_problem,
     dns1123_subdomain_problem,
@@ -50,7 +52,6 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_vie
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import kube_api_client
 
-POLL_INTERVAL = 0.5
 IRONIC_ONLY_OPTIONS = (
     "resource_class",
     "traits",
@@ -278,17 +279,29 @@ def _client(mod):
 
 
 def _wait(io, namespace, name, predicate, timeout, what):
-    """Poll the claim until ``predicate(claim)`` holds; return the last claim read."""
-    deadline = time.time() + timeout
-    while True:
-        claim = io.get_claim(namespace, name)
-        if predicate(claim):
-            return claim
-        if time.time() >= deadline:
-            raise WaitTimeout(
-                "HostClaim %s/%s" % (namespace, name), "%s after %s seconds%s" % (what, timeout, _why(claim))
-            )
-        time.sleep(min(POLL_INTERVAL, max(0.0, deadline - time.time())))
+    """Read the claim until ``predicate(claim)`` holds; return the last claim read.
+
+    One wait loop (:func:`polling.poll`, monotonic clock, back-off).  A claim
+    that disappears while a state is awaited fails at once (unless its
+    disappearance is what is awaited): it will never reach that state.
+    """
+    label = "HostClaim %s/%s" % (namespace, name)
+    last: list[dict | None] = [None]
+
+    def fetch():
+        last[0] = io.get_claim(namespace, name)
+        return last[0]
+
+    try:
+        return poll(
+            fetch,
+            predicate,
+            timeout,
+            label,
+            gone=None if predicate(None) else "was deleted while waiting for it (still %s)" % what,
+        )
+    except WaitTimeout as exc:
+        raise WaitTimeout(label, "%s after %s seconds%s" % (what, timeout, _why(last[0]))) from exc
 
 
 def _why(claim):
