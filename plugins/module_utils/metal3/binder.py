@@ -60,10 +60,12 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api impor
     API_VERSION,
     BINDING_LABEL,
     CLAIM_KIND,
+    CLAIMS,
     COPY_CLAIM_ANNOTATION,
     COPY_CLAIM_NAMESPACE_LABEL,
     COPY_CLAIM_UID_LABEL,
     FINALIZER,
+    HOSTS,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binding import (
     bind_patch,
@@ -99,10 +101,8 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_syn
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_view import binding_label_value
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import (
-    CLAIMS,
     GROUP_VERSION,
-    HOSTS,
-    _path,
+    api_path,
     claim_label,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_policy import (
@@ -333,13 +333,13 @@ class Binder:
     def start_watches(self):
         """Follow hosts and claims during the pass, from the versions just listed (cluster-wide, filtered by key)."""
         versions = self.io.list_versions
-        host_paths = [_path(GROUP_VERSION, HOSTS, namespace) for namespace in self.host_namespaces or [None]]
+        host_paths = [api_path(GROUP_VERSION, HOSTS, namespace) for namespace in self.host_namespaces or [None]]
         if versions.get(host_paths[0]):
-            self.hosts_watch = self.io.watch(_path(GROUP_VERSION, HOSTS), versions[host_paths[0]])
+            self.hosts_watch = self.io.watch(api_path(GROUP_VERSION, HOSTS), versions[host_paths[0]])
         if not self.name:
-            claim_paths = [_path(GROUP_VERSION, CLAIMS, namespace) for namespace in self.namespaces or [None]]
+            claim_paths = [api_path(GROUP_VERSION, CLAIMS, namespace) for namespace in self.namespaces or [None]]
             if versions.get(claim_paths[0]):
-                self.claims_watch = self.io.watch(_path(GROUP_VERSION, CLAIMS), versions[claim_paths[0]])
+                self.claims_watch = self.io.watch(api_path(GROUP_VERSION, CLAIMS), versions[claim_paths[0]])
 
     def stop_watches(self):
         for watcher in (self.hosts_watch, self.claims_watch):
@@ -668,7 +668,9 @@ class Binder:
             if expected < self.bmc_secret_list_min:
                 continue
             try:
-                secrets = self.io.list_items(_path("v1", "secrets", namespace), "Secrets in namespace %s" % namespace)
+                secrets = self.io.list_items(
+                    api_path("v1", "secrets", namespace), "Secrets in namespace %s" % namespace
+                )
             except TenancyError:
                 continue
             found = dict((get_path(secret, "metadata", "name"), secret) for secret in secrets)
@@ -897,7 +899,7 @@ class Binder:
         namespace, name = host_key(host)
         try:
             result = bmc_access.revoke_host_accounts(
-                "metal3", name, namespace=namespace, api_client=self.io.api_client, grantee=grantee
+                "metal3", name, namespace=namespace, api_client=self.io, grantee=grantee
             )
         except TenancyError as exc:
             outcome.action, outcome.reason = "releasing", "BMCAccountsNotRevoked"

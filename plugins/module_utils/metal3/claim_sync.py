@@ -95,8 +95,8 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_spe
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_view import (
     BOUND_PREFIX,
-    _short_hash,
     binding_label_value,
+    short_hash,
 )
 
 RESERVED_DOMAIN = "host.metal3.io"
@@ -226,7 +226,7 @@ def validate_claim(claim):
 def secret_copy_names(claim):
     """Names of the binder's Secret copies in the BMH namespace, per data field the claim sets."""
     namespace, name, uid = claim_identity(claim)
-    token = uid if uid and not dns1123_label_problem(uid) else _short_hash("%s/%s/%s" % (namespace, name, uid), 32)
+    token = uid if uid and not dns1123_label_problem(uid) else short_hash("%s/%s/%s" % (namespace, name, uid), 32)
     spec = validate_claim(claim)
     return dict((field, "hostclaim-%s-%s" % (token, field.lower())) for field in DATA_FIELDS if spec[field])
 

@@ -48,7 +48,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_spe
     DATA_FIELDS,
     validate_claim_spec,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_view import bound_host
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_view import bound_host, claim_record
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import kube_api_client
 
@@ -74,20 +74,6 @@ SECRET_OPTIONS = (
     ("metaData", "meta_data_secret"),
 )
 
-#: Ready condition reason -> the provisioning state a tenant may see
-READY_REASON_STATES = {
-    "Provisioned": "provisioned",
-    "PowerChanging": "provisioned",
-    "Provisioning": "provisioning",
-    "Deprovisioning": "deprovisioning",
-    "NotProvisioned": "available",
-    "HostError": "error",
-    "HostDeleting": "deleting",
-    "HostPaused": "paused",
-    "HostNotReady": "not ready",
-}
-
-
 # ------------------------------------------------------------------ views (pure)
 
 
@@ -96,43 +82,9 @@ def conditions_of(claim):
     return dict((c.get("type"), c) for c in get_path(claim, "status", "conditions") or [] if isinstance(c, dict))
 
 
-# ``bound_host`` (claim_sync) is the one rule every reader takes the bound host from (the inventory too):
-# the binder's record in the status decides, a binding label that disagrees with it means no host.
-
-
-def claim_view(claim):
-    """The ``claim`` result of host_claim / host_claim_info / host_release (the shape the ironic backend shares)."""
-    meta = claim.get("metadata") or {}
-    spec = claim.get("spec") or {}
-    status = claim.get("status") or {}
-    conditions = conditions_of(claim)
-    ready = conditions.get("Ready") or {}
-    associated = (conditions.get("AssociateBMH") or {}).get("status") == "True"
-    return {
-        "name": meta.get("name"),
-        "namespace": meta.get("namespace"),
-        "backend": "metal3",
-        "host": bound_host(claim),
-        "online": spec.get("online") is True,
-        "powered_on": status.get("poweredOn") if isinstance(status.get("poweredOn"), bool) else None,
-        "associated": associated,
-        "ready": ready.get("status") == "True",
-        "provisioning_state": READY_REASON_STATES.get(ready.get("reason")) if associated else None,
-        "image": copy.deepcopy(spec.get("image")),
-        "addresses": copy.deepcopy(status.get("addresses") or []),
-        "nics": copy.deepcopy(status.get("nics") or []),
-        "boot_mac_address": status.get("bootMACAddress"),
-        "conditions": [
-            dict((k, c.get(k)) for k in ("type", "status", "reason", "message", "lastTransitionTime"))
-            for c in status.get("conditions") or []
-            if isinstance(c, dict)
-        ],
-        "labels": dict(meta.get("labels") or {}),
-        "annotations": dict(meta.get("annotations") or {}),
-        "node_reuse": spec.get("nodeReuse"),
-        "host_selector": copy.deepcopy(spec.get("hostSelector")),
-        "deleting": bool(meta.get("deletionTimestamp")),
-    }
+#: The ``claim`` result of host_claim / host_claim_info / host_release: the one HostClaim view, which the
+#: ``claimed_hosts`` inventory presents too (``claim_view.claim_record``; its bound host is ``bound_host``).
+claim_view = claim_record
 
 
 def _diff_view(claim):
