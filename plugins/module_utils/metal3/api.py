@@ -10,6 +10,8 @@ the binder writes (binding label, tracking annotations, finalizer, Secret
 copy labels) and the REST plurals.  Written once; pure.
 """
 
+from __future__ import annotations
+
 GROUP = "metal3.io"
 VERSION = "v1alpha1"
 API_VERSION = GROUP + "/" + VERSION
@@ -31,3 +33,5 @@ COPY_FIELD_LABEL = BINDING_DOMAIN + "/field"
 COPY_SOURCE_ANNOTATION = BINDING_DOMAIN + "/source"
 COPY_CLAIM_ANNOTATION = BINDING_DOMAIN + "/claim"
 PAUSED_ANNOTATION = "baremetalhost.metal3.io/paused"
+#: annotation domains a host exports to its claim (the default of host_bind's annotation_domains)
+EXPORT_ANNOTATION_DOMAINS = ("export.hostclaim.metal3.io",)

@@ -39,7 +39,10 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.claim_rec
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import get_path
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import label_value_problem
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import BINDING_LABEL
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import (
+    BINDING_LABEL,
+    EXPORT_ANNOTATION_DOMAINS,
+)
 
 #: AssociateBMH message prefix of a bound claim: the binder's record of the host (see ``bound_host``)
 BOUND_PREFIX = "bound to host "
@@ -92,8 +95,6 @@ def bound_host(claim):
     label = labels.get(BINDING_LABEL) if isinstance(labels, dict) else None
     return name if label == binding_label_value(name) else None
 
-
-EXPORT_ANNOTATION_DOMAINS = ("export.hostclaim.metal3.io",)
 
 #: Ready condition reason -> the provisioning state a tenant may see
 READY_REASON_STATES = {

@@ -20,6 +20,7 @@ status the binder writes), never from a BareMetalHost.
 from __future__ import annotations
 
 import copy
+from typing import TYPE_CHECKING
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     Conflict,
@@ -52,6 +53,9 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_vie
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import kube_api_client
 
+if TYPE_CHECKING:  # pragma: no cover
+    from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base import TenancyModule
+
 IRONIC_ONLY_OPTIONS = (
     "resource_class",
     "traits",
@@ -77,7 +81,7 @@ SECRET_OPTIONS = (
 # ------------------------------------------------------------------ views (pure)
 
 
-def conditions_of(claim):
+def conditions_of(claim: dict) -> dict[str, dict]:
     """``{type: condition}`` of a claim's status."""
     return dict((c.get("type"), c) for c in get_path(claim, "status", "conditions") or [] if isinstance(c, dict))
 
@@ -101,7 +105,7 @@ def _diff_view(claim):
     }
 
 
-def replacement_patch(current, wanted):
+def replacement_patch(current: dict, wanted: dict) -> dict:
     """Merge patch replacing the mapping ``current`` by ``wanted`` (keys ``wanted`` lacks are removed)."""
     current = current if isinstance(current, dict) else {}
     patch = dict((key, None) for key in current if key not in wanted)
@@ -113,7 +117,7 @@ def replacement_patch(current, wanted):
     return patch
 
 
-def secret_ref_name(value):
+def secret_ref_name(value: object) -> str | None:
     """The Secret name of a data reference in either form (``name`` or ``{name: name}``), else ``None``."""
     if isinstance(value, dict):
         value = value.get("name")
@@ -133,7 +137,7 @@ def _drop_none(mapping):
     return dict((k, v) for k, v in (mapping or {}).items() if v is not None)
 
 
-def spec_changes(params, existing_spec):
+def spec_changes(params: dict, existing_spec: dict | None) -> dict:
     """The spec merge patch the module options ask for (options left unset change nothing)."""
     existing_spec = existing_spec or {}
     changes = {}
@@ -162,7 +166,7 @@ def spec_changes(params, existing_spec):
     return changes
 
 
-def annotation_changes(params):
+def annotation_changes(params: dict) -> dict:
     """The annotation merge patch of the ``annotations`` option; raises InvalidInput for a bad or reserved key."""
     wanted = params.get("annotations")
     if not wanted:
@@ -271,7 +275,7 @@ def _condition_true(ctype):
     return lambda claim: claim is not None and (conditions_of(claim).get(ctype) or {}).get("status") == "True"
 
 
-def _bound(claim):
+def claim_is_bound(claim: dict) -> bool:
     return claim is not None and bound_host(claim) is not None
 
 
@@ -282,7 +286,7 @@ def _gone(claim):
 # ------------------------------------------------------------------ entry points
 
 
-def run_host_claim(mod):
+def run_host_claim(mod: TenancyModule) -> None:
     params = mod.params
     check_timeout(params.get("wait_timeout"))
     _refuse_ironic_options(params)
@@ -321,7 +325,7 @@ def run_host_claim(mod):
                 after = io.patch_claim(namespace, name, patch)
     if params.get("wait") and not mod.check_mode:
         if params["wait_for"] == "associated":
-            after = _wait(io, namespace, name, _bound, params["wait_timeout"], "not bound to a host")
+            after = _wait(io, namespace, name, claim_is_bound, params["wait_timeout"], "not bound to a host")
         else:
             after = _wait(io, namespace, name, _condition_true("Ready"), params["wait_timeout"], "not ready")
     mod.result["claim"] = claim_view(after)
@@ -340,7 +344,7 @@ def _delete_claim(mod, io, existing):
         _wait(io, params["namespace"], params["name"], _gone, params["wait_timeout"], "still exists")
 
 
-def claim_info(mod):
+def claim_info(mod: TenancyModule) -> list[dict]:
     params = mod.params
     namespaces = [params["namespace"]] if params.get("namespace") else list(params.get("namespaces") or [])
     if not namespaces:
@@ -359,7 +363,7 @@ def claim_info(mod):
     return sorted(views, key=lambda view: (view["namespace"], view["name"]))
 
 
-def run_host_release(mod):
+def run_host_release(mod: TenancyModule) -> None:
     params = mod.params
     check_timeout(params.get("wait_timeout"))
     _check_names(params)

@@ -258,10 +258,10 @@ def test_waiting_for_associated_needs_a_host_every_reader_reports():
         "status": {"conditions": [{"type": "AssociateBMH", "status": "True", "message": "bound to host h1"}]},
         "metadata": {"labels": {"hostclaim.metal3.io/host": "h1"}},
     }
-    assert mc._bound(recorded) and mc.claim_view(recorded)["host"] == "h1"
+    assert mc.claim_is_bound(recorded) and mc.claim_view(recorded)["host"] == "h1"
     forged = dict(recorded, metadata={"labels": {"hostclaim.metal3.io/host": "h2"}})
-    assert not mc._bound(forged) and mc.claim_view(forged)["host"] is None
-    assert not mc._bound(None)
+    assert not mc.claim_is_bound(forged) and mc.claim_view(forged)["host"] is None
+    assert not mc.claim_is_bound(None)
 
 
 def test_the_module_view_and_the_inventory_record_are_one_record():
