@@ -47,24 +47,26 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.identity 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.metadata_import import has_import_candidates
 
 
-def is_claim_ref(ref):
-    return (
+def is_claim_ref(ref: object) -> bool:
+    """Whether a ``consumerRef`` names a HostClaim."""
+    return bool(
         isinstance(ref, dict)
         and (ref.get("apiVersion"), ref.get("kind")) == (API_VERSION, CLAIM_KIND)
         and ref.get("name")
     )
 
 
-def ref_claim(ref):
+def ref_claim(ref: dict) -> dict:
     """A minimal claim dict for the claim a ``consumerRef`` names (to release a host whose claim is gone)."""
     return {"metadata": {"namespace": ref.get("namespace"), "name": ref.get("name"), "uid": ref.get("uid")}}
 
 
-def host_name(host):
+def host_name(host: dict) -> str:
+    """The name of a BareMetalHost."""
     return host_key(host)[1]
 
 
-def secret_text(secret, key):
+def secret_text(secret: dict | None, key: str) -> str | None:
     """A decoded value of a Secret's ``data`` (``None`` when absent)."""
     raw = ((secret or {}).get("data") or {}).get(key)
     if not isinstance(raw, str) or not raw:
