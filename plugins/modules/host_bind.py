@@ -219,9 +219,10 @@ summary:
   sample: {bound: 3, pending: 1, unchanged: 10, claims: 14, swept: 0}
 requests:
   description:
-    - API requests of the pass per verb (C(list), C(watch), C(get), C(create), C(patch), C(delete)), C(total), C(writes),
-      and C(conflicts) (HTTP 409 answers, each followed by a re-read or the next candidate).
-    - Lists are per pass (hosts, claims, namespaces, Secret copies), not per claim. Binding a claim takes 3 writes (the
+    - API requests of the pass per verb (C(list), C(watch), C(get), C(create), C(replace), C(patch), C(delete)), C(total),
+      C(writes), and C(conflicts) (HTTP 409 answers, each followed by a re-read or the next candidate).
+    - Lists are per pass (hosts, claims, namespaces, Secret copies), not per claim. The BMC-account ledger's reads and
+      writes on released hosts are counted too. Binding a claim takes 3 writes (the
       host's C(consumerRef), the claim's commit, its status), plus the Secret copies and the host's image and power
       when the claim sets them.
   returned: always

@@ -283,7 +283,7 @@ claim:
           V(provisioned), V(deprovisioning), V(error), ...), null while no host is bound.
       type: str
     image:
-      description: The image of the claim.
+      description: The image of the claim (with O(backend=metal3) C(url), C(checksum), C(checksumType) and C(format)).
       type: dict
     addresses:
       description: Addresses of the host, each with C(type) and C(address).
@@ -306,8 +306,15 @@ claim:
       description: Labels of the claim (O(backend=metal3)), including those imported from the host.
       type: dict
     annotations:
-      description: Annotations of the claim (O(backend=metal3)), including those imported from the host.
+      description:
+        - Annotations of the claim in the C(export.hostclaim.metal3.io) domain (O(backend=metal3)), those the
+          infrastructure administrator exports from the host; other annotations are not returned (they may copy
+          anything, for example C(kubectl.kubernetes.io/last-applied-configuration)).
+        - The same record as the C(claimed_hosts) inventory's host variables.
       type: dict
+    uid:
+      description: UID of the claim (O(backend=metal3)).
+      type: str
     node_reuse:
       description: The claim's C(nodeReuse) (O(backend=metal3)).
       type: str

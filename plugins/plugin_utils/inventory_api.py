@@ -7,9 +7,10 @@
 The number of requests does not depend on the number of hosts:
 
 * metal3: one paginated list (``limit`` + ``continue``) of HostClaims per
-  namespace, namespaces read in parallel.  The JSON body is decoded directly
-  (no model deserialisation by the kubernetes client, which is only used to
-  load the credentials and its connection pool).
+  namespace, namespaces read in parallel, through the modules' own client
+  (``metal3/client.py`` KubeIO).  The JSON body is decoded directly (no model
+  deserialisation by the kubernetes client, which is only used to load the
+  credentials and its connection pool).
 * ironic: two or three paginated lists (``limit`` + ``marker``), read in
   parallel, each asking only for the fields the inventory uses and filtered
   by the server: the allocations owned by the caller's project (``owner``),
@@ -24,37 +25,21 @@ The client libraries are imported only for the backend in use (importing
 openstacksdk or kubernetes costs about a second each).
 """
 
-import json
-import traceback
 from concurrent.futures import ThreadPoolExecutor
-from urllib.parse import quote
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
-    BackendError,
     InvalidInput,
     TenancyError,
-    connection_reason,
     http_error,
     shorten,
     wrap_errors,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common.libraries import URLLIB3, MissingLibrary
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import dns1123_label_problem
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import claim_view as ironic_view
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_view as metal3_view
 from ansible_collections.baremetal.tenancy.plugins.plugin_utils import inventory_model as model
 
-try:
-    import urllib3
-
-    HAS_URLLIB3 = True
-    URLLIB3_IMPORT_ERROR = None
-except ImportError:
-    HAS_URLLIB3 = False
-    URLLIB3_IMPORT_ERROR = traceback.format_exc()
-
 IRONIC_MICROVERSION = "1.78"  # module_utils ironic.connection.IRONIC_MICROVERSION: 1.65 lessee, 1.60 owned allocations
-HOSTCLAIMS_PATH = "/apis/metal3.io/v1alpha1/namespaces/%s/hostclaims"
 DEFAULT_PAGE_SIZE = 500
 DEFAULT_TIMEOUT = 60
 MAX_PARALLEL = 4
@@ -75,84 +60,37 @@ def _check_namespaces(namespaces):
 
 
 class KubeClaims:
-    """Lists HostClaims through the Kubernetes API as raw JSON."""
+    """Lists HostClaims through the collection's one Kubernetes client (:class:`metal3.client.KubeIO`) as raw JSON."""
 
     def __init__(self, params, timeout=DEFAULT_TIMEOUT):
-        if not HAS_URLLIB3:
-            raise MissingLibrary(URLLIB3, URLLIB3_IMPORT_ERROR)
+        from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO
         from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import kube_api_client
 
-        self.client = kube_api_client(params)
-        self.base = (self.client.configuration.host or "").rstrip("/")
-        self.pool = self.client.rest_client.pool_manager
-        self.timeout = urllib3.Timeout(connect=min(timeout, 30), read=timeout)
-        self.retries = urllib3.Retry(total=2, connect=2, read=1, status=0, redirect=0, backoff_factor=0.2)
-        self.requests = 0
+        self.io = KubeIO(kube_api_client(params), timeout=(min(timeout, 30), timeout), user_agent=USER_AGENT)
 
-    def _headers(self):
-        headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
-        for setting in (self.client.configuration.auth_settings() or {}).values():
-            if setting.get("in") == "header" and setting.get("value"):
-                headers[setting["key"]] = setting["value"]
-        return headers
-
-    def _get(self, path, fields, what):
-        try:
-            response = self.pool.request(
-                "GET",
-                self.base + path,
-                fields=fields,
-                headers=self._headers(),
-                timeout=self.timeout,
-                retries=self.retries,
-                preload_content=True,
-            )
-        except urllib3.exceptions.HTTPError as exc:
-            raise BackendError("Kubernetes API %s" % self.base, "cannot connect: %s" % connection_reason(exc))
-        self.requests += 1
-        if response.status != 200:
-            raise http_error(
-                what, response.status, response.reason, response.data, hint_404="is the HostClaim CRD installed?"
-            )
-        try:
-            return json.loads(response.data)
-        except ValueError:
-            raise BackendError(what, "the API answered with something that is not JSON")
-
-    def namespace_records(self, namespace, page_size=DEFAULT_PAGE_SIZE):
-        """Records of the bound HostClaims of one namespace (one paginated list).
-
-        The next page is requested as soon as its ``continue`` token is known,
-        so the API server prepares it while this page's claims are converted.
-        """
-        what = "HostClaims in namespace %s" % namespace
-        path = HOSTCLAIMS_PATH % quote(namespace, safe="")
-        records = []
-        with ThreadPoolExecutor(max_workers=1) as fetcher:
-            pending = fetcher.submit(self._get, path, {"limit": str(page_size)}, what)
-            while pending is not None:
-                body = pending.result()
-                token = (body.get("metadata") or {}).get("continue")
-                pending = (
-                    fetcher.submit(self._get, path, {"limit": str(page_size), "continue": token}, what)
-                    if token
-                    else None
-                )
-                for item in body.get("items") or ():
-                    record = metal3_view.metal3_record(item)
-                    if record is not None:
-                        records.append(record)
-        return records
+    @property
+    def requests(self):
+        return self.io.figures()["total"]
 
     def records(self, namespaces, page_size=DEFAULT_PAGE_SIZE):
-        """Records of every listed namespace (read in parallel)."""
+        """Records of the bound HostClaims of every listed namespace.
+
+        One paginated list per namespace (the next page asked for while this
+        one is converted), namespaces read in parallel.
+        """
+        from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import API_VERSION, CLAIMS
+
         _check_namespaces(namespaces)
-        namespaces = sorted(set(namespaces))
-        if len(namespaces) == 1:
-            return self.namespace_records(namespaces[0], page_size)
-        with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(namespaces))) as pool:
-            pages = list(pool.map(lambda ns: self.namespace_records(ns, page_size), namespaces))
-        return [record for page in pages for record in page]
+        return self.io.list_namespaced(
+            API_VERSION,
+            CLAIMS,
+            "HostClaims",
+            sorted(set(namespaces)),
+            page_size=page_size,
+            workers=MAX_PARALLEL,
+            convert=metal3_view.metal3_record,
+            hint_404="is the HostClaim CRD installed?",
+        )
 
 
 class IronicClaims:

@@ -9,7 +9,7 @@ Loaded from ``tests/integration/conftest.py`` (``pytest_plugins``).
   it: a cached inventory run must make none.
 - :func:`bind_claim`: what the binder does to a claim once it owns a host,
   done as the cluster admin with the collection's pure functions
-  (``claim_sync``): the host's ``consumerRef``, the claim's status computed by
+  (``identity``, ``metadata_import``, ``upward``): the host's ``consumerRef``, the claim's status computed by
   ``upward_status`` from the host, and the labels/annotations imported by
   ``import_metadata`` (BMC values excluded). The inventory tests do not
   depend on the binder module.
@@ -56,12 +56,17 @@ from harness.ansible import REPO_ROOT, collections_root, run_inventory
 from harness.kube import call_ignoring as _ignore
 from kubernetes import client
 
-# The collection's own pure code (claim_sync) does what the binder would; make it importable.
+# The collection's own pure code (identity, metadata_import, upward) does what the binder would; make it importable.
 if str(collections_root()) not in sys.path:
     sys.path.append(str(collections_root()))
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common import merge_patch as mpatch
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import api as m3api
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_sync
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import (
+    bmc_data,
+    identity,
+    metadata_import,
+    upward,
+)
 from ansible_collections.baremetal.tenancy.plugins.plugin_utils import inventory_model
 
 GROUP, VERSION = "metal3.io", "v1alpha1"
@@ -302,7 +307,7 @@ def bind_claim(api, claim: dict, host: dict, now: str = NOW) -> dict:
         host_name,
         {
             "spec": {
-                "consumerRef": claim_sync.consumer_ref_for(claim),
+                "consumerRef": identity.consumer_ref_for(claim),
                 "online": claim["spec"].get("online", False),
                 "image": claim["spec"].get("image"),
             }
@@ -311,15 +316,15 @@ def bind_claim(api, claim: dict, host: dict, now: str = NOW) -> dict:
     )
     namespace, name = claim["metadata"]["namespace"], claim["metadata"]["name"]
     claim = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, "hostclaims", name)
-    metadata = claim_sync.import_metadata(
-        claim["metadata"], host["metadata"], bmc_values=claim_sync.bmc_values_of(host)
+    metadata = metadata_import.import_metadata(
+        claim["metadata"], host["metadata"], bmc_values=bmc_data.bmc_values_of(host)
     )
-    patch = mpatch.apply_merge_patch(metadata["patch"], claim_sync.binding_label_fix(claim, host_name))
+    patch = mpatch.apply_merge_patch(metadata["patch"], identity.binding_label_fix(claim, host_name))
     if patch:
         claim = custom.patch_namespaced_custom_object(
             GROUP, VERSION, namespace, "hostclaims", name, patch, _content_type=MERGE
         )
-    status = claim_sync.upward_status(host, claim.get("status"), now, claim)
+    status = upward.upward_status(host, claim.get("status"), now, claim)
     powered = (host.get("status") or {}).get("poweredOn")
     if isinstance(powered, bool):
         status["poweredOn"] = powered
@@ -366,7 +371,7 @@ def bound_status(index: int, *, ready: bool = True, host_name: str | None = None
             },
         },
     }
-    status = claim_sync.upward_status(host, None, NOW)
+    status = upward.upward_status(host, None, NOW)
     status["poweredOn"] = False
     return status
 

@@ -289,3 +289,54 @@ def test_examples_work_as_written(inventory_metal3, tmp_path):
     data, text = inventory(awx, awx_env, tmp_path)
     assert set(data["_meta"]["hostvars"]) == {h.claim for h in env.hosts["tenant-a"] if h.namespace == "inv-a"}
     assert kube_env.tokens["tenant-a"] not in text
+
+
+def test_host_claim_info_and_the_inventory_give_the_same_values_for_the_same_claim(inventory_metal3, tmp_path):
+    """One claim view (metal3/claim_view.py): the module's record and the inventory's host variables agree."""
+    env = inventory_metal3
+    identity, namespace = "tenant-a", "inv-a"
+    source = write_source(
+        tmp_path / "same.claimed_hosts.yml", namespaces=[namespace], host_variables=ALL_HOST_VARIABLES
+    )
+    data, _text = inventory(source, env.env(identity), tmp_path)
+    hostvars = data["_meta"]["hostvars"]
+    run = run_playbook(
+        [
+            {
+                "name": "read the claims",
+                "hosts": "localhost",
+                "connection": "local",
+                "gather_facts": False,
+                "tasks": [
+                    {
+                        "name": "info",
+                        "baremetal.tenancy.host_claim_info": {"backend": "metal3", "namespace": namespace},
+                    }
+                ],
+            }
+        ],
+        env.env(identity),
+        tmp_path / "info",
+    )
+    assert run.ok, run.explain()
+    claims = {claim["name"]: claim for claim in run.result("info")["claims"]}
+    bound = [h for h in env.hosts[identity] if h.namespace == namespace]
+    assert bound and set(hostvars) == {h.claim for h in bound}
+    assert set(claims) == {h.claim for h in bound} | set(env.unbound[identity])
+    compared = set()
+    for host in bound:
+        claim, variables = claims[host.claim], hostvars[host.claim]
+        for key, value in variables.items():
+            name = key[len("tenancy_") :]
+            if not key.startswith("tenancy_") or name == "host_class":
+                continue
+            if name == "conditions":
+                assert value == {c["type"]: c["status"] for c in claim["conditions"]}, host.claim
+            elif name == "condition_details":
+                assert value == claim["conditions"], host.claim
+            else:
+                assert value == claim[name], (host.claim, name)
+            compared.add(name)
+    assert compared >= {"name", "namespace", "host", "ready", "labels", "annotations", "image", "addresses", "nics"}
+    # an unbound claim: the module shows it without a host, the inventory has no such host
+    assert claims["pending"]["host"] is None and "pending" not in hostvars

@@ -30,7 +30,7 @@ HOSTS = ("sec-h1", "sec-h2", "sec-h3")
 
 def find_bmc_data(obj, values):
     sys.path.insert(0, str(collections_root()))
-    from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_sync import find_bmc_data as scan
+    from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.bmc_data import find_bmc_data as scan
 
     return scan(obj, values)
 

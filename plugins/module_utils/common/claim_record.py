@@ -17,6 +17,26 @@ I/O."""
 import ipaddress
 import re
 
+#: The keys of every record, with either backend (one spelling); ``metal3.claim_view.METAL3_KEYS`` and the
+#: ironic view add their backend's own (``uid``, ``provisioning_state`` ...; ``project_id``, ``traits`` ...).
+RECORD_KEYS = (
+    "backend",
+    "name",
+    "namespace",
+    "host",
+    "online",
+    "powered_on",
+    "associated",
+    "ready",
+    "conditions",
+    "labels",
+    "annotations",
+    "image",
+    "addresses",
+    "nics",
+    "boot_mac_address",
+)
+
 ANY_TYPE = "*"
 
 ADDRESS_FAMILIES = ("ipv4", "ipv6", "hostname")

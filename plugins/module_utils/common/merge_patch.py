@@ -24,7 +24,8 @@ def get_path(obj, *path):
     return obj
 
 
-def _same(left, right):
+def same_json(left, right):
+    """Whether two JSON values are equal as JSON (key order ignored)."""
     return json.dumps(left, sort_keys=True) == json.dumps(right, sort_keys=True)
 
 
@@ -49,7 +50,7 @@ def _minimal_member(current, key, value):
     if value is None:
         return None if key in current else _NOTHING
     if not isinstance(value, dict):
-        return value if key not in current or not _same(current[key], value) else _NOTHING
+        return value if key not in current or not same_json(current[key], value) else _NOTHING
     base = current.get(key)
     sub = minimal_patch(base if isinstance(base, dict) else {}, value)
     if sub or (key in current and not isinstance(base, dict)):

@@ -7,10 +7,18 @@
 
 """The Metal3 API as the collection uses it: group/version, kinds, and the keys
 the binder writes (binding label, tracking annotations, finalizer, Secret
-copy labels).  Written once; pure.
+copy labels) and the REST plurals.  Written once; pure.
 """
 
-API_VERSION = "metal3.io/v1alpha1"
+from __future__ import annotations
+
+GROUP = "metal3.io"
+VERSION = "v1alpha1"
+API_VERSION = GROUP + "/" + VERSION
+#: REST plurals (paths: ``client.api_path(API_VERSION, CLAIMS, namespace, name)``)
+CLAIMS = "hostclaims"
+HOSTS = "baremetalhosts"
+HOST_KIND = "BareMetalHost"
 CLAIM_KIND = "HostClaim"
 BINDING_DOMAIN = "hostclaim.metal3.io"
 BINDING_LABEL = BINDING_DOMAIN + "/host"
@@ -25,3 +33,5 @@ COPY_FIELD_LABEL = BINDING_DOMAIN + "/field"
 COPY_SOURCE_ANNOTATION = BINDING_DOMAIN + "/source"
 COPY_CLAIM_ANNOTATION = BINDING_DOMAIN + "/claim"
 PAUSED_ANNOTATION = "baremetalhost.metal3.io/paused"
+#: annotation domains a host exports to its claim (the default of host_bind's annotation_domains)
+EXPORT_ANNOTATION_DOMAINS = ("export.hostclaim.metal3.io",)

@@ -41,6 +41,8 @@ and ranks with cheap integer operations, so 500 claims over 1,000 hosts plan
 in a fraction of a second.
 """
 
+from __future__ import annotations
+
 import hashlib
 import heapq
 import json
@@ -59,14 +61,13 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api impor
     PAUSED_ANNOTATION,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_spec import DATA_FIELDS, node_reuse_value
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_sync import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.downward import is_hold_key, tracked_keys
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.identity import (
     binding_label_fix,
     claim_identity,
     claim_ref_matches,
     consumer_ref_for,
-    is_hold_key,
     object_name,
-    tracked_keys,
     validate_claim,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_policy import host_policy, is_shared
@@ -321,7 +322,7 @@ def _pending(claim, reason, message):
 
 
 def _claim_sort_key(claim):
-    namespace, name, _dummy = claim_identity(claim)
+    namespace, name = claim_identity(claim)[:2]
     return get_path(claim, "metadata", "creationTimestamp") or "", namespace or "", name or ""
 
 
@@ -368,11 +369,11 @@ def _unavailable_message(codes):
 def pending_reason(claim, rejections, taken_count=0):
     """``(reason, message)`` for a claim left unbound; names no host and nothing not shared with the tenant."""
     namespace = claim_identity(claim)[0]
-    codes = [code for stage, code, dummy in rejections if stage == STAGE_UNAVAILABLE]
+    codes = [rejection[1] for rejection in rejections if rejection[0] == STAGE_UNAVAILABLE]
     codes.extend(["Consumed"] * taken_count)
     if codes:
         return "NoAvailableHost", _unavailable_message(codes)
-    if any(stage == STAGE_NO_MATCH for stage, dummy, dummy2 in rejections):
+    if any(rejection[0] == STAGE_NO_MATCH for rejection in rejections):
         return "NoMatchingHost", "no host shared with namespace %s matches hostSelector" % namespace
     return "NoSharedHost", "no host is shared with namespace %s" % namespace
 
@@ -426,7 +427,7 @@ class _Planner:
         return self.unavailable[id(host)]
 
     def adopted(self, claim):
-        namespace, name, _dummy = claim_identity(claim)
+        namespace, name = claim_identity(claim)[:2]
         return find_adopted_host(claim, self.by_ref.get((namespace, name)))
 
     def survey(self, claim, spec):
@@ -469,9 +470,7 @@ class _Planner:
             )
         else:
             entries = (
-                (rank, seed ^ host_seed, key, index)
-                for rank, host_seed, key, index, dummy in records
-                if key not in taken
+                (record[0], seed ^ record[1], record[2], record[3]) for record in records if record[2] not in taken
             )
         return [candidates[entry[3]] for entry in heapq.nsmallest(MAX_ALTERNATIVES + 1, entries)]
 

@@ -13,7 +13,14 @@ checksum, format), the Secret references (names in the claim's own
 namespace), ``nodeReuse``, ``online`` and ``kind``.
 """
 
+from __future__ import annotations
+
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.image import URL_SCHEMES as IMAGE_URL_SCHEMES
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.image import (
+    image_fields,
+    image_problem,
+)
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import (
     dns1123_label_problem,
     dns1123_subdomain_problem,
@@ -21,11 +28,8 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors
     validate_selector,
 )
 
-CHECKSUM_TYPES = ("md5", "sha256", "sha512", "auto")
-CHECKSUM_LENGTHS = {"md5": 32, "sha256": 64, "sha512": 128}
-IMAGE_FORMATS = ("raw", "qcow2", "vdi", "vmdk", "live-iso")
-IMAGE_FIELDS = ("url", "checksum", "checksumType", "format")
-URL_SCHEMES = ("http", "https")
+IMAGE_FIELDS = image_fields("metal3")
+URL_SCHEMES = IMAGE_URL_SCHEMES["metal3"]
 DATA_FIELDS = ("userData", "networkData", "metaData")
 SPEC_FIELDS = ("online", "kind", "hostSelector", "image", "nodeReuse", "credentials", *DATA_FIELDS)
 #: the proposal's kinds; both mean a BareMetalHost
@@ -36,57 +40,14 @@ def _invalid(owner, where, cause):
     raise InvalidInput(owner, "spec.%s: %s" % (where, cause))
 
 
-def _validate_url(owner, where, url):
-    if not isinstance(url, str) or not url:
-        _invalid(owner, where, "must be a non-empty string")
-    if any(char.isspace() for char in url):
-        _invalid(owner, where, "must not contain white space")
-    scheme, sep, rest = url.partition("://")
-    if not sep or scheme.lower() not in URL_SCHEMES or not rest.split("/")[0]:
-        _invalid(owner, where, "must be an http:// or https:// URL with a host, got %r" % url)
-    if "@" in rest.split("/")[0]:
-        _invalid(owner, where, "must not carry user information")
-
-
-def _validate_choice(owner, where, value, choices):
-    if value is not None and value not in choices:
-        _invalid(owner, where, "%r is not one of %s" % (value, ", ".join(choices)))
-
-
-def _validate_checksum(owner, checksum, checksum_type):
-    if checksum is None:
-        return
-    if not isinstance(checksum, str) or not checksum or any(char.isspace() for char in checksum):
-        _invalid(owner, "image.checksum", "must be a non-empty string without white space")
-    if "://" in checksum:
-        _validate_url(owner, "image.checksum", checksum)
-        return
-    expected = CHECKSUM_LENGTHS.get(checksum_type)
-    is_hex = all(char in "0123456789abcdefABCDEF" for char in checksum)
-    if expected and is_hex and len(checksum) != expected:
-        _invalid(
-            owner,
-            "image.checksum",
-            "a %s checksum has %d hex digits, got %d" % (checksum_type, expected, len(checksum)),
-        )
-
-
 def _validate_image(owner, image):
+    """The image as the binder writes it (every field present), or ``None``; the rules are ``common/image.py``'s."""
     if image is None:
         return None
-    if not isinstance(image, dict):
-        _invalid(owner, "image", "must be a mapping with url, checksum, checksumType and format")
-    unknown = sorted(set(image) - set(IMAGE_FIELDS), key=str)
-    if unknown:
-        _invalid(owner, "image", "unknown field(s) %s" % ", ".join(repr(k) for k in unknown))
-    result = dict((field, image.get(field)) for field in IMAGE_FIELDS)
-    _validate_url(owner, "image.url", result["url"])
-    _validate_choice(owner, "image.checksumType", result["checksumType"], CHECKSUM_TYPES)
-    _validate_choice(owner, "image.format", result["format"], IMAGE_FORMATS)
-    _validate_checksum(owner, result["checksum"], result["checksumType"])
-    if result["checksum"] is None and result["format"] != "live-iso":
-        _invalid(owner, "image", "a checksum is required unless format is live-iso")
-    return result
+    problem = image_problem(image, "metal3")
+    if problem:
+        raise InvalidInput(owner, "spec.%s" % problem)
+    return dict((field, image.get(field)) for field in IMAGE_FIELDS)
 
 
 def _secret_name(owner, field, value):

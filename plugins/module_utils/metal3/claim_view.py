@@ -5,13 +5,22 @@
 # Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
 # Do not use this from other collections or standalone plugins/modules!
 
-"""How every reader of a HostClaim (``host_claim_info``, ``host_release``, the
-inventory) learns the host it is bound to.  Pure.
+"""The one view of a HostClaim: what ``host_claim``, ``host_claim_info``,
+``host_release`` and the ``claimed_hosts`` inventory report of it.  Pure.
 
-The binder's record in the claim's status decides; the binding label, which
-a tenant can edit, must agree with it or the claim has no host (fail closed).
+:func:`claim_record` builds the record (the keys of
+:data:`claim_record.RECORD_KEYS` plus the metal3 ones of
+:data:`METAL3_KEYS`); the modules return it as it is, the inventory keeps
+the bound claims (:func:`metal3_record`) and only presents them (prefix,
+``ansible_host``, groups).  The host a claim is bound to comes from one
+rule, :func:`bound_host`: the binder's record in the claim's status decides;
+the binding label, which a tenant can edit, must agree with it or the claim
+has no host (fail closed).
 """
 
+from __future__ import annotations
+
+import copy
 import hashlib
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.claim_record import (
@@ -30,13 +39,17 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.claim_rec
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import get_path
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import label_value_problem
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import BINDING_LABEL
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import (
+    BINDING_LABEL,
+    EXPORT_ANNOTATION_DOMAINS,
+)
 
 #: AssociateBMH message prefix of a bound claim: the binder's record of the host (see ``bound_host``)
 BOUND_PREFIX = "bound to host "
 
 
-def _short_hash(text, length):
+def short_hash(text: str, length: int) -> str:
+    """The first ``length`` hex digits of the SHA-256 of ``text`` (names and label values that must fit)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:length]
 
 
@@ -44,7 +57,7 @@ def binding_label_value(host_name):
     """The binding label value for a BMH name (a hash when the name is not a valid label value)."""
     if not label_value_problem(host_name) and host_name:
         return host_name
-    return "sha256-" + _short_hash(str(host_name), 56)
+    return "sha256-" + short_hash(str(host_name), 56)
 
 
 def recorded_host(claim):
@@ -83,11 +96,25 @@ def bound_host(claim):
     return name if label == binding_label_value(name) else None
 
 
-EXPORT_ANNOTATION_DOMAINS = ("export.hostclaim.metal3.io",)
+#: Ready condition reason -> the provisioning state a tenant may see
+READY_REASON_STATES = {
+    "Provisioned": "provisioned",
+    "PowerChanging": "provisioned",
+    "Provisioning": "provisioning",
+    "Deprovisioning": "deprovisioning",
+    "NotProvisioned": "available",
+    "HostError": "error",
+    "HostDeleting": "deleting",
+    "HostPaused": "paused",
+    "HostNotReady": "not ready",
+}
+
+#: the keys only a metal3 record has (beside ``claim_record.RECORD_KEYS``)
+METAL3_KEYS = ("uid", "provisioning_state", "node_reuse", "host_selector", "deleting")
 
 
 def _domain(key):
-    prefix, sep, _dummy = key.rpartition("/")
+    prefix, sep, _name = key.rpartition("/")
     return prefix if sep else ""
 
 
@@ -108,31 +135,47 @@ def _metal3_nics(value):
     return [nic for nic in nics if nic]
 
 
-def metal3_record(claim):
-    """The record of a HostClaim dict, or ``None`` while it is not bound to a host."""
+def claim_record(claim: dict) -> dict:
+    """The record of any HostClaim (bound or not): the ``claim`` result of the modules, the inventory's data.
+
+    ``annotations`` are only those in the export domain (what the
+    infrastructure administrator exports from the host, imported by the
+    binder): other annotations may hold anything (``last-applied-configuration``
+    copies the whole object), and a record must never carry BMC data.
+    """
     claim = as_dict(claim)
     meta, spec, status = as_dict(claim.get("metadata")), as_dict(claim.get("spec")), as_dict(claim.get("status"))
     conditions = normalise_conditions(status.get("conditions"))
-    host = bound_host(claim)
-    if condition_status(conditions, ASSOCIATED) != "True" or not as_str(meta.get("name")) or not as_str(host):
-        return None
-    labels = str_map(meta.get("labels"))
-    image = pick(spec.get("image"), IMAGE_FIELDS)
+    associated = condition_status(conditions, ASSOCIATED) == "True"
+    ready = next((condition for condition in conditions if condition.get("type") == READY), {})
+    selector = spec.get("hostSelector")
     return {
         "backend": "metal3",
-        "name": meta["name"],
+        "name": as_str(meta.get("name")),
         "namespace": as_str(meta.get("namespace")),
         "uid": as_str(meta.get("uid")),
-        "host": host,
+        "host": bound_host(claim),
         "online": spec.get("online") is True,
         "powered_on": as_bool(status.get("poweredOn")),
-        "associated": True,
-        "ready": condition_status(conditions, READY) == "True",
+        "associated": associated,
+        "ready": ready.get("status") == "True",
+        "provisioning_state": READY_REASON_STATES.get(ready.get("reason")) if associated else None,
         "conditions": conditions,
-        "labels": labels,
+        "labels": str_map(meta.get("labels")),
         "annotations": exported_annotations(meta.get("annotations")),
-        "image": image or None,
+        "image": pick(spec.get("image"), IMAGE_FIELDS) or None,
         "addresses": normalise_addresses(status.get("addresses")),
         "nics": _metal3_nics(status.get("nics")),
         "boot_mac_address": as_str(status.get("bootMACAddress")),
+        "node_reuse": as_str(spec.get("nodeReuse")),
+        "host_selector": copy.deepcopy(selector) if isinstance(selector, dict) else None,
+        "deleting": bool(meta.get("deletionTimestamp")),
     }
+
+
+def metal3_record(claim: dict) -> dict | None:
+    """The record of a HostClaim bound to a host (:func:`bound_host`), or ``None`` (the inventory's hosts)."""
+    record = claim_record(claim)
+    if not record["associated"] or not record["name"] or not record["host"]:
+        return None
+    return record

@@ -17,8 +17,10 @@ result carries comes from the claim (its spec, labels, annotations and the
 status the binder writes), never from a BareMetalHost.
 """
 
+from __future__ import annotations
+
 import copy
-import time
+from typing import TYPE_CHECKING
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     Conflict,
@@ -32,6 +34,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_pat
     minimal_patch,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.params import check_timeout
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.polling import poll
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import (
     dns1123_label_problem,
     dns1123_subdomain_problem,
@@ -46,11 +49,13 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_spe
     DATA_FIELDS,
     validate_claim_spec,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_view import bound_host
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_view import bound_host, claim_record
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import kube_api_client
 
-POLL_INTERVAL = 0.5
+if TYPE_CHECKING:  # pragma: no cover
+    from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base import TenancyModule
+
 IRONIC_ONLY_OPTIONS = (
     "resource_class",
     "traits",
@@ -73,65 +78,17 @@ SECRET_OPTIONS = (
     ("metaData", "meta_data_secret"),
 )
 
-#: Ready condition reason -> the provisioning state a tenant may see
-READY_REASON_STATES = {
-    "Provisioned": "provisioned",
-    "PowerChanging": "provisioned",
-    "Provisioning": "provisioning",
-    "Deprovisioning": "deprovisioning",
-    "NotProvisioned": "available",
-    "HostError": "error",
-    "HostDeleting": "deleting",
-    "HostPaused": "paused",
-    "HostNotReady": "not ready",
-}
-
-
 # ------------------------------------------------------------------ views (pure)
 
 
-def conditions_of(claim):
+def conditions_of(claim: dict) -> dict[str, dict]:
     """``{type: condition}`` of a claim's status."""
     return dict((c.get("type"), c) for c in get_path(claim, "status", "conditions") or [] if isinstance(c, dict))
 
 
-# ``bound_host`` (claim_sync) is the one rule every reader takes the bound host from (the inventory too):
-# the binder's record in the status decides, a binding label that disagrees with it means no host.
-
-
-def claim_view(claim):
-    """The ``claim`` result of host_claim / host_claim_info / host_release (the shape the ironic backend shares)."""
-    meta = claim.get("metadata") or {}
-    spec = claim.get("spec") or {}
-    status = claim.get("status") or {}
-    conditions = conditions_of(claim)
-    ready = conditions.get("Ready") or {}
-    associated = (conditions.get("AssociateBMH") or {}).get("status") == "True"
-    return {
-        "name": meta.get("name"),
-        "namespace": meta.get("namespace"),
-        "backend": "metal3",
-        "host": bound_host(claim),
-        "online": spec.get("online") is True,
-        "powered_on": status.get("poweredOn") if isinstance(status.get("poweredOn"), bool) else None,
-        "associated": associated,
-        "ready": ready.get("status") == "True",
-        "provisioning_state": READY_REASON_STATES.get(ready.get("reason")) if associated else None,
-        "image": copy.deepcopy(spec.get("image")),
-        "addresses": copy.deepcopy(status.get("addresses") or []),
-        "nics": copy.deepcopy(status.get("nics") or []),
-        "boot_mac_address": status.get("bootMACAddress"),
-        "conditions": [
-            dict((k, c.get(k)) for k in ("type", "status", "reason", "message", "lastTransitionTime"))
-            for c in status.get("conditions") or []
-            if isinstance(c, dict)
-        ],
-        "labels": dict(meta.get("labels") or {}),
-        "annotations": dict(meta.get("annotations") or {}),
-        "node_reuse": spec.get("nodeReuse"),
-        "host_selector": copy.deepcopy(spec.get("hostSelector")),
-        "deleting": bool(meta.get("deletionTimestamp")),
-    }
+#: The ``claim`` result of host_claim / host_claim_info / host_release: the one HostClaim view, which the
+#: ``claimed_hosts`` inventory presents too (``claim_view.claim_record``; its bound host is ``bound_host``).
+claim_view = claim_record
 
 
 def _diff_view(claim):
@@ -148,7 +105,7 @@ def _diff_view(claim):
     }
 
 
-def replacement_patch(current, wanted):
+def replacement_patch(current: dict, wanted: dict) -> dict:
     """Merge patch replacing the mapping ``current`` by ``wanted`` (keys ``wanted`` lacks are removed)."""
     current = current if isinstance(current, dict) else {}
     patch = dict((key, None) for key in current if key not in wanted)
@@ -160,7 +117,7 @@ def replacement_patch(current, wanted):
     return patch
 
 
-def secret_ref_name(value):
+def secret_ref_name(value: object) -> str | None:
     """The Secret name of a data reference in either form (``name`` or ``{name: name}``), else ``None``."""
     if isinstance(value, dict):
         value = value.get("name")
@@ -180,7 +137,7 @@ def _drop_none(mapping):
     return dict((k, v) for k, v in (mapping or {}).items() if v is not None)
 
 
-def spec_changes(params, existing_spec):
+def spec_changes(params: dict, existing_spec: dict | None) -> dict:
     """The spec merge patch the module options ask for (options left unset change nothing)."""
     existing_spec = existing_spec or {}
     changes = {}
@@ -209,7 +166,7 @@ def spec_changes(params, existing_spec):
     return changes
 
 
-def annotation_changes(params):
+def annotation_changes(params: dict) -> dict:
     """The annotation merge patch of the ``annotations`` option; raises InvalidInput for a bad or reserved key."""
     wanted = params.get("annotations")
     if not wanted:
@@ -278,17 +235,29 @@ def _client(mod):
 
 
 def _wait(io, namespace, name, predicate, timeout, what):
-    """Poll the claim until ``predicate(claim)`` holds; return the last claim read."""
-    deadline = time.time() + timeout
-    while True:
-        claim = io.get_claim(namespace, name)
-        if predicate(claim):
-            return claim
-        if time.time() >= deadline:
-            raise WaitTimeout(
-                "HostClaim %s/%s" % (namespace, name), "%s after %s seconds%s" % (what, timeout, _why(claim))
-            )
-        time.sleep(min(POLL_INTERVAL, max(0.0, deadline - time.time())))
+    """Read the claim until ``predicate(claim)`` holds; return the last claim read.
+
+    One wait loop (:func:`polling.poll`, monotonic clock, back-off).  A claim
+    that disappears while a state is awaited fails at once (unless its
+    disappearance is what is awaited): it will never reach that state.
+    """
+    label = "HostClaim %s/%s" % (namespace, name)
+    last: list[dict | None] = [None]
+
+    def fetch():
+        last[0] = io.get_claim(namespace, name)
+        return last[0]
+
+    try:
+        return poll(
+            fetch,
+            predicate,
+            timeout,
+            label,
+            gone=None if predicate(None) else "was deleted while waiting for it (still %s)" % what,
+        )
+    except WaitTimeout as exc:
+        raise WaitTimeout(label, "%s after %s seconds%s" % (what, timeout, _why(last[0]))) from exc
 
 
 def _why(claim):
@@ -306,7 +275,7 @@ def _condition_true(ctype):
     return lambda claim: claim is not None and (conditions_of(claim).get(ctype) or {}).get("status") == "True"
 
 
-def _bound(claim):
+def claim_is_bound(claim: dict) -> bool:
     return claim is not None and bound_host(claim) is not None
 
 
@@ -317,7 +286,7 @@ def _gone(claim):
 # ------------------------------------------------------------------ entry points
 
 
-def run_host_claim(mod):
+def run_host_claim(mod: TenancyModule) -> None:
     params = mod.params
     check_timeout(params.get("wait_timeout"))
     _refuse_ironic_options(params)
@@ -356,7 +325,7 @@ def run_host_claim(mod):
                 after = io.patch_claim(namespace, name, patch)
     if params.get("wait") and not mod.check_mode:
         if params["wait_for"] == "associated":
-            after = _wait(io, namespace, name, _bound, params["wait_timeout"], "not bound to a host")
+            after = _wait(io, namespace, name, claim_is_bound, params["wait_timeout"], "not bound to a host")
         else:
             after = _wait(io, namespace, name, _condition_true("Ready"), params["wait_timeout"], "not ready")
     mod.result["claim"] = claim_view(after)
@@ -375,7 +344,7 @@ def _delete_claim(mod, io, existing):
         _wait(io, params["namespace"], params["name"], _gone, params["wait_timeout"], "still exists")
 
 
-def claim_info(mod):
+def claim_info(mod: TenancyModule) -> list[dict]:
     params = mod.params
     namespaces = [params["namespace"]] if params.get("namespace") else list(params.get("namespaces") or [])
     if not namespaces:
@@ -394,7 +363,7 @@ def claim_info(mod):
     return sorted(views, key=lambda view: (view["namespace"], view["name"]))
 
 
-def run_host_release(mod):
+def run_host_release(mod: TenancyModule) -> None:
     params = mod.params
     check_timeout(params.get("wait_timeout"))
     _check_names(params)

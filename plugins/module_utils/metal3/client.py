@@ -5,40 +5,60 @@
 # Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
 # Do not use this from other collections or standalone plugins/modules!
 
-"""Kubernetes I/O of the metal3 backend: HostClaims, BareMetalHosts, Secrets, Namespaces.
+"""The one Kubernetes client of the collection: every request of every module and of the inventory.
 
-:class:`KubeIO` sends raw REST requests through the ``kubernetes``
-client's connection pool (JSON merge patches, JSON bodies, no model
-classes), maps every failure through :func:`errors.wrap_errors` so that it
-names the object, and counts requests per verb (for ``host_bind``'s
-result and ``bench/bind.py``).
+:class:`KubeIO` sends raw REST requests through the connection pool of a
+``kubernetes`` ApiClient (built by :func:`connection.kube_api_client`; JSON
+merge patches, JSON bodies, no model classes), lists with ``limit`` /
+``continue`` (the next page is asked for while this one is used), lists
+several namespaces side by side (:func:`parallel.parallel_map`), maps every
+failure through ``common/errors.py`` so that it names the object, and counts
+requests per verb (for ``host_bind``'s result and ``bench/bind.py``).  The
+BMC-account ledger and host_register share it, so what they read and write
+during a binder pass is counted with the pass.
 
 :class:`Watcher` follows one collection with a watch during a binder pass.
 """
 
+from __future__ import annotations
+
 import json
 import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable
+from urllib.parse import quote, urlencode
 
-try:
-    from urllib.parse import quote, urlencode
-except ImportError:  # pragma: no cover - Python 2 is not supported by the collection
-    from urllib import quote, urlencode
-
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import HttpError, NotFound, wrap_errors
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
+    BackendError,
+    NotFound,
+    connection_reason,
+    http_error,
+)
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import get_path
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import API_VERSION
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.parallel import parallel_map
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import (
+    API_VERSION,
+    CLAIMS,
+    HOSTS,
+)
 
 GROUP_VERSION = API_VERSION
-CLAIMS = "hostclaims"
-HOSTS = "baremetalhosts"
 MERGE_PATCH = "application/merge-patch+json"
 LIST_PAGE = 500
 REQUEST_TIMEOUT = (10, 120)
-VERBS = ("list", "watch", "get", "create", "patch", "delete")
-WRITE_VERBS = ("create", "patch", "delete")
+LIST_WORKERS = 4
+VERBS = ("list", "watch", "get", "create", "replace", "patch", "delete")
+WRITE_VERBS = ("create", "replace", "patch", "delete")
 
 
-def _path(group_version, plural, namespace=None, name=None, subresource=None):
+def api_path(
+    group_version: str,
+    plural: str,
+    namespace: str | None = None,
+    name: str | None = None,
+    subresource: str | None = None,
+) -> str:
+    """The REST path of a collection or an object (``group_version`` ``v1``: the core API)."""
     prefix = "/api/v1" if group_version == "v1" else "/apis/%s" % group_version
     parts = [prefix]
     if namespace:
@@ -51,29 +71,34 @@ def _path(group_version, plural, namespace=None, name=None, subresource=None):
     return "/".join(parts)
 
 
-def claim_label(namespace, name):
+def claim_label(namespace: str, name: str) -> str:
     return "HostClaim %s/%s" % (namespace, name)
 
 
-def host_label(namespace, name):
+def host_label(namespace: str, name: str) -> str:
     return "BareMetalHost %s/%s" % (namespace, name)
 
 
 class KubeIO:
     """Raw JSON requests to the API server, errors mapped to TenancyError, requests counted."""
 
-    def __init__(self, api_client, timeout=REQUEST_TIMEOUT):
+    def __init__(self, api_client, timeout=REQUEST_TIMEOUT, user_agent: str | None = None):
         self.api_client = api_client
         self.configuration = api_client.configuration
+        self.base = (self.configuration.host or "").rstrip("/")
         self.timeout = timeout
+        self.user_agent = user_agent
         self.counts = dict((verb, 0) for verb in VERBS)
         self.conflicts = 0
-        self.list_versions = {}
+        self.list_versions: dict[str, Any] = {}
         self._lock = threading.Lock()
+        self._transport = None
 
     # -- transport -----------------------------------------------------------
-    def headers(self, content_type):
+    def headers(self, content_type: str | None) -> dict[str, str]:
         headers = {"Accept": "application/json"}
+        if self.user_agent:
+            headers["User-Agent"] = self.user_agent
         if content_type:
             headers["Content-Type"] = content_type
         for setting in (self.configuration.auth_settings() or {}).values():
@@ -81,53 +106,140 @@ class KubeIO:
                 headers[setting["key"]] = setting["value"]
         return headers
 
-    def count(self, verb):
+    @property
+    def pool(self):
+        """The urllib3 pool manager of the ApiClient."""
+        return self.api_client.rest_client.pool_manager
+
+    def _urllib3_options(self):
+        """Timeout and retries (connection failures only, reads of GETs once) of every request."""
+        if self._transport is None:
+            import urllib3
+
+            connect, read = self.timeout if isinstance(self.timeout, tuple) else (min(self.timeout, 30), self.timeout)
+            self._transport = dict(
+                timeout=urllib3.Timeout(connect=connect, read=read),
+                retries=urllib3.Retry(total=2, connect=2, read=1, status=0, redirect=0, backoff_factor=0.2),
+            )
+        return self._transport
+
+    def count(self, verb: str) -> None:
         with self._lock:
             self.counts[verb] = self.counts.get(verb, 0) + 1
 
-    def count_conflict(self):
+    def count_conflict(self) -> None:
         with self._lock:
             self.conflicts += 1
 
-    def request(self, verb, method, path, obj, body=None, query=None, content_type=None):
+    def request(
+        self,
+        verb: str,
+        method: str,
+        path: str,
+        obj: str,
+        body: Any = None,
+        query: dict | None = None,
+        content_type: str | None = None,
+        hint_404: str | None = None,
+    ) -> dict:
         """Send one request; return the decoded JSON answer (``{}`` when empty).
 
         Any failure becomes a TenancyError about ``obj`` (a 409 a
-        :class:`errors.Conflict`, a 404 a :class:`errors.NotFound`, ...).
+        :class:`errors.Conflict`, a 404 a :class:`errors.NotFound`, ...);
+        an API server that cannot be reached a :class:`errors.BackendError`
+        about the API server.
         """
+        import urllib3
+
         self.count(verb)
-        url = self.configuration.host.rstrip("/") + path
+        url = self.base + path
         if query:
             url += "?" + urlencode(sorted((k, v) for k, v in query.items() if v is not None))
         if body is not None and content_type is None:
             content_type = "application/json"
-        with wrap_errors(obj):
-            response = self.api_client.rest_client.request(
-                method, url, headers=self.headers(content_type), body=body, _request_timeout=self.timeout
+        encoded = json.dumps(body).encode("utf-8") if body is not None else None
+        try:
+            response = self.pool.request(
+                method,
+                url,
+                body=encoded,
+                headers=self.headers(content_type),
+                preload_content=True,
+                **self._urllib3_options(),
             )
-            data = getattr(response, "data", None)
-            if data is None:
-                data = response.read()
-            if not 200 <= response.status <= 299:
-                raise HttpError(response.status, response.reason, data)
+        except urllib3.exceptions.HTTPError as exc:
+            raise BackendError("Kubernetes API %s" % self.base, "cannot connect: %s" % connection_reason(exc)) from exc
+        data = response.data
+        if not 200 <= response.status <= 299:
+            raise http_error(obj, response.status, response.reason, data, hint_404=hint_404)
         if isinstance(data, bytes):
-            data = data.decode("utf-8")
-        return json.loads(data) if data else {}
+            data = data.decode("utf-8", "replace")
+        try:
+            return json.loads(data) if data else {}
+        except ValueError as exc:
+            raise BackendError(obj, "the API answered with something that is not JSON") from exc
 
-    def list_items(self, path, obj, query=None):
-        """Every item of a list, following ``continue`` tokens (pages of LIST_PAGE)."""
-        items, token = [], None
-        while True:
-            page_query = dict(query or {}, limit=LIST_PAGE)
+    def list_pages(
+        self, path: str, obj: str, query: dict | None = None, page_size: int = LIST_PAGE, hint_404: str | None = None
+    ):
+        """The items of a list, page by page (``limit`` + ``continue``), as raw dicts.
+
+        The next page is asked for as soon as its ``continue`` token is
+        known, so the API server prepares it while this page is used.
+        """
+
+        def page(token):
+            page_query = dict(query or {}, limit=page_size)
             if token:
                 page_query["continue"] = token
-            document = self.request("list", "GET", path, obj, query=page_query)
-            if not token:
-                self.list_versions[path] = get_path(document, "metadata", "resourceVersion")
-            items.extend(document.get("items") or [])
-            token = get_path(document, "metadata", "continue")
-            if not token:
-                return items
+            return self.request("list", "GET", path, obj, query=page_query, hint_404=hint_404)
+
+        with ThreadPoolExecutor(max_workers=1) as fetcher:
+            document = page(None)
+            self.list_versions[path] = get_path(document, "metadata", "resourceVersion")
+            while True:
+                token = get_path(document, "metadata", "continue")
+                pending = fetcher.submit(page, token) if token else None
+                yield from document.get("items") or ()
+                if pending is None:
+                    return
+                document = pending.result()
+
+    def list_items(
+        self, path: str, obj: str, query: dict | None = None, page_size: int = LIST_PAGE, hint_404: str | None = None
+    ) -> list[dict]:
+        """Every item of a list, following ``continue`` tokens."""
+        return list(self.list_pages(path, obj, query, page_size, hint_404))
+
+    def list_namespaced(
+        self,
+        group_version: str,
+        plural: str,
+        what: str,
+        namespaces: list[str] | None,
+        query: dict | None = None,
+        page_size: int = LIST_PAGE,
+        workers: int = LIST_WORKERS,
+        convert: Callable[[dict], Any] | None = None,
+        hint_404: str | None = None,
+    ) -> list:
+        """The items of ``plural`` in ``namespaces`` (``None``: all namespaces), namespaces listed side by side.
+
+        ``convert`` turns each raw item into what is kept (``None``: dropped)
+        as pages arrive.  ``what`` names the kind in errors (``HostClaims``).
+        """
+
+        def one(namespace):
+            obj = "%s in namespace %s" % (what, namespace) if namespace else "%s (all namespaces)" % what
+            items = self.list_pages(api_path(group_version, plural, namespace), obj, query, page_size, hint_404)
+            if convert is None:
+                return list(items)
+            return [kept for kept in (convert(item) for item in items) if kept is not None]
+
+        if namespaces is None:
+            return one(None)
+        pages = parallel_map(one, list(namespaces), workers)
+        return [item for page in pages for item in page]
 
     def watch(self, path, resource_version):
         """Start following ``path`` from ``resource_version`` in a background thread (a :class:`Watcher`)."""
@@ -143,53 +255,39 @@ class KubeIO:
 
     # -- HostClaims ------------------------------------------------------------
     def list_claims(self, namespaces=None):
-        if namespaces is None:
-            return self.list_items(_path(GROUP_VERSION, CLAIMS), "HostClaims (all namespaces)")
-        items = []
-        for namespace in namespaces:
-            items.extend(
-                self.list_items(_path(GROUP_VERSION, CLAIMS, namespace), "HostClaims in namespace %s" % namespace)
-            )
-        return items
+        return self.list_namespaced(GROUP_VERSION, CLAIMS, "HostClaims", namespaces)
 
     def get_claim(self, namespace, name):
-        return self.get_or_none(_path(GROUP_VERSION, CLAIMS, namespace, name), claim_label(namespace, name))
+        return self.get_or_none(api_path(GROUP_VERSION, CLAIMS, namespace, name), claim_label(namespace, name))
 
     def create_claim(self, namespace, body):
         name = get_path(body, "metadata", "name")
         return self.request(
-            "create", "POST", _path(GROUP_VERSION, CLAIMS, namespace), claim_label(namespace, name), body=body
+            "create", "POST", api_path(GROUP_VERSION, CLAIMS, namespace), claim_label(namespace, name), body=body
         )
 
     def patch_claim(self, namespace, name, patch, status=False):
-        path = _path(GROUP_VERSION, CLAIMS, namespace, name, "status" if status else None)
+        path = api_path(GROUP_VERSION, CLAIMS, namespace, name, "status" if status else None)
         obj = claim_label(namespace, name) + (" status" if status else "")
         return self.request("patch", "PATCH", path, obj, body=patch, content_type=MERGE_PATCH)
 
     def delete_claim(self, namespace, name):
         return self.request(
-            "delete", "DELETE", _path(GROUP_VERSION, CLAIMS, namespace, name), claim_label(namespace, name)
+            "delete", "DELETE", api_path(GROUP_VERSION, CLAIMS, namespace, name), claim_label(namespace, name)
         )
 
     # -- BareMetalHosts --------------------------------------------------------
     def list_hosts(self, namespaces=None):
-        if namespaces is None:
-            return self.list_items(_path(GROUP_VERSION, HOSTS), "BareMetalHosts (all namespaces)")
-        items = []
-        for namespace in namespaces:
-            items.extend(
-                self.list_items(_path(GROUP_VERSION, HOSTS, namespace), "BareMetalHosts in namespace %s" % namespace)
-            )
-        return items
+        return self.list_namespaced(GROUP_VERSION, HOSTS, "BareMetalHosts", namespaces)
 
     def get_host(self, namespace, name):
-        return self.get_or_none(_path(GROUP_VERSION, HOSTS, namespace, name), host_label(namespace, name))
+        return self.get_or_none(api_path(GROUP_VERSION, HOSTS, namespace, name), host_label(namespace, name))
 
     def patch_host(self, namespace, name, patch):
         return self.request(
             "patch",
             "PATCH",
-            _path(GROUP_VERSION, HOSTS, namespace, name),
+            api_path(GROUP_VERSION, HOSTS, namespace, name),
             host_label(namespace, name),
             body=patch,
             content_type=MERGE_PATCH,
@@ -197,50 +295,54 @@ class KubeIO:
 
     # -- Secrets and Namespaces --------------------------------------------------
     def get_secret(self, namespace, name):
-        return self.get_or_none(_path("v1", "secrets", namespace, name), "Secret %s/%s" % (namespace, name))
+        return self.get_or_none(api_path("v1", "secrets", namespace, name), "Secret %s/%s" % (namespace, name))
 
     def list_secrets(self, label_selector, namespaces=None):
-        query = {"labelSelector": label_selector}
-        if namespaces is None:
-            return self.list_items(_path("v1", "secrets"), "Secrets (all namespaces)", query)
-        items = []
-        for namespace in namespaces:
-            items.extend(
-                self.list_items(_path("v1", "secrets", namespace), "Secrets in namespace %s" % namespace, query)
-            )
-        return items
+        return self.list_namespaced("v1", "secrets", "Secrets", namespaces, query={"labelSelector": label_selector})
 
     def create_secret(self, namespace, body):
         name = get_path(body, "metadata", "name")
         return self.request(
-            "create", "POST", _path("v1", "secrets", namespace), "Secret %s/%s" % (namespace, name), body=body
+            "create", "POST", api_path("v1", "secrets", namespace), "Secret %s/%s" % (namespace, name), body=body
         )
 
     def patch_secret(self, namespace, name, patch):
         return self.request(
             "patch",
             "PATCH",
-            _path("v1", "secrets", namespace, name),
+            api_path("v1", "secrets", namespace, name),
             "Secret %s/%s" % (namespace, name),
             body=patch,
             content_type=MERGE_PATCH,
         )
 
+    def replace_secret(self, namespace, name, body):
+        """PUT ``body`` (it carries the resourceVersion it replaces)."""
+        return self.request(
+            "replace", "PUT", api_path("v1", "secrets", namespace, name), "Secret %s/%s" % (namespace, name), body=body
+        )
+
+    def create_host(self, namespace, body):
+        name = get_path(body, "metadata", "name")
+        return self.request(
+            "create", "POST", api_path(GROUP_VERSION, HOSTS, namespace), host_label(namespace, name), body=body
+        )
+
     def delete_secret(self, namespace, name):
         try:
             return self.request(
-                "delete", "DELETE", _path("v1", "secrets", namespace, name), "Secret %s/%s" % (namespace, name)
+                "delete", "DELETE", api_path("v1", "secrets", namespace, name), "Secret %s/%s" % (namespace, name)
             )
         except NotFound:
             return None
 
     def list_namespaces(self):
         """``{name: labels}`` of every namespace."""
-        items = self.list_items(_path("v1", "namespaces"), "Namespaces")
+        items = self.list_items(api_path("v1", "namespaces"), "Namespaces")
         return dict((get_path(item, "metadata", "name"), get_path(item, "metadata", "labels") or {}) for item in items)
 
     def get_namespace(self, name):
-        return self.get_or_none(_path("v1", "namespaces", None, name), "Namespace %s" % name)
+        return self.get_or_none(api_path("v1", "namespaces", None, name), "Namespace %s" % name)
 
     # -- figures -------------------------------------------------------------
     def figures(self):

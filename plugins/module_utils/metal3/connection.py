@@ -5,7 +5,12 @@
 # Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
 # Do not use this from other collections or standalone plugins/modules!
 
-"""Build a Kubernetes API client from the shared auth options."""
+"""Build a Kubernetes API client (its configuration and connection pool) from the shared auth options.
+
+Nothing else: every request goes through :class:`client.KubeIO`.
+"""
+
+from __future__ import annotations
 
 import traceback
 
@@ -23,7 +28,7 @@ except ImportError:
     KUBERNETES_IMPORT_ERROR = traceback.format_exc()
 
 
-def kube_api_client(params):
+def kube_api_client(params: dict):
     """A ``kubernetes.client.ApiClient`` for the options in ``params``.
 
     ``host`` + ``api_key`` (or client certificates) win over ``kubeconfig``;
@@ -50,14 +55,14 @@ def kube_api_client(params):
             if params.get("kubeconfig") or params.get("context"):
                 raise InvalidInput(
                     "kubeconfig %s" % (params.get("kubeconfig") or "(default)"), "cannot be loaded: %s" % exc
-                )
+                ) from exc
             try:
                 k8s_config.load_incluster_config(client_configuration=configuration)
-            except Exception:
+            except Exception as incluster_exc:
                 raise InvalidInput(
                     "Kubernetes credentials",
                     "none found: set kubeconfig, or host and api_key (or K8S_AUTH_* variables)",
-                )
+                ) from incluster_exc
     if params.get("ca_cert"):
         configuration.ssl_ca_cert = params["ca_cert"]
     if params.get("validate_certs") is not None:

@@ -8,50 +8,35 @@
 """host_register on Metal3: create or update BareMetalHosts and their BMC credential Secrets from what the BMCs told.
 
 Needs a Kubernetes client with rights on BareMetalHosts and Secrets in the
-infrastructure namespace.  Check mode reads and writes nothing."""
+infrastructure namespace.  Check mode reads and writes nothing.  Every
+request goes through the metal3 :class:`client.KubeIO`."""
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
-    Conflict,
-    wrap_errors,
-)
+from __future__ import annotations
+
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import apply_merge_patch
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import registration_model as bmh_model
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import client as redfish
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import registration_model as reg
-
-BMH_GROUP, BMH_VERSION, BMH_PLURAL = "metal3.io", "v1alpha1", "baremetalhosts"
 
 
 class Metal3Registrar:
     parallel = False  # one writer per namespace: BareMetalHost names are checked against one listing
 
-    def __init__(self, api_client, namespace, check_mode, host_claim_namespaces=None):
-        from kubernetes import client as k8s_client
-
-        self.custom = k8s_client.CustomObjectsApi(api_client)
-        self.core = k8s_client.CoreV1Api(api_client)
-        self.api_client = api_client
+    def __init__(self, api_client, namespace: str, check_mode: bool, host_claim_namespaces: list[str] | None = None):
+        """``api_client``: a :class:`KubeIO` or a kubernetes ApiClient (wrapped in one)."""
+        self.io = api_client if isinstance(api_client, KubeIO) else KubeIO(api_client)
         self.namespace = namespace
         self.check_mode = check_mode
         self.claim_namespaces = host_claim_namespaces
-        with wrap_errors("BareMetalHosts in namespace %s" % namespace):
-            listing = self.custom.list_namespaced_custom_object(BMH_GROUP, BMH_VERSION, namespace, BMH_PLURAL)
-        self.by_name = dict((h["metadata"]["name"], h) for h in listing.get("items", []))
+        listing = self.io.list_hosts([namespace])
+        self.by_name = dict((h["metadata"]["name"], h) for h in listing)
         self.by_uuid = {}
         for host in self.by_name.values():
             uuid = reg.normal_uuid((host["metadata"].get("annotations") or {}).get(reg.SYSTEM_UUID_ANNOTATION))
             if uuid:
                 self.by_uuid[uuid] = host
-
-    def _secret(self, name):
-        from kubernetes.client.exceptions import ApiException
-
-        try:
-            secret = self.core.read_namespaced_secret(name, self.namespace)
-        except ApiException as exc:
-            if exc.status == 404:
-                return None
-            raise
-        return self.api_client.sanitize_for_serialization(secret)
 
     def register(self, job):
         uuid = reg.normal_uuid(job.facts["uuid"])
@@ -86,45 +71,33 @@ class Metal3Registrar:
             host_claim_namespaces=self.claim_namespaces,
         )
         spec = job.spec
-        with wrap_errors("Secret %s/%s" % (self.namespace, secret_name)):
-            secret = self._secret(secret_name)
-            secret_change = secret is None or bmh_model.secret_differs(secret, spec["username"], spec["password"])
-            if secret_change and not self.check_mode:
-                body = bmh_model.desired_secret(secret_name, self.namespace, spec["username"], spec["password"])
-                if secret is None:
-                    self.core.create_namespaced_secret(self.namespace, body)
-                else:
-                    body["metadata"]["resourceVersion"] = secret["metadata"]["resourceVersion"]
-                    body["metadata"]["labels"] = dict(
-                        secret["metadata"].get("labels") or {}, **body["metadata"]["labels"]
-                    )
-                    self.core.replace_namespaced_secret(secret_name, self.namespace, body)
-        job.before = bmh_model.bmh_view(existing)
-        with wrap_errors(obj):
-            if existing is None:
-                job.after = bmh_model.bmh_view(desired)
-                job.status = "registered"
-                job.changed = True
-                if not self.check_mode:
-                    created = self.custom.create_namespaced_custom_object(
-                        BMH_GROUP, BMH_VERSION, self.namespace, BMH_PLURAL, desired
-                    )
-                    self.by_name[name] = self.by_uuid[uuid] = created
+        secret = self.io.get_secret(self.namespace, secret_name)
+        secret_change = secret is None or bmh_model.secret_differs(secret, spec["username"], spec["password"])
+        if secret_change and not self.check_mode:
+            body = bmh_model.desired_secret(secret_name, self.namespace, spec["username"], spec["password"])
+            if secret is None:
+                self.io.create_secret(self.namespace, body)
             else:
-                patch = bmh_model.bmh_patch(existing, desired, self.claim_namespaces is not None)
-                from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import (
-                    apply_merge_patch,
-                )
-
-                after = apply_merge_patch(existing, patch) if patch else existing
-                job.after = bmh_model.bmh_view(after)
-                job.changed = bool(patch) or secret_change
-                job.status = "updated" if job.changed else "unchanged"
-                if patch and not self.check_mode:
-                    patch.setdefault("metadata", {})["resourceVersion"] = existing["metadata"]["resourceVersion"]
-                    self.custom.patch_namespaced_custom_object(
-                        BMH_GROUP, BMH_VERSION, self.namespace, BMH_PLURAL, name, patch
-                    )
+                body["metadata"]["resourceVersion"] = secret["metadata"]["resourceVersion"]
+                body["metadata"]["labels"] = dict(secret["metadata"].get("labels") or {}, **body["metadata"]["labels"])
+                self.io.replace_secret(self.namespace, secret_name, body)
+        job.before = bmh_model.bmh_view(existing)
+        if existing is None:
+            job.after = bmh_model.bmh_view(desired)
+            job.status = "registered"
+            job.changed = True
+            if not self.check_mode:
+                created = self.io.create_host(self.namespace, desired)
+                self.by_name[name] = self.by_uuid[uuid] = created
+        else:
+            patch = bmh_model.bmh_patch(existing, desired, self.claim_namespaces is not None)
+            after = apply_merge_patch(existing, patch) if patch else existing
+            job.after = bmh_model.bmh_view(after)
+            job.changed = bool(patch) or secret_change
+            job.status = "updated" if job.changed else "unchanged"
+            if patch and not self.check_mode:
+                patch.setdefault("metadata", {})["resourceVersion"] = existing["metadata"]["resourceVersion"]
+                self.io.patch_host(self.namespace, name, patch)
         if secret_change and job.after is not None:
             job.after = dict(job.after, credentials="<changed>")
         job.ref = dict(bareMetalHost=name, namespace=self.namespace)

@@ -7,6 +7,8 @@
 
 """What host_register writes on Metal3: the BareMetalHost and its BMC credential Secret, as pure functions of the BMC facts (no I/O)."""
 
+from __future__ import annotations
+
 import base64
 import json
 

@@ -25,6 +25,8 @@ Metal3 HostClaim proposal:
   ``validate_policy`` lists the problems; ``evaluate`` gives the reason.
 """
 
+from __future__ import annotations
+
 from collections import namedtuple
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.libraries import RE2, missing_message
@@ -109,7 +111,7 @@ def _pattern_problems(pattern):
         return ["matches must be a string, got %s" % type(pattern).__name__]
     if not HAS_RE2:
         return ["matches %r cannot be checked: %s" % (pattern, MISSING_RE2)]
-    _dummy, error = compile_pattern(pattern)
+    error = compile_pattern(pattern)[1]
     if error:
         return ["matches %r is not a valid RE2 pattern: %s" % (pattern, error)]
     return []

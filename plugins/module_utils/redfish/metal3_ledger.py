@@ -9,28 +9,31 @@
 
 Tenants cannot read BareMetalHosts, and the binder never copies this
 annotation into a claim.  Every write carries a resourceVersion precondition;
-a conflict re-reads and retries."""
+a conflict re-reads and retries.  Every request goes through the metal3
+``KubeIO`` given (so a binder pass counts the ledger's requests with its own).
+"""
+
+from __future__ import annotations
+
+import base64
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     Conflict,
     InvalidInput,
-    wrap_errors,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import API_VERSION, HOSTS
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO, api_path
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import account_rules as ba
 
-BMH_GROUP, BMH_VERSION, BMH_PLURAL = "metal3.io", "v1alpha1", "baremetalhosts"
 RETRIES = 5  # resourceVersion conflicts re-read and retried
 
 
 class Metal3Host:
     """A BareMetalHost: its BMC credentials (Secret) and its account ledger (annotation)."""
 
-    def __init__(self, api_client, namespace, name):
-        from kubernetes import client as k8s_client
-
-        self.api_client = api_client
-        self.custom = k8s_client.CustomObjectsApi(api_client)
-        self.core = k8s_client.CoreV1Api(api_client)
+    def __init__(self, api_client, namespace: str, name: str):
+        """``api_client``: a metal3 :class:`KubeIO` (shared, counted) or a kubernetes ApiClient (wrapped in one)."""
+        self.io = api_client if isinstance(api_client, KubeIO) else KubeIO(api_client)
         self.namespace = namespace
         self.name = name
         self.obj = "BareMetalHost %s/%s" % (namespace, name)
@@ -38,10 +41,7 @@ class Metal3Host:
         self.loaded = []
 
     def load(self):
-        with wrap_errors(self.obj):
-            self.bmh = self.custom.get_namespaced_custom_object(
-                BMH_GROUP, BMH_VERSION, self.namespace, BMH_PLURAL, self.name
-            )
+        self.bmh = self.io.request("get", "GET", api_path(API_VERSION, HOSTS, self.namespace, self.name), self.obj)
         self.loaded = ba.ledger_load((self.bmh["metadata"].get("annotations") or {}).get(ba.LEDGER_ANNOTATION))
         return list(self.loaded)
 
@@ -51,16 +51,15 @@ class Metal3Host:
         if not bmc.get("address") or not bmc.get("credentialsName"):
             raise InvalidInput(self.obj, "has no spec.bmc address or credentialsName")
         secret_obj = "Secret %s/%s" % (self.namespace, bmc["credentialsName"])
-        with wrap_errors(secret_obj):
-            secret = self.core.read_namespaced_secret(bmc["credentialsName"], self.namespace)
-        import base64
-
-        data = secret.data or {}
+        secret = self.io.request(
+            "get", "GET", api_path("v1", "secrets", self.namespace, bmc["credentialsName"]), secret_obj
+        )
+        data = secret.get("data") or {}
         try:
             username = base64.b64decode(data.get("username") or "").decode("utf-8")
             password = base64.b64decode(data.get("password") or "").decode("utf-8")
-        except (ValueError, TypeError):
-            raise InvalidInput(secret_obj, "username/password are not base64 text")
+        except (ValueError, TypeError) as exc:
+            raise InvalidInput(secret_obj, "username/password are not base64 text") from exc
         if not username or not password:
             raise InvalidInput(secret_obj, "lacks username or password")
         return bmc["address"], username, password, not bmc.get("disableCertificateVerification", False)
@@ -69,7 +68,7 @@ class Metal3Host:
         """Write the ledger with a resourceVersion precondition; on a conflict,
         re-read it and apply this run's change to what is there now."""
         loaded = self.loaded
-        for unused in range(RETRIES):
+        for _attempt in range(RETRIES):
             wanted = ba.ledger_dump(ba.ledger_rebase(self.loaded, loaded, entries))
             current = (self.bmh["metadata"].get("annotations") or {}).get(ba.LEDGER_ANNOTATION)
             if current == wanted:
@@ -81,10 +80,7 @@ class Metal3Host:
                 }
             }
             try:
-                with wrap_errors(self.obj):
-                    self.bmh = self.custom.patch_namespaced_custom_object(
-                        BMH_GROUP, BMH_VERSION, self.namespace, BMH_PLURAL, self.name, patch
-                    )
+                self.bmh = self.io.patch_host(self.namespace, self.name, patch)
                 return
             except Conflict:
                 self.load()

@@ -66,9 +66,18 @@ USED = {
 }
 
 #: the binder and its pure parts: one reconcile pass, the binding algorithm,
-#: the claim<->host sync (which reads BMC credentials to withhold them), the
+#: the claim<->host sync and BMC-data detection (which read BMC credentials to withhold them), the
 #: sharing policy
-BINDER = ("metal3/binder", "metal3/binding.py", "metal3/claim_sync.py", "metal3/sharing_policy.py")
+BINDER = (
+    "metal3/binder",
+    "metal3/binding.py",
+    "metal3/identity.py",
+    "metal3/downward.py",
+    "metal3/upward.py",
+    "metal3/metadata_import.py",
+    "metal3/bmc_data.py",
+    "metal3/sharing_policy.py",
+)
 #: BMC accounts (rules, ledgers, the runner that reads BMC credential Secrets)
 #: and every Redfish file (sushy I/O, classification, registration)
 BMC_AND_REDFISH = ("redfish/",)

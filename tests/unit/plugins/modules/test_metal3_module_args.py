@@ -258,7 +258,25 @@ def test_waiting_for_associated_needs_a_host_every_reader_reports():
         "status": {"conditions": [{"type": "AssociateBMH", "status": "True", "message": "bound to host h1"}]},
         "metadata": {"labels": {"hostclaim.metal3.io/host": "h1"}},
     }
-    assert mc._bound(recorded) and mc.claim_view(recorded)["host"] == "h1"
+    assert mc.claim_is_bound(recorded) and mc.claim_view(recorded)["host"] == "h1"
     forged = dict(recorded, metadata={"labels": {"hostclaim.metal3.io/host": "h2"}})
-    assert not mc._bound(forged) and mc.claim_view(forged)["host"] is None
-    assert not mc._bound(None)
+    assert not mc.claim_is_bound(forged) and mc.claim_view(forged)["host"] is None
+    assert not mc.claim_is_bound(None)
+
+
+def test_the_module_view_and_the_inventory_record_are_one_record():
+    """host_claim_info's claim and the claimed_hosts inventory's record come from one builder (claim_view)."""
+    from ansible_collections.baremetal.tenancy.plugins.module_utils.common.claim_record import RECORD_KEYS
+    from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_view as cv
+
+    claim = claim_with("h1")
+    claim["metadata"]["annotations"] = {
+        "export.hostclaim.metal3.io/rack": "r1",
+        "kubectl.kubernetes.io/last-applied-configuration": '{"spec": {"bmc": "redfish://10.0.0.1"}}',
+    }
+    view = mc.claim_view(claim)
+    assert view == cv.metal3_record(claim)
+    assert set(view) == set(RECORD_KEYS) | set(cv.METAL3_KEYS)
+    assert view["annotations"] == {"export.hostclaim.metal3.io/rack": "r1"}
+    # an unbound claim has a view (host null) but is no inventory host
+    assert mc.claim_view(claim_with("h2"))["host"] is None and cv.metal3_record(claim_with("h2")) is None

@@ -4,6 +4,7 @@
 """The request logic of the inventory reads, with stand-in transports (the real APIs are in the integration suites)."""
 
 import json
+from urllib.parse import parse_qsl
 
 import pytest
 
@@ -14,6 +15,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
     InvalidInput,
     NotFound,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO
 from ansible_collections.baremetal.tenancy.plugins.plugin_utils import inventory_api as api
 
 
@@ -40,8 +42,10 @@ class Pool:
         self.fail = fail or {}
         self.calls = []
 
-    def request(self, method, url, fields=None, headers=None, **kwargs):
-        self.calls.append((method, url, dict(fields or {}), dict(headers or {})))
+    def request(self, method, url, headers=None, **kwargs):
+        url, _sep, query = url.partition("?")
+        fields = dict(parse_qsl(query))
+        self.calls.append((method, url, fields, dict(headers or {})))
         namespace = url.split("/namespaces/")[1].split("/")[0]
         if namespace in self.fail:
             return self.fail[namespace]
@@ -61,12 +65,10 @@ class Configuration:
 
 
 def kube_reader(pool):
+    """The inventory's reader on the modules' KubeIO, its pool manager replaced by ``pool``."""
     reader = api.KubeClaims.__new__(api.KubeClaims)
-    reader.client = type("Client", (), {"configuration": Configuration()})()
-    reader.base = "https://api.example.test:6443"
-    reader.pool = pool
-    reader.timeout = reader.retries = None
-    reader.requests = 0
+    rest_client = type("RestClient", (), {"pool_manager": pool})()
+    reader.io = KubeIO(type("Client", (), {"configuration": Configuration(), "rest_client": rest_client})())
     return reader
 
 

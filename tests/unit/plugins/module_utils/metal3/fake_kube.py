@@ -69,7 +69,14 @@ class FakeKube:
         return obj
 
     # -- the REST surface KubeIO uses ----------------------------------------------
-    def request(self, method, url, headers=None, body=None, post_params=None, _request_timeout=None):
+    @property
+    def pool_manager(self):
+        """KubeIO sends through the ApiClient's urllib3 pool manager: this fake is both."""
+        return self
+
+    def request(self, method, url, headers=None, body=None, **kwargs):
+        if isinstance(body, bytes):
+            body = json.loads(body.decode("utf-8"))
         parsed = urlparse(url)
         query = dict((k, v[0]) for k, v in parse_qs(parsed.query).items())
         self.requests.append((method, parsed.path, copy.deepcopy(body)))

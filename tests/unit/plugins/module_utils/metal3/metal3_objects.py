@@ -135,3 +135,31 @@ def ref_to(claim, uid=True):
     if uid:
         ref["uid"] = meta["uid"]
     return ref
+
+
+NOW = "2026-03-01T10:00:00Z"
+
+
+LATER = "2026-03-01T11:00:00Z"
+
+
+IMAGE = {
+    "url": "https://images.example.com/os.qcow2",
+    "checksum": "https://images.example.com/os.qcow2.sha256sum",
+    "checksumType": "sha256",
+    "format": "qcow2",
+}
+
+
+def bound_pair(spec=None, claim_annotations=None, host_annotations=None, **host_args):
+    claim = make_claim(spec=spec, annotations=claim_annotations)
+    host = make_host(consumer=ref_to(claim), annotations=host_annotations, **host_args)
+    return claim, host
+
+
+def prune_empty(value):
+    """Kubernetes does not distinguish an empty map from an absent one."""
+    if isinstance(value, dict):
+        pruned = dict((k, prune_empty(v)) for k, v in value.items())
+        return dict((k, v) for k, v in pruned.items() if v != {})
+    return value

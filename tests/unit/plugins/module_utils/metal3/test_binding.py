@@ -18,7 +18,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api impor
     NODE_REUSE_LABEL,
     PASSED_ANNOTATIONS,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_sync import find_bmc_data
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.bmc_data import find_bmc_data
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.metal3_objects import (
     BMC_VALUES,
     make_claim,

@@ -11,7 +11,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common import me
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import api as m3api
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import binding as b
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_sync as cs
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import bmc_data, downward, identity, upward
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.metal3_objects import (
     BMC_VALUES,
     make_claim,
@@ -49,7 +49,7 @@ def test_deprovision_keeps_the_binding():
     assert patch["metadata"]["resourceVersion"] == "100"
     cleaned = mpatch.apply_merge_patch(host, patch)
     assert b.deprovision_patch(cleaned, claim) == {}
-    assert cs.find_bmc_data(patch, BMC_VALUES) == []
+    assert bmc_data.find_bmc_data(patch, BMC_VALUES) == []
 
 
 def test_deprovision_refuses_a_host_of_another_claim():
@@ -108,11 +108,11 @@ def test_release_finished(state, image, finished):
 
 
 def test_merge_patches():
-    assert cs.merge_patches({}, None) == {}
+    assert upward.merge_patches({}, None) == {}
     first = {"metadata": {"labels": {"a": "1"}, "resourceVersion": "5"}}
     second = {"metadata": {"labels": {"b": None}, "annotations": {"x": "y"}}}
     third = {"metadata": {"finalizers": ["f"]}}
-    merged = cs.merge_patches(first, second, third)
+    merged = upward.merge_patches(first, second, third)
     assert merged == {
         "metadata": {
             "labels": {"a": "1", "b": None},
@@ -131,23 +131,23 @@ def test_merge_patches():
 def test_status_patch_removes_vanished_keys():
     old = {"addresses": [{"type": "InternalIP", "address": "1.2.3.4"}], "bootMACAddress": "m", "lastUpdated": NOW}
     new = {"addresses": [], "nics": [], "conditions": [], "lastUpdated": LATER}
-    patch = cs.status_patch(old, new)
+    patch = upward.status_patch(old, new)
     assert mpatch.apply_merge_patch({"status": old}, patch) == {"status": new}
-    assert cs.status_patch(new, dict(new)) == {}
-    assert mpatch.apply_merge_patch({}, cs.status_patch(None, new)) == {"status": new}
+    assert upward.status_patch(new, dict(new)) == {}
+    assert mpatch.apply_merge_patch({}, upward.status_patch(None, new)) == {"status": new}
 
 
 def test_ready_problem_replaces_ready_only():
     claim = make_claim()
     host = make_host(consumer=ref_to(claim), state="available")
-    status = cs.upward_status(host, None, NOW, claim)
-    problem = cs.ready_problem(status, None, "DataSecretMissing", "Secret my-user-data not found", NOW)
+    status = upward.upward_status(host, None, NOW, claim)
+    problem = upward.ready_problem(status, None, "DataSecretMissing", "Secret my-user-data not found", NOW)
     conds = dict((c["type"], c) for c in problem["conditions"])
     assert conds["Ready"]["reason"] == "DataSecretMissing" and conds["Ready"]["status"] == "False"
     assert conds["AssociateBMH"]["status"] == "True"
     assert problem["addresses"] == status["addresses"]
-    again = cs.ready_problem(
-        cs.upward_status(host, problem, LATER, claim),
+    again = upward.ready_problem(
+        upward.upward_status(host, problem, LATER, claim),
         problem,
         "DataSecretMissing",
         "Secret my-user-data not found",
@@ -159,12 +159,12 @@ def test_ready_problem_replaces_ready_only():
 def test_finalizer_patch():
     claim = make_claim()
     claim["metadata"]["finalizers"] = ["other.example.com/x"]
-    patch = cs.finalizer_patch(claim, True)
+    patch = identity.finalizer_patch(claim, True)
     assert patch == {"metadata": {"finalizers": ["other.example.com/x", m3api.FINALIZER], "resourceVersion": "11"}}
     with_it = mpatch.apply_merge_patch(claim, patch)
-    assert cs.finalizer_patch(with_it, True) == {}
-    assert cs.finalizer_patch(with_it, False)["metadata"]["finalizers"] == ["other.example.com/x"]
-    assert cs.finalizer_patch(claim, False) == {}
+    assert identity.finalizer_patch(with_it, True) == {}
+    assert identity.finalizer_patch(with_it, False)["metadata"]["finalizers"] == ["other.example.com/x"]
+    assert identity.finalizer_patch(claim, False) == {}
 
 
 def test_secret_copy_and_its_patch():
@@ -175,8 +175,8 @@ def test_secret_copy_and_its_patch():
         "type": "Opaque",
         "data": {"value": "I2Nsb3VkLWNvbmZpZw=="},
     }
-    name = cs.secret_copy_names(claim)["userData"]
-    wanted = cs.secret_copy(source, claim, host, "userData", name)
+    name = downward.secret_copy_names(claim)["userData"]
+    wanted = downward.secret_copy(source, claim, host, "userData", name)
     assert wanted["metadata"]["namespace"] == "infra" and wanted["metadata"]["name"] == name
     assert wanted["metadata"]["labels"] == {
         m3api.COPY_CLAIM_UID_LABEL: claim["metadata"]["uid"],
@@ -191,10 +191,10 @@ def test_secret_copy_and_its_patch():
     assert wanted["data"] == source["data"] and wanted["type"] == "Opaque"
     current = dict(wanted, data={"value": "b2xk", "extra": "eA=="})
     current["metadata"] = dict(wanted["metadata"], resourceVersion="9")
-    patch = cs.secret_copy_patch(current, wanted)
+    patch = downward.secret_copy_patch(current, wanted)
     assert patch == {"data": {"value": "I2Nsb3VkLWNvbmZpZw==", "extra": None}, "metadata": {"resourceVersion": "9"}}
-    assert cs.secret_copy_patch(dict(wanted, metadata=current["metadata"]), wanted) == {}
-    assert cs.secret_copy_patch(dict(current, type="kubernetes.io/tls"), wanted) is None
+    assert downward.secret_copy_patch(dict(wanted, metadata=current["metadata"]), wanted) == {}
+    assert downward.secret_copy_patch(dict(current, type="kubernetes.io/tls"), wanted) is None
 
 
 @pytest.mark.parametrize(
@@ -214,7 +214,7 @@ def test_the_copy_never_takes_the_type_of_the_tenants_secret(tenant_type):
         "type": tenant_type,
         "data": {"value": "eA=="},
     }
-    wanted = cs.secret_copy(source, claim, make_host(), "userData", cs.secret_copy_names(claim)["userData"])
+    wanted = downward.secret_copy(source, claim, make_host(), "userData", downward.secret_copy_names(claim)["userData"])
     assert wanted["type"] == "Opaque"
 
 

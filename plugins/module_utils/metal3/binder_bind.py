@@ -1,0 +1,314 @@
+# Copyright (c) 2026, baremetal.tenancy contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
+
+"""Binding a claim and keeping it in sync (a part of :class:`binder.Binder`).
+
+A bind writes the host's ``consumerRef`` first, then commits on the claim
+(binding label, finalizer, imported metadata) with the claim's
+``resourceVersion`` as planned; a lost commit undoes the host.  ``sync`` keeps
+a bound claim and its host in step: the claim's data Secrets copied next to
+the host, image, power and reserved annotations down, status and exported
+metadata up (never BMC data).  Every write goes through :class:`binder_writes.Writer`.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
+    Conflict,
+    InvalidInput,
+    NotFound,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import (
+    get_path,
+    with_precondition,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import (
+    BINDING_LABEL,
+    FINALIZER,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder_state import (
+    host_name,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binding import (
+    bind_patch,
+    host_is_candidate,
+    host_key,
+    release_plan,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_spec import DATA_FIELDS
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_view import binding_label_value
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.downward import (
+    downward_patch,
+    one_shot_cleanup_patch,
+    secret_copy,
+    secret_copy_names,
+    secret_copy_patch,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.identity import (
+    binding_label_fix,
+    claim_identity,
+    claim_ref_matches,
+    validate_claim,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.metadata_import import import_metadata
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.upward import (
+    hardware_withheld,
+    merge_patches,
+    pending_status,
+    ready_problem,
+    status_patch,
+    upward_status,
+)
+
+
+class Binding:
+    """Bind, commit, undo, sync and data copies (a part of :class:`binder.Binder`)."""
+
+    def apply_action(self, action, claim, outcome):
+        kind = action["action"]
+        if kind == "bind":
+            return self.bind(action, claim, outcome)
+        if kind in ("adopt", "bound"):
+            host = self.host_index[(action["host"]["namespace"], action["host"]["name"])]
+            outcome.host, outcome.host_namespace = host_name(host), host_key(host)[0]
+            outcome.action = "adopted" if kind == "adopt" else "unchanged"
+            return self.sync(claim, host, outcome)
+        return self.pending(action, claim, outcome)
+
+    def pending(self, action, claim, outcome):
+        outcome.action, outcome.reason, outcome.message = "pending", action["reason"], action["message"]
+        meta = merge_patches(
+            action.get("claim_patch"), import_metadata(claim.get("metadata"), None, self.annotation_domains)["patch"]
+        )
+        try:
+            claim = self.writer.write_claim(claim, with_precondition(meta, claim), outcome)
+            status = pending_status(claim.get("status"), action["reason"], action["message"], self.now)
+            patch = status_patch(claim.get("status"), status)
+            self.writer.write_claim(claim, with_precondition(patch, claim), outcome, status=True)
+        except (Conflict, NotFound):
+            # someone (another binder, the tenant) changed the claim since the list: the next pass sees it
+            self.io.count_conflict()
+
+    def _reserve(self, host):
+        with self._lock:
+            if host_key(host) in self.reserved:
+                return False
+            self.reserved.add(host_key(host))
+            return True
+
+    def _try_host(self, host, claim, outcome):
+        """Write ``consumerRef`` on ``host``; the updated host, or ``None`` if someone else took it."""
+        namespace = claim_identity(claim)[0]
+        for attempt in range(2):
+            try:
+                return self.writer.write_host(host, bind_patch(host, claim), outcome)
+            except Conflict:
+                self.io.count_conflict()
+                if attempt:
+                    return None
+                host = self.io.get_host(*host_key(host))
+                if host is None:
+                    return None
+                if not host_is_candidate(host, claim, self.namespace_labels.get(namespace) or {})[0]:
+                    return None
+        return None
+
+    def bind(self, action, claim, outcome):
+        chosen = [(action["host"]["namespace"], action["host"]["name"])]
+        chosen.extend((ref["namespace"], ref["name"]) for ref in action.get("alternatives") or [])
+        bound = None
+        namespace = claim_identity(claim)[0]
+        for position, key in enumerate(chosen):
+            host = self.host_index.get(key)
+            if host is None or not self._reserve(host):
+                continue
+            seen = self.hosts_watch.newer(host) if self.hosts_watch is not None else None
+            if seen is not None:
+                if seen[0] == "DELETED":
+                    continue
+                host = seen[1]
+                self.replace_host(host)
+            if (seen is not None or position) and not host_is_candidate(
+                host, claim, self.namespace_labels.get(namespace) or {}
+            )[0]:
+                continue
+            bound = self._try_host(host, claim, outcome)
+            if bound is not None:
+                break
+        if bound is None:
+            outcome.action, outcome.retry = "conflict", True
+            return None
+        outcome.host, outcome.host_namespace = host_name(bound), host_key(bound)[0]
+        claim = self.commit(claim, bound, outcome)
+        if claim is None:
+            return None
+        outcome.action, outcome.reason = "bound", "Bound"
+        outcome.message = "bound to host %s" % outcome.host
+        return self.sync(claim, bound, outcome, committed=True)
+
+    def _commit_patch(self, claim, host):
+        return with_precondition(
+            merge_patches(
+                binding_label_fix(claim, host_name(host)),
+                {"metadata": {"finalizers": self._with_finalizer(claim)}} if self._with_finalizer(claim) else {},
+                self.import_from(claim, host)["patch"],
+            ),
+            claim,
+        )
+
+    def import_from(self, claim, host, outcome=None):
+        """``import_metadata`` of ``host`` onto ``claim``; records what was withheld on ``outcome`` (for the owner)."""
+        needles, blocked = self.bmc_rule(host)
+        imported = import_metadata(
+            claim.get("metadata"), host.get("metadata"), self.annotation_domains, needles, blocked
+        )
+        if outcome is not None:
+            outcome.withheld = [
+                dict(item, host="%s/%s" % host_key(host), claim="%s/%s" % claim_identity(claim)[:2])
+                for item in imported["withheld"] + hardware_withheld(host, needles)
+            ]
+        return imported
+
+    @staticmethod
+    def _with_finalizer(claim):
+        finalizers = list(get_path(claim, "metadata", "finalizers") or [])
+        return None if FINALIZER in finalizers else [*finalizers, FINALIZER]
+
+    def commit(self, claim, host, outcome):
+        """Record the binding on the claim (precondition: the claim as planned); undo the host on a lost race."""
+        for attempt in range(2):
+            try:
+                return self.writer.write_claim(claim, self._commit_patch(claim, host), outcome)
+            except NotFound:
+                self.undo(host, claim, outcome)
+                outcome.action, outcome.message = "gone", "the claim was deleted while binding"
+                return None
+            except Conflict:
+                self.io.count_conflict()
+                fresh = self.io.get_claim(*claim_identity(claim)[:2])
+                if (
+                    attempt
+                    or fresh is None
+                    or get_path(fresh, "metadata", "deletionTimestamp")
+                    or claim_identity(fresh)[2] != claim_identity(claim)[2]
+                    or self._bound_elsewhere(fresh, host)
+                ):
+                    self.undo(host, claim, outcome)
+                    outcome.action = "lost"
+                    outcome.message = "another binder bound the claim first"
+                    return None
+                claim = fresh
+        return None
+
+    def _bound_elsewhere(self, claim, host):
+        """True if the claim's binding label names another host that really points at the claim."""
+        label = (get_path(claim, "metadata", "labels") or {}).get(BINDING_LABEL)
+        if not label or label == binding_label_value(host_name(host)):
+            return False
+        for other in list(self.hosts):
+            if binding_label_value(host_name(other)) == label and host_key(other) != host_key(host):
+                fresh = self.io.get_host(*host_key(other))
+                if fresh is not None and claim_ref_matches(fresh, claim):
+                    return True
+        return False
+
+    def undo(self, host, claim, outcome):
+        """Take back a ``consumerRef`` this binder wrote for a claim it could not commit."""
+        for _attempt in range(3):
+            try:
+                self.writer.write_host(host, release_plan(host, claim, None), outcome)
+                return
+            except Conflict:
+                self.io.count_conflict()
+                host = self.io.get_host(*host_key(host))
+                if host is None or not claim_ref_matches(host, claim):
+                    return
+
+    def _data_copies(self, claim, host, outcome):
+        """Make the Secret copies; ``(names by field, problem or None)``."""
+        spec = validate_claim(claim)
+        names = secret_copy_names(claim)
+        identity = claim_identity(claim)
+        namespace, uid = identity.namespace, identity.uid
+        existing = dict(
+            (get_path(s, "metadata", "name"), s)
+            for s in self.copies.get(uid, [])
+            if get_path(s, "metadata", "namespace") == host_key(host)[0]
+        )
+        for field in DATA_FIELDS:
+            if not spec[field]:
+                continue
+            source = self.io.get_secret(namespace, spec[field])
+            if source is None:
+                return names, "Secret %s (spec.%s) was not found in namespace %s" % (spec[field], field, namespace)
+            wanted = secret_copy(source, claim, host, field, names[field])
+            current = existing.get(names[field])
+            if current is None:
+                try:
+                    self.writer.create_copy(wanted, outcome)
+                    continue
+                except Conflict:
+                    current = self.io.get_secret(host_key(host)[0], names[field])
+                    if current is None:
+                        raise
+            patch = secret_copy_patch(current, wanted)
+            if patch is None:
+                self.writer.delete_copy(current, outcome)
+                self.writer.create_copy(wanted, outcome)
+            elif patch:
+                self.writer.patch_copy(current, patch, outcome)
+        return names, None
+
+    def sync(self, claim, host, outcome, committed=False):
+        """Claim -> host (Secrets, image, power, reserved annotations), host -> claim (status, metadata)."""
+        writes_before = outcome.writes
+        problem = None
+        try:
+            names, problem = self._data_copies(claim, host, outcome)
+        except InvalidInput as exc:
+            names, problem = None, exc.cause
+            reason = "InvalidSpec"
+        else:
+            reason = "DataSecretMissing"
+        one_shot = {}
+        if problem is None:
+            patch = downward_patch(claim, host, names)
+            try:
+                host = self.writer.write_host(host, patch, outcome)
+            except Conflict:
+                self.io.count_conflict()
+                outcome.message = "the host changed while updating it; retried on the next pass"
+                return
+            one_shot = one_shot_cleanup_patch(claim)
+        imported = self.import_from(claim, host, outcome)
+        meta = (
+            {}
+            if committed
+            else merge_patches(
+                binding_label_fix(claim, host_name(host)),
+                {"metadata": {"finalizers": self._with_finalizer(claim)}} if self._with_finalizer(claim) else {},
+                imported["patch"],
+            )
+        )
+        meta = merge_patches(meta, one_shot)
+        try:
+            claim = self.writer.write_claim(claim, with_precondition(meta, claim), outcome)
+            status = upward_status(host, claim.get("status"), self.now, claim, self.bmc_rule(host)[0])
+            if problem:
+                status = ready_problem(status, claim.get("status"), reason, problem, self.now)
+                outcome.reason, outcome.message = reason, problem
+            self.writer.write_claim(
+                claim, with_precondition(status_patch(claim.get("status"), status), claim), outcome, status=True
+            )
+        except Conflict:
+            self.io.count_conflict()
+            outcome.message = "the claim changed while updating it; retried on the next pass"
+            return
+        if outcome.action == "unchanged" and outcome.writes > writes_before:
+            outcome.action = "updated"
+        if outcome.reason is None:
+            outcome.reason, outcome.message = "Bound", "bound to host %s" % host_name(host)

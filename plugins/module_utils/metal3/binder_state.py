@@ -1,0 +1,252 @@
+# Copyright (c) 2026, baremetal.tenancy contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
+
+"""What one binder pass reads, and its indexes: hosts (listed before claims), claims,
+namespaces, the binder's Secret copies, the BMC credentials Secrets that keep BMC
+data out of imported metadata, and the watches that follow hosts and claims
+during the pass.  :class:`PassState` is the reading part of :class:`binder.Binder`;
+it never writes (writes are :mod:`binder_writes`).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import time
+
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
+    InvalidInput,
+    TenancyError,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import (
+    get_path,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import (
+    API_VERSION,
+    BINDING_LABEL,
+    CLAIM_KIND,
+    CLAIMS,
+    COPY_CLAIM_UID_LABEL,
+    HOSTS,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binding import (
+    host_key,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.bmc_data import bmc_needles
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_spec import DATA_FIELDS
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_view import binding_label_value
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import (
+    GROUP_VERSION,
+    api_path,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.identity import claim_identity, claim_ref_matches
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.metadata_import import has_import_candidates
+
+
+def is_claim_ref(ref: object) -> bool:
+    """Whether a ``consumerRef`` names a HostClaim."""
+    return bool(
+        isinstance(ref, dict)
+        and (ref.get("apiVersion"), ref.get("kind")) == (API_VERSION, CLAIM_KIND)
+        and ref.get("name")
+    )
+
+
+def ref_claim(ref: dict) -> dict:
+    """A minimal claim dict for the claim a ``consumerRef`` names (to release a host whose claim is gone)."""
+    return {"metadata": {"namespace": ref.get("namespace"), "name": ref.get("name"), "uid": ref.get("uid")}}
+
+
+def host_name(host: dict) -> str:
+    """The name of a BareMetalHost."""
+    return host_key(host)[1]
+
+
+def secret_text(secret: dict | None, key: str) -> str | None:
+    """A decoded value of a Secret's ``data`` (``None`` when absent)."""
+    raw = ((secret or {}).get("data") or {}).get(key)
+    if not isinstance(raw, str) or not raw:
+        return None
+    try:
+        return base64.b64decode(raw).decode("utf-8", "replace")
+    except (binascii.Error, ValueError):
+        return raw
+
+
+class PassState:
+    """The world as one pass sees it (a part of :class:`binder.Binder`)."""
+
+    def _in_scope(self, namespace, name=None):
+        if self.namespaces is not None and namespace not in self.namespaces:
+            return False
+        return self.name is None or name == self.name
+
+    def read(self):
+        started = time.time()
+        hosts = self.io.list_hosts(self.host_namespaces)  # hosts first: see the module docstring
+        if self.name:
+            claim = self.io.get_claim(self.namespaces[0], self.name)
+            claims = [claim] if claim else []
+        else:
+            claims = self.io.list_claims(self.namespaces)
+        self.namespace_labels = self.io.list_namespaces()
+        missing = [namespace for namespace in self.namespaces or [] if namespace not in self.namespace_labels]
+        if missing:
+            raise InvalidInput("option namespaces", "namespace(s) %s do not exist" % ", ".join(missing))
+        self.set_hosts(hosts)
+        claims = [claim for claim in claims if self._in_scope(*claim_identity(claim)[:2])]
+        self.confirm_labels(claims)
+        self.prefetch_bmc_secrets(claims)
+        if self.sweep or any(self._needs_copies(claim) for claim in claims):
+            self.load_copies()
+        if not self.check_mode:
+            self.start_watches()
+        self.timings["read"] = round(time.time() - started, 4)
+        return claims
+
+    def start_watches(self):
+        """Follow hosts and claims during the pass, from the versions just listed (cluster-wide, filtered by key)."""
+        versions = self.io.list_versions
+        host_paths = [api_path(GROUP_VERSION, HOSTS, namespace) for namespace in self.host_namespaces or [None]]
+        if versions.get(host_paths[0]):
+            self.hosts_watch = self.io.watch(api_path(GROUP_VERSION, HOSTS), versions[host_paths[0]])
+        if not self.name:
+            claim_paths = [api_path(GROUP_VERSION, CLAIMS, namespace) for namespace in self.namespaces or [None]]
+            if versions.get(claim_paths[0]):
+                self.claims_watch = self.io.watch(api_path(GROUP_VERSION, CLAIMS), versions[claim_paths[0]])
+
+    def stop_watches(self):
+        for watcher in (self.hosts_watch, self.claims_watch):
+            if watcher is not None:
+                watcher.stop()
+        self.hosts_watch = self.claims_watch = None
+
+    def set_hosts(self, hosts):
+        self.host_index = dict((host_key(host), host) for host in hosts)
+        self._index()
+
+    def replace_host(self, host):
+        with self._lock:
+            self.host_index[host_key(host)] = host
+            self._index()
+
+    def _index(self):
+        hosts = list(self.host_index.values())
+        by_ref = {}
+        for host in hosts:
+            ref = get_path(host, "spec", "consumerRef")
+            if is_claim_ref(ref):
+                by_ref.setdefault((ref.get("namespace"), ref.get("name")), []).append(host)
+        self.hosts, self.by_ref = hosts, by_ref
+
+    def bound_hosts(self, claim):
+        """Hosts of the current view whose consumerRef points at ``claim``."""
+        identity = claim_identity(claim)
+        return [
+            host for host in self.by_ref.get((identity.namespace, identity.name), []) if claim_ref_matches(host, claim)
+        ]
+
+    def confirm_labels(self, claims):
+        """Re-read the host a binding label names when the host list does not confirm it (it may be newer)."""
+        by_label = {}
+        for host in self.hosts:
+            by_label.setdefault(binding_label_value(host_name(host)), []).append(host)
+        for claim in claims:
+            label = (get_path(claim, "metadata", "labels") or {}).get(BINDING_LABEL)
+            if not label or self.bound_hosts(claim):
+                continue
+            for host in by_label.get(label, []):
+                fresh = self.io.get_host(*host_key(host))
+                if fresh is not None:
+                    self.replace_host(fresh)
+
+    def _needs_copies(self, claim):
+        spec = claim.get("spec") or {}
+        return bool(get_path(claim, "metadata", "deletionTimestamp")) or any(spec.get(field) for field in DATA_FIELDS)
+
+    def load_copies(self):
+        """The binder's Secret copies, by claim uid (one list per pass)."""
+        self.copies = {}
+        for secret in self.io.list_secrets(COPY_CLAIM_UID_LABEL, self.host_namespaces):
+            uid = (get_path(secret, "metadata", "labels") or {}).get(COPY_CLAIM_UID_LABEL)
+            self.copies.setdefault(uid, []).append(secret)
+
+    def bmc_rule(self, host):
+        """``(needles, blocked)`` for ``import_metadata``: the host's BMC data, user and password included.
+
+        The credentials Secret is read once per pass and host, and only when
+        the host has metadata that policy would import.  A Secret that cannot
+        be read (other than not found) withholds everything (``blocked``).
+        """
+        key = host_key(host)
+        with self._lock:
+            if key in self.bmc_rules:
+                return self.bmc_rules[key]
+        username = password = blocked = None
+        secret_name = self._credentials_to_read(host)
+        if secret_name:
+            try:
+                if (key[0], secret_name) in self.bmc_secrets:
+                    secret = self.bmc_secrets[(key[0], secret_name)]
+                else:
+                    secret = self.io.get_secret(key[0], secret_name)
+            except TenancyError:
+                secret, blocked = (
+                    None,
+                    "the BMC credentials Secret could not be read, so nothing is imported from this host",
+                )
+            username, password = secret_text(secret, "username"), secret_text(secret, "password")
+        rule = (bmc_needles(host, username, password), blocked)
+        with self._lock:
+            self.bmc_rules[key] = rule
+        return rule
+
+    def _credentials_to_read(self, host):
+        """The credentials Secret name of ``host`` when its metadata has something to import, else ``None``."""
+        name = get_path(host, "spec", "bmc", "credentialsName")
+        if isinstance(name, str) and name and has_import_candidates(host.get("metadata"), self.annotation_domains):
+            return name
+        return None
+
+    def prefetch_bmc_secrets(self, claims):
+        """One list per host namespace instead of one read per host, where many credentials Secrets are needed.
+
+        The reads a pass expects in a namespace are the Secrets of the hosts
+        already bound to its claims, plus, for its pending claims, as many of
+        the free hosts' Secrets as there are pending claims (the hosts a pass
+        may pick are known before it picks). Only an optimisation: a namespace
+        that cannot be listed leaves each host's Secret to ``bmc_rule`` (which
+        fails closed).
+        """
+        needed, free, pending = {}, {}, 0
+        for claim in claims:
+            bound = self.bound_hosts(claim)
+            if not bound and not get_path(claim, "metadata", "deletionTimestamp"):
+                pending += 1
+            for host in bound:
+                name = self._credentials_to_read(host)
+                if name:
+                    needed.setdefault(host_key(host)[0], set()).add(name)
+        if pending:
+            for host in self.hosts:
+                name = None if get_path(host, "spec", "consumerRef") else self._credentials_to_read(host)
+                if name:
+                    free.setdefault(host_key(host)[0], set()).add(name)
+        for namespace in sorted(set(needed) | set(free)):
+            names = needed.get(namespace, set()) | free.get(namespace, set())
+            expected = len(needed.get(namespace, ())) + min(pending, len(free.get(namespace, ())))
+            if expected < self.bmc_secret_list_min:
+                continue
+            try:
+                secrets = self.io.list_items(
+                    api_path("v1", "secrets", namespace), "Secrets in namespace %s" % namespace
+                )
+            except TenancyError:
+                continue
+            found = dict((get_path(secret, "metadata", "name"), secret) for secret in secrets)
+            for name in names:
+                self.bmc_secrets[(namespace, name)] = found.get(name)

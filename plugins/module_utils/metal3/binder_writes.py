@@ -1,0 +1,125 @@
+# Copyright (c) 2026, baremetal.tenancy contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
+
+"""Every write of a binder pass, in one writer.
+
+:class:`Writer` sends the patches of hosts and claims (the callers put the
+``resourceVersion`` precondition in them, :func:`merge_patch.with_precondition`),
+the Secret copies, and the revocation of BMC accounts on a released host.  It
+counts each write on the claim's :class:`binder_outcome.Outcome` and marks the
+pass changed.  In check mode it is the ONE place where writes are simulated:
+it sends nothing and returns the object as the write would leave it.  Requests
+are counted by :class:`client.KubeIO` (the BMC-account ledger shares it).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import NamedTuple
+
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import (
+    apply_merge_patch,
+    get_path,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder_outcome import Outcome
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binding import host_key
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.identity import claim_identity
+from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import accounts as bmc_access
+
+
+class Revoked(NamedTuple):
+    """BMC accounts deleted on a host (user names); ``sent``: False when check mode only simulated it."""
+
+    removed: list[str]
+    sent: bool
+
+
+class Writer:
+    """The writes of one pass: sent (counted) or, in check mode, simulated."""
+
+    def __init__(self, io: KubeIO, check_mode: bool = False):
+        self.io = io
+        self.check_mode = check_mode
+        self.changed = False
+        self._lock = threading.Lock()
+
+    def wrote(self, outcome: Outcome) -> None:
+        """Count one write that succeeded (or, in check mode, would be made)."""
+        outcome.writes += 1
+        with self._lock:
+            self.changed = True
+
+    def write_host(self, host: dict, patch: dict, outcome: Outcome) -> dict:
+        if not patch:
+            return host
+        if self.check_mode:
+            self.wrote(outcome)
+            return apply_merge_patch(
+                host, dict(patch, metadata=dict(patch.get("metadata") or {}, resourceVersion=None))
+            )
+        namespace, name = host_key(host)
+        result = self.io.patch_host(namespace, name, patch)
+        self.wrote(outcome)
+        return result
+
+    def write_claim(self, claim: dict, patch: dict, outcome: Outcome, status: bool = False) -> dict:
+        if not patch:
+            return claim
+        if self.check_mode:
+            self.wrote(outcome)
+            return apply_merge_patch(
+                claim,
+                dict(
+                    patch,
+                    metadata=dict(
+                        patch.get("metadata") or {}, resourceVersion=get_path(claim, "metadata", "resourceVersion")
+                    ),
+                ),
+            )
+        identity = claim_identity(claim)
+        result = self.io.patch_claim(identity.namespace, identity.name, patch, status=status)
+        self.wrote(outcome)
+        return result
+
+    def create_copy(self, body: dict, outcome: Outcome) -> dict:
+        result = body if self.check_mode else self.io.create_secret(get_path(body, "metadata", "namespace"), body)
+        self.wrote(outcome)
+        return result
+
+    def patch_copy(self, current: dict, patch: dict, outcome: Outcome) -> dict:
+        if self.check_mode:
+            result = apply_merge_patch(current, patch)
+        else:
+            result = self.io.patch_secret(
+                get_path(current, "metadata", "namespace"), get_path(current, "metadata", "name"), patch
+            )
+        self.wrote(outcome)
+        return result
+
+    def delete_copy(self, secret: dict, outcome: Outcome) -> None:
+        if not self.check_mode:
+            self.io.delete_secret(get_path(secret, "metadata", "namespace"), get_path(secret, "metadata", "name"))
+        self.wrote(outcome)
+
+    def revoke_accounts(self, host: dict, grantee: str, granted: list[str], outcome: Outcome) -> Revoked:
+        """Delete the BMC accounts ``granted`` on ``host`` to ``grantee``; raises a TenancyError when the BMC refuses.
+
+        The ledger's reads and writes go through this pass's KubeIO (counted
+        with it); in check mode nothing is sent and the accounts are reported
+        as they would be removed.
+        """
+        if self.check_mode:
+            self.wrote(outcome)
+            return Revoked(list(granted), False)
+        namespace, name = host_key(host)
+        result = bmc_access.revoke_host_accounts(
+            "metal3", name, namespace=namespace, api_client=self.io, grantee=grantee
+        )
+        if result["changed"]:
+            self.wrote(outcome)
+        return Revoked(result["removed"], True)

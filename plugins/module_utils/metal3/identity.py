@@ -1,0 +1,121 @@
+# Copyright (c) 2026, baremetal.tenancy contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
+
+"""Who a claim is and which host points at it, pure.
+
+A claim's identity (namespace, name, uid), the ``consumerRef`` the binder
+writes on a BareMetalHost (the authority on a binding), the claim's
+validation, and the binder's marks on the claim: its finalizer and the
+binding label ``hostclaim.metal3.io/host``.  The label is only an
+indication: readers take the bound host from ``claim_view.bound_host`` (what
+the binder recorded in the status, which tenants cannot write), never from
+the label alone.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import (
+    get_path,
+    with_precondition,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import (
+    API_VERSION,
+    BINDING_LABEL,
+    CLAIM_KIND,
+    FINALIZER,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_spec import (
+    validate_claim_spec,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_view import (
+    binding_label_value,
+)
+
+
+def object_name(obj: dict, kind: str) -> str:
+    """``Kind namespace/name`` for messages."""
+    meta = (obj or {}).get("metadata") or {}
+    if meta.get("namespace"):
+        return "%s %s/%s" % (kind, meta.get("namespace"), meta.get("name"))
+    return "%s %s" % (kind, meta.get("name"))
+
+
+class ClaimIdentity(NamedTuple):
+    """Who a claim is: its namespace, name and uid (``None`` when unknown)."""
+
+    namespace: str | None
+    name: str | None
+    uid: str | None
+
+
+def claim_identity(claim: dict | None) -> ClaimIdentity:
+    """``(namespace, name, uid)`` of a claim dict."""
+    meta = (claim or {}).get("metadata") or {}
+    return ClaimIdentity(meta.get("namespace"), meta.get("name"), meta.get("uid"))
+
+
+def consumer_ref_for(claim: dict) -> dict:
+    """The BMH ``spec.consumerRef`` naming ``claim`` (uid included when known)."""
+    namespace, name, uid = claim_identity(claim)
+    ref = {"apiVersion": API_VERSION, "kind": CLAIM_KIND, "namespace": namespace, "name": name}
+    if uid:
+        ref["uid"] = uid
+    return ref
+
+
+def claim_ref_matches(host: dict, claim: dict) -> bool:
+    """True if the BMH ``consumerRef`` points at this claim (uid compared when both have one)."""
+    ref = get_path(host, "spec", "consumerRef")
+    if not isinstance(ref, dict) or not ref:
+        return False
+    namespace, name, uid = claim_identity(claim)
+    if (ref.get("apiVersion"), ref.get("kind")) != (API_VERSION, CLAIM_KIND):
+        return False
+    if (ref.get("namespace"), ref.get("name")) != (namespace, name) or not name:
+        return False
+    return not (ref.get("uid") and uid and ref.get("uid") != uid)
+
+
+def require_bound(host: dict, claim: dict) -> None:
+    if not claim_ref_matches(host, claim):
+        raise Conflict(
+            object_name(host, "BareMetalHost"), "consumerRef does not point at %s" % object_name(claim, "HostClaim")
+        )
+
+
+def validate_claim(claim: dict) -> dict:
+    """``validate_claim_spec`` for a whole HostClaim dict."""
+    namespace, name = claim_identity(claim)[:2]
+    return validate_claim_spec((claim or {}).get("spec"), name, namespace)
+
+
+def finalizer_patch(obj: dict, present: bool) -> dict:
+    """Merge patch adding (``present``) or removing the binder's finalizer, with a resourceVersion precondition."""
+    finalizers = list(get_path(obj, "metadata", "finalizers") or [])
+    if (FINALIZER in finalizers) == bool(present):
+        return {}
+    if present:
+        finalizers.append(FINALIZER)
+    else:
+        finalizers = [item for item in finalizers if item != FINALIZER]
+    return with_precondition({"metadata": {"finalizers": finalizers}}, obj)
+
+
+def binding_label_fix(claim: dict, bound_host_name: str | None) -> dict:
+    """Claim merge patch making the binding label agree with ``consumerRef`` (``{}`` if it already does).
+
+    ``bound_host_name`` is the name of the BMH whose ``consumerRef`` points at
+    the claim, or ``None``: then any binding label is erased.
+    """
+    labels = get_path(claim, "metadata", "labels") or {}
+    wanted = None if bound_host_name is None else binding_label_value(bound_host_name)
+    if labels.get(BINDING_LABEL) == wanted and (wanted is not None or BINDING_LABEL not in labels):
+        return {}
+    return {"metadata": {"labels": {BINDING_LABEL: wanted}}}

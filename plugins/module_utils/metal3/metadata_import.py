@@ -1,0 +1,232 @@
+# Copyright (c) 2026, baremetal.tenancy contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
+
+"""Host -> claim: which labels and annotations of a BareMetalHost are imported onto its claim, pure.
+
+* labels are imported unless their domain is reserved (``metal3.io``,
+  ``x-k8s.io``, ``kubernetes.io``, ``k8s.io``, ``openshift.io`` and their
+  subdomains, except ``topology.kubernetes.io``): those carry operator state
+  and the previous consumer's data (``node-reuse`` names another tenant's
+  namespace);
+* annotations are imported ONLY from an allow-list of domains (default
+  ``export.hostclaim.metal3.io``): the administrator opts in per annotation;
+* any key or value that looks sensitive (``bmc_data.looks_sensitive``) or
+  repeats the host's BMC data (``bmc_data.bmc_match``) is never imported,
+  whatever its domain; ``import_metadata``'s ``withheld`` says what the
+  binder reports to the owner (key and reason, never the value).
+
+Imported keys are tracked on the claim in ``hostclaim.metal3.io/imported-labels``
+and ``hostclaim.metal3.io/imported-annotations`` (JSON lists) and removed when
+they vanish from the BMH.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import (
+    label_key_problem,
+    label_value_problem,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import (
+    BINDING_DOMAIN,
+    EXPORT_ANNOTATION_DOMAINS,
+    IMPORTED_ANNOTATIONS,
+    IMPORTED_LABELS,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.bmc_data import (
+    bmc_match,
+    looks_sensitive,
+    mentions,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.downward import (
+    RESERVED_DOMAIN,
+    tracked_keys,
+    tracking_value,
+)
+
+DENIED_LABEL_DOMAINS = ("metal3.io", "x-k8s.io", "kubernetes.io", "k8s.io", "openshift.io")
+
+
+ALLOWED_LABEL_DOMAINS = ("topology.kubernetes.io",)
+
+
+MAX_IMPORTED_VALUE = 4096
+
+
+def _key_domain(key):
+    prefix, sep = key.rpartition("/")[:2]
+    return prefix if sep else ""
+
+
+def _in_domains(prefix, domains):
+    return any(prefix == domain or prefix.endswith("." + domain) for domain in domains)
+
+
+#: ``import_verdict`` result for an item that is not imported by policy (domain, format): not reported
+NOT_IMPORTED = ""
+
+
+def _content_verdict(key, value, bmc_values, blocked):
+    """``None`` if the key and value may cross, else the reason to report (withheld)."""
+    if blocked:
+        return blocked
+    for part, text in (("key", key), ("value", value)):
+        what = bmc_match(text, bmc_values)
+        if what:
+            return "the %s repeats the %s" % (part, what)
+    if looks_sensitive(key) or looks_sensitive(value):
+        return "the key or value looks like BMC or credential data"
+    return None
+
+
+def label_verdict(key, value="", bmc_values=(), blocked=None):
+    """``None`` if a BMH label may be copied to the claim; ``NOT_IMPORTED`` (policy) or the reason it is withheld.
+
+    ``blocked`` (a reason) withholds every label that policy would import (the
+    binder could not read the BMC credentials: fail closed).
+    """
+    if not isinstance(key, str) or label_key_problem(key) or label_value_problem(value):
+        return NOT_IMPORTED
+    domain = _key_domain(key)
+    if _in_domains(domain, DENIED_LABEL_DOMAINS) and not _in_domains(domain, ALLOWED_LABEL_DOMAINS):
+        return NOT_IMPORTED
+    return _content_verdict(key, value, bmc_values, blocked)
+
+
+def annotation_verdict(key, value="", domains=EXPORT_ANNOTATION_DOMAINS, bmc_values=(), blocked=None):
+    """As ``label_verdict`` for a BMH annotation (allow-listed domains only)."""
+    if not isinstance(key, str) or label_key_problem(key) or _key_domain(key) not in domains:
+        return NOT_IMPORTED
+    if not isinstance(value, str) or len(value) > MAX_IMPORTED_VALUE:
+        return NOT_IMPORTED
+    return _content_verdict(key, value, bmc_values, blocked)
+
+
+def label_importable(key, value="", bmc_values=()):
+    """True if a BMH label may be copied to the claim."""
+    return label_verdict(key, value, bmc_values) is None
+
+
+def annotation_importable(key, value="", domains=EXPORT_ANNOTATION_DOMAINS, bmc_values=()):
+    """True if a BMH annotation may be copied to the claim (allow-listed domains only)."""
+    return annotation_verdict(key, value, domains, bmc_values) is None
+
+
+def has_import_candidates(
+    host_meta: dict | None, annotation_domains: Sequence[str] = EXPORT_ANNOTATION_DOMAINS
+) -> bool:
+    """True if any label or annotation of the BMH metadata passes the policy rules (so its content must be checked)."""
+    host_meta = host_meta or {}
+    return any(label_verdict(k, v) != NOT_IMPORTED for k, v in (host_meta.get("labels") or {}).items()) or any(
+        annotation_verdict(k, v, annotation_domains) != NOT_IMPORTED
+        for k, v in (host_meta.get("annotations") or {}).items()
+    )
+
+
+def _protected(key):
+    """Keys the import never removes, whatever the (tenant-editable) tracking annotation says."""
+    return _key_domain(key) in (BINDING_DOMAIN, RESERVED_DOMAIN)
+
+
+def _import_one(current, source, tracked, verdict):
+    wanted, withheld = {}, []
+    for key, value in sorted(source.items(), key=lambda item: str(item[0])):
+        reason = verdict(key, value)
+        if reason is None:
+            wanted[key] = value
+        elif reason:
+            withheld.append((key, reason))
+    to_set = dict((k, v) for k, v in wanted.items() if current.get(k) != v)
+    stale = [k for k in tracked if k not in wanted and k in current and not _protected(k)]
+    return wanted, to_set, sorted(set(stale)), withheld
+
+
+def _section(current, source, tracking_key, tracking_holder, verdict):
+    tracked = tracked_keys(tracking_holder, tracking_key)
+    wanted, to_set, stale, withheld = _import_one(current, source, tracked, verdict)
+    return {"set": to_set, "remove": stale, "keys": sorted(wanted), "withheld": withheld}
+
+
+def _withheld_items(kind, withheld, bmc_values):
+    """Report entries: the key, unless the key itself repeats BMC data (then ``None``), and the reason."""
+    return [
+        {"kind": kind, "key": None if mentions(key, bmc_values) else key, "reason": reason} for key, reason in withheld
+    ]
+
+
+def _tracking_patch(annotations, key, keys):
+    value = tracking_value(keys)
+    if value == (annotations or {}).get(key) or (value is None and key not in (annotations or {})):
+        return {}
+    return {key: value}
+
+
+def _section_patch(section):
+    patch = dict(section["set"])
+    patch.update((key, None) for key in section["remove"])
+    return patch
+
+
+def import_metadata(claim_meta, host_meta, annotation_domains=EXPORT_ANNOTATION_DOMAINS, bmc_values=(), blocked=None):
+    """Labels and annotations to import from the BMH metadata onto the claim.
+
+    ``host_meta`` ``None`` (unbound) removes every tracked import.  Nothing
+    repeating one of ``bmc_values`` (pass ``bmc_needles(host, user, password)``,
+    or plain strings; see ``bmc_match``) is imported, on top of the deny rules
+    of this module; ``blocked`` (a reason) withholds everything policy would
+    import (fail closed when the BMC credentials could not be read).  Returns
+    ``{'labels': {'set', 'remove'}, 'annotations': {'set', 'remove'}, 'patch', 'withheld'}``
+    where ``annotations`` includes the two tracking annotations, ``patch``
+    is the claim merge patch (``{}`` when nothing changes) and ``withheld``
+    lists ``{kind, key, reason}`` for each label (``kind: label``) or
+    annotation the content rules kept back (never the value; ``key`` is
+    ``None`` when the key itself repeats BMC data): for the owner, never the tenant.
+    """
+    claim_meta, host_meta = claim_meta or {}, host_meta or {}
+    claim_labels = claim_meta.get("labels") or {}
+    claim_annotations = claim_meta.get("annotations") or {}
+    bmc_values = [
+        value
+        for value in bmc_values or ()
+        if (isinstance(value, str) and value) or (isinstance(value, tuple) and value[1])
+    ]
+    labels = _section(
+        claim_labels,
+        host_meta.get("labels") or {},
+        IMPORTED_LABELS,
+        claim_annotations,
+        lambda k, v: label_verdict(k, v, bmc_values, blocked),
+    )
+    annotations = _section(
+        claim_annotations,
+        host_meta.get("annotations") or {},
+        IMPORTED_ANNOTATIONS,
+        claim_annotations,
+        lambda k, v: annotation_verdict(k, v, annotation_domains, bmc_values, blocked),
+    )
+    label_patch = _section_patch(labels)
+    annotation_patch = _section_patch(annotations)
+    annotation_patch.update(_tracking_patch(claim_annotations, IMPORTED_LABELS, labels["keys"]))
+    annotation_patch.update(_tracking_patch(claim_annotations, IMPORTED_ANNOTATIONS, annotations["keys"]))
+    metadata = {}
+    if label_patch:
+        metadata["labels"] = label_patch
+    if annotation_patch:
+        metadata["annotations"] = annotation_patch
+    return {
+        "labels": {"set": labels["set"], "remove": labels["remove"]},
+        "annotations": {
+            "set": dict((k, v) for k, v in annotation_patch.items() if v is not None),
+            "remove": sorted(k for k, v in annotation_patch.items() if v is None),
+        },
+        "patch": {"metadata": metadata} if metadata else {},
+        "withheld": (
+            _withheld_items("label", labels["withheld"], bmc_values)
+            + _withheld_items("annotation", annotations["withheld"], bmc_values)
+        ),
+    }

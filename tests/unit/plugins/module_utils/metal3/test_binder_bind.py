@@ -1,0 +1,106 @@
+# Copyright (c) 2026, baremetal.tenancy contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Binding under races (binder_bind): a host taken meanwhile, a lost commit undone, a pending claim's condition."""
+
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import (
+    BINDING_LABEL,
+)
+from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.binder_world import (
+    INFRA,
+    binder,
+    bound,
+    world,
+)
+
+
+def test_host_taken_meanwhile_moves_on_to_the_next_candidate():
+    fake = world(hosts=3)
+    b = binder(fake, binder_id="b1")
+    first = {}
+
+    def first_host_patch(method, path, body):
+        if method == "PATCH" and "/baremetalhosts/" in path and not first:
+            first["path"] = path
+            return True
+        return False
+
+    # the host the plan chose is taken by someone else just before our write
+    fake.hooks.append(
+        (
+            first_host_patch,
+            lambda f: f.write(
+                "baremetalhosts",
+                INFRA,
+                first["path"].rsplit("/", 1)[1],
+                {
+                    "spec": {
+                        "consumerRef": {
+                            "apiVersion": "metal3.io/v1alpha1",
+                            "kind": "HostClaim",
+                            "namespace": "tenant-b",
+                            "name": "x",
+                        }
+                    }
+                },
+            ),
+        )
+    )
+    report = b.run()
+    (action,) = report["claims"]
+    assert action["action"] == "bound"
+    assert first["path"].rsplit("/", 1)[1] != action["host"]
+    assert report["requests"]["conflicts"] >= 1
+
+
+def test_losing_the_commit_race_undoes_the_host():
+    fake = world(hosts=3)
+    chosen = binder(fake, binder_id="b1", check_mode=True).run()["claims"][0]["host"]
+    winner = sorted(set(["h0", "h1", "h2"]) - set([chosen]))[0]
+
+    def other_binder_commits(f):
+        # another binder bound the claim to another host and committed first
+        f.write(
+            "baremetalhosts",
+            INFRA,
+            winner,
+            {
+                "spec": {
+                    "consumerRef": {
+                        "apiVersion": "metal3.io/v1alpha1",
+                        "kind": "HostClaim",
+                        "namespace": "tenant-a",
+                        "name": "c0",
+                        "uid": f.get("hostclaims", "tenant-a", "c0")["metadata"]["uid"],
+                    }
+                }
+            },
+        )
+        f.write("hostclaims", "tenant-a", "c0", {"metadata": {"labels": {BINDING_LABEL: winner}}})
+
+    def commit(method, path, body):
+        return method == "PATCH" and path.endswith("/hostclaims/c0") and BINDING_LABEL in str(body)
+
+    fake.hooks.append((commit, other_binder_commits))
+    report = binder(fake, binder_id="b1").run()
+    (action,) = report["claims"]
+    assert action["action"] == "lost" and action["host"] == chosen
+    assert bound(fake) == {"c0": winner}  # our consumerRef was taken back
+    assert fake.get("hostclaims", "tenant-a", "c0")["metadata"]["labels"][BINDING_LABEL] == winner
+    assert "consumerRef" not in fake.get("baremetalhosts", INFRA, chosen)["spec"]
+    # the next pass simply adopts the winner's binding
+    assert binder(fake, binder_id="b1").run()["claims"][0]["host"] == winner
+
+
+def test_a_pending_claim_gets_a_condition_and_no_forged_label():
+    fake = world(hosts=1, claims=2)
+    fake.write("hostclaims", "tenant-a", "c1", {"metadata": {"labels": {BINDING_LABEL: "h0"}}})
+    report = binder(fake).run()
+    actions = dict((a["name"], a) for a in report["claims"])
+    assert sorted(a["action"] for a in actions.values()) == ["bound", "pending"]
+    pending = next(a for a in actions.values() if a["action"] == "pending")
+    assert pending["reason"] == "NoAvailableHost"
+    claim = fake.get("hostclaims", "tenant-a", pending["name"])
+    assert BINDING_LABEL not in (claim["metadata"].get("labels") or {})
+    condition = next(c for c in claim["status"]["conditions"] if c["type"] == "AssociateBMH")
+    assert condition["reason"] == "NoAvailableHost" and condition["status"] == "False"

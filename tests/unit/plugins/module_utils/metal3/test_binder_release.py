@@ -1,0 +1,108 @@
+# Copyright (c) 2026, baremetal.tenancy contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Releasing (binder_release): two steps, BMC accounts revoked first, the sweep."""
+
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
+    BackendError,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import binder_writes
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import (
+    NODE_REUSE_LABEL,
+)
+from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.binder_world import (
+    INFRA,
+    binder,
+    bound,
+    granted_and_deleted,
+    world,
+)
+
+
+def test_release_in_two_steps_and_sweep():
+    fake = world(hosts=2, claims=1)
+    fake.write(
+        "hostclaims",
+        "tenant-a",
+        "c0",
+        {
+            "spec": {
+                "nodeReuse": "web",
+                "image": {"url": "https://x/os.img", "checksum": "a" * 64, "checksumType": "sha256"},
+                "online": True,
+            }
+        },
+    )
+    binder(fake).run()
+    host = bound(fake)["c0"]
+    fake.write("baremetalhosts", INFRA, host, {"status": {"provisioning": {"state": "provisioned"}, "poweredOn": True}})
+    # the tenant deletes its claim
+    fake.request("DELETE", "https://x/apis/metal3.io/v1alpha1/namespaces/tenant-a/hostclaims/c0")
+    first = binder(fake).run()
+    assert first["claims"][0]["action"] == "releasing"
+    assert "image" not in fake.get("baremetalhosts", INFRA, host)["spec"]
+    assert bound(fake) == {"c0": host}
+    assert binder(fake).run()["changed"] is False  # waiting for the operator
+    fake.write("baremetalhosts", INFRA, host, {"status": {"provisioning": {"state": "available"}, "poweredOn": False}})
+    second = binder(fake).run()
+    assert second["claims"][0]["action"] == "released"
+    assert bound(fake) == {}
+    assert fake.get("baremetalhosts", INFRA, host)["metadata"]["labels"][NODE_REUSE_LABEL] == "tenant-a.web"
+    assert fake.get("hostclaims", "tenant-a", "c0") is None
+    # a host bound to a claim that vanished is swept
+    fake.write(
+        "baremetalhosts",
+        INFRA,
+        "h1",
+        {
+            "spec": {
+                "consumerRef": {
+                    "apiVersion": "metal3.io/v1alpha1",
+                    "kind": "HostClaim",
+                    "namespace": "tenant-b",
+                    "name": "ghost",
+                    "uid": "u",
+                }
+            }
+        },
+    )
+    swept = binder(fake).run()
+    assert [(s["name"], s["host"], s["reason"]) for s in swept["swept"]] == [("ghost", "h1", "ClaimGone")]
+    assert bound(fake) == {}
+
+
+def test_release_deletes_the_tenants_bmc_accounts_first(monkeypatch):
+    fake = world(hosts=2, claims=1)
+    host = granted_and_deleted(fake)
+    calls = []
+
+    def revoke(backend, name, namespace=None, api_client=None, grantee=None, **kwargs):
+        # the host is still bound while its accounts go
+        calls.append((backend, namespace, name, grantee, bound(fake)))
+        fake.write(
+            "baremetalhosts", namespace, name, {"metadata": {"annotations": {"baremetal.tenancy/bmc-accounts": None}}}
+        )
+        return dict(removed=["bmt-1"], dropped=[], changed=True)
+
+    monkeypatch.setattr(binder_writes.bmc_access, "revoke_host_accounts", revoke)
+    check = binder(fake, check_mode=True).run()
+    assert calls == [] and check["claims"][0]["bmc_accounts_removed"] == ["bmt-1"] and bound(fake) == {"c0": host}
+    done = binder(fake).run()
+    assert calls == [("metal3", INFRA, host, "tenant-a", {"c0": host})]
+    assert done["claims"][0]["action"] == "released" and done["claims"][0]["bmc_accounts_removed"] == ["bmt-1"]
+    assert bound(fake) == {}
+
+
+def test_a_bmc_that_refuses_keeps_the_host_bound_until_a_later_pass(monkeypatch):
+    fake = world(hosts=2, claims=1)
+    host = granted_and_deleted(fake)
+
+    def refuse(*args, **kwargs):
+        raise BackendError("BMC of BareMetalHost infra/%s" % host, "cannot connect")
+
+    monkeypatch.setattr(binder_writes.bmc_access, "revoke_host_accounts", refuse)
+    result = binder(fake).run()
+    outcome = result["claims"][0]
+    assert (outcome["action"], outcome["reason"]) == ("releasing", "BMCAccountsNotRevoked")
+    assert "cannot connect" in outcome["message"] and bound(fake) == {"c0": host}
+    assert fake.get("hostclaims", "tenant-a", "c0") is not None  # the finalizer stays
