@@ -452,9 +452,9 @@ def inventory_metal3(metal3_env, tmp_path_factory):
     infra = "inv-infra"
     namespaces = {"tenant-a": ["inv-a", "inv-a2"], "tenant-b": ["inv-b"]}
     metal3_env.tenant_namespace(infra, None)
-    for identity, names in namespaces.items():
+    for tenant, names in namespaces.items():
         for namespace in names:
-            metal3_env.tenant_namespace(namespace, identity)
+            metal3_env.tenant_namespace(namespace, tenant)
     # (identity, namespace, claim, host, ready, host class, extra addresses): "web" exists in two namespaces.
     plan = [
         ("tenant-a", "inv-a", "web", "inv-h1", True, "large"),
