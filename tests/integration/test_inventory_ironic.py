@@ -270,4 +270,6 @@ def test_host_claim_info_and_the_inventory_show_the_same_claims(inventory_ironic
     assert claims[held.allocation]["ready"] is False
     assert claims[held.allocation]["conditions"][1]["reason"] == "Maintenance"
     assert hostvars[held.allocation]["tenancy_maintenance"] is True
-    assert any(c["ready"] for c in claims.values())
+    # Deployed, so ready but for the maintenance; the undeployed claim is not ready either, on both sides.
+    assert claims[held.allocation]["provision_state"] == "active"
+    assert all(c["ready"] is False for c in claims.values())
