@@ -52,6 +52,7 @@ sys.path.insert(0, str(collections_root()))
 
 from ansible.module_utils.testing import patch_module_args
 
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common import polling
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import client as ironic_io
 from ansible_collections.baremetal.tenancy.plugins.modules import host_claim
 
@@ -156,7 +157,7 @@ def claim_module(auth, name):
     result = json.loads(out.getvalue())
     if result.get("failed"):
         raise RuntimeError(result["msg"])
-    assert result["claim"]["provisioning_state"] == "active"
+    assert result["claim"]["provision_state"] == "active"
     return result["claim"]["host"]
 
 
@@ -288,7 +289,7 @@ def main(argv=None):
                 )
                 continue
             for claim in json.loads(out.read_text()):
-                if claim["provisioning_state"] != "active":
+                if claim["provision_state"] != "active":
                     errors += 1
                 hosts.append(claim["host"])
 
@@ -314,10 +315,10 @@ def main(argv=None):
                         "distinct_nodes": len(set(hosts)),
                     },
                     "poll": {
-                        "first_s": ironic_io.POLL_FIRST,
-                        "fast_for_s": ironic_io.POLL_FAST_SECONDS,
-                        "factor": ironic_io.POLL_FACTOR,
-                        "max_s": ironic_io.POLL_MAX,
+                        "first_s": polling.FIRST,
+                        "fast_for_s": polling.FAST_SECONDS,
+                        "factor": polling.FACTOR,
+                        "max_s": polling.LONGEST,
                     },
                     "ironic_db": "postgresql",
                 }

@@ -274,19 +274,33 @@ claim:
       description: Whether a host is bound to the claim.
       type: bool
     ready:
-      description: Whether the host is provisioned and its power matches O(online).
+      description:
+        - Whether the host is provisioned and its power matches O(online).
+        - With O(backend=ironic), a node in maintenance is never ready; M(baremetal.tenancy.host_claim_info) (which
+          requests no power and no image) reports a claim ready once its node is deployed, as the C(claimed_hosts)
+          inventory does.
       type: bool
     provisioning_state:
       description:
-        - Provisioning state of the host as the tenant may see it (for example V(provisioned), V(active)).
-        - With O(backend=metal3), derived from the claim's C(Ready) condition (V(available), V(provisioning),
-          V(provisioned), V(deprovisioning), V(error), ...), null while no host is bound.
+        - Provisioning state of the host as the tenant may see it (for example V(provisioned)), O(backend=metal3).
+        - Derived from the claim's C(Ready) condition (V(available), V(provisioning), V(provisioned),
+          V(deprovisioning), V(error), ...), null while no host is bound.
+        - With O(backend=ironic) see RV(claim.provision_state).
+      type: str
+    provision_state:
+      description:
+        - The node's Ironic provision state (for example V(active), V(deploying), V(available)), O(backend=ironic);
+          null while no node is allocated.
+        - The same value as the C(provision_state) host variable of the C(claimed_hosts) inventory.
       type: str
     image:
       description: The image of the claim (with O(backend=metal3) C(url), C(checksum), C(checksumType) and C(format)).
       type: dict
     addresses:
-      description: Addresses of the host, each with C(type) and C(address).
+      description:
+        - Addresses of the host, each with C(type) and C(address).
+        - With O(backend=ironic), only the owner's record (C(addresses) in the node's C(extra)), as the C(claimed_hosts)
+          inventory reads it; addresses of the claim's own network-data are not reported.
       type: list
       elements: dict
     nics:

@@ -320,11 +320,8 @@ project_check:
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base import TenancyModule
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.libraries import JMESPATH, SUSHY
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connection import (
-    PROJECT_SKIPPED,
-    openstack_connection,
-    resolve_project,
-)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connection import openstack_connection
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.projects import PROJECT_SKIPPED, resolve_project
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.registration import IronicRegistrar
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import kube_api_client
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.registration import Metal3Registrar

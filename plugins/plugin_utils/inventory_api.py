@@ -25,21 +25,19 @@ The client libraries are imported only for the backend in use (importing
 openstacksdk or kubernetes costs about a second each).
 """
 
-from concurrent.futures import ThreadPoolExecutor
+from typing import NamedTuple
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     InvalidInput,
     TenancyError,
-    http_error,
     shorten,
-    wrap_errors,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.parallel import parallel_map
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import dns1123_label_problem
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import claim_view as ironic_view
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_view as metal3_view
 from ansible_collections.baremetal.tenancy.plugins.plugin_utils import inventory_model as model
 
-IRONIC_MICROVERSION = "1.78"  # module_utils ironic.connection.IRONIC_MICROVERSION: 1.65 lessee, 1.60 owned allocations
 DEFAULT_PAGE_SIZE = 500
 DEFAULT_TIMEOUT = 60
 MAX_PARALLEL = 4
@@ -93,52 +91,45 @@ class KubeClaims:
         )
 
 
+class _Listing(NamedTuple):
+    """One Ironic list the inventory reads."""
+
+    resource: str
+    params: list
+    fields: tuple
+    page_size: int
+
+
 class IronicClaims:
-    """Lists the caller's allocations, their nodes and ports through the Ironic API."""
+    """Lists the caller's allocations, their nodes and ports through the one Ironic client."""
 
     def __init__(self, params):
+        from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.client import Ironic
         from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connection import openstack_connection
+        from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.projects import token_project
 
         try:
             self.conn = openstack_connection(params)
         except TenancyError as error:
-            raise shorten(error)
-        self.adapter = self.conn.baremetal
-        self.microversion = IRONIC_MICROVERSION
-        self.requests = 0
-        self.project_id, self.project_name = self._scope()
+            raise shorten(error) from None
+        self.client = Ironic(self.conn)
+        self.project_id, self.project_name = token_project(self.conn)
 
-    def _scope(self):
-        """Project ID and name of a project-scoped token, ``(None, None)`` otherwise."""
-        session = self.conn.session
+    @property
+    def requests(self):
+        return self.client.requests
+
+    def _list(self, listing):
         try:
-            access = session.auth.get_access(session)
-        except Exception:  # pylint: disable=broad-except
-            return None, None
-        return getattr(access, "project_id", None), getattr(access, "project_name", None)
-
-    def _list(self, path, key, params, page_size):
-        what = "Ironic %s" % key
-        items, marker = [], None
-        while True:
-            query = dict(params, limit=page_size)
-            if marker:
-                query["marker"] = marker
-            try:
-                with wrap_errors(what):
-                    response = self.adapter.get(path, params=query, microversion=self.microversion, raise_exc=False)
-            except TenancyError as error:
-                raise shorten(error)
-            self.requests += 1
-            if response.status_code != 200:
-                raise http_error(what, response.status_code, response.reason, response.content)
-            with wrap_errors(what):
-                body = response.json()
-            page = body.get(key) or []
-            items.extend(page)
-            if not body.get("next") or not page or not isinstance(page[-1], dict) or not page[-1].get("uuid"):
-                return items
-            marker = page[-1]["uuid"]
+            return self.client.list(
+                listing.resource,
+                "Ironic %s" % listing.resource,
+                listing.params,
+                listing.fields,
+                limit=listing.page_size,
+            )
+        except TenancyError as error:
+            raise shorten(error) from None
 
     def records(self, page_size=DEFAULT_PAGE_SIZE, ports=True):
         """Records of the project's allocations that hold a node (the lists read in parallel).
@@ -146,18 +137,14 @@ class IronicClaims:
         Without ``ports`` the ports list is not read (records then have no NICs
         and no boot MAC address): Ironic looks each port's node up to answer it.
         """
-        allocation_params = {"fields": ",".join(model.IRONIC_ALLOCATION_FIELDS)}
-        if self.project_id:
-            allocation_params["owner"] = self.project_id
+        allocation_params = [("owner", self.project_id)] if self.project_id else []
         lists = [
-            ("/allocations", "allocations", allocation_params),
-            ("/nodes", "nodes", {"associated": "true", "fields": ",".join(model.IRONIC_NODE_FIELDS)}),
+            _Listing("allocations", allocation_params, model.IRONIC_ALLOCATION_FIELDS, page_size),
+            _Listing("nodes", [("associated", "true")], model.IRONIC_NODE_FIELDS, page_size),
         ]
         if ports:
-            lists.append(("/ports", "ports", {"fields": ",".join(model.IRONIC_PORT_FIELDS)}))
-        with ThreadPoolExecutor(max_workers=len(lists)) as pool:
-            futures = [pool.submit(self._list, path, key, params, page_size) for path, key, params in lists]
-            results = [future.result() for future in futures]
+            lists.append(_Listing("ports", [], model.IRONIC_PORT_FIELDS, page_size))
+        results = parallel_map(self._list, lists, workers=len(lists))
         allocations, nodes, port_list = results[0], results[1], results[2] if ports else []
         names = {self.project_id: self.project_name} if self.project_id else {}
         return ironic_view.ironic_records(allocations, nodes, port_list, names)

@@ -25,7 +25,7 @@ from fixtures_inventory import (
     scan,
     write_source,
 )
-from harness.ansible import run_inventory
+from harness.ansible import localhost_play, run_inventory, run_playbook
 from harness.procs import free_port
 
 
@@ -228,3 +228,48 @@ def test_examples_work_as_written(inventory_ironic, tmp_path):
     awx = example_source("awx/inventories/tenant-a-ironic.claimed_hosts.yml", tmp_path / "awx")
     data, _dummy = inventory(awx, {"OS_CLIENT_CONFIG_FILE": str(awx_clouds)}, tmp_path)
     assert set(data["_meta"]["hostvars"]) == {c.allocation for c in env.claims["tenant-a"] if c.ready}
+
+
+def test_host_claim_info_and_the_inventory_show_the_same_claims(inventory_ironic, tmp_path):
+    """One claim view: host_claim_info and ansible-inventory give the same values for each claim, a node in
+    maintenance included (neither calls it ready)."""
+    env = inventory_ironic
+    admin = env.openstack.admin_conn
+    held = next(c for c in env.claims["tenant-a"] if c.ready)
+    admin.baremetal.set_node_maintenance(held.node_uuid, reason="one claim view")
+    try:
+        source = write_source(tmp_path / "view.claimed_hosts.yml", backend="ironic", host_variables=ALL_HOST_VARIABLES)
+        data, _dummy = inventory(source, env.env("tenant-a"), tmp_path)
+        info_task = {"name": "info", "baremetal.tenancy.host_claim_info": {"backend": "ironic"}, "register": "info"}
+        run = run_playbook(localhost_play([info_task]), env.env("tenant-a"), tmp_path / "info")
+    finally:
+        admin.baremetal.unset_node_maintenance(held.node_uuid)
+    assert run.ok, run.explain()
+    claims = {c["name"]: c for c in run.result("info")["claims"] if c["host"]}
+    hostvars = data["_meta"]["hostvars"]
+    assert set(claims) == set(hostvars) == set(expected(env, "tenant-a"))
+    for name, variables in hostvars.items():
+        claim = claims[name]
+        for key in (
+            "namespace",
+            "host",
+            "online",
+            "powered_on",
+            "ready",
+            "provision_state",
+            "image",
+            "addresses",
+            "nics",
+            "boot_mac_address",
+            "traits",
+            "labels",
+        ):
+            assert variables["tenancy_" + key] == claim[key], (name, key, variables["tenancy_" + key], claim[key])
+        assert variables["tenancy_conditions"] == {c["type"]: c["status"] for c in claim["conditions"]}
+        assert variables["tenancy_condition_details"] == claim["conditions"]
+    assert claims[held.allocation]["ready"] is False
+    assert claims[held.allocation]["conditions"][1]["reason"] == "Maintenance"
+    assert hostvars[held.allocation]["tenancy_maintenance"] is True
+    # Deployed, so ready but for the maintenance; the undeployed claim is not ready either, on both sides.
+    assert claims[held.allocation]["provision_state"] == "active"
+    assert all(c["ready"] is False for c in claims.values())

@@ -79,7 +79,7 @@ def test_ten_tenants_claim_at_once(openstack_pg_env, tmp_path):
     for tenant, result, out in results:
         assert result.ok, "%s: %s" % (tenant, result.explain())
         (claimed,) = json.loads(out.read_text())
-        assert claimed["ready"] is True and claimed["provisioning_state"] == "active", claimed
+        assert claimed["ready"] is True and claimed["provision_state"] == "active", claimed
         hosts[tenant] = claimed["host"]
     assert len(set(hosts.values())) == 10, hosts
     for tenant, host in hosts.items():

@@ -143,7 +143,7 @@ def test_expired_lease_is_ended_and_the_host_returns(openstack_env, enroll_node,
         tmp_path / "claim",
     )
     assert claim.ok, claim.explain()
-    assert claim.result("claim")["claim"]["provisioning_state"] == "active"
+    assert claim.result("claim")["claim"]["provision_state"] == "active"
     assert time.time() < end, "the claim took longer than the lease; the test cannot see the expiry"
 
     time.sleep(max(0, end - time.time()) + 1)

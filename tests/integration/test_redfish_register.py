@@ -249,3 +249,65 @@ def test_bad_input_fails_cleanly_and_changes_nothing(kube_env, fleet_namespace, 
             )["items"]
         ]
     assert "never-made" not in names
+
+
+# Ironic answers at most PAGE_LIMIT items per list; the fleet below is larger.
+PAGE_LIMIT = 3
+PAGED_FLEET = {"small": 4, "medium": 2, "large": 2}
+
+
+@pytest.fixture(scope="module")
+def small_page_openstack(tmp_path_factory):
+    """Its own Keystone + Ironic + sushy-tools, Ironic with ``[api] max_limit`` = PAGE_LIMIT."""
+    from harness import openstack as openstack_harness
+    from harness import sushy as sushy_harness
+
+    systems = sushy_harness.profile_systems(PAGED_FLEET, prefix="paged", first_index=300)
+    env = openstack_harness.start_openstack(
+        tmp_path_factory.mktemp("openstack-small-pages"),
+        tenants=(),
+        sushy_systems=systems,
+        database="postgresql",
+        ironic_config="[api]\nmax_limit = %d\n" % PAGE_LIMIT,
+    )
+    try:
+        yield env
+    finally:
+        env.stop()
+
+
+def test_a_fleet_larger_than_one_ironic_page_registers_without_duplicates(small_page_openstack, tmp_path):
+    env = small_page_openstack
+    conn = env.admin_conn
+    bmcs = env.bmcs
+    assert len(bmcs) > 2 * PAGE_LIMIT
+    # Ironic really pages: a raw list asking for more gets PAGE_LIMIT items and a next link.
+    first_page = conn.baremetal.get("/nodes?limit=100", microversion="1.78").json()
+    assert first_page["nodes"] == []
+    args = {
+        "backend": "ironic",
+        "cloud": "admin",
+        "owner": "infra",
+        "hosts": [{"address": b.address, "username": b.username, "password": b.password} for b in bmcs],
+        "rules": RULES,
+        "workers": 4,
+        "wait_timeout": 300,
+    }
+    play = localhost_play([_register_task(args)])
+    first = run_playbook(play, env.ansible_env("admin"), tmp_path / "first")
+    assert first.ok, first.explain()
+    assert {h["status"] for h in first.result("register")["hosts"]} == {"registered"}
+    page = conn.baremetal.get("/nodes?limit=100&fields=uuid", microversion="1.78").json()
+    assert len(page["nodes"]) == PAGE_LIMIT and page.get("next"), page
+
+    # The second run finds every node, on every page: nothing is created or changed.
+    second = run_playbook(play, env.ansible_env("admin"), tmp_path / "second")
+    assert second.ok, second.explain()
+    res = second.result("register")
+    assert res["changed"] is False, res["hosts"]
+    assert [h["status"] for h in res["hosts"]] == ["unchanged"] * len(bmcs)
+    nodes = list(conn.baremetal.nodes(fields=["uuid", "name", "extra"]))
+    assert len(nodes) == len(bmcs)
+    systems = [(n.extra or {}).get("system_uuid") for n in nodes]
+    assert sorted(systems) == sorted(b.uuid for b in bmcs)
+    assert len({n.name for n in nodes}) == len(bmcs)

@@ -51,14 +51,24 @@ def url_problem(url: object, backend: str) -> str | None:
 
 
 def checksum_problem(checksum: object, checksum_type: str | None, backend: str) -> str | None:
-    """What is wrong with a checksum (hex digits, or the URL of a checksum file), or ``None``."""
+    """What is wrong with a checksum, or ``None``.
+
+    A checksum is hex digits (optionally ``<algorithm>:<hex>``, as Ironic
+    writes them) or the URL of a checksum file.  A named type fixes the
+    number of digits; ``auto`` (or no type) needs an md5, sha256 or sha512 length.
+    """
     if not isinstance(checksum, str) or not checksum or any(char.isspace() for char in checksum):
         return "must be a non-empty string without white space"
     if "://" in checksum:
         return url_problem(checksum, backend)
+    digits = checksum.split(":", 1)[1] if ":" in checksum else checksum
+    if not digits or not set(digits) <= HEX_DIGITS:
+        return "must be hex digits or the URL of a checksum file"
     expected = CHECKSUM_LENGTHS.get(checksum_type or "")
-    if expected and set(checksum) <= HEX_DIGITS and len(checksum) != expected:
-        return "a %s checksum has %d hex digits, got %d" % (checksum_type, expected, len(checksum))
+    if expected and len(digits) != expected:
+        return "a %s checksum has %d hex digits, got %d" % (checksum_type, expected, len(digits))
+    if not expected and len(digits) not in CHECKSUM_LENGTHS.values():
+        return "has %d hex digits, which is no md5, sha256 or sha512" % len(digits)
     return None
 
 
@@ -85,7 +95,7 @@ def image_problem(image: object, backend: str) -> str | None:
     ):
         if value is not None and value not in choices:
             return "image.%s: %r is not one of %s" % (key, value, ", ".join(choices))
-    if image.get("checksum") is not None:
+    if image.get("checksum") not in (None, ""):
         problem = checksum_problem(image["checksum"], image.get(type_key), backend)
         if problem:
             return "image.checksum: %s" % problem

@@ -5,13 +5,26 @@
 # Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
 # Do not use this from other collections or standalone plugins/modules!
 
-"""What a tenant sees of an Ironic claim: the record of an allocation joined to its node and ports.
+"""What a tenant sees of an Ironic claim: the one builder of the claim record.
 
-Addresses come only from the owner's record in the node's ``extra``
-(never from ``instance_info``, which a lessee writes, nor from the
-allocation's ``extra``, which its tenant owns).  A claimed node is ready when
-it is ``active`` with no transition under way and not in maintenance.  Pure:
-no I/O."""
+``host_claim``, ``host_release`` and ``host_claim_info`` (:func:`claim_view`)
+and the ``claimed_hosts`` inventory (:func:`ironic_records`) build the record
+of an allocation joined to its node and ports here, so they always agree:
+
+- addresses come only from the owner's record in the node's ``extra``
+  (never from ``instance_info``, which a lessee writes, nor from the
+  allocation's ``extra``, which its tenant owns);
+- a claimed node is ready when it is deployed (``active``, no transition
+  under way) and not in maintenance (:func:`claim_ready`); ``host_claim``
+  also waits for the power it asked for, and may ask for no image;
+- the node's state is ``provision_state``, as Ironic spells it.
+
+Pure: no I/O."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.claim_record import (
     ALLOCATED,
@@ -19,113 +32,153 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.claim_rec
     TYPE_ALIASES,
     as_dict,
     as_str,
-    condition_status,
     normalise_addresses,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model import image_of
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model import image_of, node_label, ready_state
 
 ADDRESSES_KEY = "addresses"
 
 
-def _power(power_state):
+class Readiness(NamedTuple):
+    """Whether a claim is ready, with the reason and message of its ``Ready`` condition."""
+
+    ready: bool
+    reason: str
+    message: str
+
+
+def _power(power_state: Any) -> bool | None:
     return {"power on": True, "power off": False}.get(power_state)
 
 
-def ironic_ready(node):
-    """``(ready, reason, message)`` of a claimed node."""
-    state = node.get("provision_state")
-    if node.get("maintenance") is True:
-        return False, "Maintenance", "the node is in maintenance; ask the infrastructure administrator"
-    if state == "active" and not node.get("target_provision_state"):
-        return True, "Provisioned", "the node is deployed"
-    shown = state if isinstance(state, str) and state else "unknown"
-    if node.get("target_provision_state"):
-        shown = "%s -> %s" % (shown, node["target_provision_state"])
-    return False, "NotProvisioned", "the node is in provision state %s" % shown
+def claim_ready(
+    allocation: Mapping | None, node: Mapping | None, want_image: bool = True, online: bool | None = None
+) -> Readiness:
+    """The one readiness rule: a node in maintenance is never ready; otherwise
+    :func:`model.ready_state` (deployed when an image is wanted, in the
+    requested power when one is)."""
+    if allocation and allocation.get("node_uuid") and node is not None and node.get("maintenance") is True:
+        return Readiness(False, "Maintenance", "the node is in maintenance; ask the infrastructure administrator")
+    return Readiness(*ready_state(allocation, node, want_image, online))
 
 
-def _ironic_conditions(allocation, node):
-    ready, reason, message = ironic_ready(node)
-    return [
-        {
-            "type": ALLOCATED,
-            "status": "True",
-            "reason": "Allocated",
-            "message": "allocation %s holds node %s" % (allocation.get("uuid"), node.get("name") or node.get("uuid")),
-        },
-        {"type": READY, "status": "True" if ready else "False", "reason": reason, "message": message},
-    ]
-
-
-def ironic_addresses(allocation, node):
+def ironic_addresses(allocation: Any, node: Any) -> list[dict]:
     """Addresses of an Ironic claim: the owner's record in the node's ``extra`` only.
 
     ``allocation`` (tenant-written ``extra``) and the node's ``instance_info``
     (lessee-written) are deliberately not read: see the module docstring.
     """
-    node = as_dict(node)
-    result = []
-    for value in (as_dict(node.get("extra")).get(ADDRESSES_KEY),):
-        for entry in normalise_addresses(value):
-            entry["type"] = TYPE_ALIASES.get(entry["type"], entry["type"])
-            if entry not in result:
-                result.append(entry)
+    result: list[dict] = []
+    for entry in normalise_addresses(as_dict(as_dict(node).get("extra")).get(ADDRESSES_KEY)):
+        entry["type"] = TYPE_ALIASES.get(entry["type"], entry["type"])
+        if entry not in result:
+            result.append(entry)
     return result
 
 
-def _ports_by_node(ports):
-    by_node = {}
-    for port in ports or ():
-        if isinstance(port, dict) and as_str(port.get("node_uuid")) and as_str(port.get("address")):
-            by_node.setdefault(port["node_uuid"], []).append(port)
-    for node_ports in by_node.values():
-        node_ports.sort(key=lambda port: port["address"])
-    return by_node
+def _condition(kind: str, status: str, reason: str, message: str) -> dict:
+    return {"type": kind, "status": status, "reason": reason, "message": message}
 
 
-def _ironic_record(allocation, node, ports, project_names):
-    owner = as_str(allocation.get("owner"))
-    node_name = as_str(node.get("name"))
-    traits = node.get("traits")
-    conditions = _ironic_conditions(allocation, node)
-    boot = [port["address"] for port in ports if port.get("pxe_enabled") is True] or [port["address"] for port in ports]
-    image = image_of(as_dict(node.get("instance_info")))
+def _allocated(allocation: Mapping | None, node: Mapping | None) -> tuple[bool, dict]:
+    associated = bool(allocation and allocation.get("node_uuid") and allocation.get("state") == "active")
+    if associated and node is not None:
+        return True, _condition(ALLOCATED, "True", "Allocated", "allocated node %s" % node_label(node))
+    if allocation is not None and allocation.get("state") == "error":
+        message = allocation.get("last_error") or "allocation failed"
+        return False, _condition(ALLOCATED, "False", "AllocationFailed", message)
+    return False, _condition(ALLOCATED, "False", "Allocating", "waiting for Ironic to pick a node")
+
+
+def _nics(ports: Iterable[Mapping]) -> tuple[list[dict], str | None]:
+    usable = sorted(
+        (p for p in ports or () if isinstance(p, Mapping) and as_str(p.get("address"))), key=lambda p: p["address"]
+    )
+    nics = [{"name": as_str(p.get("uuid")), "MAC": p["address"], "ip": None} for p in usable]
+    boot = [p["address"] for p in usable if p.get("pxe_enabled") is True] or [nic["MAC"] for nic in nics]
+    return nics, boot[0] if boot else None
+
+
+def claim_view(
+    name: str | None,
+    project_id: str | None,
+    allocation: Mapping | None,
+    node: Mapping | None,
+    ports: Iterable[Mapping] = (),
+    online: bool | None = None,
+    want_image: bool | None = None,
+) -> dict:
+    """The record of one claim (the ``claim`` result, a ``claims`` item, the inventory's record).
+
+    ``online`` is the power ``host_claim`` asked for (readers: ``None``, Ironic
+    records no requested power; ``powered_on`` is the node's); ``want_image`` whether the claim asks for a deployment
+    (``None``: readers, a claim is ready once deployed).
+    """
+    node = node if (allocation and allocation.get("node_uuid")) else None
+    info = as_dict((node or {}).get("instance_info"))
+    image = image_of(info)
+    powered_on = _power((node or {}).get("power_state"))
+    ready = claim_ready(allocation, node, True if want_image is None else want_image, online)
+    associated, allocated = _allocated(allocation, node)
+    nics, boot_mac = _nics(ports)
+    traits = (node or {}).get("traits") or (allocation or {}).get("traits") or []
+    owner = as_str((allocation or {}).get("owner")) or project_id
     return {
-        "backend": "ironic",
-        "name": as_str(allocation.get("name")) or node_name or node["uuid"],
+        "name": name
+        or as_str((allocation or {}).get("name"))
+        or (node_label(node) if node is not None else as_str((allocation or {}).get("uuid"))),
         "namespace": owner,
-        "project_id": owner,
-        "project_name": as_str(as_dict(project_names).get(owner)),
-        "host": node_name or node["uuid"],
-        "node_uuid": node["uuid"],
-        "allocation_uuid": as_str(allocation.get("uuid")),
-        "online": None,
-        "powered_on": _power(node.get("power_state")),
-        "power_state": as_str(node.get("power_state")),
-        "associated": True,
-        "ready": condition_status(conditions, READY) == "True",
-        "conditions": conditions,
-        "labels": {},
-        "annotations": {},
-        "resource_class": as_str(node.get("resource_class")),
-        "traits": sorted(trait for trait in traits if as_str(trait)) if isinstance(traits, list) else [],
-        "provision_state": as_str(node.get("provision_state")),
-        "maintenance": node.get("maintenance") is True,
+        "backend": "ironic",
+        "host": node_label(node) if node is not None else None,
+        "online": online,
+        "powered_on": powered_on,
+        "associated": associated,
+        "ready": ready.ready,
+        "provision_state": as_str((node or {}).get("provision_state")),
         "image": dict(image) if image else None,
         "addresses": ironic_addresses(allocation, node),
-        "nics": [{"name": as_str(port.get("uuid")), "MAC": port["address"]} for port in ports],
-        "boot_mac_address": boot[0] if boot else None,
+        "nics": nics,
+        "boot_mac_address": boot_mac,
+        "conditions": [allocated, _condition(READY, "True" if ready.ready else "False", ready.reason, ready.message)],
+        "labels": {},
+        "traits": sorted(t for t in traits if as_str(t)) if isinstance(traits, list) else [],
     }
 
 
-def ironic_records(allocations, nodes, ports=(), project_names=None):
+def _inventory_record(allocation: Mapping, node: Mapping, ports: list, project_names: Mapping | None) -> dict:
+    record = claim_view(None, None, allocation, node, ports)
+    owner = record["namespace"]
+    record.update(
+        project_id=owner,
+        project_name=as_str(as_dict(project_names).get(owner)),
+        node_uuid=node["uuid"],
+        allocation_uuid=as_str(allocation.get("uuid")),
+        power_state=as_str(node.get("power_state")),
+        annotations={},
+        resource_class=as_str(node.get("resource_class")),
+        maintenance=node.get("maintenance") is True,
+    )
+    return record
+
+
+def _ports_by_node(ports: Iterable[Any]) -> dict[str, list]:
+    by_node: dict[str, list] = {}
+    for port in ports or ():
+        if isinstance(port, dict) and as_str(port.get("node_uuid")) and as_str(port.get("address")):
+            by_node.setdefault(port["node_uuid"], []).append(port)
+    return by_node
+
+
+def ironic_records(
+    allocations: Iterable[Any], nodes: Iterable[Any], ports: Iterable[Any] = (), project_names: Mapping | None = None
+) -> list[dict]:
     """Records of the allocations that hold a node (joined to ``nodes`` and their ``ports``).
 
     An allocation without a node, or whose node is not in ``nodes`` (not
     visible to the caller), is not a host.  ``project_names`` maps project
     IDs to names where known.
     """
-    by_uuid = dict((node["uuid"], node) for node in nodes or () if isinstance(node, dict) and as_str(node.get("uuid")))
+    by_uuid = {node["uuid"]: node for node in nodes or () if isinstance(node, dict) and as_str(node.get("uuid"))}
     by_node = _ports_by_node(ports)
     records = []
     for allocation in allocations or ():
@@ -133,5 +186,5 @@ def ironic_records(allocations, nodes, ports=(), project_names=None):
             continue
         node = by_uuid.get(allocation.get("node_uuid"))
         if node is not None:
-            records.append(_ironic_record(allocation, node, by_node.get(node["uuid"], []), project_names))
+            records.append(_inventory_record(allocation, node, by_node.get(node["uuid"], []), project_names))
     return records

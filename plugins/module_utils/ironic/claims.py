@@ -21,8 +21,18 @@ config drive content, a node with the resource class and traits exists for
 the project, the candidate nodes are visible), so that bad input changes
 nothing.  An allocation that Ironic cannot fill is deleted again before the
 error is reported.
+
+host_claim runs in named phases (:func:`run_host_claim`): validate, resolve
+the project, allocate, deploy, power, wait, report.  Every write passes
+through :class:`ironic.writes.Writes`, which simulates it in check mode.
 """
 
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.backend_options import refuse_foreign_options
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     Conflict,
     Forbidden,
@@ -30,6 +40,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
     NotFound,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.params import check_timeout
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.claim_view import claim_view
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.client import (
     Ironic,
     node_settled,
@@ -46,10 +57,10 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model imp
     UNDEPLOYING_STATES,
     allocation_mismatch,
     candidate_problems,
-    claim_view,
     deploy_action,
     desired_instance_info,
     diff_view,
+    image_of,
     node_label,
     power_action,
     power_word,
@@ -59,20 +70,11 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model imp
     validate_name,
     validate_traits,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.writes import Writes
 
 # instance_info keys Ironic writes itself for the allocation (the allocation's
 # traits, for deploy templates) and that a deployment keeps.
 IRONIC_INSTANCE_KEYS = ("traits",)
-
-# Options of host_claim that only mean something with backend metal3.
-METAL3_ONLY = (
-    "namespace",
-    "host_selector",
-    "user_data_secret",
-    "network_data_secret",
-    "meta_data_secret",
-    "node_reuse",
-)
 
 
 def _client(mod):
@@ -81,12 +83,6 @@ def _client(mod):
 
 def _obj(name):
     return "claim %s" % name
-
-
-def _ignored_options(mod, names):
-    given = [name for name in names if mod.params.get(name) not in (None, [], {})]
-    if given:
-        mod.warn("options %s only apply with backend metal3 and are ignored" % ", ".join(sorted(given)))
 
 
 # ------------------------------------------------------------------ reading
@@ -144,11 +140,13 @@ def _check_candidates(client, project, resource_class, traits, candidates, obj):
             )
 
 
-def _create_allocation(mod, client, project, obj):
-    p = mod.params
+def _create_allocation(writes, project, request):
+    """Create the allocation and wait until Ironic filled it; an allocation it
+    cannot fill is deleted again.  In check mode: the allocation as created."""
+    obj = request.obj
     try:
-        allocation = client.create_allocation(
-            p["name"], p["resource_class"], traits=p["traits"], candidate_nodes=p["candidate_nodes"]
+        allocation = writes.create_allocation(
+            request.name, request.resource_class, traits=request.traits, candidate_nodes=request.candidates
         )
     except Conflict as exc:
         if "already exists" in exc.cause:
@@ -156,18 +154,20 @@ def _create_allocation(mod, client, project, obj):
                 obj,
                 "the name is already used by an allocation that project %s cannot see; allocation "
                 "names are unique in the whole Ironic: choose another claim name" % project,
-            )
+            ) from exc
         raise
-    allocation = _wait_allocation(client, allocation, max(p["wait_timeout"], 30), p["name"])
+    if writes.check_mode:
+        return allocation
+    allocation = _wait_allocation(writes.client, allocation, max(request.wait_timeout, 30), request.name)
     if allocation is None:
         raise NotFound(obj, "the allocation disappeared while Ironic processed it")
     if allocation.get("state") == "error":
         reason = allocation.get("last_error") or "no reason given"
-        client.delete_allocation(allocation["uuid"], p["name"])
+        writes.delete_allocation(allocation["uuid"], request.name)
         raise Conflict(
             obj,
             "Ironic could not allocate a node of resource class %s to project %s: %s (nothing was "
-            "kept)" % (p["resource_class"], project, reason),
+            "kept)" % (request.resource_class, project, reason),
         )
     return allocation
 
@@ -175,7 +175,38 @@ def _create_allocation(mod, client, project, obj):
 # ------------------------------------------------------------------ host_claim
 
 
-def _validate_claim_params(mod):
+@dataclass(frozen=True)
+class ClaimRequest:
+    """What host_claim was asked for, validated (phase 1)."""
+
+    name: str
+    obj: str
+    resource_class: str | None
+    traits: list | None
+    candidates: list | None
+    image: dict | None
+    drive: str | None
+    digest: str | None
+    addresses: list
+    online: bool | None
+    reboot: str | None
+    wait_ready: bool
+    wait: bool
+    wait_timeout: float
+
+
+@dataclass
+class ClaimState:
+    """The claim as read, then as the phases leave it."""
+
+    allocation: dict | None
+    node: dict | None
+    deploying: bool = False
+    deferred_power: str | None = None
+
+
+def _validate_claim_params(mod) -> ClaimRequest:
+    """Phase 1, validate: every check that needs no Ironic, so bad input changes nothing."""
     p = mod.params
     obj = _obj(p["name"])
     validate_name(p["name"])
@@ -193,24 +224,6 @@ def _validate_claim_params(mod):
         # Validate anyway: bad input is reported even when it is not used yet.
         build_configdrive(p["name"], p["user_data"], p["network_data"], p["meta_data"])
         mod.warn("user_data, network_data and meta_data are only used when an image is deployed (option image)")
-    return traits, image, drive, digest
-
-
-def _image_view(image):
-    return dict((k, v) for k, v in image.items() if v is not None) if image else None
-
-
-def run_host_claim(mod):
-    p = mod.params
-    name = p["name"]
-    obj = _obj(name)
-    _ignored_options(mod, METAL3_ONLY)
-    if p["state"] == "absent":
-        validate_name(name)
-        check_timeout(p["wait_timeout"])
-        _release(mod, wait=p["wait"])
-        return
-    traits, image, drive, digest = _validate_claim_params(mod)
     if p["resource_class"] is not None and not p["resource_class"].strip():
         raise InvalidInput(obj, "option resource_class must not be empty")
     reboot = reboot_request(p.get("annotations"), obj)
@@ -218,131 +231,160 @@ def run_host_claim(mod):
         raise InvalidInput(
             obj, "a reboot (annotation host.metal3.io/reboot) powers the node on: it cannot go with online: false"
         )
-    mod.result["rebooted"] = False
+    return ClaimRequest(
+        name=p["name"],
+        obj=obj,
+        resource_class=p["resource_class"],
+        traits=traits,
+        candidates=p["candidate_nodes"],
+        image=image,
+        drive=drive,
+        digest=digest,
+        addresses=network_addresses(p["network_data"]) if image is not None else [],
+        online=p["online"],
+        reboot=reboot,
+        wait_ready=bool(p["wait"] and p["wait_for"] == "ready"),
+        wait=bool(p["wait"]),
+        wait_timeout=p["wait_timeout"],
+    )
 
-    client = _client(mod)
-    project = client.require_project(obj)
-    allocation, node = _read_claim(client, name)
-    before = diff_view(allocation, node)
 
+def _image_view(image):
+    return dict((k, v) for k, v in image.items() if v is not None) if image else None
+
+
+def _allocate(writes, project, request, claim):
+    """Phase 3, allocate: keep a matching allocation, start again after a
+    failed one, or create one (Ironic picks the node)."""
+    client, obj = writes.client, request.obj
+    allocation = claim.allocation
     if allocation is not None:
-        mismatch = allocation_mismatch(allocation, p["resource_class"], traits)
+        mismatch = allocation_mismatch(allocation, request.resource_class, request.traits)
         if mismatch:
             raise InvalidInput(
                 obj, "the claim exists with %s; an allocation cannot change: release the claim first" % mismatch
             )
         if allocation.get("state") == "error":
             # A failed allocation left by an interrupted run: start again.
-            if not mod.check_mode:
-                client.delete_allocation(allocation["uuid"], name)
-            allocation, node = None, None
-
+            writes.delete_allocation(allocation["uuid"], request.name)
+            claim.allocation = claim.node = allocation = None
     if allocation is None:
-        if not p["resource_class"]:
+        if not request.resource_class:
             raise InvalidInput(obj, "option resource_class is required to create the claim")
-        _check_candidates(client, project, p["resource_class"], traits, p["candidate_nodes"], obj)
-        mod.changed()
-        if mod.check_mode:
-            after = {
-                "name": name,
-                "resource_class": p["resource_class"],
-                "traits": traits or [],
-                "host": None,
-                "image": _image_view(image),
-                "config_drive": digest,
-            }
-            if p["online"] is not None:
-                after["online"] = p["online"]
-            mod.set_diff(before, after)
-            mod.result["claim"] = claim_view(
-                name, project, None, None, online=p["online"], want_image=image is not None
-            )
-            return
-        allocation = _create_allocation(mod, client, project, obj)
-        node = client.get_node(allocation["node_uuid"])
-    elif allocation.get("state") == "allocating":
-        allocation = _wait_allocation(client, allocation, p["wait_timeout"], name)
-        if allocation is None:
+        _check_candidates(client, project, request.resource_class, request.traits, request.candidates, obj)
+        claim.allocation = _create_allocation(writes, project, request)
+        claim.node = None if writes.check_mode else client.get_node(claim.allocation["node_uuid"])
+        return
+    if allocation.get("state") == "allocating":
+        claim.allocation = _wait_allocation(client, allocation, request.wait_timeout, request.name)
+        if claim.allocation is None:
             raise NotFound(obj, "the allocation disappeared while Ironic processed it")
-        if allocation.get("node_uuid"):
-            node = client.get_node(allocation["node_uuid"], missing_ok=True)
-    if node is None:
+        if claim.allocation.get("node_uuid"):
+            claim.node = client.get_node(claim.allocation["node_uuid"], missing_ok=True)
+    if claim.node is None:
         raise NotFound(
             obj,
             "the node of the claim cannot be read with the credentials of project %s "
             "(its lease may have ended)" % project,
         )
 
-    label = node_label(node)
-    deploying = False
-    if image is not None:
-        desired = desired_instance_info(image, digest, network_addresses(p["network_data"]))
-        action = deploy_action(node, desired)
-        if action != "none":
-            mod.changed()
-            if not mod.check_mode:
-                _deploy(client, node, desired, drive, action)
-        deploying = (
-            action != "none"
-            or node.get("provision_state") in DEPLOYING_STATES
-            or node.get("target_provision_state") == "active"
-        )
 
-    deferred_power = None
-    if p["online"] is not None:
-        if deploying:
-            # Ironic refuses power changes during a deployment (and powers the
-            # node on at its end): the wait below applies it afterwards.
-            if mod.check_mode or p["online"] is False:
-                mod.changed(p["online"] is False)
-            deferred_power = power_word(p["online"])
-        else:
-            target = power_action(node, p["online"])
-            if target:
-                mod.changed()
-                if not mod.check_mode:
-                    client.set_power_state(node["uuid"], target, label)
-
-    if not mod.check_mode:
-        waiting = p["wait"] and p["wait_for"] == "ready"
-        if waiting:
-            node = _wait_ready(mod, client, node, image, p["online"], deferred_power)
-        else:
-            if deferred_power == "power off":
-                mod.warn(
-                    "claim %s: the node is being deployed; it is powered off once the deployment is over, "
-                    "on a later run (or with wait: true)" % name
-                )
-            node = client.get_node(node["uuid"])
-    if reboot:
-        node = _reboot(mod, client, node, reboot, deploying and not (p["wait"] and p["wait_for"] == "ready"))
-
-    after = diff_view(allocation, node)
-    if mod.check_mode:
-        if image is not None:
-            after["image"] = _image_view(image)
-            after["config_drive"] = digest
-        if p["online"] is not None:
-            after["online"] = p["online"]
-    mod.set_diff(before, after)
-    mod.result["claim"] = claim_view(
-        name,
-        project,
-        allocation,
-        node,
-        _ports(client, node),
-        online=p["online"],
-        want_image=True if image is not None else None,
+def _deploy_image(writes, request, claim):
+    """Phase 4, deploy: write the image and config drive and start the deployment when the node lacks them."""
+    node = claim.node
+    if request.image is None:
+        return
+    desired = desired_instance_info(request.image, request.digest, request.addresses)
+    action = deploy_action(node, desired)
+    if action != "none":
+        claim.node = _deploy(writes, node, desired, request.drive, action)
+    claim.deploying = (
+        action != "none"
+        or node.get("provision_state") in DEPLOYING_STATES
+        or node.get("target_provision_state") == "active"
     )
 
 
-def _deploy(client, node, desired, drive, action):
+def _set_power(mod, writes, request, claim):
+    """Phase 5, power: set the requested power, or leave it to the wait when a deployment runs."""
+    if request.online is None:
+        return
+    if claim.deploying:
+        # Ironic refuses power changes during a deployment (and powers the
+        # node on at its end): the wait applies it afterwards.
+        mod.changed(request.online is False)
+        claim.deferred_power = power_word(request.online)
+        return
+    target = power_action(claim.node, request.online)
+    if target:
+        claim.node = writes.set_power_state(claim.node, target)
+
+
+def _wait(mod, writes, request, claim):
+    """Phase 6, wait: until the node is ready (``wait_for: ready``), then the reboot asked for."""
+    if not writes.check_mode:
+        if request.wait_ready:
+            claim.node = _wait_ready(mod, writes, claim.node, request.image, request.online, claim.deferred_power)
+        else:
+            if claim.deferred_power == "power off":
+                mod.warn(
+                    "claim %s: the node is being deployed; it is powered off once the deployment is over, "
+                    "on a later run (or with wait: true)" % request.name
+                )
+            claim.node = writes.client.get_node(claim.node["uuid"])
+    if request.reboot:
+        claim.node = _reboot(mod, writes, claim.node, request, claim.deploying and not request.wait_ready)
+
+
+def _report(mod, client, project, request, claim, before):
+    """Phase 7, report: the diff and the claim record (:func:`claim_view.claim_view`)."""
+    allocation, node = claim.allocation, claim.node
+    after = diff_view(allocation, node)
+    if mod.check_mode:
+        # What Ironic shows only once the deployment and power change are over.
+        if request.image is not None:
+            after["image"] = _image_view(request.image)
+            after["config_drive"] = request.digest
+        if request.online is not None:
+            after["online"] = request.online
+    mod.set_diff(before, after)
+    want_image = request.image is not None or image_of((node or {}).get("instance_info") or {}) is not None
+    mod.result["claim"] = claim_view(
+        request.name, project, allocation, node, _ports(client, node), online=request.online, want_image=want_image
+    )
+
+
+def run_host_claim(mod: Any) -> None:
+    """host_claim with backend ironic: validate, resolve the project, allocate, deploy, power, wait, report."""
+    p = mod.params
+    refuse_foreign_options(p, "ironic")
+    if p["state"] == "absent":
+        validate_name(p["name"])
+        check_timeout(p["wait_timeout"])
+        _release(mod, wait=p["wait"])
+        return
+    request = _validate_claim_params(mod)
+    mod.result["rebooted"] = False
+    client = _client(mod)
+    project = client.require_project(request.obj)
+    writes = Writes(mod, client)
+    allocation, node = _read_claim(client, request.name)
+    claim = ClaimState(allocation, node)
+    before = diff_view(allocation, node)
+    _allocate(writes, project, request, claim)
+    if claim.node is not None:
+        _deploy_image(writes, request, claim)
+        _set_power(mod, writes, request, claim)
+        _wait(mod, writes, request, claim)
+    _report(mod, client, project, request, claim, before)
+
+
+def _deploy(writes, node, desired, drive, action):
     """Write the deployment and start it.  ``instance_info`` is made exactly
     what this claim asks for (plus the keys Ironic itself keeps there): any
     other key - left by an earlier holder of the node who deleted its
     allocation without undeploying, since a lessee may write any key - would
     otherwise steer this deployment (``kernel``, ``ramdisk``, ``boot_iso``...)."""
-    label = node_label(node)
     current = node.get("instance_info") or {}
     ops = []
     for key, value in sorted(desired.items()):
@@ -350,14 +392,14 @@ def _deploy(client, node, desired, drive, action):
     for key in sorted(current):
         if key not in desired and key not in IRONIC_INSTANCE_KEYS:
             ops.append({"op": "remove", "path": "/instance_info/%s" % key})
-    client.patch_node(node["uuid"], ops, label)
     target = {"deploy": "active", "redeploy": "active", "rebuild": "rebuild"}[action]
-    client.set_provision_state(node["uuid"], target, label, configdrive=drive)
+    return writes.deploy(node, ops, target, drive, desired)
 
 
-def _wait_ready(mod, client, node, image, online, deferred_power):
+def _wait_ready(mod, writes, node, image, online, deferred_power):
     """Wait until the node is deployed (with an image) and its power follows
     ``online``; apply a power change that had to wait for the deployment."""
+    client = writes.client
     timeout = mod.params["wait_timeout"]
     label = node_label(node)
     uuid = node["uuid"]
@@ -377,33 +419,32 @@ def _wait_ready(mod, client, node, image, online, deferred_power):
         )
     if online is not None:
         if deferred_power and node.get("power_state") != deferred_power and not node.get("target_power_state"):
-            client.set_power_state(uuid, deferred_power, label)
-            mod.changed()
+            writes.set_power_state(node, deferred_power)
         node = client.poll(
             fetch, lambda n: node_settled(n, power_state=power_word(online)), timeout, obj, describe=node_where
         )
     return node
 
 
-def _reboot(mod, client, node, target, deploying):
+def _reboot(mod, writes, node, request, deploying):
     """Reboot the claimed node once (Ironic's ``rebooting`` / ``soft rebooting``
     power target); with ``wait``, until it is powered on again."""
+    client = writes.client
     label = node_label(node)
-    if deploying or (not mod.check_mode and (node.get("target_provision_state") or node.get("target_power_state"))):
+    if deploying or (not writes.check_mode and (node.get("target_provision_state") or node.get("target_power_state"))):
         raise Conflict(
             "node %s" % label,
             "cannot be rebooted while %s; rerun once it is done (or with wait: true)" % node_where(node),
         )
-    mod.changed()
     mod.result["rebooted"] = True
-    if mod.check_mode:
+    writes.set_power_state(node, request.reboot)
+    if writes.check_mode:
         return node
-    client.set_power_state(node["uuid"], target, label)
-    if mod.params["wait"]:
+    if request.wait:
         return client.poll(
             lambda: client.get_node(node["uuid"]),
             lambda n: node_settled(n, power_state="power on"),
-            mod.params["wait_timeout"],
+            request.wait_timeout,
             "node %s" % label,
             describe=node_where,
         )
@@ -418,7 +459,7 @@ def _deploy_failed(node):
     return None
 
 
-def _tidy_undeployed(mod, client, node):
+def _tidy_undeployed(mod, writes, node):
     """A claimed node that was never deployed goes back powered off and
     without anything the tenant could write on it: all of ``instance_info``
     (not only the keys this collection sets: a tenant may write any key, and
@@ -428,9 +469,7 @@ def _tidy_undeployed(mod, client, node):
     label = node_label(node)
     if node.get("provision_state") == "available" and not node.get("target_provision_state"):
         try:
-            if node.get("instance_info"):
-                client.patch_node(node["uuid"], [{"op": "remove", "path": "/instance_info"}], label)
-            client.clear_instance_name(node["uuid"], label)
+            writes.clear_instance(node)
         except (Forbidden, Conflict) as exc:
             mod.warn(
                 "node %s: what the claim wrote on the node could not be cleared (%s); the owner clears it when "
@@ -441,13 +480,13 @@ def _tidy_undeployed(mod, client, node):
         and node.get("provision_state") == "available"
         and not node.get("target_power_state")
     ):
-        client.set_power_state(node["uuid"], "power off", label)
+        writes.set_power_state(node, "power off")
 
 
 # ------------------------------------------------------------------ host_claim_info
 
 
-def claim_info(mod):
+def claim_info(mod: Any) -> list[dict]:
     p = mod.params
     for key in ("namespace", "namespaces"):
         if p.get(key):
@@ -484,7 +523,7 @@ def claim_info(mod):
 # ------------------------------------------------------------------ host_release
 
 
-def run_host_release(mod):
+def run_host_release(mod: Any) -> None:
     p = mod.params
     validate_name(p["name"])
     check_timeout(p["wait_timeout"])
@@ -507,12 +546,13 @@ def _release(mod, wait):
         return
     mod.result["claim"] = claim_view(name, project, allocation, node, _ports(client, node))
     mod.set_diff(diff_view(allocation, node), {})
-    mod.changed()
-    if mod.check_mode:
-        return
+    mod.changed()  # releasing an existing claim is a change, even when Ironic is already undeploying it
+    writes = Writes(mod, client)
     timeout = p["wait_timeout"]
-    if node is not None and (
-        node.get("provision_state") in DEPLOYING_STATES or node.get("target_provision_state") == "active"
+    if (
+        not writes.check_mode
+        and node is not None
+        and (node.get("provision_state") in DEPLOYING_STATES or node.get("target_provision_state") == "active")
     ):
         # A deployment cannot be interrupted: let it finish, then undeploy.
         node = client.poll(
@@ -524,16 +564,16 @@ def _release(mod, wait):
         )
     if node is not None and node.get("provision_state") in UNDEPLOYABLE_STATES:
         # Undeploying (cleaning) also removes the allocation.
-        client.set_provision_state(node["uuid"], "deleted", node_label(node))
+        writes.undeploy(node)
     elif node is not None and (
         node.get("provision_state") in UNDEPLOYING_STATES or node.get("target_provision_state") == "available"
     ):
         pass  # already on its way back
     else:
         if node is not None:
-            _tidy_undeployed(mod, client, node)
-        client.delete_allocation(allocation["uuid"], name)
-    if not wait:
+            _tidy_undeployed(mod, writes, node)
+        writes.delete_allocation(allocation["uuid"], name)
+    if not wait or writes.check_mode:
         return
     client.poll(
         lambda: client.get_allocation(allocation["uuid"]),

@@ -5,103 +5,97 @@
 # Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
 # Do not use this from other collections or standalone plugins/modules!
 
-"""Ironic I/O through openstacksdk: nodes, allocations, ports, waiting.
+"""The one Ironic client of the collection: every Ironic request goes through :class:`Ironic`.
 
 - Requests go through the connection's baremetal adapter with the
-  collection's microversion, as the caller's own token: with a
-  project-scoped token Ironic itself filters nodes, allocations and ports to
-  what the project owns or leases, so nothing is listed and then filtered on
-  the client (which is what openstacksdk does for ``owner``/``lessee``).
+  collection's microversion (:data:`model.IRONIC_MICROVERSION`, written once),
+  as the caller's own token: with a project-scoped token Ironic itself
+  filters nodes, allocations and ports to what the project owns or leases, so
+  nothing is listed and then filtered on the client (which is what
+  openstacksdk does for ``owner``/``lessee``).
 - Lists send their filters to the server, ask only for the ``fields`` the
-  caller needs, and follow Ironic's ``next`` links.
+  caller needs, and follow Ironic's ``next`` links to the last page (a fleet
+  larger than Ironic's ``[api] max_limit`` is read whole).
 - openstacksdk retries every 409 with a back-off of up to 15 s; here a 409
-  that means "node locked by the conductor" is retried briefly and any other
-  409 (a name already taken, a state transition refused) is reported at once.
-- :meth:`Ironic.poll` waits with a short interval of its own that grows
-  slowly (0.05 s, then x1.25 up to 1 s): a fake-hardware deployment is
-  seen within tens of milliseconds of finishing, and a real one costs at most
-  one request per second.  openstacksdk's ``wait=True`` polls every 2 s.
+  that means "node locked by the conductor", a 503 and sqlite's "database is
+  locked" are retried briefly and any other error (a name already taken, a
+  state transition refused) is reported at once.
+- Waiting is :func:`common.polling.poll` (the collection's one wait loop) on
+  this client's clock; openstacksdk's ``wait=True`` polls every 2 s.
 - Every failure becomes a :class:`errors.TenancyError` that names the object
-  (``node n-3``, ``claim web-0``) and carries Ironic's own message.
+  (``node n-3``, ``claim web-0``) and carries Ironic's own message, through
+  the collection's one status table and error-body parser (``common/errors``).
 """
 
-import json
-import time
+from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common import polling
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
-    BackendError,
-    Conflict,
-    Forbidden,
     InvalidInput,
-    NotFound,
-    WaitTimeout,
+    api_message,
     from_exception,
+    status_error,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connection import (
-    IRONIC_MICROVERSION,
-    openstack_connection,
-)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connection import openstack_connection
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model import (
     ALLOCATION_FIELDS,
+    INSTANCE_NAME_MICROVERSION,
+    IRONIC_MICROVERSION,
     NODE_FIELDS,
     PORT_FIELDS,
 )
 
-# Waiting: every POLL_FIRST seconds for the first POLL_FAST_SECONDS (fake-hardware
-# and quick steps finish within it), then intervals growing by POLL_FACTOR to POLL_MAX.
-POLL_FIRST = 0.05
-POLL_FAST_SECONDS = 1.0
-POLL_FACTOR = 1.25
-POLL_MAX = 1.0
+__all__ = ["INSTANCE_NAME_MICROVERSION", "IRONIC_MICROVERSION", "Ironic", "node_settled", "node_where"]
+
 LOCK_RETRY_SECONDS = 20.0
-# instance_name (a display name next to instance_info) exists from this microversion on.
-INSTANCE_NAME_MICROVERSION = "1.104"
-
-_STATUS_ERRORS = {400: InvalidInput, 403: Forbidden, 404: NotFound, 409: Conflict, 406: InvalidInput}
+OK = (200, 201, 202, 204)
 
 
-def _fault(response):
-    """Ironic's error text from a response body (``faultstring``), or the reason."""
-    try:
-        body = response.json()
-    except ValueError:
-        body = None
-    if isinstance(body, dict):
-        message = body.get("error_message")
-        if isinstance(message, str):
-            try:
-                inner = json.loads(message)
-            except ValueError:
-                inner = None
-            if isinstance(inner, dict) and inner.get("faultstring"):
-                return str(inner["faultstring"])
-            return message
-        if isinstance(message, dict) and message.get("faultstring"):
-            return str(message["faultstring"])
+def _message(response: Any) -> str:
+    """Ironic's error text from a response (its ``faultstring``), else the body or the reason."""
+    message = api_message(getattr(response, "content", None) or b"")
+    if message:
+        return message
     text = (getattr(response, "text", "") or "").strip()
     return text[:500] or getattr(response, "reason", None) or "HTTP %s" % response.status_code
 
 
-def _is_lock_conflict(status, message):
+def _transient(status: int, message: str) -> bool:
+    """Whether an error answer is worth retrying as it is: a node locked by the
+    conductor (409), an unavailable service (503), a busy sqlite (500)."""
     lowered = message.lower()
-    return status == 409 and ("locked" in lowered or "reserved" in lowered)
+    if status == 409:
+        return "locked" in lowered or "reserved" in lowered
+    if status == 500:
+        return "database is locked" in lowered
+    return status == 503
 
 
-def _query(params):
+def _query(params: Iterable[tuple[str, Any]]) -> str:
     items = []
     for key, value in params:
         if value is None:
             continue
-        if isinstance(value, (list, tuple)):
-            value = ",".join(value)
-        items.append("%s=%s" % (key, value))
+        text = ",".join(value) if isinstance(value, (list, tuple)) else value
+        items.append("%s=%s" % (key, text))
     return "?" + "&".join(items) if items else ""
 
 
 class Ironic:
     """Ironic, as seen by the credentials of one connection."""
 
-    def __init__(self, conn, microversion=IRONIC_MICROVERSION, sleep=time.sleep, clock=time.monotonic):
+    def __init__(
+        self,
+        conn: Any,
+        microversion: str = IRONIC_MICROVERSION,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.conn = conn
         self.api = conn.baremetal
         # openstacksdk would retry every 409 and 503 up to 5 times (15 s of
@@ -111,21 +105,22 @@ class Ironic:
         self.sleep = sleep
         self.clock = clock
         self.requests = 0
+        self._count_lock = threading.Lock()
 
     @classmethod
-    def from_params(cls, params):
+    def from_params(cls, params: dict) -> Ironic:
         return cls(openstack_connection(params))
 
     # -------------------------------------------------------------- identity
     @property
-    def project_id(self):
+    def project_id(self) -> str | None:
         """The project of the caller's token, or ``None`` (system or domain scope)."""
         try:
             return self.conn.current_project_id
         except Exception as exc:  # keystoneauth errors while fetching a token
-            raise from_exception("OpenStack credentials", exc)
+            raise from_exception("OpenStack credentials", exc) from exc
 
-    def require_project(self, what):
+    def require_project(self, what: str) -> str:
         project = self.project_id
         if not project:
             raise InvalidInput(
@@ -136,25 +131,36 @@ class Ironic:
         return project
 
     # -------------------------------------------------------------- requests
-    def request(self, method, path, obj, body=None, ok=(200, 201, 202, 204), missing_ok=False, microversion=None):
+    def request(
+        self,
+        method: str,
+        path: str,
+        obj: str,
+        body: Any = None,
+        ok: Sequence[int] = OK,
+        missing_ok: bool = False,
+        microversion: str | None = None,
+    ) -> Any:
         """One API call; returns the decoded body (or ``None``).
 
-        404 gives ``None`` when ``missing_ok``; a node lock (409) or an
-        unavailable service (503) is retried for a few seconds; anything else
-        raises the TenancyError for the status, about ``obj``.
+        404 gives ``None`` when ``missing_ok``; a node lock (409), an
+        unavailable service (503) or a busy sqlite database (500) is retried
+        for a few seconds; anything else raises the TenancyError for the
+        status (:func:`errors.status_error`), about ``obj``.
         ``microversion`` overrides the collection's for this call.
         """
         deadline = self.clock() + LOCK_RETRY_SECONDS
         delay = 0.1
         while True:
-            self.requests += 1
-            kwargs = dict(microversion=microversion or self.microversion, raise_exc=False)
+            with self._count_lock:
+                self.requests += 1
+            kwargs: dict[str, Any] = {"microversion": microversion or self.microversion, "raise_exc": False}
             if body is not None:
                 kwargs["json"] = body
             try:
                 response = getattr(self.api, method)(path, **kwargs)
             except Exception as exc:  # connection refused, TLS, token errors
-                raise from_exception(obj, exc)
+                raise from_exception(obj, exc) from exc
             status = response.status_code
             if status in ok:
                 if status == 204 or not (response.content or b"").strip():
@@ -165,22 +171,31 @@ class Ironic:
                     return None
             if status == 404 and missing_ok:
                 return None
-            message = _fault(response)
-            if (_is_lock_conflict(status, message) or status == 503) and self.clock() < deadline:
+            message = _message(response)
+            if _transient(status, message) and self.clock() < deadline:
                 self.sleep(delay)
                 delay = min(delay * 2, 1.0)
                 continue
-            cls = _STATUS_ERRORS.get(status, BackendError)
-            raise cls(obj, "%s (HTTP %s)" % (message, status), {"status": status})
+            raise status_error(obj, status, message)
 
-    def list(self, resource, obj, params=(), fields=None):
+    def list(
+        self,
+        resource: str,
+        obj: str,
+        params: Iterable[tuple[str, Any]] = (),
+        fields: Sequence[str] | None = None,
+        limit: int | None = None,
+    ) -> list[dict]:
         """Every item of a collection (``nodes``, ``allocations``, ``ports``),
-        following ``next`` links."""
+        following ``next`` links; ``limit`` is the page size asked for (Ironic
+        caps it at its ``[api] max_limit``)."""
         params = list(params)
         if fields:
             params.append(("fields", list(fields)))
+        if limit:
+            params.append(("limit", limit))
         url = "/%s%s" % (resource, _query(params))
-        items = []
+        items: list[dict] = []
         while url:
             page = self.request("get", url, obj) or {}
             items.extend(page.get(resource) or [])
@@ -188,28 +203,28 @@ class Ironic:
         return items
 
     # -------------------------------------------------------------- nodes
-    def get_node(self, ident, fields=NODE_FIELDS, missing_ok=False):
+    def get_node(self, ident: str, fields: Sequence[str] = NODE_FIELDS, missing_ok: bool = False) -> dict | None:
         return self.request(
             "get", "/nodes/%s%s" % (ident, _query([("fields", list(fields))])), "node %s" % ident, missing_ok=missing_ok
         )
 
-    def list_nodes(self, fields=NODE_FIELDS, **filters):
+    def list_nodes(self, fields: Sequence[str] = NODE_FIELDS, **filters: Any) -> list[dict]:
         params = sorted((k, v) for k, v in filters.items() if v is not None)
         return self.list("nodes", "nodes", params, fields)
 
-    def patch_node(self, ident, ops, label=None):
+    def patch_node(self, ident: str, ops: Iterable[dict], label: str | None = None) -> dict | None:
         return self.request("patch", "/nodes/%s" % ident, "node %s" % (label or ident), body=list(ops))
 
-    def set_provision_state(self, ident, target, label=None, configdrive=None):
+    def set_provision_state(self, ident: str, target: str, label: str | None = None, configdrive: Any = None) -> None:
         body = {"target": target}
         if configdrive is not None:
             body["configdrive"] = configdrive
         self.request("put", "/nodes/%s/states/provision" % ident, "node %s" % (label or ident), body=body)
 
-    def set_power_state(self, ident, target, label=None):
+    def set_power_state(self, ident: str, target: str, label: str | None = None) -> None:
         self.request("put", "/nodes/%s/states/power" % ident, "node %s" % (label or ident), body={"target": target})
 
-    def clear_instance_name(self, ident, label=None):
+    def clear_instance_name(self, ident: str, label: str | None = None) -> bool:
         """Remove the node's ``instance_name`` (API 1.104, Ironic 2025.2+), which
         whoever may write ``instance_info`` may set.  Returns whether one was
         removed; an Ironic without the field has nothing to clear."""
@@ -236,7 +251,7 @@ class Ironic:
         return True
 
     # -------------------------------------------------------------- allocations
-    def get_allocation(self, ident, fields=ALLOCATION_FIELDS):
+    def get_allocation(self, ident: str, fields: Sequence[str] = ALLOCATION_FIELDS) -> dict | None:
         return self.request(
             "get",
             "/allocations/%s%s" % (ident, _query([("fields", list(fields))])),
@@ -244,11 +259,18 @@ class Ironic:
             missing_ok=True,
         )
 
-    def list_allocations(self, fields=ALLOCATION_FIELDS, **filters):
+    def list_allocations(self, fields: Sequence[str] = ALLOCATION_FIELDS, **filters: Any) -> list[dict]:
         params = sorted((k, v) for k, v in filters.items() if v is not None)
         return self.list("allocations", "claims", params, fields)
 
-    def create_allocation(self, name, resource_class, traits=None, candidate_nodes=None, extra=None):
+    def create_allocation(
+        self,
+        name: str,
+        resource_class: str,
+        traits: Iterable[str] | None = None,
+        candidate_nodes: Iterable[str] | None = None,
+        extra: dict | None = None,
+    ) -> dict:
         body = {"name": name, "resource_class": resource_class}
         if traits:
             body["traits"] = list(traits)
@@ -258,42 +280,42 @@ class Ironic:
             body["extra"] = dict(extra)
         return self.request("post", "/allocations", "claim %s" % name, body=body)
 
-    def delete_allocation(self, ident, label=None):
+    def delete_allocation(self, ident: str, label: str | None = None) -> None:
         self.request("delete", "/allocations/%s" % ident, "claim %s" % (label or ident), missing_ok=True)
 
     # -------------------------------------------------------------- ports
-    def list_ports(self, node=None, fields=PORT_FIELDS):
+    def list_ports(self, node: str | None = None, fields: Sequence[str] = PORT_FIELDS) -> list[dict]:
         params = [("node", node)] if node else []
         return self.list("ports", "ports", params, fields)
 
     # -------------------------------------------------------------- waiting
-    def poll(self, fetch, done, timeout, what, failed=None, describe=None):
-        """Call ``fetch()`` until ``done(value)``; return the last value.
+    def poll(
+        self,
+        fetch: Callable[[], Any],
+        done: Callable[[Any], bool],
+        timeout: float,
+        what: str,
+        failed: Callable[[Any], str | None] | None = None,
+        describe: Callable[[Any], str] | None = None,
+        gone: str | None = None,
+        longest: float = polling.LONGEST,
+    ) -> Any:
+        """:func:`common.polling.poll` on this client's clock (the one wait loop)."""
+        return polling.poll(
+            fetch,
+            done,
+            timeout,
+            what,
+            failed=failed,
+            describe=describe,
+            gone=gone,
+            longest=longest,
+            sleep=self.sleep,
+            clock=self.clock,
+        )
 
-        ``failed(value)`` may return a reason to stop early; ``describe(value)``
-        says where things stand when the timeout (seconds, ``0``: look once)
-        passes.
-        """
-        started = self.clock()
-        deadline = started + max(0, timeout or 0)
-        delay = POLL_FIRST
-        while True:
-            value = fetch()
-            if done(value):
-                return value
-            problem = failed(value) if failed else None
-            if problem:
-                raise BackendError(what, problem)
-            now = self.clock()
-            if now >= deadline:
-                where = ": %s" % describe(value) if describe else ""
-                raise WaitTimeout(what, "not done after %s seconds%s" % (timeout, where))
-            self.sleep(min(delay, deadline - now))
-            if now - started >= POLL_FAST_SECONDS:
-                delay = min(delay * POLL_FACTOR, POLL_MAX)
 
-
-def node_settled(node, provision_state=None, power_state=None):
+def node_settled(node: dict | None, provision_state: str | None = None, power_state: str | None = None) -> bool:
     """Whether ``node`` reached the states (and no transition is under way)."""
     if node is None:
         return False
@@ -306,7 +328,7 @@ def node_settled(node, provision_state=None, power_state=None):
     return True
 
 
-def node_where(node):
+def node_where(node: dict | None) -> str:
     if node is None:
         return "the node is gone"
     text = "provision state %s" % node.get("provision_state")

@@ -28,6 +28,8 @@ shows a config drive back (it answers ``******``), so the digest is what
 tells a rerun whether the host already carries this content.
 """
 
+from __future__ import annotations
+
 import hashlib
 import json
 import math
@@ -115,7 +117,7 @@ def validate_user_data(text, obj="option user_data"):
         try:
             doc = yaml.safe_load(text)
         except yaml.YAMLError as exc:
-            raise InvalidInput(obj, "is declared #cloud-config but is not valid YAML: %s" % _yaml_problem(exc))
+            raise InvalidInput(obj, "is declared #cloud-config but is not valid YAML: %s" % _yaml_problem(exc)) from exc
         if doc is not None and not isinstance(doc, dict):
             raise InvalidInput(obj, "is declared #cloud-config but is a YAML %s, not a mapping" % _yaml_kind(doc))
         if isinstance(doc, dict):

@@ -43,6 +43,8 @@ module results they are ISO 8601 strings ending in ``Z``.  This file imports
 nothing but the standard library.
 """
 
+from __future__ import annotations
+
 import datetime
 import re
 import uuid
@@ -94,7 +96,7 @@ def parse_time(value, obj="time"):
             int((fraction or "0").ljust(6, "0")),
         )
     except ValueError as exc:
-        raise InvalidInput(obj, "is not a valid date and time (%s): %r" % (exc, value))
+        raise InvalidInput(obj, "is not a valid date and time (%s): %r" % (exc, value)) from exc
     if offset and offset not in ("Z", "z"):
         sign = 1 if offset[0] == "+" else -1
         digits = offset[1:].replace(":", "")

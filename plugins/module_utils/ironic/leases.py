@@ -23,6 +23,8 @@ at the same moment could overwrite each other's lease list: after writing,
 the node is read again and a lost write is reported as a conflict.
 """
 
+from __future__ import annotations
+
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     Conflict,
     InvalidInput,
@@ -32,11 +34,8 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.params import check_timeout
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import lease_model as model
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.client import Ironic, node_settled, node_where
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connection import (
-    PROJECT_SKIPPED,
-    resolve_project,
-)
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model import UNDEPLOYABLE_STATES
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.projects import PROJECT_SKIPPED, resolve_project
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.accounts import revoke_host_accounts
 
 LEASE_NODE_FIELDS = (
@@ -61,7 +60,7 @@ LEASE_NODE_FIELDS = (
 
 
 def resolve_lessee(client, project, verify=True, state="present"):
-    """``(project_id, check)`` of option ``project``: see :func:`connection.resolve_project`.
+    """``(project_id, check)`` of option ``project``: see :func:`projects.resolve_project`.
 
     A lease is only written for a project Keystone knows; ending or listing
     leases also accepts the ID of a project deleted since (its records must
@@ -442,7 +441,7 @@ class LeaseRun:
                 return None
 
             self.client.poll(
-                lambda: self.client.get_node(node["uuid"], fields=LEASE_NODE_FIELDS),
+                lambda uuid=node["uuid"]: self.client.get_node(uuid, fields=LEASE_NODE_FIELDS),
                 lambda n: node_settled(n, provision_state="available"),
                 self.p["wait_timeout"],
                 "node %s" % label,

@@ -7,80 +7,47 @@
 
 """host_register on Ironic: enrol nodes (driver_info, properties, ports, traits) from what the BMCs told, and bring them to manageable or available.
 
-Needs a system-scoped (admin) connection.  Ironic errors may quote the BMC
-address; :func:`scrub` keeps them out of results."""
+Needs a system-scoped (admin) connection.  Every request goes through the one
+Ironic client (:class:`ironic.client.Ironic`: retries of node locks and busy
+databases, pages followed to the end); the nodes that exist are read once,
+every page of them, so a fleet larger than Ironic's ``[api] max_limit`` is
+matched whole and a rerun never enrols a system twice.  Ironic errors may
+quote the BMC address; :func:`_scrub` keeps them out of results."""
 
+from __future__ import annotations
+
+import re
 import threading
-import time
+from collections.abc import Callable
+from typing import Any
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
-    BackendError,
-    Conflict,
-    WaitTimeout,
-    from_exception,
-    wrap_errors,
-)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.params import check_timeout
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import registration_model as node_model
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connection import IRONIC_MICROVERSION
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.client import Ironic
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import registration_model as reg
 
-NODE_FIELDS = (
-    "uuid",
-    "name",
-    "driver",
-    "driver_info",
-    "resource_class",
-    "owner",
-    "properties",
-    "extra",
-    "provision_state",
-    "target_provision_state",
-    "last_error",
-    "traits",
-    "maintenance",
-)
-
-POLL = 1.0
-
-RETRIES = 8
-
-
-def _transient(response):
-    """Whether an Ironic answer is worth retrying as it is."""
-    status = response.status_code
-    if status == 503:
-        return True
-    if status not in (409, 500):
-        return False
-    text = (response.text or "").lower()
-    if status == 409:
-        return "locked" in text or "reserved" in text
-    return "database is locked" in text
-
-
-def _raise_for(response, obj):
-    from openstack import exceptions as os_exc
-
-    try:
-        os_exc.raise_from_response(response)
-    except Exception as exc:
-        raise from_exception(obj, exc)
+# What is read of every existing node to match BMCs with nodes.
+EXISTING_FIELDS = ("uuid", "name", "driver", "extra")
+# Ironic's API and conductor often share one process: waits poll at most every 3 s.
+LONGEST_POLL = 3.0
 
 
 class IronicRegistrar:
+    """Enrols or updates one node per BMC job; ``connect()`` gives each worker thread its own connection."""
+
     parallel = True
 
     def __init__(
         self,
-        connect,
-        check_mode,
-        owner=None,
-        default_resource_class=node_model.DEFAULT_RESOURCE_CLASS,
-        interfaces=None,
-        update_password=False,
-        wait_timeout=600,
-    ):
+        connect: Callable[[], Any],
+        check_mode: bool,
+        owner: str | None = None,
+        default_resource_class: str = node_model.DEFAULT_RESOURCE_CLASS,
+        interfaces: dict | None = None,
+        update_password: bool = False,
+        wait_timeout: float = 600,
+    ) -> None:
         self.connect = connect
         self.local = threading.local()
         self.check_mode = check_mode
@@ -89,11 +56,7 @@ class IronicRegistrar:
         self.interfaces = interfaces or {}
         self.update_password = update_password
         self.wait_timeout = check_timeout(wait_timeout)
-        conn = self.conn()
-        with wrap_errors("Ironic nodes"):
-            response = conn.baremetal.get("/nodes?fields=uuid,name,driver,extra", microversion=IRONIC_MICROVERSION)
-            _raise_for(response, "Ironic nodes")
-            nodes = response.json().get("nodes", [])
+        nodes = self.client().list("nodes", "Ironic nodes", fields=EXISTING_FIELDS)
         self.by_uuid, self.by_name = {}, {}
         for node in nodes:
             uuid = reg.normal_uuid((node.get("extra") or {}).get(node_model.SYSTEM_UUID_KEY)) or reg.normal_uuid(
@@ -104,29 +67,21 @@ class IronicRegistrar:
                 self.by_name[node["name"]] = node
         self.lock = threading.Lock()
 
-    def conn(self):
-        conn = getattr(self.local, "conn", None)
-        if conn is None:
-            conn = self.local.conn = self.connect()
-        return conn
+    def client(self) -> Ironic:
+        """This thread's Ironic client (one connection per worker thread)."""
+        client = getattr(self.local, "client", None)
+        if client is None:
+            client = self.local.client = Ironic(self.connect())
+        return client
 
-    def _req(self, method, path, obj, **kwargs):
-        """One Ironic request; a node locked by the conductor (409) or a busy
-        database (503, or 500 "database is locked" on sqlite) is retried."""
-        conn = self.conn()
-        for attempt in range(RETRIES + 1):
-            with wrap_errors(obj):
-                response = getattr(conn.baremetal, method)(path, microversion=IRONIC_MICROVERSION, **kwargs)
-                if attempt < RETRIES and _transient(response):
-                    time.sleep(min(0.5 * (attempt + 1), 3))
-                    continue
-                _raise_for(response, obj)
-                return response.json() if response.content else {}
+    def _req(self, method: str, path: str, obj: str, json: Any = None) -> dict:
+        """One Ironic request through this thread's client; ``{}`` for an empty answer."""
+        return self.client().request(method, path, obj, body=json) or {}
 
-    def _get_node(self, ident, obj):
+    def _get_node(self, ident: str, obj: str) -> dict:
         return self._req("get", "/nodes/%s" % ident, obj)
 
-    def register(self, job):
+    def register(self, job: Any) -> None:
         uuid = reg.normal_uuid(job.facts["uuid"])
         with self.lock:
             existing = self.by_uuid.get(uuid)
@@ -170,7 +125,7 @@ class IronicRegistrar:
             return
         node = self._get_node(existing["uuid"], obj)
         ops = node_model.node_patch(node, desired, self.update_password)
-        ports = self._req("get", "/ports?node_uuid=%s&fields=address" % node["uuid"], obj).get("ports", [])
+        ports = self.client().list("ports", obj, [("node_uuid", node["uuid"])], fields=("address",))
         have_macs = [p["address"] for p in ports]
         previously = (node.get("extra") or {}).get(node_model.MANAGED_TRAITS_KEY) or []
         traits = node_model.node_traits(node.get("traits") or [], previously, job.classification.traits)
@@ -194,7 +149,7 @@ class IronicRegistrar:
             node = self._req("patch", "/nodes/%s" % node["uuid"], obj, json=ops)
         self._finish(job, node, traits if trait_change else None, have_macs, obj)
 
-    def _finish(self, job, node, traits, have_macs, obj):
+    def _finish(self, job: Any, node: dict, traits: list | None, have_macs: list, obj: str) -> None:
         for mac in node_model.missing_ports(job.facts, have_macs):
             self._req("post", "/ports", "port %s of %s" % (mac, obj), json={"node_uuid": node["uuid"], "address": mac})
         if traits is not None:
@@ -206,31 +161,30 @@ class IronicRegistrar:
             self._req("put", "/nodes/%s/states/provision" % node["uuid"], obj, json={"target": action})
             self._wait(node["uuid"], reached, obj)
 
-    def _wait(self, uuid, state, obj):
-        """Poll the node until it settles in ``state``: 1 s, then backing off to 3 s
-        (Ironic's API and conductor often share one process: polls slow it down)."""
-        deadline = time.monotonic() + self.wait_timeout
-        polls = 0
-        while True:
-            polls += 1
-            node = self._req("get", "/nodes/%s?fields=provision_state,target_provision_state,last_error" % uuid, obj)
-            if node.get("provision_state") == state and not node.get("target_provision_state"):
-                return node
+    def _wait(self, uuid: str, state: str, obj: str) -> dict:
+        """Poll the node until it settles in ``state`` (the one wait loop, at most every 3 s)."""
+        path = "/nodes/%s?fields=provision_state,target_provision_state,last_error" % uuid
+
+        def stopped(node: dict) -> str | None:
             if not node.get("target_provision_state") and node.get("last_error"):
-                raise BackendError(
-                    obj,
-                    "stopped in %s on the way to %s: %s"
-                    % (node.get("provision_state"), state, _scrub(node.get("last_error"))),
+                return "stopped in %s on the way to %s: %s" % (
+                    node.get("provision_state"),
+                    state,
+                    _scrub(node.get("last_error")),
                 )
-            if time.monotonic() > deadline:
-                raise WaitTimeout(
-                    obj, "not %s after %ss (now %s)" % (state, self.wait_timeout, node.get("provision_state"))
-                )
-            time.sleep(min(POLL * (1 + polls // 3), 3.0))
+            return None
+
+        return self.client().poll(
+            lambda: self._req("get", path, obj),
+            lambda node: node.get("provision_state") == state and not node.get("target_provision_state"),
+            self.wait_timeout,
+            obj,
+            failed=stopped,
+            describe=lambda node: "not %s (now %s)" % (state, node.get("provision_state")),
+            longest=LONGEST_POLL,
+        )
 
 
-def _scrub(text):
+def _scrub(text: Any) -> str:
     """Ironic errors may quote the BMC URL: keep the cause, drop URLs."""
-    import re
-
     return re.sub(r"[a-z][a-z0-9+.-]*://\S+", "<bmc>", str(text or ""))[:500]

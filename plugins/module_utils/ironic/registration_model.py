@@ -7,6 +7,8 @@
 
 """What host_register writes on Ironic: the node, its ports and traits, as pure functions of the BMC facts (no I/O)."""
 
+from __future__ import annotations
+
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.registration_model import HIDDEN, normal_uuid
 
 MANAGED_TRAITS_KEY = "bmt_classified_traits"

@@ -15,7 +15,7 @@ is the only field written.  Check mode writes nothing.
 """
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.client import Ironic
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connection import resolve_project
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.projects import resolve_project
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.share_plan import (
     owner_refs,
     plan_owners,

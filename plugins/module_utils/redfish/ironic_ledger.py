@@ -9,13 +9,15 @@
 
 driver_info is readable and writable only by the owner's and system
 readers/members, never by a lessee.  Ironic's PATCH has no precondition, so
-the ledger is re-read right before it is written."""
+the ledger is re-read right before it is written.  Requests go through the
+one Ironic client (node locks retried, errors named after the node)."""
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
-    InvalidInput,
-    wrap_errors,
-)
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connection import IRONIC_MICROVERSION
+from __future__ import annotations
+
+from typing import Any
+
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.client import Ironic
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import account_rules as ba
 
 MASKED = "******"
@@ -24,29 +26,25 @@ MASKED = "******"
 class IronicHost:
     """An Ironic node: its BMC address (driver_info) and its account ledger (driver_info key)."""
 
-    def __init__(self, conn, ident):
+    def __init__(self, conn: Any, ident: str) -> None:
         self.conn = conn
+        self.client = Ironic(conn)
         self.ident = ident
         self.obj = "node %s" % ident
         self.node = None
         self.loaded = []
 
-    def _req(self, method, path, **kwargs):
-        from openstack import exceptions as os_exc
+    def _req(self, method: str, path: str, json: Any = None) -> dict:
+        return self.client.request(method, path, self.obj, body=json) or {}
 
-        with wrap_errors(self.obj):
-            response = getattr(self.conn.baremetal, method)(path, microversion=IRONIC_MICROVERSION, **kwargs)
-            os_exc.raise_from_response(response)
-            return response.json() if response.content else {}
-
-    def load(self):
+    def load(self) -> list:
         self.node = self._req(
             "get", "/nodes/%s?fields=uuid,name,driver,driver_info,provision_state,lessee,owner" % self.ident
         )
         self.loaded = ba.ledger_load((self.node.get("driver_info") or {}).get(ba.LEDGER_KEY))
         return list(self.loaded)
 
-    def bmc(self, password=None):
+    def bmc(self, password: str | None = None) -> tuple:
         info = self.node.get("driver_info") or {}
         if self.node.get("driver") not in ("redfish", "idrac"):
             raise InvalidInput(self.obj, "uses driver %s: BMC accounts need a Redfish BMC" % self.node.get("driver"))
@@ -66,7 +64,7 @@ class IronicHost:
             verify = verify.lower() not in ("false", "0", "no", "off")
         return address.rstrip("/") + (info.get("redfish_system_id") or ""), username, secret, verify
 
-    def save(self, entries):
+    def save(self, entries: list) -> None:
         loaded = self.loaded
         self.load()  # the freshest ledger, with this run's change applied to it
         wanted = ba.ledger_dump(ba.ledger_rebase(self.loaded, loaded, entries))

@@ -227,16 +227,26 @@ def _register_baremetal(conn, url: str) -> None:
 
 
 def _start_ironic_with_db(
-    workdir: Path, keystone_url: str, service_user: ServiceUser, database: str, timeout: float
+    workdir: Path,
+    keystone_url: str,
+    service_user: ServiceUser,
+    database: str,
+    timeout: float,
+    extra_config: str | None = None,
 ) -> tuple[Ironic, Postgres | None]:
     if database == "sqlite":
-        return start_ironic(workdir / "ironic", keystone_url, service_user, None, timeout), None
+        return start_ironic(
+            workdir / "ironic", keystone_url, service_user, None, timeout, extra_config=extra_config
+        ), None
     if database != "postgresql":
         raise ValueError(f"database must be sqlite or postgresql, not {database!r}")
     pg = start_postgres(workdir / "postgres", timeout)
     try:
         url = pg.create_database("ironic")
-        return start_ironic(workdir / "ironic", keystone_url, service_user, None, timeout, database_url=url), pg
+        ironic = start_ironic(
+            workdir / "ironic", keystone_url, service_user, None, timeout, database_url=url, extra_config=extra_config
+        )
+        return ironic, pg
     except BaseException:
         pg.stop()
         raise
@@ -248,10 +258,14 @@ def start_openstack(
     sushy_systems: list[dict] | None = None,
     timeout: float = 120,
     database: str = "sqlite",
+    ironic_config: str | None = None,
 ) -> OpenStackEnv:
     """Start Keystone, Ironic and sushy-tools under ``workdir``; provision tenants.
 
     ``database``: ``sqlite`` (default) or ``postgresql`` for Ironic.
+    ``ironic_config``: extra Ironic options (an ini text read after the
+    harness's own, see :func:`harness.ironic.start_ironic`), for example
+    ``[api] max_limit`` to make Ironic's pages small.
     On failure everything already started is stopped again.
     """
     started_at = time.monotonic()
@@ -267,7 +281,9 @@ def start_openstack(
     with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
         futures = {
             "keystone": pool.submit(start_keystone, workdir / "keystone", keystone_port, timeout),
-            "ironic": pool.submit(_start_ironic_with_db, workdir, keystone_url, service_user, database, timeout),
+            "ironic": pool.submit(
+                _start_ironic_with_db, workdir, keystone_url, service_user, database, timeout, ironic_config
+            ),
             "sushy": pool.submit(start_sushy, workdir / "sushy", sushy_systems, timeout),
         }
         errors = []

@@ -4,7 +4,7 @@
 """The request logic of the inventory reads, with stand-in transports (the real APIs are in the integration suites)."""
 
 import json
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
 
@@ -15,6 +15,8 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
     InvalidInput,
     NotFound,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.client import Ironic
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model import IRONIC_MICROVERSION
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO
 from ansible_collections.baremetal.tenancy.plugins.plugin_utils import inventory_api as api
 
@@ -211,17 +213,24 @@ class Adapter:
         self.status = status
         self.calls = []
 
-    def get(self, path, params=None, microversion=None, raise_exc=True):
-        self.calls.append((path, dict(params), microversion))
+    status_code_retries = 5
+
+    def get(self, url, microversion=None, raise_exc=True):
+        parsed = urlsplit(url)
+        params = dict(parse_qsl(parsed.query))
+        path = "/" + parsed.path.rsplit("/", 1)[-1]
+        self.calls.append((path, params, microversion))
         key = path.strip("/")
         items = self.data[key]
         start = 0
+        limit = int(params["limit"])
         if params.get("marker"):
             start = [i["uuid"] for i in items].index(params["marker"]) + 1
-        page = items[start : start + params["limit"]]
+        page = items[start : start + limit]
         body = {key: page}
-        if len(page) == params["limit"]:
-            body["next"] = "http://ironic/v1/%s?marker=%s" % (key, page[-1]["uuid"])
+        if len(page) == limit:
+            rest = {k: v for k, v in params.items() if k != "marker"}
+            body["next"] = "http://ironic/v1/%s?%s" % (key, urlencode(dict(rest, marker=page[-1]["uuid"]), safe=","))
         status = self.status
         return type(
             "R",
@@ -235,11 +244,14 @@ class Adapter:
         )()
 
 
+class Conn:
+    def __init__(self, adapter):
+        self.baremetal = adapter
+
+
 def ironic_reader(adapter, project=("p-1", "tenant-a")):
     reader = api.IronicClaims.__new__(api.IronicClaims)
-    reader.adapter = adapter
-    reader.microversion = api.IRONIC_MICROVERSION
-    reader.requests = 0
+    reader.client = Ironic(Conn(adapter))
     reader.project_id, reader.project_name = project
     return reader
 
@@ -260,7 +272,7 @@ def test_ironic_three_server_filtered_lists_with_fields():
     by_path = {}
     for path, params, microversion in adapter.calls:
         by_path.setdefault(path, []).append(params)
-        assert microversion == api.IRONIC_MICROVERSION
+        assert microversion == IRONIC_MICROVERSION
     assert set(by_path) == {"/allocations", "/nodes", "/ports"}
     assert [p.get("marker") for p in by_path["/allocations"]] == [None, "a1", "a3"]
     assert all(

@@ -407,7 +407,10 @@ def test_ironic_record_joins_allocation_node_and_ports():
     assert record["image"] == {"url": "http://images.example.com/os.qcow2", "checksum": "c" * 32, "format": "qcow2"}
     # only the owner's record (node extra): instance_info and allocation extra are tenant-written
     assert record["addresses"] == [{"type": "InternalIP", "address": "198.51.100.7"}]
-    assert record["nics"] == [{"name": "p1", "MAC": "52:54:00:00:00:0a"}, {"name": "p2", "MAC": "52:54:00:00:00:0b"}]
+    assert record["nics"] == [
+        {"name": "p1", "MAC": "52:54:00:00:00:0a", "ip": None},
+        {"name": "p2", "MAC": "52:54:00:00:00:0b", "ip": None},
+    ]
     assert record["boot_mac_address"] == "52:54:00:00:00:0a"
     assert record["labels"] == {} and record["online"] is None
     assert find_bmc_data(record, BMC_VALUES) == []
@@ -451,15 +454,16 @@ def test_ironic_fields_never_ask_for_bmc_data():
     [
         ({}, True, "Provisioned"),
         ({"maintenance": True}, False, "Maintenance"),
-        ({"provision_state": "available"}, False, "NotProvisioned"),
-        ({"provision_state": "active", "target_provision_state": "deleted"}, False, "NotProvisioned"),
-        ({"provision_state": "deploying", "target_provision_state": "active"}, False, "NotProvisioned"),
-        ({"provision_state": None}, False, "NotProvisioned"),
+        ({"provision_state": "available"}, False, "Provisioning"),
+        ({"provision_state": "active", "target_provision_state": "deleted"}, False, "Provisioning"),
+        ({"provision_state": "deploying", "target_provision_state": "active"}, False, "Provisioning"),
+        ({"provision_state": "deploy failed"}, False, "DeployFailed"),
+        ({"provision_state": None}, False, "Provisioning"),
     ],
 )
 def test_ironic_ready(changes, ready, reason):
     node = dict(NODE, **changes)
-    assert ironic_view.ironic_ready(node)[:2] == (ready, reason)
+    assert ironic_view.claim_ready(ALLOCATION, node)[:2] == (ready, reason)
     rec = ironic_view.ironic_records([ALLOCATION], [node])[0]
     assert rec["ready"] is ready
     assert record.condition_status(rec["conditions"], "Ready") == ("True" if ready else "False")

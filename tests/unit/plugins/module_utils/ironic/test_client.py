@@ -12,6 +12,7 @@ import json
 
 import pytest
 
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common import polling
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     BackendError,
     Conflict,
@@ -149,6 +150,24 @@ def test_connection_errors_are_backend_errors():
     assert "connection refused" in info.value.message
 
 
+def test_a_busy_sqlite_database_is_retried():
+    busy = Response(500, fault("(sqlite3.OperationalError) database is locked"))
+    ironic, clock = client([busy, Response(200, {"nodes": []})])
+    assert ironic.list_nodes(fields=("uuid",)) == []
+    assert clock.sleeps == [0.1]
+
+
+def test_lists_ask_for_a_page_size_and_follow_every_page():
+    pages = [
+        Response(200, {"nodes": [{"uuid": str(i)}], "next": "http://ironic/v1/nodes?limit=1&marker=%d" % i})
+        for i in range(4)
+    ] + [Response(200, {"nodes": []})]
+    ironic, _dummy = client(pages)
+    assert [n["uuid"] for n in ironic.list("nodes", "nodes", fields=("uuid",), limit=1)] == ["0", "1", "2", "3"]
+    assert ironic.api.calls[0][1] == "/nodes?fields=uuid&limit=1"
+    assert ironic.requests == 5
+
+
 def test_lists_follow_next_links_and_send_filters():
     ironic, _dummy = client(
         [
@@ -167,11 +186,11 @@ def test_poll_intervals_start_short_and_grow_to_a_cap():
     values = iter(range(100))
     result = ironic.poll(lambda: next(values), lambda v: v >= 60, 600, "node n1")
     assert result == 60
-    fast = round(IR.POLL_FAST_SECONDS / IR.POLL_FIRST)
-    assert clock.sleeps[:fast] == [IR.POLL_FIRST] * fast
-    assert clock.sleeps[fast + 1] > IR.POLL_FIRST
+    fast = round(polling.FAST_SECONDS / polling.FIRST)
+    assert clock.sleeps[:fast] == [polling.FIRST] * fast
+    assert clock.sleeps[fast + 1] > polling.FIRST
     assert all(b >= a for a, b in zip(clock.sleeps, clock.sleeps[1:]))
-    assert max(clock.sleeps) == IR.POLL_MAX
+    assert max(clock.sleeps) == polling.LONGEST
 
 
 def test_poll_timeout_and_failure():

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import claim_view as CV
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import model as M
 
 MD5 = "9f6c1a0f5e2b4c8d7a3e1f0b2c4d6e8f"
@@ -105,8 +106,8 @@ def test_images():
 @pytest.mark.parametrize(
     "image, words",
     [
-        ({"url": "http://x/os.qcow2"}, "has no checksum"),
-        ({"url": "http://x/os.qcow2", "checksum": ""}, "has no checksum"),
+        ({"url": "http://x/os.qcow2"}, "checksum is required"),
+        ({"url": "http://x/os.qcow2", "checksum": ""}, "checksum is required"),
         ({"url": "ftp://x/os.qcow2", "checksum": MD5}, "http://, https:// or file://"),
         ({"url": "http://x/os .qcow2", "checksum": MD5}, "white space"),
         ({"url": "http://user:pw@x/os.qcow2", "checksum": MD5}, "user information"),
@@ -258,16 +259,18 @@ def test_claim_view_of_a_deployed_claim():
     deployed = node(
         provision_state="active",
         power_state="power on",
-        instance_info=M.desired_instance_info(IMAGE, "sha256:x", [{"type": "InternalIP", "address": "192.0.2.9"}]),
+        instance_info=M.desired_instance_info(IMAGE, "sha256:x", [{"type": "InternalIP", "address": "192.0.2.77"}]),
+        extra={"addresses": [{"type": "InternalIP", "address": "192.0.2.9"}]},
     )
     ports = [
         {"uuid": "p2", "address": "52:54:00:00:00:02", "pxe_enabled": False},
         {"uuid": "p1", "address": "52:54:00:00:00:01", "pxe_enabled": True},
     ]
-    view = M.claim_view("web-0", PROJECT, allocation(), deployed, ports, online=True, want_image=True)
+    view = CV.claim_view("web-0", PROJECT, allocation(), deployed, ports, online=True, want_image=True)
     assert view["host"] == "n1" and view["namespace"] == PROJECT and view["backend"] == "ironic"
     assert view["ready"] is True and view["associated"] is True and view["powered_on"] is True
     assert view["image"] == {"url": IMAGE["url"], "checksum": MD5, "format": "qcow2"}
+    # The owner's record in extra only: the lessee-written instance_info address is not read.
     assert view["addresses"] == [{"type": "InternalIP", "address": "192.0.2.9"}]
     assert view["nics"] == [
         {"name": "p1", "MAC": "52:54:00:00:00:01", "ip": None},
@@ -276,10 +279,13 @@ def test_claim_view_of_a_deployed_claim():
     assert view["boot_mac_address"] == "52:54:00:00:00:01"
     assert [c["type"] for c in view["conditions"]] == ["Allocated", "Ready"]
     assert view["conditions"][1]["reason"] == "Provisioned"
+    maintained = dict(deployed, maintenance=True)
+    view = CV.claim_view("web-0", PROJECT, allocation(), maintained, ports, online=True, want_image=True)
+    assert view["ready"] is False and view["conditions"][1]["reason"] == "Maintenance"
 
 
 def test_claim_view_keys_match_the_documented_shape():
-    view = M.claim_view("web-0", PROJECT, None, None)
+    view = CV.claim_view("web-0", PROJECT, None, None)
     assert sorted(view) == sorted(
         [
             "name",
@@ -290,7 +296,7 @@ def test_claim_view_keys_match_the_documented_shape():
             "powered_on",
             "associated",
             "ready",
-            "provisioning_state",
+            "provision_state",
             "image",
             "addresses",
             "nics",
@@ -326,7 +332,7 @@ def test_views_never_carry_bmc_data():
         driver_info=secret, provision_state="active", power_state="power on", last_error="http://10.0.0.9 down"
     )
     text = json.dumps(
-        [M.claim_view("web-0", PROJECT, allocation(), dirty, online=True), M.diff_view(allocation(), dirty)]
+        [CV.claim_view("web-0", PROJECT, allocation(), dirty, online=True), M.diff_view(allocation(), dirty)]
     )
     for value in [*list(secret.values()), "driver_info", "last_error"]:
         assert value not in text
@@ -373,7 +379,7 @@ def test_candidate_problems():
 def test_ready_only_when_deployed_and_powered(state, target, power, online, want_image):
     """A claim is never reported ready while its node moves or its power differs from what was asked."""
     nd = node(provision_state=state, target_provision_state=target, power_state=power)
-    view = M.claim_view("web-0", PROJECT, allocation(), nd, online=online, want_image=want_image)
+    view = CV.claim_view("web-0", PROJECT, allocation(), nd, online=online, want_image=want_image)
     if view["ready"]:
         if want_image:
             assert state == "active" and target is None

@@ -79,7 +79,7 @@ def test_the_proposals_kinds_are_accepted(kind):
         ({"image": {"url": "https://x/os.img", "checksum": "abc", "checksumType": "sha1"}}, "checksumType"),
         ({"image": {"url": "https://x/os.img", "checksum": "abc", "format": "iso"}}, "image.format"),
         ({"image": {"url": "https://x/os.img", "checksum": "ab cd"}}, "image.checksum"),
-        ({"image": {"url": "https://x/os.img", "checksum": ""}}, "image.checksum"),
+        ({"image": {"url": "https://x/os.img", "checksum": ""}}, "checksum is required"),
         ({"image": {"url": "https://x/os.img", "checksum": "ftp://x/sum"}}, "image.checksum"),
         ({"image": {"url": "https://x/os.img", "checksum": "abcd", "checksumType": "md5"}}, "32 hex digits"),
         ({"image": {"url": "https://x/os.img", "checksum": "a" * 32, "checksumType": "sha256"}}, "64 hex digits"),
