@@ -79,6 +79,7 @@ fmt: venv
 
 lint: collection
 	$(BIN)/ruff format --check --quiet plugins tests bench scripts
+	$(BIN)/ruff check --quiet plugins tests bench scripts
 	cd $(COLL) && NO_COLOR=1 ANSIBLE_COLLECTIONS_PATH=$(COLL_ROOT) $(BIN)/ansible-lint --offline --profile production
 
 docs-lint: collection
