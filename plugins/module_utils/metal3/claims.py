@@ -22,6 +22,7 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING
 
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.backend_options import refuse_foreign_options
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     Conflict,
     Forbidden,
@@ -56,22 +57,6 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connectio
 if TYPE_CHECKING:  # pragma: no cover
     from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base import TenancyModule
 
-IRONIC_ONLY_OPTIONS = (
-    "resource_class",
-    "traits",
-    "candidate_nodes",
-    "user_data",
-    "network_data",
-    "meta_data",
-    "file_url_allowed_prefixes",
-)
-#: what to use instead, with backend metal3, of an option for backend ironic
-_METAL3_INSTEAD = {
-    "user_data": "user_data_secret, network_data_secret and meta_data_secret",
-    "network_data": "user_data_secret, network_data_secret and meta_data_secret",
-    "meta_data": "user_data_secret, network_data_secret and meta_data_secret",
-    "file_url_allowed_prefixes": "an http or https image URL (the only schemes the binder accepts)",
-}
 SECRET_OPTIONS = (
     ("userData", "user_data_secret"),
     ("networkData", "network_data_secret"),
@@ -197,15 +182,6 @@ def _check_names(params):
             raise InvalidInput("option name", "claim name %r %s" % (name, problem))
 
 
-def _refuse_ironic_options(params):
-    given = [option for option in IRONIC_ONLY_OPTIONS if params.get(option) not in (None, [], {})]
-    if given:
-        raise InvalidInput(
-            "option %s" % given[0],
-            "is for backend ironic; with backend metal3 use %s" % (_METAL3_INSTEAD.get(given[0], "host_selector")),
-        )
-
-
 def _check_namespace(io, namespace):
     """Fail clearly when the namespace does not exist (a tenant may not read namespaces: then the API answers later)."""
     try:
@@ -289,7 +265,7 @@ def _gone(claim):
 def run_host_claim(mod: TenancyModule) -> None:
     params = mod.params
     check_timeout(params.get("wait_timeout"))
-    _refuse_ironic_options(params)
+    refuse_foreign_options(params, "metal3")
     _check_names(params)
     namespace, name = params["namespace"], params["name"]
     annotations = annotation_changes(params)

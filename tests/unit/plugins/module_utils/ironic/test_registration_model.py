@@ -6,32 +6,11 @@
 import json
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import registration_model as node_model
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import registration_model as bmh_model
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.classify import Classification
-
-UUID = "7a1b0000-0000-0000-0000-000000000001"
-FACTS = {
-    "uuid": UUID,
-    "cpus": 96,
-    "memory_gib": 512,
-    "cpu_arch": "x86_64",
-    "boot_mode": "UEFI",
-    "nics": [{"name": "a", "mac": "52:54:00:aa:bb:01"}, {"name": "b", "mac": "52:54:00:aa:bb:02"}],
-}
-ADDRESS = "redfish+http://127.0.0.1:8000/redfish/v1/Systems/" + UUID
-
-
-def bmh(labels=None, claim_ns=None, **kw):
-    return bmh_model.desired_bmh(
-        "web-1",
-        "metal3",
-        dict(FACTS, **kw),
-        labels if labels is not None else {"infra-kind": "large"},
-        ADDRESS,
-        "web-1-bmc-secret",
-        host_claim_namespaces=claim_ns,
-    )
-
+from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.redfish.registration_facts import (
+    FACTS,
+    UUID,
+)
 
 CLASS = Classification({"infra-kind": "large"}, "baremetal-large", ["CUSTOM_LARGE"], ["large"])
 INFO = node_model.driver_info("http://127.0.0.1:8000", "/redfish/v1/Systems/" + UUID, "admin", "pw", False)

@@ -6,31 +6,11 @@
 import pytest
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import registration_model as bmh_model
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import registration_model as reg
-
-UUID = "7a1b0000-0000-0000-0000-000000000001"
-FACTS = {
-    "uuid": UUID,
-    "cpus": 96,
-    "memory_gib": 512,
-    "cpu_arch": "x86_64",
-    "boot_mode": "UEFI",
-    "nics": [{"name": "a", "mac": "52:54:00:aa:bb:01"}, {"name": "b", "mac": "52:54:00:aa:bb:02"}],
-}
-ADDRESS = "redfish+http://127.0.0.1:8000/redfish/v1/Systems/" + UUID
-
-
-def bmh(labels=None, claim_ns=None, **kw):
-    return bmh_model.desired_bmh(
-        "web-1",
-        "metal3",
-        dict(FACTS, **kw),
-        labels if labels is not None else {"infra-kind": "large"},
-        ADDRESS,
-        "web-1-bmc-secret",
-        host_claim_namespaces=claim_ns,
-    )
+from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.redfish.registration_facts import (
+    FACTS,
+    UUID,
+)
 
 
 def test_names():
