@@ -14,8 +14,12 @@ build it from API objects; ``host_claim_info`` returns it and the
 here, so nothing else a control plane returns can reach a tenant.  Pure: no
 I/O."""
 
+from __future__ import annotations
+
 import ipaddress
 import re
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 #: The keys of every record, with either backend (one spelling); ``metal3.claim_view.METAL3_KEYS`` and the
 #: ironic view add their backend's own (``uid``, ``provisioning_state`` ...; ``project_id``, ``traits`` ...).
@@ -70,30 +74,30 @@ _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 _IPV4_RE = re.compile(r"%s(?:\.%s){3}\Z" % (_OCTET, _OCTET))
 
 
-def as_dict(value):
+def as_dict(value: Any) -> dict:
     return value if isinstance(value, dict) else {}
 
 
-def as_str(value):
+def as_str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def as_bool(value):
+def as_bool(value: Any) -> bool | None:
     return value if isinstance(value, bool) else None
 
 
-def str_map(value):
+def str_map(value: Any) -> dict[str, str]:
     """The ``str -> str`` entries of a mapping (labels, annotations)."""
     return dict((k, v) for k, v in as_dict(value).items() if isinstance(k, str) and isinstance(v, str))
 
 
-def pick(value, fields):
+def pick(value: Any, fields: Iterable[str]) -> dict[str, str]:
     """The string fields of ``value`` named in ``fields`` (others dropped)."""
     value = as_dict(value)
     return dict((field, value[field]) for field in fields if as_str(value.get(field)))
 
 
-def address_family(address):
+def address_family(address: Any) -> str | None:
     """``ipv4``, ``ipv6``, ``hostname`` (a valid DNS name) or ``None`` (unusable)."""
     if not isinstance(address, str) or not address or len(address) > 253:
         return None
@@ -111,7 +115,7 @@ def address_family(address):
     return "hostname"
 
 
-def normalise_addresses(value, default_type=DEFAULT_UNTYPED_ADDRESS):
+def normalise_addresses(value: Any, default_type: str = DEFAULT_UNTYPED_ADDRESS) -> list[dict[str, str]]:
     """A list of ``{type, address}`` from what an API holds, duplicates and junk removed.
 
     Accepts a list of ``{type, address}`` dicts or of strings, or one of them
@@ -134,7 +138,11 @@ def normalise_addresses(value, default_type=DEFAULT_UNTYPED_ADDRESS):
     return result
 
 
-def select_address(addresses, types=DEFAULT_ADDRESS_TYPES, families=DEFAULT_ADDRESS_FAMILIES):
+def select_address(
+    addresses: Iterable[Any] | None,
+    types: Iterable[str] | None = DEFAULT_ADDRESS_TYPES,
+    families: Iterable[str] | None = DEFAULT_ADDRESS_FAMILIES,
+) -> str | None:
     """The preferred address of ``addresses`` (``{type, address}`` dicts), or ``None``.
 
     Types are tried in order (``*`` matches any type; no types means any),
@@ -156,14 +164,14 @@ def select_address(addresses, types=DEFAULT_ADDRESS_TYPES, families=DEFAULT_ADDR
     return None
 
 
-def normalise_conditions(value):
+def normalise_conditions(value: Any) -> list[dict[str, str]]:
     """The conditions of a status: dicts with a type, string fields only."""
     if not isinstance(value, list):
         return []
     return [pick(item, CONDITION_FIELDS) for item in value if isinstance(item, dict) and as_str(item.get("type"))]
 
 
-def condition_status(conditions, ctype):
+def condition_status(conditions: Iterable[Mapping[str, Any]] | None, ctype: str) -> Any:
     """``status`` of the first condition of type ``ctype``, or ``None``."""
     for condition in conditions or ():
         if condition.get("type") == ctype:

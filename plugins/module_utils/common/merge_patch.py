@@ -11,11 +11,14 @@ Patches are plain dicts, ``None`` deletes a key.  Used by the tenant claim
 runner, the binder and host registration alike.
 """
 
+from __future__ import annotations
+
 import copy
 import json
+from typing import Any
 
 
-def get_path(obj, *path):
+def get_path(obj: Any, *path: str) -> Any:
     """``obj[path[0]][path[1]]...`` or ``None`` when any step is missing or not a dict."""
     for key in path:
         if not isinstance(obj, dict):
@@ -24,7 +27,7 @@ def get_path(obj, *path):
     return obj
 
 
-def same_json(left, right):
+def same_json(left: Any, right: Any) -> bool:
     """Whether two JSON values are equal as JSON (key order ignored)."""
     return json.dumps(left, sort_keys=True) == json.dumps(right, sort_keys=True)
 
@@ -32,7 +35,7 @@ def same_json(left, right):
 _NOTHING = object()
 
 
-def apply_merge_patch(target, patch):
+def apply_merge_patch(target: Any, patch: Any) -> Any:
     """Return ``target`` with the JSON merge patch (RFC 7386) applied; inputs are not changed."""
     if not isinstance(patch, dict):
         return copy.deepcopy(patch)
@@ -58,7 +61,7 @@ def _minimal_member(current, key, value):
     return _NOTHING
 
 
-def minimal_patch(current, patch):
+def minimal_patch(current: Any, patch: dict) -> dict:
     """Drop the parts of a merge patch that would not change ``current``.
 
     Equivalent to ``patch`` for Kubernetes, which does not distinguish an
@@ -73,7 +76,7 @@ def minimal_patch(current, patch):
     return result
 
 
-def with_precondition(patch, obj):
+def with_precondition(patch: dict, obj: Any) -> dict:
     """Add ``metadata.resourceVersion`` of ``obj`` to a non-empty patch (the API server then answers 409 on a race)."""
     version = get_path(obj, "metadata", "resourceVersion")
     if not patch or not version:

@@ -17,6 +17,11 @@ NetworkPolicy name).  Every check returns the first problem as text, or
 entry (``tenants[2] (team-a)``) and the cause, before anything is applied.
 """
 
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from typing import Any
+
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import (
     dns1123_label_problem,
@@ -28,13 +33,13 @@ NETWORK_ALLOW_MAX = 32
 POLICY_ACTIONS = ("Deny", "Warn", "Audit")
 
 
-def tenant_name_problem(name):
+def tenant_name_problem(name: Any) -> str | None:
     """Why ``name`` cannot name a tenant (its namespace), or ``None``."""
     problem = dns1123_label_problem(name)
     return "tenant name %r %s (a DNS-1123 label)" % (name, problem) if problem else None
 
 
-def host_class_problem(value):
+def host_class_problem(value: Any) -> str | None:
     """Why ``value`` cannot name a host class (a non-empty label value), or ``None``."""
     if value == "":
         return "host class must not be empty"
@@ -42,7 +47,7 @@ def host_class_problem(value):
     return "host class %s" % problem if problem else None
 
 
-def network_allow_name_problem(name):
+def network_allow_name_problem(name: Any) -> str | None:
     """Why ``name`` cannot name a network allow, or ``None``."""
     problem = dns1123_label_problem(name)
     if not problem and len(name) > NETWORK_ALLOW_MAX:
@@ -50,7 +55,7 @@ def network_allow_name_problem(name):
     return "network allow name %r %s" % (name, problem) if problem else None
 
 
-def label_prefix_problem(prefix):
+def label_prefix_problem(prefix: Any) -> str | None:
     """Why ``prefix`` is not a label-key prefix (a DNS subdomain followed by ``/``), or ``None``."""
     if not isinstance(prefix, str) or not prefix.endswith("/"):
         return "%r must be a DNS subdomain followed by /" % (prefix,)
@@ -77,7 +82,9 @@ def _list_of(value, what):
     return value
 
 
-def tenant_problem(tenant, quota_keys=(), pod_security_keys=()):
+def tenant_problem(
+    tenant: Any, quota_keys: Collection[str] = (), pod_security_keys: Collection[str] = ()
+) -> str | None:
     """The first problem of one tenant definition (a dict with ``name`` ...), or ``None``."""
     if not isinstance(tenant, dict):
         return "must be a mapping with at least a name"
@@ -107,7 +114,9 @@ def _entry_name(index, tenant, where):
     return "%s[%d] (%s)" % (where, index, name) if isinstance(name, str) and name else "%s[%d]" % (where, index)
 
 
-def check_tenants(tenants, quota_keys=(), pod_security_keys=(), where="tenants"):
+def check_tenants(
+    tenants: Any, quota_keys: Collection[str] = (), pod_security_keys: Collection[str] = (), where: str = "tenants"
+) -> list[str]:
     """Raise :class:`InvalidInput` about the first bad tenant, or a name listed twice; return the names."""
     if not isinstance(tenants, list):
         raise InvalidInput("option %s" % where, "must be a list of tenants")
@@ -126,7 +135,7 @@ def check_tenants(tenants, quota_keys=(), pod_security_keys=(), where="tenants")
     return names
 
 
-def check_choices(values, known, where):
+def check_choices(values: Any, known: Sequence[str], where: str) -> list:
     """Raise :class:`InvalidInput` unless ``values`` is a list of members of ``known``."""
     if not isinstance(values, list):
         raise InvalidInput("option %s" % where, "must be a list")

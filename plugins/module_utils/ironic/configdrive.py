@@ -33,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from typing import Any
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.libraries import PYYAML, MissingLibrary
@@ -71,7 +72,7 @@ def _first_line(text):
     return text.lstrip("\ufeff").split("\n", 1)[0].rstrip("\r").strip()
 
 
-def user_data_format(text):
+def user_data_format(text: str | None) -> str:
     """The cloud-init format of ``text``: ``cloud-config``, ``jinja``, ``mime``,
     ``script`` (any other known ``#`` header), ``empty`` or ``unknown``."""
     if not text or not text.strip():
@@ -98,7 +99,7 @@ def _yaml_problem(exc):
     return problem
 
 
-def validate_user_data(text, obj="option user_data"):
+def validate_user_data(text: Any, obj: str = "option user_data") -> list[str]:
     """Check ``text`` as cloud-init user-data; return a list of warnings.
 
     Raises :class:`InvalidInput` when the text declares itself cloud-config
@@ -166,7 +167,7 @@ def _check_json(value, obj, path):
     raise InvalidInput(obj, "%s is a %s, not JSON data" % (path, type(value).__name__))
 
 
-def validate_network_data(data, obj="option network_data"):
+def validate_network_data(data: Any, obj: str = "option network_data") -> None:
     """Check the shape of OpenStack ``network_data.json``."""
     if data is None:
         return
@@ -205,7 +206,7 @@ def validate_network_data(data, obj="option network_data"):
             raise InvalidInput(obj, "services[%d] must be a mapping with a type" % i)
 
 
-def validate_meta_data(data, obj="option meta_data"):
+def validate_meta_data(data: Any, obj: str = "option meta_data") -> None:
     if data is None:
         return
     if not isinstance(data, dict):
@@ -216,7 +217,9 @@ def validate_meta_data(data, obj="option meta_data"):
         raise InvalidInput(obj, "public_keys must map key names to public keys (strings)")
 
 
-def build_configdrive(name, user_data=None, network_data=None, meta_data=None):
+def build_configdrive(
+    name: str, user_data: str | None = None, network_data: dict | None = None, meta_data: dict | None = None
+) -> tuple[dict, list[str]]:
     """Validate the parts and return ``(configdrive dict, warnings)``.
 
     ``meta_data`` gets ``hostname`` and ``name`` from the claim's ``name``
@@ -237,7 +240,7 @@ def build_configdrive(name, user_data=None, network_data=None, meta_data=None):
     return drive, warnings
 
 
-def configdrive_digest(drive):
+def configdrive_digest(drive: dict | None) -> str | None:
     """``sha256:<hex>`` of a canonical JSON form of ``drive`` (``None`` for none)."""
     if drive is None:
         return None
@@ -245,7 +248,7 @@ def configdrive_digest(drive):
     return "sha256:" + hashlib.sha256(canonical.encode("ascii")).hexdigest()
 
 
-def network_addresses(network_data):
+def network_addresses(network_data: dict | None) -> list[dict[str, str]]:
     """``[{type, address}]`` of the static IPs in ``network_data`` (for results)."""
     addresses = []
     for net in (network_data or {}).get("networks") or []:

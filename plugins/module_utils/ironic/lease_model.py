@@ -48,6 +48,8 @@ from __future__ import annotations
 import datetime
 import re
 import uuid
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict, InvalidInput
 
@@ -69,7 +71,7 @@ _ISO_RE = re.compile(
 # ------------------------------------------------------------------ times
 
 
-def parse_time(value, obj="time"):
+def parse_time(value: Any, obj: str = "time") -> datetime.datetime | None:
     """A UTC ``datetime`` from an ISO 8601 string (naive means UTC), or ``None``.
 
     Accepts ``YYYY-MM-DD``, ``YYYY-MM-DDTHH:MM[:SS[.ffffff]]`` with ``Z`` or
@@ -105,7 +107,7 @@ def parse_time(value, obj="time"):
     return result.replace(tzinfo=UTC)
 
 
-def format_time(value):
+def format_time(value: Any) -> str | None:
     """ISO 8601 in UTC with a ``Z`` and whole seconds, or ``None``."""
     if value is None:
         return None
@@ -113,18 +115,24 @@ def format_time(value):
     return value.replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def utcnow():
+def utcnow() -> datetime.datetime:
     return datetime.datetime.now(UTC).replace(microsecond=0)
 
 
 # ------------------------------------------------------------------ records
 
 
-def new_lease_id():
+def new_lease_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
-def make_lease(project, start, end, now, lease_id=None):
+def make_lease(
+    project: str,
+    start: datetime.datetime,
+    end: datetime.datetime | None,
+    now: datetime.datetime,
+    lease_id: str | None = None,
+) -> dict:
     """A lease record (dict of strings) for ``project`` over ``[start, end)``."""
     return {
         "id": lease_id or new_lease_id(),
@@ -135,7 +143,7 @@ def make_lease(project, start, end, now, lease_id=None):
     }
 
 
-def node_leases(node, obj=None):
+def node_leases(node: dict | None, obj: str | None = None) -> list[dict]:
     """The lease records of ``node`` (a dict with ``properties``), validated.
 
     A malformed list is reported rather than silently dropped: the owner must
@@ -167,7 +175,7 @@ def node_leases(node, obj=None):
     return leases
 
 
-def node_label(node):
+def node_label(node: dict | None) -> str:
     node = node or {}
     return node.get("name") or node.get("uuid") or node.get("id") or "?"
 
@@ -175,12 +183,17 @@ def node_label(node):
 # ------------------------------------------------------------------ windows
 
 
-def window(lease):
+def window(lease: Mapping[str, Any]) -> tuple[datetime.datetime | None, datetime.datetime | None]:
     """``(start, end)`` datetimes of a lease record (``end`` may be ``None``)."""
     return parse_time(lease["start"]), parse_time(lease.get("end"))
 
 
-def overlaps(a_start, a_end, b_start, b_end):
+def overlaps(
+    a_start: datetime.datetime | None,
+    a_end: datetime.datetime | None,
+    b_start: datetime.datetime | None,
+    b_end: datetime.datetime | None,
+) -> bool:
     """Whether ``[a_start, a_end)`` and ``[b_start, b_end)`` share an instant.
 
     ``None`` as a start means "since ever", as an end "forever".
@@ -190,7 +203,7 @@ def overlaps(a_start, a_end, b_start, b_end):
     return a_before_b_ends and b_before_a_ends
 
 
-def status(lease, now):
+def status(lease: Mapping[str, Any], now: datetime.datetime) -> str:
     start, end = window(lease)
     if now < start:
         return PENDING
@@ -199,7 +212,7 @@ def status(lease, now):
     return ACTIVE
 
 
-def describe(lease):
+def describe(lease: Mapping[str, Any]) -> str:
     return "lease %s of project %s from %s until %s" % (
         lease.get("id", "?"),
         lease.get("project"),
@@ -208,7 +221,7 @@ def describe(lease):
     )
 
 
-def unmanaged_lessee(node, leases, now):
+def unmanaged_lessee(node: dict | None, leases: Iterable[dict], now: datetime.datetime) -> str | None:
     """The node's lessee when no active lease explains it, else ``None``."""
     lessee = (node or {}).get("lessee")
     if not lessee:
@@ -219,7 +232,15 @@ def unmanaged_lessee(node, leases, now):
     return lessee
 
 
-def conflicts(node, leases, project, start, end, now, ignore_id=None):
+def conflicts(
+    node: dict | None,
+    leases: Sequence[dict],
+    project: str | None,
+    start: datetime.datetime | None,
+    end: datetime.datetime | None,
+    now: datetime.datetime,
+    ignore_id: str | None = None,
+) -> list[str]:
     """Descriptions of what the window ``[start, end)`` for ``project`` would
     overlap on ``node``: leases (expired ones never count) and an unmanaged
     lessee of another project."""
@@ -236,7 +257,13 @@ def conflicts(node, leases, project, start, end, now, ignore_id=None):
     return found
 
 
-def find_matching(leases, project, start, end, now):
+def find_matching(
+    leases: Iterable[dict],
+    project: str | None,
+    start: datetime.datetime | None,
+    end: datetime.datetime | None,
+    now: datetime.datetime,
+) -> dict | None:
     """The lease that a request for ``project`` from ``start`` (``None``: now)
     until ``end`` designates, or ``None``.
 
@@ -259,7 +286,9 @@ def find_matching(leases, project, start, end, now):
     return pending[0] if pending else None
 
 
-def plan_lease(node, project, start, end, now):
+def plan_lease(
+    node: dict, project: str, start: datetime.datetime | None, end: datetime.datetime | None, now: datetime.datetime
+) -> dict:
     """What leasing ``node`` to ``project`` over ``[start or now, end)`` takes.
 
     Returns a dict: ``action`` (``none``, ``create``, ``update``), ``lease`` (the
@@ -308,7 +337,7 @@ def plan_lease(node, project, start, end, now):
     return {"action": action, "lease": lease, "leases": new_list, "set_lessee": set_lessee}
 
 
-def plan_reconcile(node, now):
+def plan_reconcile(node: dict, now: datetime.datetime) -> dict:
     """What bringing ``node`` up to date with the clock takes.
 
     Returns a dict: ``expired`` (lease records whose end has passed),
@@ -341,7 +370,7 @@ def plan_reconcile(node, now):
     return {"expired": expired, "end_lessee": end_lessee, "start": start, "blocked": blocked, "leases": remaining}
 
 
-def plan_end(node, project, now, lease_id=None):
+def plan_end(node: dict, project: str | None, now: datetime.datetime, lease_id: str | None = None) -> dict:
     """What ending the leases of ``project`` on ``node`` now takes (``state=absent``).
 
     Returns a dict: ``removed`` (records dropped), ``end_lessee`` (``project``
@@ -367,7 +396,7 @@ def plan_end(node, project, now, lease_id=None):
     return {"removed": removed, "end_lessee": end_lessee, "leases": kept}
 
 
-def lease_view(node, lease, now):
+def lease_view(node: dict | None, lease: Mapping[str, Any], now: datetime.datetime) -> dict:
     """A lease as the module returns it."""
     return {
         "id": lease["id"],
@@ -380,7 +409,7 @@ def lease_view(node, lease, now):
     }
 
 
-def unmanaged_view(node):
+def unmanaged_view(node: dict) -> dict:
     return {
         "id": None,
         "node": node_label(node),
@@ -395,7 +424,7 @@ def unmanaged_view(node):
 # ------------------------------------------------------------------ choosing nodes
 
 
-def node_is_free_now(node):
+def node_is_free_now(node: dict | None) -> bool:
     """A node that can be handed to a new lessee at once: available, not
     allocated, not deployed, not in maintenance."""
     node = node or {}
@@ -408,11 +437,20 @@ def node_is_free_now(node):
     )
 
 
-def has_traits(node, traits):
+def has_traits(node: dict | None, traits: Iterable[str] | None) -> bool:
     return set(traits or ()) <= set((node or {}).get("traits") or ())
 
 
-def choose_nodes(nodes, project, start, end, now, count, resource_class=None, traits=None):
+def choose_nodes(
+    nodes: Iterable[dict],
+    project: str,
+    start: datetime.datetime | None,
+    end: datetime.datetime | None,
+    now: datetime.datetime,
+    count: int,
+    resource_class: str | None = None,
+    traits: Collection[str] | None = None,
+) -> tuple[list[dict], list[dict]]:
     """Pick nodes for a lease of ``count`` nodes; pure and deterministic.
 
     Nodes already leased to ``project`` over the same request (same start,

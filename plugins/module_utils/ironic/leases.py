@@ -25,6 +25,9 @@ the node is read again and a lost write is reported as a conflict.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     Conflict,
     InvalidInput,
@@ -59,7 +62,9 @@ LEASE_NODE_FIELDS = (
 # ------------------------------------------------------------------ helpers
 
 
-def resolve_lessee(client, project, verify=True, state="present"):
+def resolve_lessee(
+    client: Ironic, project: str | None, verify: bool = True, state: str = "present"
+) -> tuple[str | None, str | None]:
     """``(project_id, check)`` of option ``project``: see :func:`projects.resolve_project`.
 
     A lease is only written for a project Keystone knows; ending or listing
@@ -69,7 +74,7 @@ def resolve_lessee(client, project, verify=True, state="present"):
     return resolve_project(client.conn, project, verify=verify, must_exist=state == "present")
 
 
-def read_nodes(client, idents=None, resource_class=None):
+def read_nodes(client: Ironic, idents: Iterable[str] | None = None, resource_class: str | None = None) -> list[dict]:
     """The nodes named by ``idents`` (each must exist), or every node the
     caller sees (of ``resource_class``)."""
     if idents:
@@ -87,7 +92,7 @@ def read_nodes(client, idents=None, resource_class=None):
     return client.list_nodes(fields=LEASE_NODE_FIELDS, resource_class=resource_class)
 
 
-def leases_patch(node, new_leases):
+def leases_patch(node: dict, new_leases: list[dict] | None) -> list[dict]:
     """The JSON patch op that stores ``new_leases`` on ``node``."""
     path = "/properties/%s" % model.LEASES_KEY
     if not new_leases:
@@ -101,7 +106,9 @@ def _same_leases(node, new_leases):
     return ((node.get("properties") or {}).get(model.LEASES_KEY) or []) == (new_leases or [])
 
 
-def end_access_patch(node, new_leases, new_lessee=None):
+def end_access_patch(
+    node: dict, new_leases: list[dict] | None, new_lessee: str | None = None
+) -> tuple[list[dict], bool]:
     """``(ops, undeploy)`` that end the current lessee's access, ESI-Leap style.
 
     The lessee is removed (or replaced by ``new_lessee``), the lease list
@@ -126,7 +133,7 @@ def end_access_patch(node, new_leases, new_lessee=None):
 TRANSITION_STATES = ("deploying", "cleaning", "deleting", "clean wait", "inspecting", "verifying")
 
 
-def busy(node):
+def busy(node: dict) -> str | None:
     """Why ``node`` cannot be changed now (a transition is under way), or ``None``."""
     state = node.get("provision_state")
     target = node.get("target_provision_state")
@@ -156,7 +163,7 @@ class LeaseRun:
         self.project_check = None
 
     # -- entry
-    def run(self):
+    def run(self) -> None:
         p = self.p
         check_timeout(p["wait_timeout"])
         if p["count"] is not None and p["count"] < 1:
@@ -435,7 +442,7 @@ class LeaseRun:
         for node in self.undeployed:
             label = model.node_label(node)
 
-            def failed(n):
+            def failed(n: dict) -> str | None:
                 if n.get("provision_state") == "clean failed" and not n.get("target_provision_state"):
                     return "cleaning failed after the lease ended: the node needs the owner's attention"
                 return None
@@ -484,5 +491,5 @@ class LeaseRun:
         mod.set_diff(dict(self.before), dict(self.after))
 
 
-def run_host_lease(mod):
+def run_host_lease(mod: Any) -> None:
     LeaseRun(mod).run()

@@ -33,6 +33,8 @@ from __future__ import annotations
 import json
 import posixpath
 import re
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.image import (
@@ -105,7 +107,7 @@ _TRAIT_RE = re.compile(r"[A-Z][A-Z0-9_]*\Z")
 # ------------------------------------------------------------------ validation
 
 
-def claim_name_problem(name):
+def claim_name_problem(name: Any) -> str | None:
     """Why ``name`` cannot name an Ironic allocation, or ``None``.
 
     Ironic accepts RFC 3986 unreserved characters, at most 255 of them, and
@@ -122,14 +124,14 @@ def claim_name_problem(name):
     return None
 
 
-def validate_name(name, what="claim"):
+def validate_name(name: Any, what: str = "claim") -> str:
     problem = claim_name_problem(name)
     if problem:
         raise InvalidInput("%s %r" % (what, name), "name %s" % problem)
     return name
 
 
-def validate_traits(traits, obj):
+def validate_traits(traits: Collection[str] | None, obj: str) -> list[str]:
     for trait in traits or ():
         if not isinstance(trait, str) or not _TRAIT_RE.match(trait) or len(trait) > 255:
             raise InvalidInput(
@@ -153,7 +155,7 @@ def _clean_path(path):
     return posixpath.normpath("/" + path.lstrip("/"))
 
 
-def validate_file_prefixes(prefixes, obj):
+def validate_file_prefixes(prefixes: Iterable[str] | None, obj: str) -> list[str]:
     """Check option ``file_url_allowed_prefixes``; returns the prefixes normalised (or ``[]``)."""
     result = []
     for prefix in prefixes or ():
@@ -168,7 +170,7 @@ def validate_file_prefixes(prefixes, obj):
     return result
 
 
-def file_url_problem(url, allowed_prefixes):
+def file_url_problem(url: Any, allowed_prefixes: Sequence[str] | None) -> str | None:
     """Why the ``file://`` URL ``url`` may not be given to Ironic for a tenant, or ``None``.
 
     A ``file://`` URL names a file on the Ironic conductor (its configuration,
@@ -198,7 +200,7 @@ def file_url_problem(url, allowed_prefixes):
     return "is not under an allowed prefix (%s): %s" % (", ".join(allowed_prefixes), clean)
 
 
-def validate_image(image, obj, file_prefixes=None):
+def validate_image(image: dict | None, obj: str, file_prefixes: Sequence[str] | None = None) -> dict | None:
     """Check the ``image`` option (:func:`common.image.image_problem`, the rule of
     both backends); returns it normalised (or ``None``).
 
@@ -227,7 +229,7 @@ def validate_image(image, obj, file_prefixes=None):
 # ------------------------------------------------------------------ deployment
 
 
-def image_instance_info(image):
+def image_instance_info(image: dict | None) -> dict:
     """The ``instance_info`` keys that deploy ``image`` (see Ironic's deploy guide).
 
     ``live-iso`` boots the ISO through the ``ramdisk`` deploy interface
@@ -253,7 +255,7 @@ def image_instance_info(image):
     return info
 
 
-def desired_instance_info(image, configdrive_digest, addresses):
+def desired_instance_info(image: dict | None, configdrive_digest: str | None, addresses: list[dict] | None) -> dict:
     info = image_instance_info(image)
     if configdrive_digest:
         info[CONFIGDRIVE_KEY] = configdrive_digest
@@ -274,13 +276,13 @@ MANAGED_KEYS = (
 )
 
 
-def instance_info_differs(current, desired):
+def instance_info_differs(current: dict | None, desired: dict) -> list[str]:
     """Keys of the deployment that differ between the node and the request."""
     current = current or {}
     return sorted(key for key in MANAGED_KEYS if current.get(key) != desired.get(key))
 
 
-def image_of(instance_info):
+def image_of(instance_info: dict | None) -> dict | None:
     """The claim's ``image`` as the node's ``instance_info`` shows it."""
     info = instance_info or {}
     if info.get("boot_iso"):
@@ -298,7 +300,7 @@ def image_of(instance_info):
     return image
 
 
-def deploy_action(node, desired_info):
+def deploy_action(node: dict, desired_info: dict) -> str:
     """What the node needs so that it carries ``desired_info``.
 
     ``none`` (it does, or a deployment of it is under way), ``deploy`` (from
@@ -330,16 +332,16 @@ def deploy_action(node, desired_info):
     )
 
 
-def node_label(node):
+def node_label(node: dict | None) -> str:
     node = node or {}
     return node.get("name") or node.get("uuid") or "?"
 
 
-def power_word(online):
+def power_word(online: bool) -> str:
     return "power on" if online else "power off"
 
 
-def power_action(node, online):
+def power_action(node: dict | None, online: bool | None) -> str | None:
     """The power target the node needs for ``online`` (``None``: nothing)."""
     if online is None or node is None:
         return None
@@ -353,7 +355,7 @@ REBOOT_ANNOTATION = "host.metal3.io/reboot"
 REBOOT_TARGETS = {"hard": "rebooting", "soft": "soft rebooting"}  # Ironic's power targets
 
 
-def reboot_request(annotations, obj):
+def reboot_request(annotations: Mapping[str, Any] | None, obj: str) -> str | None:
     """The Ironic power target that ``annotations`` ask for (``rebooting``,
     ``soft rebooting``) or ``None``, the way host_claim reads them with backend
     metal3: :data:`REBOOT_ANNOTATION` with an empty value, or JSON with
@@ -402,7 +404,9 @@ def _condition(ctype, status, reason, message):
     return {"type": ctype, "status": status, "reason": reason, "message": message}
 
 
-def ready_state(allocation, node, want_image, online):
+def ready_state(
+    allocation: Mapping | None, node: Mapping | None, want_image: bool, online: bool | None
+) -> tuple[bool, str, str]:
     """``(ready, reason, message)`` of a claim, from what Ironic shows."""
     if allocation is None:
         return False, "NotClaimed", "the claim does not exist yet"
@@ -441,7 +445,7 @@ def ready_state(allocation, node, want_image, online):
     )
 
 
-def diff_view(allocation, node, config_digest=None):
+def diff_view(allocation: dict | None, node: dict | None, config_digest: str | None = None) -> dict:
     """The part of a claim that ``--diff`` shows (what the tenant asked for)."""
     if allocation is None:
         return {}
@@ -459,7 +463,7 @@ def diff_view(allocation, node, config_digest=None):
     return view
 
 
-def allocation_mismatch(allocation, resource_class, traits):
+def allocation_mismatch(allocation: dict, resource_class: str | None, traits: Collection[str] | None) -> str | None:
     """Why an existing allocation does not match the request, or ``None``.
 
     Only what the request sets is compared; an allocation cannot change.
@@ -477,7 +481,7 @@ def allocation_mismatch(allocation, resource_class, traits):
     return "; ".join(problems) or None
 
 
-def candidate_problems(nodes, resource_class, traits):
+def candidate_problems(nodes: Sequence[dict], resource_class: str | None, traits: Iterable[str] | None) -> str | None:
     """Why no node the project can see serves the request, or ``None``."""
     if not nodes:
         return "no node owned by or leased to the project has resource class %s" % resource_class

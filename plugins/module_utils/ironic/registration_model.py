@@ -9,6 +9,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable, Mapping
+from typing import Any
+
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.registration_model import HIDDEN, normal_uuid
 
 MANAGED_TRAITS_KEY = "bmt_classified_traits"
@@ -18,7 +21,7 @@ SYSTEM_UUID_KEY = "system_uuid"
 DEFAULT_RESOURCE_CLASS = "baremetal"
 
 
-def node_properties(facts):
+def node_properties(facts: Mapping[str, Any]) -> dict:
     props = {}
     if facts.get("cpus"):
         props["cpus"] = int(facts["cpus"])
@@ -31,7 +34,7 @@ def node_properties(facts):
     return props
 
 
-def driver_info(base_url, system_path, username, password, validate_certs=True):
+def driver_info(base_url: str, system_path: str, username: str, password: str, validate_certs: bool = True) -> dict:
     return {
         "redfish_address": base_url,
         "redfish_system_id": system_path,
@@ -42,8 +45,14 @@ def driver_info(base_url, system_path, username, password, validate_certs=True):
 
 
 def desired_node(
-    name, facts, classification, info, owner=None, default_resource_class=DEFAULT_RESOURCE_CLASS, interfaces=None
-):
+    name: str,
+    facts: Mapping[str, Any],
+    classification: Any,
+    info: Mapping[str, Any],
+    owner: str | None = None,
+    default_resource_class: str = DEFAULT_RESOURCE_CLASS,
+    interfaces: Mapping[str, Any] | None = None,
+) -> dict:
     """The fields of a new node (``uuid`` = the system UUID) and its traits and port MACs."""
     fields = {
         "uuid": normal_uuid(facts.get("uuid")),
@@ -61,7 +70,7 @@ def desired_node(
     return fields
 
 
-def node_patch(current, desired, update_password=False):
+def node_patch(current: Mapping[str, Any], desired: Mapping[str, Any], update_password: bool = False) -> list[dict]:
     """RFC 6902 operations from ``current`` (a dict of node fields) to ``desired``.
 
     ``driver_info`` is compared key by key; the password (masked by Ironic
@@ -70,7 +79,7 @@ def node_patch(current, desired, update_password=False):
     """
     ops = []
 
-    def put(path, have, want):
+    def put(path: str, have: Any, want: Any) -> None:
         if have != want:
             ops.append({"op": "add" if have is None else "replace", "path": path, "value": want})
 
@@ -97,7 +106,9 @@ def node_patch(current, desired, update_password=False):
     return ops
 
 
-def node_traits(current_traits, previously_managed, classified):
+def node_traits(
+    current_traits: Iterable[str] | None, previously_managed: Collection[str] | None, classified: Iterable[str]
+) -> list[str]:
     """The node's traits after classification: others' traits kept, ours replaced."""
     keep = [t for t in (current_traits or []) if t not in (previously_managed or [])]
     out = list(keep)
@@ -107,12 +118,14 @@ def node_traits(current_traits, previously_managed, classified):
     return sorted(out)
 
 
-def missing_ports(facts, existing_macs):
+def missing_ports(facts: Mapping[str, Any], existing_macs: Iterable[str] | None) -> list[str]:
     have = set(m.lower() for m in existing_macs or [])
     return [nic["mac"] for nic in facts.get("nics") or [] if nic["mac"] not in have]
 
 
-def node_view(fields, traits=None, ports=None):
+def node_view(
+    fields: Mapping[str, Any] | None, traits: Iterable[str] | None = None, ports: Iterable[str] | None = None
+) -> dict:
     """What the diff shows of a node (no password, no BMC address)."""
     if not fields:
         return {}
@@ -133,7 +146,7 @@ def node_view(fields, traits=None, ports=None):
     }
 
 
-def provision_steps(state):
+def provision_steps(state: str | None) -> list[tuple[str, str]] | None:
     """Ironic actions that take a node from ``state`` to ``available``.
 
     Returns a list of (action, state reached) or ``None`` when the node is in

@@ -14,6 +14,10 @@ owner differs get one PATCH.  Ironic's PATCH has no precondition; the owner
 is the only field written.  Check mode writes nothing.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.client import Ironic
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.projects import resolve_project
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.share_plan import (
@@ -27,7 +31,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.share_pla
 NODE_FIELDS = ("uuid", "name", "owner")
 
 
-def run_host_share(module):
+def run_host_share(module: Any) -> None:
     params = module.params
     entries = validate_entries(params["hosts"])
     ironic = Ironic.from_params(params)

@@ -19,13 +19,18 @@ entry's index.
 This file imports no client library.
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
 
 ENTRY_KEYS = ("name", "names", "owner")
 METAL3_ONLY_KEYS = ("selector", "class", "labels", "share")
 
 
-def validate_entries(entries, where="hosts"):
+def validate_entries(entries: Any, where: str = "hosts") -> list[tuple[list[str], str]]:
     """Check every entry; return ``[(names, owner)]``, or raise one :class:`InvalidInput` about ``hosts[<index>]``."""
     if not isinstance(entries, list):
         raise InvalidInput("option %s" % where, "must be a list of entries")
@@ -57,7 +62,7 @@ def validate_entries(entries, where="hosts"):
     return result
 
 
-def owner_refs(entries):
+def owner_refs(entries: Iterable[tuple[list[str], str]]) -> list[str]:
     """The distinct owner references of validated entries, in order of appearance."""
     return list(dict.fromkeys(owner for _names, owner in entries))
 
@@ -71,7 +76,7 @@ def _index(nodes):
     return by_ref
 
 
-def plan_owners(nodes, entries, owner_ids):
+def plan_owners(nodes: Iterable[dict], entries: Iterable[tuple[list[str], str]], owner_ids: Mapping[str, str]) -> dict:
     """``{"changes": [...], "missing": [(index, name)]}`` for the nodes listed by Ironic.
 
     ``owner_ids`` maps each owner reference to its project ID.  A change is
@@ -97,11 +102,11 @@ def plan_owners(nodes, entries, owner_ids):
     return {"changes": changes, "missing": missing}
 
 
-def plan_problems(plan, where="hosts"):
+def plan_problems(plan: dict, where: str = "hosts") -> list[str]:
     return ["%s[%d]: no node %s in Ironic" % (where, index, name) for index, name in plan["missing"]]
 
 
-def refusal(plan, where="hosts"):
+def refusal(plan: dict, where: str = "hosts") -> InvalidInput | None:
     """The :class:`InvalidInput` a strict run raises for the plan, or ``None``."""
     problems = plan_problems(plan, where)
     if not problems:

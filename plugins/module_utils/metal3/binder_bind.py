@@ -17,6 +17,8 @@ metadata up (never BMC data).  Every write goes through :class:`binder_writes.Wr
 
 from __future__ import annotations
 
+from typing import Any
+
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     Conflict,
     InvalidInput,
@@ -68,7 +70,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.upward im
 class Binding:
     """Bind, commit, undo, sync and data copies (a part of :class:`binder.Binder`)."""
 
-    def apply_action(self, action, claim, outcome):
+    def apply_action(self, action: dict, claim: dict, outcome: Any) -> None:
         kind = action["action"]
         if kind == "bind":
             return self.bind(action, claim, outcome)
@@ -79,7 +81,7 @@ class Binding:
             return self.sync(claim, host, outcome)
         return self.pending(action, claim, outcome)
 
-    def pending(self, action, claim, outcome):
+    def pending(self, action: dict, claim: dict, outcome: Any) -> None:
         outcome.action, outcome.reason, outcome.message = "pending", action["reason"], action["message"]
         meta = merge_patches(
             action.get("claim_patch"), import_metadata(claim.get("metadata"), None, self.annotation_domains)["patch"]
@@ -117,7 +119,7 @@ class Binding:
                     return None
         return None
 
-    def bind(self, action, claim, outcome):
+    def bind(self, action: dict, claim: dict, outcome: Any) -> None:
         chosen = [(action["host"]["namespace"], action["host"]["name"])]
         chosen.extend((ref["namespace"], ref["name"]) for ref in action.get("alternatives") or [])
         bound = None
@@ -160,7 +162,7 @@ class Binding:
             claim,
         )
 
-    def import_from(self, claim, host, outcome=None):
+    def import_from(self, claim: dict, host: dict, outcome: Any = None) -> dict:
         """``import_metadata`` of ``host`` onto ``claim``; records what was withheld on ``outcome`` (for the owner)."""
         needles, blocked = self.bmc_rule(host)
         imported = import_metadata(
@@ -178,7 +180,7 @@ class Binding:
         finalizers = list(get_path(claim, "metadata", "finalizers") or [])
         return None if FINALIZER in finalizers else [*finalizers, FINALIZER]
 
-    def commit(self, claim, host, outcome):
+    def commit(self, claim: dict, host: dict, outcome: Any) -> dict | None:
         """Record the binding on the claim (precondition: the claim as planned); undo the host on a lost race."""
         for attempt in range(2):
             try:
@@ -216,7 +218,7 @@ class Binding:
                     return True
         return False
 
-    def undo(self, host, claim, outcome):
+    def undo(self, host: dict, claim: dict, outcome: Any) -> None:
         """Take back a ``consumerRef`` this binder wrote for a claim it could not commit."""
         for _attempt in range(3):
             try:
@@ -263,7 +265,7 @@ class Binding:
                 self.writer.patch_copy(current, patch, outcome)
         return names, None
 
-    def sync(self, claim, host, outcome, committed=False):
+    def sync(self, claim: dict, host: dict, outcome: Any, committed: bool = False) -> None:
         """Claim -> host (Secrets, image, power, reserved annotations), host -> claim (status, metadata)."""
         writes_before = outcome.writes
         problem = None

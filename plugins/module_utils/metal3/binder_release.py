@@ -15,6 +15,8 @@ first) or that duplicate a binding, and deletes orphaned Secret copies.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     Conflict,
     NotFound,
@@ -56,7 +58,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.account_
 class Releasing:
     """Release, BMC access revocation and sweep (a part of :class:`binder.Binder`)."""
 
-    def release(self, claim, outcome):
+    def release(self, claim: dict, outcome: Outcome) -> None:
         """A deleted claim: deprovision its host, then clear consumerRef, remove the copies and the finalizer."""
         namespace, name, uid = claim_identity(claim)
         host = find_adopted_host(claim, self.bound_hosts(claim))
@@ -104,7 +106,7 @@ class Releasing:
         outcome.action, outcome.reason = "released", "Released"
         outcome.message = "host %s is back in the pool" % outcome.host if outcome.host else "no host was bound"
 
-    def revoke_bmc_access(self, host, grantee, outcome):
+    def revoke_bmc_access(self, host: dict, grantee: str, outcome: Outcome) -> dict | None:
         """Delete the BMC accounts granted on ``host`` to ``grantee`` (the claim's
         namespace) before the host goes back to the pool.
 
@@ -129,7 +131,7 @@ class Releasing:
         outcome.bmc_accounts_removed = revoked.removed
         return self.io.get_host(*host_key(host)) if revoked.sent else host
 
-    def sweep_hosts(self, claims):
+    def sweep_hosts(self, claims: Sequence[dict]) -> list[Outcome]:
         """Release hosts bound to claims that no longer exist, and duplicate bindings; delete orphaned copies."""
         listed = dict((tuple(claim_identity(claim)[:2]), claim) for claim in claims)
         jobs = []

@@ -46,6 +46,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 import json
+from collections.abc import Iterable, Mapping, Sequence
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict, InvalidInput
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import (
@@ -91,7 +92,7 @@ UNAVAILABLE_WORDS = {
 # --------------------------------------------------------------- candidates
 
 
-def host_key(host):
+def host_key(host: dict | None) -> tuple[str | None, str | None]:
     """``(namespace, name)`` of a BMH dict."""
     meta = (host or {}).get("metadata") or {}
     return meta.get("namespace"), meta.get("name")
@@ -139,7 +140,7 @@ def _rejection(host, spec, decision, unavailable):
     return None
 
 
-def host_is_candidate(host, claim, ns_labels):
+def host_is_candidate(host: dict, claim: dict, ns_labels: Mapping[str, str] | None) -> tuple[bool, str]:
     """``(True, reason)`` if ``host`` may be bound to ``claim``, else ``(False, why)``.
 
     ``ns_labels`` are the labels of the claim's namespace.  Raises
@@ -153,7 +154,7 @@ def host_is_candidate(host, claim, ns_labels):
     return True, "%s is a candidate" % object_name(host, "BareMetalHost")
 
 
-def find_adopted_host(claim, hosts):
+def find_adopted_host(claim: dict, hosts: Iterable[dict] | None) -> dict | None:
     """The BMH whose ``consumerRef`` already points at ``claim`` (lowest namespace/name if several), or ``None``."""
     bound = [host for host in hosts or [] if claim_ref_matches(host, claim)]
     return sorted(bound, key=host_key)[0] if bound else None
@@ -197,12 +198,12 @@ def _spread(claim, binder_id, host):
     return _claim_seed(claim, binder_id) ^ _host_seed(host)
 
 
-def claim_reuse_value(claim):
+def claim_reuse_value(claim: dict) -> str | None:
     """The node-reuse label value the claim looks for, or ``None``."""
     return node_reuse_value(claim_identity(claim)[0], get_path(claim, "spec", "nodeReuse"))
 
 
-def rank_candidates(claim, candidates, binder_id):
+def rank_candidates(claim: dict, candidates: Iterable[dict] | None, binder_id: str) -> list[dict]:
     """``candidates`` best first: node-reuse host, unlabelled hosts, others; then a per-binder rendezvous hash."""
     reuse_value = claim_reuse_value(claim)
     seed = _claim_seed(claim, binder_id)
@@ -214,7 +215,7 @@ def rank_candidates(claim, candidates, binder_id):
 # ---------------------------------------------------------------- patches
 
 
-def bind_patch(host, claim):
+def bind_patch(host: dict, claim: dict) -> dict:
     """BMH merge patch that binds ``host`` to ``claim``: ``consumerRef``, node-reuse label spent, resourceVersion precondition."""
     patch = {"spec": {"consumerRef": consumer_ref_for(claim)}}
     if NODE_REUSE_LABEL in (get_path(host, "metadata", "labels") or {}):
@@ -232,7 +233,7 @@ def _workload_removal(host):
     return spec, removed
 
 
-def release_plan(host, claim, node_reuse):
+def release_plan(host: dict, claim: dict, node_reuse: str | None) -> dict:
     """BMH merge patch releasing ``host`` from ``claim`` (``{}`` if already released).
 
     Clears ``consumerRef``, ``image``, the data Secret references and the
@@ -262,7 +263,7 @@ def _consumed_by(host, claim):
     return True
 
 
-def deprovision_patch(host, claim):
+def deprovision_patch(host: dict, claim: dict) -> dict:
     """BMH merge patch taking the claim's workload off ``host`` while keeping ``consumerRef`` (``{}`` if done).
 
     The first step of a release: the baremetal-operator deprovisions (cleans)
@@ -280,14 +281,14 @@ def deprovision_patch(host, claim):
 BUSY_STATES = ("provisioning", "provisioned", "deprovisioning")
 
 
-def release_finished(host):
+def release_finished(host: dict) -> bool:
     """True once a host carries no workload any more: no ``spec.image`` and not provisioning, provisioned or deprovisioning."""
     if get_path(host, "spec", "image"):
         return False
     return get_path(host, "status", "provisioning", "state") not in BUSY_STATES
 
 
-def release_step(host, claim, node_reuse):
+def release_step(host: dict, claim: dict, node_reuse: str | None) -> tuple[str, dict]:
     """The next write releasing ``host`` from the deleted ``claim``: ``(step, patch)``.
 
     ``('deprovision', patch)`` while the host still carries the workload
@@ -366,7 +367,7 @@ def _unavailable_message(codes):
     return "all hosts matching hostSelector are unavailable: %s" % detail
 
 
-def pending_reason(claim, rejections, taken_count=0):
+def pending_reason(claim: dict, rejections: Sequence[tuple], taken_count: int = 0) -> tuple[str, str]:
     """``(reason, message)`` for a claim left unbound; names no host and nothing not shared with the tenant."""
     namespace = claim_identity(claim)[0]
     codes = [rejection[1] for rejection in rejections if rejection[0] == STAGE_UNAVAILABLE]
@@ -411,7 +412,7 @@ class _Planner:
             if isinstance(ref, dict) and ref.get("name"):
                 self.by_ref.setdefault((ref.get("namespace"), ref.get("name")), []).append(host)
 
-    def decision(self, host, namespace):
+    def decision(self, host: dict, namespace: str) -> tuple:
         """The namespace policy decision, computed once per (policy, namespace): hosts usually share policies."""
         policy_key = self.policy_keys.get(id(host))
         if policy_key is None:
@@ -421,16 +422,16 @@ class _Planner:
             self.decisions[key] = is_shared(host, namespace, self.namespaces.get(namespace) or {})
         return self.decisions[key]
 
-    def availability(self, host):
+    def availability(self, host: dict) -> tuple[str, str] | None:
         if id(host) not in self.unavailable:
             self.unavailable[id(host)] = _availability(host)
         return self.unavailable[id(host)]
 
-    def adopted(self, claim):
+    def adopted(self, claim: dict) -> dict | None:
         namespace, name = claim_identity(claim)[:2]
         return find_adopted_host(claim, self.by_ref.get((namespace, name)))
 
-    def survey(self, claim, spec):
+    def survey(self, claim: dict, spec: dict) -> tuple[list[dict], list[tuple]]:
         """``(candidates, rejections)`` of one claim over all hosts (shared by claims with the same namespace and selector)."""
         namespace = claim_identity(claim)[0]
         cache_key = (namespace, json.dumps(spec["hostSelector"], sort_keys=True))
@@ -445,7 +446,7 @@ class _Planner:
             self.surveys[cache_key] = (candidates, rejections)
         return self.surveys[cache_key]
 
-    def records(self, candidates):
+    def records(self, candidates: list[dict]) -> list[tuple]:
         """``(rank without node reuse, seed, key, index, reuse label)`` of each candidate, once per survey."""
         cache_key = id(candidates)
         if cache_key not in self.record_cache:
@@ -456,7 +457,7 @@ class _Planner:
             self.record_cache[cache_key] = records
         return self.record_cache[cache_key]
 
-    def best(self, claim, candidates):
+    def best(self, claim: dict, candidates: list[dict]) -> list[dict]:
         """The claim's best free candidates, at most ``MAX_ALTERNATIVES + 1``, best first."""
         reuse_value = claim_reuse_value(claim)
         seed = _claim_seed(claim, self.binder_id)
@@ -474,7 +475,7 @@ class _Planner:
             )
         return [candidates[entry[3]] for entry in heapq.nsmallest(MAX_ALTERNATIVES + 1, entries)]
 
-    def bind(self, claim, ranked, host):
+    def bind(self, claim: dict, ranked: list[dict], host: dict) -> None:
         self.taken.add(host_key(host))
         self.ranked[id(claim)] = ranked
         self.actions[id(claim)] = _action(
@@ -488,12 +489,12 @@ class _Planner:
             message="binding to host %s" % host_key(host)[1],
         )
 
-    def fill_alternatives(self):
+    def fill_alternatives(self) -> None:
         """Once every claim is served: the other candidates no claim of this plan uses."""
         for key, ranked in self.ranked.items():
             self.actions[key]["alternatives"] = [_host_ref(h) for h in ranked if host_key(h) not in self.taken]
 
-    def reuse_phase(self, work):
+    def reuse_phase(self, work: Iterable[tuple[dict, list[dict]]]) -> None:
         for claim, candidates in work:
             reuse_value = claim_reuse_value(claim)
             if not reuse_value:
@@ -502,7 +503,7 @@ class _Planner:
             if ranked and _reuse_rank(ranked[0], reuse_value) == 0:
                 self.bind(claim, ranked, ranked[0])
 
-    def main_phase(self, work):
+    def main_phase(self, work: Iterable[tuple[dict, list[dict]]]) -> None:
         for claim, candidates in work:
             if id(claim) in self.actions:
                 continue
@@ -513,7 +514,7 @@ class _Planner:
                 reason, message = pending_reason(claim, self.rejections[id(claim)], len(candidates))
                 self.actions[id(claim)] = _pending(claim, reason, message)
 
-    def plan(self, claims):
+    def plan(self, claims: Iterable[dict] | None) -> list[dict]:
         ordered = sorted(
             [c for c in claims or [] if not get_path(c, "metadata", "deletionTimestamp")], key=_claim_sort_key
         )
@@ -536,7 +537,12 @@ class _Planner:
         return [self.actions[id(claim)] for claim in ordered]
 
 
-def plan_pass(claims, hosts, namespaces, binder_id):
+def plan_pass(
+    claims: Iterable[dict] | None,
+    hosts: Iterable[dict] | None,
+    namespaces: Mapping[str, Mapping[str, str]] | None,
+    binder_id: str,
+) -> list[dict]:
     """Plan one binder pass: one action per claim that is not being deleted, oldest claim first.
 
     ``namespaces`` maps every namespace name to its labels.  Each action is a

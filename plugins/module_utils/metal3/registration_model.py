@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Mapping
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.registration_model import (
     DOMAIN,
@@ -29,7 +30,7 @@ SECRET_LABEL = "environment.metal3.io"
 SECRET_SUFFIX = "-bmc-secret"
 
 
-def bmh_boot_mode(redfish_mode):
+def bmh_boot_mode(redfish_mode: str | None) -> str | None:
     """BMH ``spec.bootMode`` for a Redfish ``BootSourceOverrideMode``."""
     if redfish_mode == "UEFI":
         return "UEFI"
@@ -46,21 +47,21 @@ def _tracked(annotations, key):
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
-def secret_name(host):
+def secret_name(host: str) -> str:
     return host + SECRET_SUFFIX
 
 
 def desired_bmh(
-    name,
-    namespace,
-    facts,
-    labels,
-    bmc_address,
-    secret,
-    validate_certs=True,
-    boot_mac_address=None,
-    host_claim_namespaces=None,
-):
+    name: str,
+    namespace: str,
+    facts: dict,
+    labels: Mapping[str, str],
+    bmc_address: str,
+    secret: str,
+    validate_certs: bool = True,
+    boot_mac_address: str | None = None,
+    host_claim_namespaces: dict | None = None,
+) -> dict:
     """The whole BareMetalHost for a new host."""
     spec = {
         "online": False,
@@ -103,7 +104,7 @@ def _claim_namespaces(value):
     return out
 
 
-def bmh_patch(current, desired, manage_claim_namespaces):
+def bmh_patch(current: dict, desired: dict, manage_claim_namespaces: bool) -> dict:
     """JSON merge patch from ``current`` BMH to ``desired`` (see :func:`desired_bmh`); ``{}`` if equal.
 
     Only what host_register owns is compared: the classified labels (others
@@ -162,7 +163,7 @@ def bmh_patch(current, desired, manage_claim_namespaces):
     return patch
 
 
-def bmh_view(bmh):
+def bmh_view(bmh: dict | None) -> dict:
     """What the diff shows of a BMH (no Secret contents)."""
     if not bmh:
         return {}
@@ -181,7 +182,7 @@ def bmh_view(bmh):
     }
 
 
-def desired_secret(name, namespace, username, password):
+def desired_secret(name: str, namespace: str, username: str, password: str) -> dict:
     return {
         "apiVersion": "v1",
         "kind": "Secret",
@@ -195,7 +196,7 @@ def _b64(text):
     return base64.b64encode(text.encode("utf-8")).decode("ascii")
 
 
-def secret_differs(current, username, password):
+def secret_differs(current: dict | None, username: str, password: str) -> bool:
     """Whether a Secret's data differ from the credentials (compared decoded, never shown)."""
     data = (current or {}).get("data") or {}
     try:

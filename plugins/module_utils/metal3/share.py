@@ -15,6 +15,10 @@ host it did not read.  Strict refusals (unknown names, empty selectors) are
 raised before the first write, and check mode writes nothing.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict, NotFound
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import (
     apply_merge_patch,
@@ -58,7 +62,7 @@ def _write(io, namespace, name, host, patch, entries, class_label):
             return host, None
 
 
-def run_host_share(module):
+def run_host_share(module: Any) -> None:
     params = module.params
     namespace = params["namespace"]
     class_label = check_label_option(params["class_label"], "class_label")

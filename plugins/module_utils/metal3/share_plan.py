@@ -30,7 +30,11 @@ to write.  The rules:
 This file imports no client library.
 """
 
+from __future__ import annotations
+
 import json
+from collections.abc import Sequence
+from typing import Any
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import get_path
@@ -50,7 +54,7 @@ ENTRY_KEYS = ("name", "names", "selector", "class", "labels", "share")
 SHARE_KEYS = ("tenants", "all_tenants", "with_labels", "matches")
 
 
-def label_text(value):
+def label_text(value: Any) -> Any:
     """A label value as the API stores it: ``True`` -> ``"true"``, ``3`` -> ``"3"``; ``None`` stays ``None``."""
     if value is None or isinstance(value, str):
         return value
@@ -156,14 +160,14 @@ def _share(share, tenant_label, where):
     return value or None
 
 
-def check_label_option(key, option):
+def check_label_option(key: str, option: str) -> str:
     problem = label_key_problem(key)
     if problem:
         raise InvalidInput("option %s" % option, problem)
     return key
 
 
-def validate_entries(entries, tenant_label, where="hosts"):
+def validate_entries(entries: Any, tenant_label: str, where: str = "hosts") -> list[dict]:
     """Check every entry; return them normalised.
 
     Each becomes ``names`` (``None``: any name), ``selector``, ``host_class``,
@@ -251,7 +255,7 @@ def _one_pass(labels, name, entries, class_label):
     return effective, share_set, share, matched
 
 
-def plan_host(host, entries, class_label):
+def plan_host(host: dict, entries: Sequence[dict], class_label: str) -> tuple[dict, list[int]]:
     """``(patch, matched)`` for one BMH: the merge patch (``{}`` when nothing changes), the indexes of the entries that picked it.
 
     A selector sees the labels that earlier entries set.  A label that a later
@@ -280,7 +284,7 @@ def plan_host(host, entries, class_label):
     return patch, matched
 
 
-def host_view(host):
+def host_view(host: dict) -> dict:
     """What ``host_share`` shows of a host in its diff: labels and sharing, nothing else."""
     return {
         "labels": dict(get_path(host, "metadata", "labels") or {}),
@@ -288,7 +292,7 @@ def host_view(host):
     }
 
 
-def plan_hosts(hosts, entries, class_label):
+def plan_hosts(hosts: Sequence[dict], entries: Sequence[dict], class_label: str) -> dict:
     """The plan for the hosts of a namespace: ``changes`` (``name``, ``patch``), ``missing``, ``unmatched``.
 
     ``missing`` lists ``(index, name)`` of names that are no host,
@@ -311,7 +315,7 @@ def plan_hosts(hosts, entries, class_label):
     return {"changes": changes, "missing": missing, "unmatched": unmatched}
 
 
-def plan_problems(plan, namespace, where="hosts"):
+def plan_problems(plan: dict, namespace: str, where: str = "hosts") -> list[str]:
     """The plan's unknown names and empty selectors, as sentences (``[]`` when there are none)."""
     problems = [
         "%s[%d]: no BareMetalHost named %s in namespace %s" % (where, index, name, namespace)
@@ -325,7 +329,7 @@ def plan_problems(plan, namespace, where="hosts"):
     return problems
 
 
-def refusal(plan, namespace, where="hosts"):
+def refusal(plan: dict, namespace: str, where: str = "hosts") -> InvalidInput | None:
     """The :class:`InvalidInput` a strict run raises for the plan, or ``None``."""
     problems = plan_problems(plan, namespace, where)
     if not problems:

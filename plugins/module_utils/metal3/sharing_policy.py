@@ -28,6 +28,8 @@ Metal3 HostClaim proposal:
 from __future__ import annotations
 
 from collections import namedtuple
+from collections.abc import Mapping
+from typing import Any
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.libraries import RE2, missing_message
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import (
@@ -54,7 +56,7 @@ _CACHE_SIZE = 512
 _CACHE = {}
 
 
-def host_policy(host):
+def host_policy(host: dict | None) -> Any:
     """The ``spec.hostClaimNamespaces`` of a BMH dict, or ``None``."""
     spec = (host or {}).get("spec") or {}
     return spec.get(FIELD)
@@ -74,7 +76,7 @@ def _error_text(exc):
     return str(text) or exc.__class__.__name__
 
 
-def compile_pattern(pattern):
+def compile_pattern(pattern: str) -> tuple[Any, str | None]:
     """Return ``(compiled, None)`` or ``(None, error)``; cached, RE2 only."""
     if not HAS_RE2:
         return None, MISSING_RE2
@@ -91,12 +93,12 @@ def compile_pattern(pattern):
     return result
 
 
-def clear_cache():
+def clear_cache() -> None:
     """Forget compiled patterns (for tests)."""
     _CACHE.clear()
 
 
-def parse_with_label(entry):
+def parse_with_label(entry: str) -> tuple[str, str | None]:
     """Split a ``withLabel`` entry into ``(key, value or None)``; ``None`` value means any value."""
     key, sep, value = entry.partition("=")
     return key, (value if sep else None)
@@ -148,7 +150,7 @@ def _structure_problems(policy):
     return []
 
 
-def validate_policy(policy, owner=None):
+def validate_policy(policy: Any, owner: str | None = None) -> list[str]:
     """List the problems of a policy (``[]`` if valid or absent).
 
     ``owner`` (``BareMetalHost ns/name``) prefixes each problem.
@@ -188,7 +190,7 @@ def _check_with_label(entries, namespace, labels):
     return Decision(False, "namespace %r carries none of the labels %s" % (namespace, ", ".join(entries)))
 
 
-def evaluate(policy, namespace, ns_labels):
+def evaluate(policy: Any, namespace: str, ns_labels: Mapping[str, str] | None) -> Decision:
     """Decide whether a host with ``policy`` is shared with ``namespace`` (labels ``ns_labels``).
 
     Returns ``Decision(allowed, reason)``; never raises for a bad policy.
@@ -213,6 +215,6 @@ def evaluate(policy, namespace, ns_labels):
     return Decision(True, "namespace %r is allowed by %s" % (namespace, FIELD))
 
 
-def is_shared(host, namespace, ns_labels):
+def is_shared(host: dict | None, namespace: str, ns_labels: Mapping[str, str] | None) -> Decision:
     """``evaluate`` applied to a BMH dict."""
     return evaluate(host_policy(host), namespace, ns_labels)
