@@ -4,19 +4,43 @@ Loaded from ``tests/integration/conftest.py`` (``pytest_plugins``).
 
 - ``metal3_operator`` (session): :func:`harness.baremetal_operator.start_metal3`
   on ``kube_env``: BMO's own CRDs (without its HostClaim dialect), Ironic with
-  HTTP basic auth, sushy-tools BMCs, BMO and its validating webhooks.
+  HTTP basic auth on PostgreSQL, sushy-tools BMCs, BMO and its validating
+  webhooks. One stack per session. BMO watches :data:`BMO_NAMESPACES` only
+  (``--namespace a,b,...``), so suites still on the stand-in operator
+  (``harness.bmo``, other namespaces) can share a session with it.
+- ``metal3_bmo_env`` (session): the ``metal3_env`` setup (hostclaim_setup
+  role, RBAC) as a :class:`fixtures_metal3.Metal3Env` whose ``create_host``
+  makes real hosts on the stack's pool of BMCs (:class:`BmcPool`) and whose
+  ``wait_host``/``wait_hosts`` wait for BMO's states.
 
-Suites that need it carry the ``real_bmo`` marker; ``make integration`` leaves
-them out until every Metal3 suite moves to the real operator, ``make test-bmo``
-runs them (after ``make bmo``).
+Suites that need it carry the ``real_bmo`` marker; ``make integration`` runs
+them in a pytest session of their own (after ``make bmo``).
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from harness import baremetal_operator, sushy
+from harness.kube import INFRA_NAMESPACE
 
 _STACKS: list[baremetal_operator.Metal3] = []
+
+# The namespaces of the hosts of suites on the real operator (BMO's watch list).
+BMO_NAMESPACES = (
+    INFRA_NAMESPACE,
+    "story-infra",
+    "proposal-infra",
+    "hann-infra",
+    "pol-infra",
+    "sec-infra",
+    "secm-infra",
+)
+# test_metal3_operator's own systems (the first AGENT_SYSTEMS announce power changes to FakeIPA).
+AGENT_SYSTEMS = 5
+# sushy-tools systems handed out to Metal3Env.create_host (more are cheap; BMCs go back on delete_hosts).
+POOL_SYSTEMS = 40
 
 
 def pytest_configure(config):
@@ -29,14 +53,40 @@ def metal3_operator(kube_env, tmp_path_factory):
         baremetal_operator.require_bmo()
     except baremetal_operator.BmoMissing as exc:
         pytest.fail(str(exc), pytrace=False)
+    pool_systems = sushy.default_systems(POOL_SYSTEMS)
+    for number, system in enumerate(pool_systems):
+        system["name"] = f"pool-{number}"
+        system["nics"] = [{"mac": f"52:54:01:00:00:{number:02x}", "ip": f"192.0.2.{100 + number}"}]
+    accounts = baremetal_operator.pool_accounts(POOL_SYSTEMS)
     stack = baremetal_operator.start_metal3(
-        kube_env, tmp_path_factory.mktemp("metal3"), systems=sushy.default_systems(5)
+        kube_env,
+        tmp_path_factory.mktemp("metal3"),
+        systems=sushy.default_systems(AGENT_SYSTEMS) + pool_systems,
+        namespace=",".join(BMO_NAMESPACES),
+        accounts=accounts,
+        notify=AGENT_SYSTEMS,
+        postgresql=True,
     )
+    stack.pool = baremetal_operator.BmcPool(stack, AGENT_SYSTEMS, accounts)
     _STACKS.append(stack)
     try:
         yield stack
     finally:
+        stack.pool.stop()
         stack.stop()
+
+
+@pytest.fixture(scope="session")
+def metal3_bmo_env(metal3_operator, metal3_env, tmp_path_factory):
+    """``metal3_env`` on the real operator (requested after ``metal3_operator``: the
+    hostclaim_setup role then extends BMO's own BareMetalHost CRD)."""
+    return dataclasses.replace(
+        metal3_env,
+        workdir=tmp_path_factory.mktemp("metal3-bmo"),
+        operator=metal3_operator,
+        pool=metal3_operator.pool,
+        watched=BMO_NAMESPACES,
+    )
 
 
 def pytest_terminal_summary(terminalreporter):

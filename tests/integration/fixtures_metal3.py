@@ -16,18 +16,33 @@ Tests create their own tenant namespaces with :meth:`Metal3Env.tenant_namespace`
 (the tenant user is bound to the aggregated tenant ClusterRole only, never to
 ``admin``), their own hosts with :meth:`Metal3Env.create_host`, and drive the
 modules through ``ansible-playbook`` with :meth:`Metal3Env.playbook`.
+
+Two kinds of Metal3Env:
+
+- ``metal3_env`` (here): no baremetal-operator runs; ``create_host`` writes the
+  host's status and tests move hosts with the stand-in ``env.bmo(...)``
+  (``harness.bmo``). Suites not yet moved onto the real operator.
+- ``metal3_bmo_env`` (``fixtures_bmo``): the same setup beside Metal3's real
+  baremetal-operator (one stack per session). ``create_host`` creates a real
+  BareMetalHost on a sushy-tools BMC of its own and waits until BMO reports it
+  ``available``; tests wait for BMO's states with :meth:`Metal3Env.wait_host`
+  and never write a host's status. Only hosts in the namespaces BMO watches
+  (``fixtures_bmo.BMO_NAMESPACES``) can be created this way.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import json
+import secrets
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import kube
+from harness import baremetal_operator, kube
 from harness.ansible import PlaybookRun, localhost_play, run_playbook
 from harness.bmo import PlaysBareMetalOperator
 from harness.kube import call_ignoring as _ignore
@@ -45,6 +60,10 @@ class Metal3Env:
     workdir: Path
     setup_runs: list[PlaybookRun]
     _count: int = 0
+    # The real baremetal-operator stack and its BMC pool (metal3_bmo_env); None: the stand-in.
+    operator: baremetal_operator.Metal3 | None = None
+    pool: baremetal_operator.BmcPool | None = None
+    watched: tuple[str, ...] = ()
 
     # -- running Ansible -------------------------------------------------------
     def playbook(
@@ -122,11 +141,37 @@ class Metal3Env:
         hostname: str | None = None,
         username: str | None = None,
         password: str | None = None,
+        wait: bool = True,
+        nics: list[dict] | None = None,
     ) -> dict:
-        """A BareMetalHost with its BMC Secret, registered (status written by the plays-BMO helper).
+        """A BareMetalHost with its BMC Secret, registered.
 
-        The BMC user and password default to ``bmcuser-<name>`` and ``bmc-password-<name>``.
+        Stand-in: the status is written by the plays-BMO helper; the BMC user and
+        password default to ``bmcuser-<name>`` and ``bmc-password-<name>``.
+        Real operator: a sushy-tools system and BMC account of the pool, live-ISO
+        route (inspection disabled, no cleaning); what inspection would find
+        (NICs of ``index``, ``hostname``) comes through BMO's
+        ``inspect.metal3.io/hardwaredetails`` annotation; ``wait``: until BMO
+        reports ``available`` (else see :meth:`wait_hosts`). ``nics``: what inspection
+        reports instead of the NICs of ``index``. Explicit ``username``/``password``: a BMC
+        of its own (:meth:`reserve_bmc`).
         """
+        if self.operator is not None:
+            return self._create_real_host(
+                namespace,
+                name,
+                labels=labels,
+                policy=policy,
+                index=index,
+                state=state,
+                annotations=annotations,
+                hostname=hostname,
+                username=username,
+                password=password,
+                wait=wait,
+                nics=nics,
+            )
+        assert nics is None, "the stand-in registers its own NICs"
         with self.api() as api:
             core = client.CoreV1Api(api)
             secret = "%s-bmc-secret" % name
@@ -147,19 +192,7 @@ class Metal3Env:
                 "bootMACAddress": "52:54:00:10:%02x:%02x" % (index // 256, index % 256),
                 "bmc": {"address": self.bmc_address(name), "credentialsName": secret},
             }
-            if policy is not None:
-                spec["hostClaimNamespaces"] = policy
-            body = {
-                "apiVersion": "%s/%s" % (GROUP, VERSION),
-                "kind": "BareMetalHost",
-                "metadata": {
-                    "name": name,
-                    "namespace": namespace,
-                    "labels": labels or {},
-                    "annotations": annotations or {},
-                },
-                "spec": spec,
-            }
+            body = self._host_body(namespace, name, spec, labels, annotations, policy)
             client.CustomObjectsApi(api).create_namespaced_custom_object(
                 GROUP, VERSION, namespace, "baremetalhosts", body
             )
@@ -167,7 +200,144 @@ class Metal3Env:
             return operator.register(namespace, name, state=state, index=index, hostname=hostname)
 
     @staticmethod
-    def bmc_address(name: str) -> str:
+    def _host_body(
+        namespace: str, name: str, spec: dict, labels: dict | None, annotations: dict | None, policy: dict | None
+    ) -> dict:
+        if policy is not None:
+            spec["hostClaimNamespaces"] = policy
+        return {
+            "apiVersion": "%s/%s" % (GROUP, VERSION),
+            "kind": "BareMetalHost",
+            "metadata": {
+                "name": name,
+                "namespace": namespace,
+                "labels": labels or {},
+                "annotations": annotations or {},
+            },
+            "spec": spec,
+        }
+
+    def reserve_bmc(self, name: str, username: str, password: str) -> None:
+        """Give host ``name`` (before its :meth:`bmc_address` is asked) a BMC of its own with these credentials."""
+        if self.pool is not None:
+            self.pool.dedicated(name, username, password)
+
+    def _create_real_host(
+        self, namespace, name, *, labels, policy, index, state, annotations, hostname, username, password, wait, nics
+    ) -> dict:
+        assert namespace in self.watched, "BMO does not watch %s (fixtures_bmo.BMO_NAMESPACES)" % namespace
+        assert state == "available", "real hosts are created available (then provisioned by the test)"
+        if username or password:
+            slot = self.pool.dedicated(name, username, password)
+        else:
+            slot = self.pool.slot(name)
+        secret = "%s-bmc-secret" % name
+        annotations = dict(annotations or {})
+        annotations["inspect.metal3.io/hardwaredetails"] = json.dumps(
+            baremetal_operator.hardware_details(index, hostname, nics)
+        )
+        spec = {
+            "online": False,
+            "bootMACAddress": baremetal_operator.boot_mac(index),
+            "bootMode": "UEFI",
+            "automatedCleaningMode": "disabled",
+            # the field, not the annotation: inspect.metal3.io stays free for re-inspection requests
+            "inspectionMode": "disabled",
+            "bmc": {"address": slot.address, "credentialsName": secret, "disableCertificateVerification": True},
+        }
+        body = self._host_body(namespace, name, spec, labels, annotations, policy)
+        with self.api() as api:
+            _ignore(
+                409,
+                client.CoreV1Api(api).create_namespaced_secret,
+                namespace,
+                client.V1Secret(
+                    metadata=client.V1ObjectMeta(name=secret, namespace=namespace),
+                    string_data={"username": slot.username, "password": slot.password},
+                ),
+            )
+            created = client.CustomObjectsApi(api).create_namespaced_custom_object(
+                GROUP, VERSION, namespace, "baremetalhosts", body
+            )
+        if not wait:
+            return created
+        return self.wait_host(namespace, name, state="available")
+
+    def wait_hosts(
+        self,
+        namespace: str,
+        names: Sequence[str],
+        *,
+        state: str | None = None,
+        powered: bool | None = None,
+        without_annotation: str | None = None,
+        hardware: bool | None = None,
+        error_type: str | None = None,
+        timeout: float = 120,
+    ) -> dict[str, dict]:
+        """Wait until the real operator has each host in ``state`` (``status.provisioning.state``),
+        powered on/off (``status.poweredOn``), without ``without_annotation`` (BMO removes
+        ``reboot.metal3.io`` once it power cycled, ``inspect.metal3.io`` once inspection started).
+        Fails with BMO's and Ironic's log tails."""
+        assert self.operator is not None, "wait_hosts needs the real operator (metal3_bmo_env)"
+
+        def ready(host):
+            if host is None:
+                return False
+            status = host.get("status") or {}
+            if state is not None and baremetal_operator.host_state(host) != state:
+                return False
+            if powered is not None and status.get("poweredOn") is not powered:
+                return False
+            if hardware and not (status.get("hardware") or {}).get("nics"):
+                return False
+            if error_type is not None and status.get("errorType") != error_type:
+                return False
+            return not (without_annotation and without_annotation in (host["metadata"].get("annotations") or {}))
+
+        what = ", ".join(
+            part
+            for part in (
+                state,
+                None if powered is None else ("powered on" if powered else "powered off"),
+                without_annotation and "without " + without_annotation,
+                error_type and "in " + error_type,
+            )
+            if part
+        )
+        with self.api() as api:
+            return baremetal_operator.wait_hosts(api, self.operator, namespace, names, ready, what, timeout)
+
+    def wait_host(self, namespace: str, name: str, **conditions: Any) -> dict:
+        return self.wait_hosts(namespace, [name], **conditions)[name]
+
+    @contextlib.contextmanager
+    def bmc_password_changed(self, name: str):
+        """While the block runs, the host's BMC refuses the credentials in its Secret (its account's
+        password changed behind the operator's back); restored afterwards."""
+        slot = self.pool.slot(name)
+        emulator = self.pool.emulator_of(name)
+        account = next(a for a in emulator.accounts() if a["UserName"] == slot.username)
+
+        def set_password(password):
+            status, body = emulator.request("PATCH", account["@odata.id"], body={"Password": password})
+            assert status in (200, 204), body
+
+        set_password("Changed-" + secrets.token_hex(4))
+        try:
+            yield
+        finally:
+            set_password(slot.password)
+
+    def power_offs(self, namespace: str, name: str) -> int:
+        """How many times Ironic powered the host's node off (a reboot by the operator is one more)."""
+        node = ((self.host(namespace, name).get("status") or {}).get("provisioning") or {}).get("ID")
+        assert node, "%s/%s has no Ironic node yet" % (namespace, name)
+        return self.operator.ironic_log_count(node, "Successfully set node", "power state to power off")
+
+    def bmc_address(self, name: str) -> str:
+        if self.pool is not None:
+            return self.pool.slot(name).address
         return "redfish-virtualmedia+https://10.201.%d.%d/redfish/v1/Systems/%s" % (
             sum(name.encode()) % 250,
             len(name),
@@ -179,6 +349,11 @@ class Metal3Env:
         values = []
         for name in names:
             address = self.bmc_address(name)
+            if self.pool is not None:
+                slot = self.pool.slot(name)
+                values += [address, address.split("://")[1].split("/")[0], "%s-bmc-secret" % name]
+                values += [slot.username, slot.password, slot.bmc.uuid]
+                continue
             values += [
                 address,
                 address.split("://")[1].split("/")[0],
@@ -188,7 +363,12 @@ class Metal3Env:
             ]
         return values
 
+    def bmc_username(self, name: str) -> str:
+        """The BMC user name in the host's credentials Secret."""
+        return self.pool.slot(name).username if self.pool is not None else "bmcuser-%s" % name
+
     def bmo(self, api, namespaces: Sequence[str]) -> PlaysBareMetalOperator:
+        assert self.operator is None, "the real operator runs: wait for it (wait_host), never write a host's status"
         return PlaysBareMetalOperator(api, list(namespaces))
 
     def host(self, namespace: str, name: str) -> dict:
@@ -254,19 +434,24 @@ class Metal3Env:
                 )
                 _ignore(404, custom.delete_namespaced_custom_object, GROUP, VERSION, namespace, "hostclaims", name)
 
-    def delete_hosts(self, namespace: str) -> None:
+    def delete_hosts(self, namespace: str, names: Sequence[str] | None = None, timeout: float = 180) -> None:
+        """Delete the hosts ``names`` (default: every host) of ``namespace``; with the real operator wait
+        until BMO let them go (deprovisioned, Ironic node deleted, finalizer removed) and give their BMCs
+        back to the pool."""
         with self.api() as api:
             custom = client.CustomObjectsApi(api)
-            for host in custom.list_namespaced_custom_object(GROUP, VERSION, namespace, "baremetalhosts")["items"]:
-                _ignore(
-                    404,
-                    custom.delete_namespaced_custom_object,
-                    GROUP,
-                    VERSION,
-                    namespace,
-                    "baremetalhosts",
-                    host["metadata"]["name"],
-                )
+            if names is None:
+                names = [
+                    h["metadata"]["name"]
+                    for h in custom.list_namespaced_custom_object(GROUP, VERSION, namespace, "baremetalhosts")["items"]
+                ]
+            for name in names:
+                _ignore(404, custom.delete_namespaced_custom_object, GROUP, VERSION, namespace, "baremetalhosts", name)
+            if self.operator is None:
+                return
+            baremetal_operator.wait_hosts(api, self.operator, namespace, names, lambda h: h is None, "deleted", timeout)
+        for name in names:
+            self.pool.release(name)
 
 
 def _changed_count(run: PlaybookRun) -> int:

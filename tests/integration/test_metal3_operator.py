@@ -227,3 +227,69 @@ def test_agent_route_inspects_and_cleans(kube_env, metal3_operator):
     cleaned = stack.ironic_log_count(node, 'moved to provision state "clean wait"')
     assert cleaned >= 2, "cleaning ran through the agent on registration and on deprovisioning"
     print("agent route states:", [(s, round(t - t0, 1)) for s, t in states])
+
+
+def test_metal3_env_hosts_on_the_real_operator(metal3_bmo_env):
+    """The Metal3Env of the converted suites: hosts created in parallel on BMCs of the pool,
+    hardware details from BMO's annotation, then provisioned (live ISO), rebooted
+    (BMO removes ``reboot.metal3.io`` once it power cycled), held off by a
+    ``reboot.metal3.io/<suffix>`` annotation and released, deprovisioned and deleted,
+    their BMCs back in the pool."""
+    env = metal3_bmo_env
+    names = ["envh-%d" % n for n in range(3)]
+    timings = {}
+    t0 = time.monotonic()
+    for number, name in enumerate(names):
+        env.create_host(INFRA_NAMESPACE, name, index=900 + number, hostname=name, labels={"suite": "env"}, wait=False)
+    hosts = env.wait_hosts(INFRA_NAMESPACE, names, state="available", hardware=True)
+    timings["created->available (3 at once)"] = time.monotonic() - t0
+    host = hosts[names[0]]
+    assert host["status"]["hardware"]["hostname"] == names[0]
+    assert [n["name"] for n in host["status"]["hardware"]["nics"]] == ["eno1", "eno2"]
+    assert "inspect.metal3.io/hardwaredetails" not in (host["metadata"].get("annotations") or {})  # consumed
+    assert host["status"]["poweredOn"] is False
+
+    image = bmo.live_iso_image(env.operator.live_iso_url)
+    with kube_env_api(env) as api:
+        t1 = time.monotonic()
+        for name in names[:2]:
+            _patch_in(api, INFRA_NAMESPACE, name, {"spec": {"image": image, "online": True}})
+        env.wait_hosts(INFRA_NAMESPACE, names[:2], state="provisioned", powered=True)
+        timings["available->provisioned, powered on (2 at once)"] = time.monotonic() - t1
+
+        t2 = time.monotonic()
+        _patch_in(api, INFRA_NAMESPACE, names[0], {"metadata": {"annotations": {"reboot.metal3.io": ""}}})
+        env.wait_host(INFRA_NAMESPACE, names[0], without_annotation="reboot.metal3.io", powered=True)
+        timings["reboot"] = time.monotonic() - t2
+
+        t3 = time.monotonic()
+        hold = "reboot.metal3.io/hostclaim-test"
+        _patch_in(api, INFRA_NAMESPACE, names[1], {"metadata": {"annotations": {hold: ""}}})
+        env.wait_host(INFRA_NAMESPACE, names[1], powered=False)
+        timings["hold: powered off"] = time.monotonic() - t3
+        t4 = time.monotonic()
+        _patch_in(api, INFRA_NAMESPACE, names[1], {"metadata": {"annotations": {hold: None}}})
+        env.wait_host(INFRA_NAMESPACE, names[1], powered=True)
+        timings["hold lifted: powered on"] = time.monotonic() - t4
+
+        t5 = time.monotonic()
+        _patch_in(api, INFRA_NAMESPACE, names[0], {"spec": {"image": None, "online": False}})
+        host = env.wait_host(INFRA_NAMESPACE, names[0], state="available", powered=False)
+        timings["provisioned->available"] = time.monotonic() - t5
+        # BMO keeps an empty image record ({"url": ""}) once deprovisioned
+        assert not (host["status"]["provisioning"].get("image") or {}).get("url"), host["status"]["provisioning"]
+    t6 = time.monotonic()
+    env.delete_hosts(INFRA_NAMESPACE, names)
+    timings["delete 3 (one provisioned)"] = time.monotonic() - t6
+    assert not env.pool.known(names[0])
+    print("metal3_bmo_env timings:", {k: round(v, 1) for k, v in timings.items()})
+
+
+def kube_env_api(env):
+    return env.api()
+
+
+def _patch_in(api, namespace, name, body):
+    return _hosts(api).patch_namespaced_custom_object(
+        GROUP, VERSION, namespace, PLURAL, name, body, _content_type="application/merge-patch+json"
+    )

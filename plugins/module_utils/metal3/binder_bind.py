@@ -279,13 +279,14 @@ class Binding:
         one_shot = {}
         if problem is None:
             patch = downward_patch(claim, host, names)
+            before = host
             try:
                 host = self.writer.write_host(host, patch, outcome)
             except Conflict:
                 self.io.count_conflict()
                 outcome.message = "the host changed while updating it; retried on the next pass"
                 return
-            one_shot = one_shot_cleanup_patch(claim)
+            one_shot = one_shot_cleanup_patch(claim, before)
         imported = self.import_from(claim, host, outcome)
         meta = (
             {}

@@ -20,7 +20,16 @@ reserved ``host.metal3.io`` annotations, mapped as follows:
   Passed keys are tracked on the BMH in ``hostclaim.metal3.io/passed-annotations``.
 * ``host.metal3.io/inspect`` -> ``inspect.metal3.io`` (one-shot re-inspection;
   only the empty value: ``disabled`` and ``inspect.metal3.io/hardwaredetails``
-  are the administrator's).
+  are the administrator's).  Passed only when the host can honour it (see
+  ``inspection_refusal``): the baremetal-operator inspects again only an
+  ``available`` (or ``ready``) host whose inspection is not disabled; on a
+  provisioned host it leaves the annotation in place (it would inspect when
+  the host comes back to the pool), and on a host whose inspection is
+  disabled (``spec.inspectionMode: disabled``) it cycles available ->
+  inspecting -> preparing -> available for as long as the annotation stays.
+  And ``inspect.metal3.io: disabled`` on the host is the owner's: a tenant's
+  request never overwrites it.  Until the host can honour it, the request
+  stays on the claim.
 * Reboot values must be empty or JSON ``{"mode": "hard"|"soft", "force": bool}``.
   Any other ``host.metal3.io`` key or value is ignored (and reported by
   ``passed_annotations``).  Nothing else crosses downward.
@@ -179,6 +188,20 @@ def _host_key_for(key, value):
     return None
 
 
+INSPECTABLE_STATES = ("available", "ready")
+
+
+def inspection_refusal(host: dict) -> str | None:
+    """Why the baremetal-operator would not inspect ``host`` again now (``None``: it would)."""
+    annotations = get_path(host, "metadata", "annotations") or {}
+    if annotations.get(HOST_INSPECT) == "disabled" or get_path(host, "spec", "inspectionMode") == "disabled":
+        return "inspection is disabled on the host"
+    state = get_path(host, "status", "provisioning", "state")
+    if state not in INSPECTABLE_STATES:
+        return "the host is %s: it is inspected again only before provisioning" % (state or "not registered")
+    return None
+
+
 def passed_annotations(claim_annotations: dict | None):
     """Map the claim's ``host.metal3.io`` annotations to BMH annotations.
 
@@ -221,6 +244,8 @@ def tracking_value(keys: list[str]) -> str:
 def _annotation_patch(host, claim_annotations):
     current = get_path(host, "metadata", "annotations") or {}
     mapping = passed_annotations(claim_annotations)[0]
+    if HOST_INSPECT in mapping and inspection_refusal(host):
+        del mapping[HOST_INSPECT]  # waits on the claim
     holds = [key for key in mapping if is_hold_key(key)]
     patch = dict(mapping)
     for key in tracked_keys(current, PASSED_ANNOTATIONS):
@@ -259,9 +284,15 @@ def downward_patch(claim: dict, host: dict, secret_copy_names_by_field: dict | N
     return with_precondition(patch, host)
 
 
-def one_shot_cleanup_patch(claim: dict) -> dict:
-    """Claim merge patch removing one-shot annotations (reboot, inspect) once they were passed down."""
+def one_shot_cleanup_patch(claim: dict, host: dict | None = None) -> dict:
+    """Claim merge patch removing one-shot annotations (reboot, inspect) once they were passed down.
+
+    ``host`` (as it was before the downward patch): an inspection request it
+    cannot honour (``inspection_refusal``) was not passed and stays.
+    """
     annotations = get_path(claim, "metadata", "annotations") or {}
     mapping = passed_annotations(annotations)[0]
+    if host is not None and inspection_refusal(host):
+        mapping.pop(HOST_INSPECT, None)
     removed = dict((key, None) for key, host_key in ONE_SHOT.items() if key in annotations and host_key in mapping)
     return {"metadata": {"annotations": removed}} if removed else {}

@@ -132,6 +132,11 @@ def _ironic_overrides(htpasswd: Path) -> str:
             "[deploy]",
             "erase_devices_priority = 0",
             "",
+            "[conductor]",
+            # BMO learns power states from Ironic's own power actions; a frequent periodic sync
+            # only locks the nodes (NodeLocked for BMO's calls) on a loaded machine.
+            "sync_power_state_interval = 300",
+            "",
         ]
     )
 
@@ -257,6 +262,7 @@ class Metal3:
     fake_ipa: FakeIpa
     systems: list[dict]  # the sushy-tools systems, in the order of ``bmcs``
     timings: dict[str, float]
+    postgres: object | None = None  # Ironic's PostgreSQL server, when start_metal3 started one
 
     @property
     def services(self) -> list[procs.Service]:
@@ -268,6 +274,15 @@ class Metal3:
 
     def log_tail(self, lines: int = 60) -> str:
         return self.proc.log_tail(lines)
+
+    def ironic_log_tail(self, lines: int = 40) -> str:
+        return self.ironic.proc.log_tail(lines)
+
+    def logs(self, lines: int = 40) -> str:
+        """BMO's and Ironic's log tails, for a failure message."""
+        return (
+            f"--- baremetal-operator log ---\n{self.log_tail(lines)}\n--- ironic log ---\n{self.ironic_log_tail(lines)}"
+        )
 
     def ironic_log_count(self, *texts: str) -> int:
         """How many lines of Ironic's log contain every one of ``texts``."""
@@ -287,6 +302,8 @@ class Metal3:
         self.ironic.stop()
         self.fake_ipa.stop()
         self.sushy.stop()
+        if self.postgres is not None:
+            self.postgres.stop()
 
 
 def _write_webhook_certs(kube: KubeEnv, tmpdir: Path) -> None:
@@ -310,6 +327,9 @@ def start_metal3(
     hostclaims_controller: bool = False,
     database_url: str | None = None,
     directory: Path | None = None,
+    accounts: list[dict] | None = None,
+    notify: int | None = None,
+    postgresql: bool = False,
 ) -> Metal3:
     """Start Ironic, sushy-tools and BMO for ``kube``'s apiserver; install BMO's CRDs.
 
@@ -317,6 +337,16 @@ def start_metal3(
     CRDs out (the collection installs its own HostClaim); ``"bmo"`` installs them.
     ``hostclaims_controller``: run BMO with ``--hostclaims`` (its own HostClaim
     controller, off by default upstream).
+    ``namespace``: BMO's ``--namespace`` (``WATCH_NAMESPACE``): one namespace, a
+    comma-separated list, or ``""`` for every namespace. ``POD_NAMESPACE`` (the
+    provisioner's and leader election's namespace) is its first entry, or
+    :data:`INFRA_NAMESPACE`.
+    ``accounts``: extra BMC accounts (``username``/``password``/``role``) in the
+    emulator's AccountService, for hosts with BMC credentials of their own.
+    ``notify``: only the first ``notify`` systems announce power changes to
+    FakeIPA (agent route); ``None``: all of them.
+    ``postgresql``: Ironic on a private PostgreSQL server (several hosts move at
+    once: sqlite answers "database is locked"), stopped with the stack.
     """
     directory = require_bmo(directory)
     workdir = Path(workdir)
@@ -333,11 +363,22 @@ def start_metal3(
     # Every system announces its power changes to FakeIPA, the agent of the hosts
     # that boot the deploy ramdisk (inspection and cleaning; its direct deploy
     # fails against Ironic 39, see test_metal3_operator).
-    systems = [dict(s, external_notifier=True) for s in (systems or default_systems())]
+    systems = [
+        dict(s, external_notifier=notify is None or i < notify) for i, s in enumerate(systems or default_systems())
+    ]
     ipa_port = procs.free_port()
-    sushy = start_sushy(workdir / "sushy", systems, notification_url=f"http://{procs.LOOPBACK}:{ipa_port}")
-    ironic = fake_ipa = None
+    sushy = start_sushy(
+        workdir / "sushy", systems, notification_url=f"http://{procs.LOOPBACK}:{ipa_port}", accounts=accounts
+    )
+    ironic = fake_ipa = postgres = None
+    pod_namespace = next((n for n in namespace.split(",") if n), INFRA_NAMESPACE)
     try:
+        if postgresql and database_url is None:
+            from .postgres import start_postgres
+
+            postgres = start_postgres(workdir / "postgres")
+            database_url = postgres.create_database("ironic_metal3")
+            timings["postgresql"] = time.monotonic() - t1
         ironic, ironic_password = start_metal3_ironic(workdir, database_url)
         timings["ironic"] = time.monotonic() - t1
         fake_ipa = start_fake_ipa(
@@ -371,7 +412,7 @@ def start_metal3(
             "DEPLOY_RAMDISK_URL": f"{http}/ipa.initramfs",
             "DEPLOY_ISO_URL": f"{http}/ipa.iso",
             "PROVISIONER_PLUGIN_DIR": str(directory),
-            "POD_NAMESPACE": namespace,
+            "POD_NAMESPACE": pod_namespace,
             "IRONIC_CACERT_FILE": missing,
             "IRONIC_CLIENT_CERT_FILE": missing,
             "IRONIC_CLIENT_PRIVATE_KEY_FILE": missing,
@@ -410,7 +451,7 @@ def start_metal3(
         timings["baremetal-operator"] = time.monotonic() - t2
     except BaseException:
         sushy.stop()
-        for started in (ironic, fake_ipa):
+        for started in (ironic, fake_ipa, postgres):
             if started is not None:
                 started.stop()
         raise
@@ -431,6 +472,7 @@ def start_metal3(
         fake_ipa,
         systems,
         timings,
+        postgres,
     )
 
 
@@ -489,3 +531,178 @@ def host_manifest(
 def live_iso_image(url: str) -> dict:
     """``spec.image`` of a live ISO: BMO uses Ironic's ramdisk deploy (no agent, no checksum)."""
     return {"url": url, "format": "live-iso"}
+
+
+def hardware_details(index: int, hostname: str | None = None, nics: list[dict] | None = None) -> dict:
+    """What inspection would have found, for the ``inspect.metal3.io/hardwaredetails``
+    annotation (BMO takes it into ``status.hardware`` when inspection is disabled):
+    two NICs (the first one the boot NIC, with an address) and a host name."""
+    details: dict = {
+        "nics": nics
+        if nics is not None
+        else [
+            {"name": "eno1", "mac": boot_mac(index), "ip": "192.0.2.%d" % (index % 250 + 1)},
+            {"name": "eno2", "mac": "52:54:00:20:%02x:%02x" % (index // 256, index % 256)},
+        ]
+    }
+    if hostname:
+        details["hostname"] = hostname
+    return details
+
+
+def boot_mac(index: int) -> str:
+    return "52:54:00:10:%02x:%02x" % (index // 256, index % 256)
+
+
+def host_state(host: dict | None) -> str | None:
+    return (((host or {}).get("status") or {}).get("provisioning") or {}).get("state")
+
+
+# --------------------------------------------------------------------------
+# A pool of BMCs for tests that create hosts on demand
+# --------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class PoolSlot:
+    """One sushy-tools system with a BMC account of its own."""
+
+    bmc: Bmc
+    username: str
+    password: str
+
+    @property
+    def address(self) -> str:
+        """The BMH ``spec.bmc.address``: Redfish virtual media over plain HTTP."""
+        return "redfish-virtualmedia+" + self.bmc.base_url + self.bmc.system_id
+
+
+def pool_accounts(count: int, prefix: str = "bmc") -> list[dict]:
+    """``count`` Administrator accounts (short names: the emulator allows 16 characters)."""
+    return [
+        {
+            "username": f"{prefix}{i:02d}{secrets.token_hex(3)}",
+            "password": secrets.token_urlsafe(12),
+            "role": "Administrator",
+        }
+        for i in range(count)
+    ]
+
+
+class BmcPool:
+    """Hands out the stack's sushy-tools systems to hosts by name, and takes them back.
+
+    A system is bound to a host name from the first :meth:`slot` call until
+    :meth:`release` (after BMO deleted the host and its Ironic node).
+    """
+
+    def __init__(self, stack: Metal3, first: int, accounts: list[dict]):
+        import threading
+
+        self.stack = stack
+        bmcs = stack.bmcs[first:]
+        self._free = [PoolSlot(b, a["username"], a["password"]) for b, a in zip(bmcs, accounts)]
+        self._used: dict[str, PoolSlot] = {}
+        self._lock = threading.Lock()
+        self._emulators: dict[str, SushyEmulator] = {}
+
+    def dedicated(self, name: str, username: str, password: str) -> PoolSlot:
+        """A BMC of its own for host ``name`` (an emulator with one system and one account), for
+        credentials the shared emulator cannot hold: a user name another host uses with another
+        password, or a password shorter than its AccountService allows (a real BMC's rules differ)."""
+        with self._lock:
+            slot = self._used.get(name)
+            if slot is not None and (slot.username, slot.password) == (username, password):
+                return slot
+            assert slot is None, f"host {name} already has a BMC: reserve its credentials first"
+            system = default_systems(1)[0]
+            system["name"] = f"own-{name}"
+            system["nics"] = [{"mac": "52:54:02:00:00:%02x" % (len(self._emulators) % 256), "ip": "192.0.2.250"}]
+            emulator = start_sushy(
+                self.stack.workdir / f"sushy-{name}",
+                [system],
+                accounts=[{"username": username, "password": password, "role": "Administrator"}],
+            )
+            self._emulators[name] = emulator
+            slot = self._used[name] = PoolSlot(emulator.bmcs[0], username, password)
+            return slot
+
+    def emulator_of(self, name: str) -> SushyEmulator:
+        return self._emulators.get(name) or self.stack.sushy
+
+    def stop(self) -> None:
+        for emulator in self._emulators.values():
+            emulator.stop()
+
+    def slot(self, name: str) -> PoolSlot:
+        with self._lock:
+            if name not in self._used:
+                if not self._free:
+                    raise AssertionError(f"no sushy-tools system left for host {name}: enlarge the pool")
+                self._used[name] = self._free.pop(0)
+            return self._used[name]
+
+    def known(self, name: str) -> bool:
+        return name in self._used
+
+    def release(self, name: str) -> None:
+        with self._lock:
+            slot = self._used.pop(name, None)
+            emulator = self._emulators.pop(name, None)
+            if emulator is not None:
+                emulator.stop()
+            elif slot is not None:
+                self._free.append(slot)
+
+
+# --------------------------------------------------------------------------
+# Waiting for the operator
+# --------------------------------------------------------------------------
+
+
+def wait_hosts(
+    api,
+    stack: Metal3,
+    namespace: str,
+    names,
+    predicate,
+    what: str,
+    timeout: float = 120,
+    interval: float = 0.5,
+) -> dict[str, dict]:
+    """Poll the hosts until ``predicate(host)`` holds for each; fail with BMO's and Ironic's logs."""
+    from kubernetes import client
+    from kubernetes.client.rest import ApiException
+
+    custom = client.CustomObjectsApi(api)
+    pending = list(names)
+    done: dict[str, dict] = {}
+    last: dict[str, dict | None] = {}
+    deadline = time.monotonic() + timeout
+    while pending:
+        for name in list(pending):
+            try:
+                host = custom.get_namespaced_custom_object("metal3.io", "v1alpha1", namespace, "baremetalhosts", name)
+            except ApiException as exc:
+                if exc.status != 404:
+                    raise
+                host = None
+            last[name] = host
+            if predicate(host):
+                done[name] = host
+                pending.remove(name)
+        if not pending:
+            break
+        if time.monotonic() > deadline:
+            lines = []
+            for name in pending:
+                host = last.get(name) or {}
+                status = host.get("status") or {}
+                lines.append(
+                    f"{namespace}/{name}: state {host_state(host)!r}, poweredOn {status.get('poweredOn')!r}, "
+                    f"error {status.get('errorType')!r}: {status.get('errorMessage')!r}, "
+                    f"annotations {sorted((host.get('metadata') or {}).get('annotations') or {})}"
+                )
+            raise AssertionError(f"not {what} after {timeout:.0f}s:\n" + "\n".join(lines) + "\n" + stack.logs())
+        time.sleep(interval)
+    return done

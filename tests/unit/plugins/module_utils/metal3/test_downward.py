@@ -192,6 +192,39 @@ def test_admin_annotations_are_never_removed_or_overwritten():
     assert annotations["reboot.metal3.io/hostclaim-maintenance"] == ""
 
 
+@pytest.mark.parametrize(
+    "host_args,passed",
+    [
+        ({"state": "available"}, True),
+        ({"state": "ready"}, True),
+        ({"state": "provisioned"}, False),
+        ({"state": "provisioning"}, False),
+        ({"state": "deprovisioning"}, False),
+        ({"state": "registering"}, False),
+        ({"state": "available", "host_annotations": {"inspect.metal3.io": "disabled"}}, False),
+        ({"state": "available", "inspection_mode": "disabled"}, False),
+        ({"state": "available", "inspection_mode": "agent"}, True),
+    ],
+)
+def test_inspection_request_waits_until_the_operator_would_honour_it(host_args, passed):
+    """The real baremetal-operator inspects again only an available host whose inspection is not disabled;
+    ``inspect.metal3.io: disabled`` is the owner's and never overwritten. Until then the request stays on the claim."""
+    mode = host_args.pop("inspection_mode", None)
+    claim, host = bound_pair(claim_annotations={"host.metal3.io/inspect": ""}, **host_args)
+    if mode:
+        host["spec"]["inspectionMode"] = mode
+    annotations = downward.downward_patch(claim, host, {}).get("metadata", {}).get("annotations", {})
+    cleanup = downward.one_shot_cleanup_patch(claim, host)
+    if passed:
+        assert annotations["inspect.metal3.io"] == ""
+        assert cleanup == {"metadata": {"annotations": {"host.metal3.io/inspect": None}}}
+        assert downward.inspection_refusal(host) is None
+    else:
+        assert "inspect.metal3.io" not in annotations
+        assert cleanup == {}
+        assert downward.inspection_refusal(host)
+
+
 def test_one_shot_cleanup_patch():
     claim = make_claim(
         annotations={
