@@ -52,6 +52,7 @@ TENANT_CLUSTERROLE = "baremetal-tenancy-tenant"
 BINDER_CLUSTERROLE = "hostclaim-binder"
 GROUP, VERSION = "metal3.io", "v1alpha1"
 MERGE = "application/merge-patch+json"
+SHARING_ANNOTATION = "baremetal.tenancy/host-claim-namespaces"
 
 
 @dataclasses.dataclass
@@ -203,8 +204,11 @@ class Metal3Env:
     def _host_body(
         namespace: str, name: str, spec: dict, labels: dict | None, annotations: dict | None, policy: dict | None
     ) -> dict:
+        annotations = dict(annotations or {})
         if policy is not None:
-            spec["hostClaimNamespaces"] = policy
+            # the sharing policy: compact JSON in the annotation the binder reads (never a spec field: the
+            # real operator's typed updates drop fields its types lack)
+            annotations[SHARING_ANNOTATION] = json.dumps(policy, separators=(",", ":"), sort_keys=True)
         return {
             "apiVersion": "%s/%s" % (GROUP, VERSION),
             "kind": "BareMetalHost",
@@ -317,7 +321,9 @@ class Metal3Env:
         password changed behind the operator's back); restored afterwards."""
         slot = self.pool.slot(name)
         emulator = self.pool.emulator_of(name)
-        account = next(a for a in emulator.accounts() if a["UserName"] == slot.username)
+        accounts = [a for a in emulator.accounts() if a["UserName"] == slot.username]
+        assert accounts, "no BMC account %s for host %s" % (slot.username, name)
+        account = accounts[0]
 
         def set_password(password):
             status, body = emulator.request("PATCH", account["@odata.id"], body={"Password": password})

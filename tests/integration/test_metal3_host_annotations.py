@@ -4,13 +4,17 @@
   whatever type the tenant gave its own), points the host at the copy, and deletes the copy when the claim
   is released;
 - the refresh-inspection annotation: ``host.metal3.io/inspect`` on the claim becomes ``inspect.metal3.io``
-  on the host (once: the binder removes it from the claim), and only its empty value crosses;
+  on the host (once: the binder removes it from the claim) only when the baremetal-operator would honour it
+  (an ``available`` host whose inspection is not disabled), and only its empty value crosses; on this
+  provisioned host with inspection disabled the request waits on the claim, and the host is left alone
+  (the real operator would cycle a disabled host through ``inspecting`` for as long as the annotation
+  stays, and inspects a provisioned host only when it is back in the pool);
 - the power-off hold: ``host.metal3.io/reboot.<suffix>`` on the claim becomes
-  ``reboot.metal3.io/hostclaim-<suffix>`` on the host for as long as the claim carries it; the host stays
-  powered off meanwhile, and is powered on again once the tenant removes it.
+  ``reboot.metal3.io/hostclaim-<suffix>`` on the host for as long as the claim carries it; the real
+  operator keeps the host powered off meanwhile, and powers it on again once the tenant removes it.
 
-Tenant steps run with tenant-a's kubeconfig, binder steps with the binder identity; the test plays the
-baremetal-operator (``harness.bmo``).
+Tenant steps run with tenant-a's kubeconfig, binder steps with the binder identity; Metal3's real
+baremetal-operator moves the host (``metal3_bmo_env``), the test waits for its states.
 """
 
 from __future__ import annotations
@@ -21,26 +25,23 @@ import pytest
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
+pytestmark = pytest.mark.real_bmo
+
 INFRA, NS, HOST = "hann-infra", "hann-a", "hann-h1"
 SELECTOR = {"matchLabels": {"suite": "hann"}}
-IMAGE = {
-    "url": "http://images.example.com/os.qcow2",
-    "checksum": "7" * 64,
-    "checksum_type": "sha256",
-    "format": "qcow2",
-}
 META = '{"instance-id": "node-1", "local-hostname": "node-1"}'
 HOLD_KEY = "reboot.metal3.io/hostclaim-maint"
 
 
 @pytest.fixture(scope="module")
-def hann(metal3_env):
-    metal3_env.tenant_namespace(INFRA, None)
-    metal3_env.tenant_namespace(NS, "tenant-a")
-    metal3_env.create_host(INFRA, HOST, index=41, labels={"suite": "hann"}, policy={"matches": NS})
-    yield metal3_env
-    metal3_env.forget_claims(NS)
-    metal3_env.delete_hosts(INFRA)
+def hann(metal3_bmo_env):
+    env = metal3_bmo_env
+    env.tenant_namespace(INFRA, None)
+    env.tenant_namespace(NS, "tenant-a")
+    env.create_host(INFRA, HOST, index=41, labels={"suite": "hann"}, policy={"matches": NS})
+    yield env
+    env.forget_claims(NS)
+    env.delete_hosts(INFRA)
 
 
 def tenant(task, **args):
@@ -90,7 +91,7 @@ def test_meta_data_inspection_and_power_hold(hann):
             tenant(
                 "claim",
                 host_selector=SELECTOR,
-                image=IMAGE,
+                image={"url": env.operator.live_iso_url, "format": "live-iso"},
                 online=True,
                 user_data_secret="node-user-data",
                 meta_data_secret="node-meta",
@@ -113,10 +114,9 @@ def test_meta_data_inspection_and_power_hold(hann):
         assert copy.metadata.labels["hostclaim.metal3.io/field"] == "metadata"
         assert copy.type == "Opaque"  # never the tenant's type
         assert copy.metadata.annotations["hostclaim.metal3.io/source"] == "%s/node-meta" % NS
-        bmo = env.bmo(api, [INFRA])
-        bmo.settle()
+        env.wait_host(INFRA, HOST, state="provisioned", powered=True, timeout=300)
 
-        # 2. refresh inspection: only the empty value crosses, once
+        # 2. refresh inspection: only the empty value crosses, and only to a host the operator would inspect
         run = run_ok(
             env,
             [
@@ -130,26 +130,26 @@ def test_meta_data_inspection_and_power_hold(hann):
             env,
             [
                 tenant("ask an inspection", annotations={"host.metal3.io/inspect": ""}),
-                bind("pass it down"),
+                bind("keep it on the claim"),
                 bind("nothing more"),
+                tenant("withdraw it", annotations={"host.metal3.io/inspect": None}),
             ],
         )
         assert run.result("ask an inspection")["changed"] is True
-        assert annotations_of(env.host(INFRA, HOST))["inspect.metal3.io"] == ""
-        assert "host.metal3.io/inspect" not in annotations_of(env.claim(NS, "node"))  # one-shot: removed
         assert run.result("nothing more")["changed"] is False
-        bmo.step()
-        assert bmo.inspections == [(INFRA, HOST)]
-        assert "inspect.metal3.io" not in annotations_of(env.host(INFRA, HOST))
+        host = env.host(INFRA, HOST)
+        assert "inspect.metal3.io" not in annotations_of(host)  # provisioned, inspection disabled: not passed
+        assert host["status"]["provisioning"]["state"] == "provisioned" and host["status"]["poweredOn"] is True
+        assert run.result("withdraw it")["changed"] is True
 
         # 3. power-off hold: held while the claim carries it, released when the tenant removes it
-        assert env.host(INFRA, HOST)["status"]["poweredOn"] is True
+        power_offs = env.power_offs(INFRA, HOST)
         run = run_ok(env, [tenant("hold", annotations={"host.metal3.io/reboot.maint": ""}), bind("pass the hold")])
         host = env.host(INFRA, HOST)
         assert annotations_of(host)[HOLD_KEY] == ""
         assert annotations_of(host)["hostclaim.metal3.io/passed-annotations"] == '["%s"]' % HOLD_KEY
-        bmo.settle()
-        assert env.host(INFRA, HOST)["status"]["poweredOn"] is False
+        env.wait_host(INFRA, HOST, powered=False, timeout=180)
+        assert env.power_offs(INFRA, HOST) == power_offs + 1
         run = run_ok(
             env,
             [
@@ -170,8 +170,7 @@ def test_meta_data_inspection_and_power_hold(hann):
         host = env.host(INFRA, HOST)
         assert HOLD_KEY not in annotations_of(host)
         assert "hostclaim.metal3.io/passed-annotations" not in annotations_of(host)
-        bmo.settle()
-        assert env.host(INFRA, HOST)["status"]["poweredOn"] is True
+        env.wait_host(INFRA, HOST, powered=True, state="provisioned", timeout=180)
 
         # 4. release: deprovisioned, then the meta-data copy is deleted with the binding
         run_ok(
@@ -188,7 +187,7 @@ def test_meta_data_inspection_and_power_hold(hann):
         host = env.host(INFRA, HOST)
         assert "metaData" not in host["spec"] and "userData" not in host["spec"]
         core.read_namespaced_secret(copy_name, INFRA)  # kept while the host is cleaned
-        bmo.settle()
+        env.wait_host(INFRA, HOST, state="available", powered=False, timeout=300)
         run = run_ok(env, [bind("finish")])
         assert run.result("finish")["claims"][0]["action"] == "released"
         with pytest.raises(ApiException) as gone:
