@@ -1,4 +1,4 @@
-"""``spec.hostClaimNamespaces`` decides which namespaces may claim a host (RE2, full-name match).
+"""The sharing policy (annotation ``baremetal.tenancy/host-claim-namespaces``) decides which namespaces may claim a host (RE2, full-name match).
 
 One host_bind pass (binder identity, through ansible-playbook) over claims
 from many namespaces, each claim selecting the hosts of one policy case:
@@ -12,6 +12,9 @@ from many namespaces, each claim selecting the hosts of one policy case:
 - an invalid pattern shares nothing and is reported (result and warning);
 - a pathological pattern (``(a+)+$`` against a 62-character name, which a
   backtracking engine would take ages on) is decided in milliseconds.
+
+The hosts are real BareMetalHosts registered by Metal3's baremetal-operator
+(``metal3_bmo_env``), created at once.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ import time
 
 import pytest
 from harness.ansible import collections_root
+
+pytestmark = pytest.mark.real_bmo
 
 INFRA = "pol-infra"
 PATHOLOGICAL_NS = "a" * 60 + "-b"
@@ -70,32 +75,32 @@ CLAIMS = [
 
 
 @pytest.fixture(scope="module")
-def policy_world(metal3_env):
-    metal3_env.tenant_namespace(INFRA, None)
+def policy_world(metal3_bmo_env):
+    env = metal3_bmo_env
+    env.tenant_namespace(INFRA, None)
     for namespace, labels in NAMESPACES.items():
-        metal3_env.tenant_namespace(namespace, None, labels)
+        env.tenant_namespace(namespace, None, labels)
     index = 100
+    names = []
     for case, (policy, count) in CASES.items():
         for number in range(count):
             index += 1
-            metal3_env.create_host(
-                INFRA,
-                "pol-%s-%d" % (case, number),
-                index=index,
-                policy=policy,
-                labels={"suite": "policy", "case": case},
+            names.append("pol-%s-%d" % (case, number))
+            env.create_host(
+                INFRA, names[-1], index=index, policy=policy, labels={"suite": "policy", "case": case}, wait=False
             )
     for number, (case, namespace, _dummy) in enumerate(CLAIMS):
-        metal3_env.create_claim(
+        env.create_claim(
             namespace,
             "claim-%s-%02d" % (case, number),
             {"hostSelector": {"matchLabels": {"suite": "policy", "case": case}}},
         )
         time.sleep(0.01)
-    yield metal3_env
+    env.wait_hosts(INFRA, names, state="available", timeout=420)
+    yield env
     for namespace in NAMESPACES:
-        metal3_env.forget_claims(namespace)
-    metal3_env.delete_hosts(INFRA)
+        env.forget_claims(namespace)
+    env.delete_hosts(INFRA)
 
 
 def test_namespace_policies(policy_world):

@@ -21,6 +21,8 @@ from harness.ansible import collections_root
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
+pytestmark = pytest.mark.real_bmo
+
 INFRA = "sec-infra"
 NS_A, NS_B = "sec-a", "sec-b"
 BINDING_LABEL = "hostclaim.metal3.io/host"
@@ -36,8 +38,8 @@ def find_bmc_data(obj, values):
 
 
 @pytest.fixture(scope="module")
-def sec(metal3_env):
-    env = metal3_env
+def sec(metal3_bmo_env):
+    env = metal3_bmo_env
     env.tenant_namespace(INFRA, None)
     env.tenant_namespace(NS_A, "tenant-a")
     env.tenant_namespace(NS_B, "tenant-b")
@@ -53,10 +55,12 @@ def sec(metal3_env):
             labels={"suite": "sec", "example.com/creds": "%s-bmc-secret" % name},
             annotations={
                 "export.hostclaim.metal3.io/bmc": env.bmc_address(name),
-                "export.hostclaim.metal3.io/login": "bmcuser-%s" % name,
+                "export.hostclaim.metal3.io/login": env.bmc_username(name),
                 "export.hostclaim.metal3.io/console": "ipmi://10.9.8.7",
             },
+            wait=False,
         )
+    env.wait_hosts(INFRA, HOSTS, state="available", timeout=300)
     yield env
     env.forget_claims(NS_A)
     env.forget_claims(NS_B)
@@ -202,40 +206,37 @@ def test_tenants_are_refused_outside_their_claims(sec):
 def test_no_bmc_data_reaches_tenants(sec, tmp_path):
     env = sec
     values = [*env.bmc_values(INFRA, HOSTS), "10.9.8.7"]
-    with env.api() as api:
-        bmo = env.bmo(api, [INFRA])
-        # tenant-a deploys; its host then reports an error that quotes the BMC
-        run = env.steps(
-            [
-                claim(
-                    "app",
-                    NS_A,
-                    "tenant-a",
-                    online=True,
-                    image={"url": "https://images.example.com/os.img", "checksum": "a" * 64, "checksum_type": "sha256"},
-                ),
-                bind(),
-            ]
-        )
+    # tenant-a deploys
+    run = env.steps(
+        [
+            claim(
+                "app",
+                NS_A,
+                "tenant-a",
+                online=True,
+                image={"url": env.operator.live_iso_url, "format": "live-iso"},
+            ),
+            bind(),
+        ]
+    )
+    assert run.ok, run.explain()
+    env.wait_host(INFRA, "sec-h1", state="provisioned", powered=True, timeout=300)
+    # its BMC then refuses the operator's credentials: powering the host off fails, and the operator
+    # reports Ironic's error, which quotes the BMC's URL
+    with env.bmc_password_changed("sec-h1"):
+        run = env.steps([claim("app", NS_A, "tenant-a", online=False), bind("power off")])
         assert run.ok, run.explain()
-        bmo.settle()
-        client.CustomObjectsApi(api).patch_namespaced_custom_object_status(
-            "metal3.io",
-            "v1alpha1",
-            INFRA,
-            "baremetalhosts",
-            "sec-h1",
-            {
-                "status": {
-                    "errorType": "power management error",
-                    "errorMessage": "Failed to get power state of %s as %s/%s" % tuple(values[0:1] + values[3:5]),
-                }
-            },
-            _content_type="application/merge-patch+json",
-        )
+        failed = env.wait_host(INFRA, "sec-h1", error_type="power management error", timeout=180)
+        assert find_bmc_data(failed["status"]["errorMessage"], values), failed["status"]["errorMessage"]
+        _tenant_view_of_a_host_error(env, values)
+    env.steps([claim("app", NS_A, "tenant-a", online=True), bind("power on")])
+    env.wait_host(INFRA, "sec-h1", powered=True, timeout=180)
+
+
+def _tenant_view_of_a_host_error(env, values):
     tasks = [
         bind("bind"),
-        claim("app", NS_A, "tenant-a"),
+        claim("app", NS_A, "tenant-a", online=False),
         {"name": "info", "as": "tenant-a", "baremetal.tenancy.host_claim_info": {"namespace": NS_A}},
         {"name": "info one", "as": "tenant-a", "baremetal.tenancy.host_claim_info": {"namespace": NS_A, "name": "app"}},
         claim("temp", NS_A, "tenant-a"),
@@ -348,14 +349,16 @@ SHORT_PASSWORD = "q7"  # a weak 2-character password: withheld only where it is 
 
 
 @pytest.fixture(scope="module")
-def meta_hosts(metal3_env):
-    env = metal3_env
+def meta_hosts(metal3_bmo_env):
+    env = metal3_bmo_env
     env.tenant_namespace(META_INFRA, None)
     env.tenant_namespace(NS_META, "tenant-a")
     for index, name in enumerate(META_HOSTS, start=230):
         password = META_PASSWORD if name == "secm-h1" else SHORT_PASSWORD
+        env.reserve_bmc(name, META_USER, password)  # a BMC each: one user name, two passwords
         address = env.bmc_address(name)
         host_part = address.split("://")[1].split("/")[0]
+        bmc_ip = host_part.split(":")[0]
         env.create_host(
             META_INFRA,
             name,
@@ -379,20 +382,16 @@ def meta_hosts(metal3_env):
                 "export.hostclaim.metal3.io/motd": "welcome, q7 racks are cold",
                 "export.hostclaim.metal3.io/rack": "r7",
             },
+            # secm-h1's hardware reports a NIC on the BMC's own address: not for the tenant either
+            nics=[
+                {"name": "eno1", "mac": "52:54:00:30:00:01", "ip": "192.0.2.231"},
+                {"name": "bmc0", "mac": "52:54:00:30:00:02", "ip": bmc_ip},
+            ]
+            if name == "secm-h1"
+            else None,
+            wait=False,
         )
-        if name == "secm-h1":
-            # the inspected hardware reports a NIC on the BMC's own address: not for the tenant either
-            with env.api() as api:
-                env.bmo(api, [META_INFRA]).register(
-                    META_INFRA,
-                    name,
-                    index=index,
-                    hostname="%s.example.com" % name,
-                    nics=[
-                        {"name": "eno1", "mac": "52:54:00:30:00:01", "ip": "192.0.2.231"},
-                        {"name": "bmc0", "mac": "52:54:00:30:00:02", "ip": host_part},
-                    ],
-                )
+    env.wait_hosts(META_INFRA, META_HOSTS, state="available", hardware=True, timeout=300)
     yield env
     env.forget_claims(NS_META)
     env.delete_hosts(META_INFRA)
