@@ -1,6 +1,6 @@
 # baremetal.tenancy — one-command setup and tests.
 #   make demo   the main job on an embedded default (Keystone + Ironic + sushy-tools on loopback)
-#   make test   everything CI runs: sanity, lint, docs lint, units, integration, molecule
+#   make test   everything CI runs: sanity, lint, docs lint, units, integration (with the real BMO), molecule
 #   make check  the inner loop: sanity, lint, docs lint and units (a few minutes, no services)
 #   make fmt    format and lint-fix the Python (ruff)
 SHELL := /bin/bash
@@ -88,12 +88,18 @@ docs-lint: collection
 # Every suite by default; INTEGRATION=tests/integration/test_metal3_story.py (files or node IDs) for a part.
 INTEGRATION ?= tests/integration
 
-# Suites marked real_bmo (Metal3's real baremetal-operator) run in test-bmo until every Metal3 suite moves onto it.
-integration: system venv kube
-	$(BIN)/python -m pytest $(INTEGRATION) -p no:cacheprovider -q -rA --durations=15 -m 'not real_bmo' $(PYTEST_ARGS)
+# Suites marked real_bmo (Metal3's real baremetal-operator) run in a second pytest session with its own
+# apiserver: BMO's CRDs and cluster-wide webhooks must not meet the stand-in suites' hosts. The split goes
+# away when every Metal3 suite runs on the real operator. A selection without real_bmo tests (pytest exit
+# 5, "no tests ran") is fine for either session.
+PYTEST := $(BIN)/python -m pytest -p no:cacheprovider -q -rA --durations=15
+
+integration: system venv kube bmo
+	$(PYTEST) $(INTEGRATION) -m 'not real_bmo' $(PYTEST_ARGS) || [ $$? -eq 5 ]
+	$(PYTEST) $(INTEGRATION) -m real_bmo $(PYTEST_ARGS) || [ $$? -eq 5 ]
 
 test-bmo: system venv kube bmo
-	$(BIN)/python -m pytest tests/integration -p no:cacheprovider -q -rA --durations=15 -m real_bmo $(PYTEST_ARGS)
+	$(PYTEST) $(INTEGRATION) -m real_bmo $(PYTEST_ARGS)
 
 molecule: venv kube
 	@if ls -d extensions/molecule/*/ >/dev/null 2>&1; then scripts/molecule-all.sh; else echo "no molecule scenarios yet"; fi

@@ -6,9 +6,10 @@ Loaded from ``tests/integration/conftest.py`` (``pytest_plugins``).
   on ``kube_env``: BMO's own CRDs (without its HostClaim dialect), Ironic with
   HTTP basic auth, sushy-tools BMCs, BMO and its validating webhooks.
 
-Suites that need it carry the ``real_bmo`` marker; ``make integration`` leaves
-them out until every Metal3 suite moves to the real operator, ``make test-bmo``
-runs them (after ``make bmo``).
+Suites that need it carry the ``real_bmo`` marker. ``make integration`` runs
+them in a second pytest session, with an apiserver of their own, after the
+suites that still use the stand-in ``harness/bmo.py``; ``make test-bmo`` runs
+only them (both after ``make bmo``).
 """
 
 from __future__ import annotations
