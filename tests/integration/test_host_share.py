@@ -35,7 +35,9 @@ def pool(metal3_env):
     metal3_env.tenant_namespace(INFRA, None)
     for index, (name, labels) in enumerate({"hs-0": {}, "hs-1": {}, "hs-2": {"rack": "r7"}}.items()):
         metal3_env.create_host(INFRA, name, labels=labels, index=700 + index)
-    return metal3_env
+    yield metal3_env
+    # Hosts shared with every tenant must not outlive the module: later suites' claims would take them.
+    metal3_env.delete_hosts(INFRA)
 
 
 def snapshot(env):
