@@ -13,11 +13,19 @@ description:
     namespaces, of O(namespaces), or of one claim (O(name)); run it in a loop (see the C(baremetal.tenancy.metal3_bind_claims)
     playbook) or on a schedule.
   - "Binding: the hosts, claims, namespaces and the binder's Secret copies are listed once per pass. A pending claim is
-    bound to a C(BareMetalHost) whose C(spec.hostClaimNamespaces) shares it with the claim's namespace (C(matches) is an
-    RE2 pattern that must match the whole namespace name, C(withLabel) a list of C(key) or C(key=value) namespace labels),
-    whose labels match the claim's C(hostSelector) (C(matchLabels) and C(matchExpressions)), and which is not consumed,
-    not being deleted, not paused, C(ready) or C(available) and without error. A host labelled for the claim's
-    C(nodeReuse) is preferred."
+    bound to a C(BareMetalHost) whose sharing policy shares it with the claim's namespace, whose labels match the
+    claim's C(hostSelector) (C(matchLabels) and C(matchExpressions)), and which is not consumed, not being deleted, not
+    paused, C(ready) or C(available) and without error. A host labelled for the claim's C(nodeReuse) is preferred."
+  - "The sharing policy is the host's annotation C(baremetal.tenancy/host-claim-namespaces), whose value is compact
+    JSON such as C({\"matches\":\"tenant-.*\"}) or C({\"withLabel\":[\"team=a\"]}) (M(baremetal.tenancy.host_share) writes
+    it): C(matches) is an RE2 pattern that must match the whole namespace name, C(withLabel) a list of C(key) or
+    C(key=value) namespace labels of which the namespace must carry one; both set, both must hold. A host without the
+    annotation is not shared. A value that is not JSON, not an object of that shape, or has a bad pattern or entry
+    shares the host with nobody and is reported in RV(host_problems)."
+  - "C(spec.hostClaimNamespaces), where the policy lived before, is no longer read: baremetal-operator's own writes
+    drop it. A host that still carries it and no annotation is shared with nobody and listed in RV(legacy_policies);
+    running M(baremetal.tenancy.host_share) (or the C(baremetal.tenancy.host_pool) role) again writes the annotation and
+    removes the field."
   - The host's C(consumerRef) is written first, with a C(resourceVersion) precondition; a conflict (another binder won)
     moves on to the next candidate. Then the claim is committed (binding label C(hostclaim.metal3.io/host), finalizer,
     imported metadata), also with a precondition, and its status is written.
@@ -194,11 +202,25 @@ errors:
   type: list
   elements: dict
 host_problems:
-  description: Hosts whose C(spec.hostClaimNamespaces) is invalid; such a host is shared with no namespace.
+  description:
+    - Hosts whose sharing annotation C(baremetal.tenancy/host-claim-namespaces) is invalid; such a host is shared with
+      no namespace. Each problem names the host and the annotation, and quotes at most the first 40 characters of a
+      bad value. Each is also a warning.
   returned: always
   type: list
   elements: dict
-  sample: [{host: metal3/host-3, problems: ["matches '(' is not a valid RE2 pattern: missing ): ("]}]
+  sample: [{host: metal3/host-3, problems: ["BareMetalHost metal3/host-3: annotation baremetal.tenancy/host-claim-namespaces:
+            matches '(' is not a valid RE2 pattern: missing ): ("]}]
+legacy_policies:
+  description:
+    - Hosts (C(namespace/name)) that carry C(spec.hostClaimNamespaces) and no annotation
+      C(baremetal.tenancy/host-claim-namespaces). That field is no longer read, so they are shared with no namespace; run
+      M(baremetal.tenancy.host_share) or the C(baremetal.tenancy.host_pool) role again, which writes the annotation and
+      removes the field. One warning lists them.
+  returned: always
+  type: list
+  elements: str
+  sample: [metal3/host-4]
 withheld:
   description:
     - The host labels and annotations that were not copied to a claim because they repeat the host's BMC data or look
@@ -252,6 +274,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder import Binder
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import kube_api_client
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_policy import legacy_warning
 
 
 class HostBindModule(TenancyModule):
@@ -304,7 +327,9 @@ class HostBindModule(TenancyModule):
         if report["errors"]:
             self.warn("%d claim(s) or host(s) could not be reconciled; see the errors result" % len(report["errors"]))
         for problem in report["host_problems"]:
-            self.warn("%s: %s" % (problem["host"], "; ".join(problem["problems"])))
+            self.warn("; ".join(problem["problems"]))
+        if report["legacy_policies"]:
+            self.warn(legacy_warning(report["legacy_policies"]))
 
 
 def main():

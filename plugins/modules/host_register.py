@@ -94,8 +94,13 @@ options:
     type: str
   host_claim_namespaces:
     description:
-      - Which tenant namespaces may claim the hosts (O(backend=metal3)), set as C(spec.hostClaimNamespaces).
-      - Left as it is on existing hosts when not given; new hosts are then not shared.
+      - Which tenant namespaces may claim the hosts (O(backend=metal3)), written as the annotation
+        C(baremetal.tenancy/host-claim-namespaces) (the policy as compact JSON, which M(baremetal.tenancy.host_bind) reads);
+        a leftover C(spec.hostClaimNamespaces), where the policy lived before and which is no longer read, is removed
+        in the same patch.
+      - Left as it is on existing hosts when not given; new hosts are then not shared. V({}) (neither key set) stops
+        sharing (the annotation is removed).
+      - An invalid policy (a bad RE2 pattern or label entry) fails the task before any BMC is read.
     type: dict
     suboptions:
       matches:
@@ -325,6 +330,9 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.projects 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.registration import IronicRegistrar
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import kube_api_client
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.registration import Metal3Registrar
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.registration_model import (
+    claim_namespaces_problems,
+)
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.registration import run_host_register
 
 
@@ -391,6 +399,9 @@ class HostRegisterModule(TenancyModule):
                     raise InvalidInput("option %s" % key, "only applies to backend ironic")
         elif params.get("host_claim_namespaces") is not None:
             raise InvalidInput("option host_claim_namespaces", "only applies to backend metal3")
+        problems = claim_namespaces_problems(params.get("host_claim_namespaces"))
+        if problems:
+            raise InvalidInput("option host_claim_namespaces", "; ".join(problems))
 
     def _registrar(self):
         params = self.params

@@ -12,7 +12,9 @@ description:
   - The owner's side of sharing a pool of hosts, on both control planes. M(baremetal.tenancy.host_lease) lends Ironic
     nodes to a tenant project for a time window; this module decides which hosts are in whose pool for good.
   - With O(backend=metal3), sets the labels of the C(BareMetalHosts) of O(namespace) (for example the host class that
-    claims select) and their C(spec.hostClaimNamespaces), which decides which tenant namespaces may claim them.
+    claims select) and their sharing policy, which decides which tenant namespaces may claim them. The policy is the
+    annotation C(baremetal.tenancy/host-claim-namespaces), whose value is the policy as compact JSON, for example
+    C({"withLabel":["baremetal.tenancy/tenant"]}).
     C(withLabel) lists namespace labels (the tenant label that the C(baremetal.tenancy.tenant_namespace) role puts on a
     tenant's namespace, for example), C(matches) an RE2 pattern that must match the whole namespace name; when both are
     set, a namespace must satisfy both.
@@ -20,9 +22,13 @@ description:
     in, which may then lease it with M(baremetal.tenancy.host_lease) or claim it).
   - Entries of O(hosts) apply in order; a later entry wins for the same label, share or owner, and a selector sees the
     labels that earlier entries set.
-  - The hosts are read once; only the hosts that must change are written (Metal3 - one JSON merge patch of the labels
-    and C(spec.hostClaimNamespaces) with the C(resourceVersion) read as precondition; Ironic - one PATCH of C(owner)). A
-    second run changes nothing and writes nothing.
+  - The policy is an annotation because annotations survive Metal3's baremetal-operator, which writes hosts back with
+    its typed objects and drops every spec field it does not know. C(spec.hostClaimNamespaces), where the policy lived
+    before, is no longer read; when this module writes a host's sharing it removes that field in the same patch, so
+    running it again migrates a host.
+  - The hosts are read once; only the hosts that must change are written (Metal3 - one JSON merge patch of the labels,
+    the sharing annotation and a leftover C(spec.hostClaimNamespaces), with the C(resourceVersion) read as
+    precondition; Ironic - one PATCH of C(owner)). A second run changes nothing and writes nothing.
   - Every entry is checked before anything is read or written; a bad entry fails the task with one error naming the
     entry (C(hosts[2])) and the cause. With O(strict=true), a host name that is not a host, or a selector that matches
     no host, fails the task before any write, naming each.
@@ -41,7 +47,7 @@ attributes:
     details: Reads the hosts and reports in RV(changes) what would change; writes nothing.
   diff_mode:
     support: full
-    details: The diff shows the labels and C(spec.hostClaimNamespaces) (Metal3) or the C(owner) (Ironic) of each host that changes.
+    details: The diff shows the labels and sharing policy (Metal3) or the C(owner) (Ironic) of each host that changes.
 options:
   hosts:
     description:
@@ -75,8 +81,9 @@ options:
         type: dict
       share:
         description:
-          - Sets C(spec.hostClaimNamespaces), replacing what was there (O(backend=metal3)).
-          - Not given, sharing is left as it is; V({}) (no key set) stops sharing and removes the field.
+          - Sets the sharing policy, the annotation C(baremetal.tenancy/host-claim-namespaces), replacing what was there
+            (O(backend=metal3)); a leftover C(spec.hostClaimNamespaces) is removed in the same patch.
+          - Not given, sharing is left as it is; V({}) (no key set) stops sharing and removes the annotation.
         type: dict
         suboptions:
           tenants:
@@ -135,7 +142,7 @@ seealso:
   - module: baremetal.tenancy.host_lease
   - module: baremetal.tenancy.host_bind
   - name: Metal3 HostClaim proposal
-    description: The C(hostClaimNamespaces) field of BareMetalHosts.
+    description: The C(hostClaimNamespaces) policy (C(matches), C(withLabel)) that the sharing annotation holds.
     link: https://github.com/metal3-io/metal3-docs/blob/main/design/hostclaim-multitenancy-and-hybrid-clusters.md
   - name: Ironic node multi-tenancy
     description: Owner and lessee of Ironic nodes.
@@ -192,13 +199,16 @@ changes:
       sample: node-0
     before:
       description:
-        - Metal3 - C(labels) and C(hostClaimNamespaces) of the host. Ironic - C(owner) (a project ID).
+        - Metal3 - C(labels), C(sharing) (the policy the annotation C(baremetal.tenancy/host-claim-namespaces) holds,
+          decoded; null without the annotation; the value itself, cut to 40 characters, when it is not JSON) and,
+          while the host carries it, C(legacy_sharing) (its C(spec.hostClaimNamespaces), no longer read).
+          Ironic - C(owner) (a project ID).
       type: dict
-      sample: {labels: {}, hostClaimNamespaces: null}
+      sample: {labels: {}, sharing: null, legacy_sharing: {withLabel: [baremetal.tenancy/tenant]}}
     after:
       description: The same, after the change.
       type: dict
-      sample: {labels: {infra-kind: small}, hostClaimNamespaces: {withLabel: [baremetal.tenancy/tenant]}}
+      sample: {labels: {infra-kind: small}, sharing: {withLabel: [baremetal.tenancy/tenant]}}
 problems:
   description:
     - Host names that are no host and selectors that match no host, one sentence each naming the entry. Empty unless

@@ -31,7 +31,7 @@ def metal3_operator(kube_env, tmp_path_factory):
     except baremetal_operator.BmoMissing as exc:
         pytest.fail(str(exc), pytrace=False)
     stack = baremetal_operator.start_metal3(
-        kube_env, tmp_path_factory.mktemp("metal3"), systems=sushy.default_systems(5)
+        kube_env, tmp_path_factory.mktemp("metal3"), systems=sushy.default_systems(6)
     )
     _STACKS.append(stack)
     try:

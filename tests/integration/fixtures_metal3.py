@@ -21,6 +21,7 @@ modules through ``ansible-playbook`` with :meth:`Metal3Env.playbook`.
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,6 +38,19 @@ TENANT_CLUSTERROLE = "baremetal-tenancy-tenant"
 BINDER_CLUSTERROLE = "hostclaim-binder"
 GROUP, VERSION = "metal3.io", "v1alpha1"
 MERGE = "application/merge-patch+json"
+#: where a host's sharing policy lives (compact JSON), as host_share writes it and host_bind reads it
+SHARING_ANNOTATION = "baremetal.tenancy/host-claim-namespaces"
+
+
+def sharing_value(policy: dict) -> str:
+    """The annotation value of a sharing policy, as host_share writes it: compact JSON, keys sorted."""
+    return json.dumps(policy, sort_keys=True, separators=(",", ":"))
+
+
+def sharing(host: dict) -> Any:
+    """The sharing policy of a BareMetalHost (its annotation, decoded), or ``None`` without one."""
+    value = (host["metadata"].get("annotations") or {}).get(SHARING_ANNOTATION)
+    return None if value is None else json.loads(value)
 
 
 @dataclasses.dataclass
@@ -115,7 +129,8 @@ class Metal3Env:
         name: str,
         *,
         labels: dict | None = None,
-        policy: dict | None = None,
+        policy: dict | str | None = None,
+        legacy_policy: dict | None = None,
         index: int = 1,
         state: str = "available",
         annotations: dict | None = None,
@@ -125,6 +140,9 @@ class Metal3Env:
     ) -> dict:
         """A BareMetalHost with its BMC Secret, registered (status written by the plays-BMO helper).
 
+        ``policy`` is the sharing policy, written as host_share writes it: the annotation
+        ``baremetal.tenancy/host-claim-namespaces`` as compact JSON (a string is written as it is, valid or
+        not). ``legacy_policy`` is written where earlier releases kept it, ``spec.hostClaimNamespaces``.
         The BMC user and password default to ``bmcuser-<name>`` and ``bmc-password-<name>``.
         """
         with self.api() as api:
@@ -147,8 +165,11 @@ class Metal3Env:
                 "bootMACAddress": "52:54:00:10:%02x:%02x" % (index // 256, index % 256),
                 "bmc": {"address": self.bmc_address(name), "credentialsName": secret},
             }
+            annotations = dict(annotations or {})
             if policy is not None:
-                spec["hostClaimNamespaces"] = policy
+                annotations[SHARING_ANNOTATION] = policy if isinstance(policy, str) else sharing_value(policy)
+            if legacy_policy is not None:
+                spec["hostClaimNamespaces"] = legacy_policy
             body = {
                 "apiVersion": "%s/%s" % (GROUP, VERSION),
                 "kind": "BareMetalHost",
@@ -156,7 +177,7 @@ class Metal3Env:
                     "name": name,
                     "namespace": namespace,
                     "labels": labels or {},
-                    "annotations": annotations or {},
+                    "annotations": annotations,
                 },
                 "spec": spec,
             }

@@ -1,4 +1,7 @@
-"""``spec.hostClaimNamespaces`` decides which namespaces may claim a host (RE2, full-name match).
+"""The sharing annotation ``baremetal.tenancy/host-claim-namespaces`` decides which namespaces may claim a host.
+
+The policy is compact JSON (RE2 ``matches``, full-name match; ``withLabel``),
+written here as host_share writes it.
 
 One host_bind pass (binder identity, through ansible-playbook) over claims
 from many namespaces, each claim selecting the hosts of one policy case:
@@ -9,7 +12,11 @@ from many namespaces, each claim selecting the hosts of one policy case:
   search would accept it);
 - ``withLabel: [gold]`` needs the label with any value, ``[tier=gold]`` the
   exact value; ``matches`` with ``withLabel`` needs both;
-- an invalid pattern shares nothing and is reported (result and warning);
+- an invalid pattern, or a value that is not JSON, shares nothing and is
+  reported (result and warning, naming the host and the annotation);
+- a host whose policy is still in ``spec.hostClaimNamespaces`` (an earlier
+  release's place, even ``.*``) is shared with nobody and listed in
+  ``legacy_policies``, with a warning saying how to migrate;
 - a pathological pattern (``(a+)+$`` against a 62-character name, which a
   backtracking engine would take ages on) is decided in milliseconds.
 """
@@ -20,6 +27,7 @@ import sys
 import time
 
 import pytest
+from fixtures_metal3 import SHARING_ANNOTATION
 from harness.ansible import collections_root
 
 INFRA = "pol-infra"
@@ -46,8 +54,12 @@ CASES = {
     "keyvalue": ({"withLabel": ["tier=gold"]}, 2),
     "both": ({"matches": "lab-.*", "withLabel": ["tier=gold"]}, 2),
     "invalid": ({"matches": "("}, 1),
+    "notjson": ("{matches: .*}", 1),
+    "legacy": (None, 1),
     "pathological": ({"matches": "(a+)+$"}, 1),
 }
+#: case -> spec.hostClaimNamespaces (where earlier releases kept the policy; no longer read)
+LEGACY = {"legacy": {"matches": ".*"}}
 # (case, namespace, expected): claims are created in this order (oldest first)
 CLAIMS = [
     ("any", "n3", "bound"),
@@ -65,6 +77,8 @@ CLAIMS = [
     ("both", "n1", "refused"),
     ("both", "lab-tier-gold", "bound"),
     ("invalid", "n1", "refused"),
+    ("notjson", "n1", "refused"),
+    ("legacy", "n1", "refused"),
     ("pathological", PATHOLOGICAL_NS, "refused"),
 ]
 
@@ -83,6 +97,7 @@ def policy_world(metal3_env):
                 "pol-%s-%d" % (case, number),
                 index=index,
                 policy=policy,
+                legacy_policy=LEGACY.get(case),
                 labels={"suite": "policy", "case": case},
             )
     for number, (case, namespace, _dummy) in enumerate(CLAIMS):
@@ -134,11 +149,25 @@ def test_namespace_policies(policy_world):
     for case, _namespace, expected in CLAIMS:
         if expected == "refused":
             assert free[case] > 0, case
-    # the invalid pattern is reported, in the result and as a warning
+    # the invalid pattern and the value that is no JSON are reported, in the result and as warnings,
+    # each naming the host and the annotation
     problems = dict((p["host"], p["problems"]) for p in result["host_problems"])
-    assert list(problems) == ["%s/pol-invalid-0" % INFRA]
-    assert "is not a valid RE2 pattern" in problems["%s/pol-invalid-0" % INFRA][0]
+    assert sorted(problems) == ["%s/pol-invalid-0" % INFRA, "%s/pol-notjson-0" % INFRA]
+    (invalid,) = problems["%s/pol-invalid-0" % INFRA]
+    assert invalid.startswith("BareMetalHost %s/pol-invalid-0: annotation %s: " % (INFRA, SHARING_ANNOTATION))
+    assert "is not a valid RE2 pattern" in invalid
+    (notjson,) = problems["%s/pol-notjson-0" % INFRA]
+    assert notjson == (
+        "BareMetalHost %s/pol-notjson-0: annotation %s: the value is not valid JSON "
+        "(Expecting property name enclosed in double quotes at character 1): '{matches: .*}'"
+        % (INFRA, SHARING_ANNOTATION)
+    )
     assert any("pol-invalid-0" in warning and "RE2" in warning for warning in result["warnings"])
+    assert notjson in result["warnings"]
+    # the host shared the old way is shared with nobody, listed, and the warning says how to migrate
+    assert result["legacy_policies"] == ["%s/pol-legacy-0" % INFRA]
+    (legacy_warning,) = [w for w in result["warnings"] if "spec.hostClaimNamespaces" in w]
+    assert "pol-legacy-0" in legacy_warning and "host_share" in legacy_warning
     # the pathological pattern did not slow the pass down
     assert result["timings"]["plan"] < 2.0, result["timings"]
 

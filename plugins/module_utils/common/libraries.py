@@ -44,7 +44,10 @@ OPENSTACKSDK = Library(
 )
 JMESPATH = Library("jmespath", "jmespath", "for classification rules with when", "https://pypi.org/project/jmespath/")
 RE2 = Library(
-    "google-re2", "re2", "to evaluate RE2 patterns (hostClaimNamespaces)", "https://pypi.org/project/google-re2/"
+    "google-re2",
+    "re2",
+    "to evaluate RE2 patterns (matches of the sharing policy)",
+    "https://pypi.org/project/google-re2/",
 )
 URLLIB3 = Library("urllib3", "urllib3", "for backend metal3", "https://pypi.org/project/urllib3/")
 PYYAML = Library("PyYAML", "yaml", "to check cloud-config user data", "https://pypi.org/project/PyYAML/")

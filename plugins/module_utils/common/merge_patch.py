@@ -76,6 +76,21 @@ def minimal_patch(current: Any, patch: dict) -> dict:
     return result
 
 
+def combine_patches(first: dict, second: dict) -> dict:
+    """One merge patch that does ``first`` and ``second`` (``second`` wins where both set a member).
+
+    Maps present in both are combined member by member; meant for patches
+    of different parts of one object (labels, annotations, spec fields).
+    """
+    result = copy.deepcopy(first)
+    for key, value in second.items():
+        if isinstance(value, dict) and isinstance(result.get(key), dict):
+            result[key] = combine_patches(result[key], value)
+        else:
+            result[key] = copy.deepcopy(value)
+    return result
+
+
 def with_precondition(patch: dict, obj: Any) -> dict:
     """Add ``metadata.resourceVersion`` of ``obj`` to a non-empty patch (the API server then answers 409 on a race)."""
     version = get_path(obj, "metadata", "resourceVersion")

@@ -33,5 +33,11 @@ COPY_FIELD_LABEL = BINDING_DOMAIN + "/field"
 COPY_SOURCE_ANNOTATION = BINDING_DOMAIN + "/source"
 COPY_CLAIM_ANNOTATION = BINDING_DOMAIN + "/claim"
 PAUSED_ANNOTATION = "baremetalhost.metal3.io/paused"
+#: the owner's sharing policy of a host, as compact JSON (``sharing_policy``); written by host_share and
+#: host_register, read by the binder.  An annotation, not a spec field: baremetal-operator's typed writes keep
+#: ObjectMeta and drop spec fields its Go types lack.
+SHARING_ANNOTATION = "baremetal.tenancy/host-claim-namespaces"
+#: where the policy lived before (``spec.hostClaimNamespaces``): no longer read, only reported and removed
+LEGACY_SHARING_FIELD = "hostClaimNamespaces"
 #: annotation domains a host exports to its claim (the default of host_bind's annotation_domains)
 EXPORT_ANNOTATION_DOMAINS = ("export.hostclaim.metal3.io",)

@@ -73,8 +73,8 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client im
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.identity import claim_identity
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_policy import (
-    host_policy,
-    validate_policy,
+    has_legacy_policy,
+    policy_problems,
 )
 
 
@@ -250,13 +250,17 @@ class Binder(PassState, Binding, Releasing):
         return result
 
     def host_problems(self):
+        """Hosts whose sharing annotation is invalid (shared with nobody), each problem naming the host and the annotation."""
         problems = []
         for host in self.hosts:
-            policy = host_policy(host)
-            found = validate_policy(policy) if policy is not None else []
+            found = policy_problems(host)
             if found:
                 problems.append({"host": "%s/%s" % host_key(host), "problems": found})
         return sorted(problems, key=lambda item: item["host"])
+
+    def legacy_policies(self):
+        """``ns/name`` of the hosts that carry ``spec.hostClaimNamespaces`` and no sharing annotation (shared with nobody)."""
+        return sorted("%s/%s" % host_key(host) for host in self.hosts if has_legacy_policy(host))
 
     def report(self, claims, outcomes, swept, before):
         after = dict(before)
@@ -297,6 +301,7 @@ class Binder(PassState, Binding, Releasing):
             "swept": [outcome.as_dict() for outcome in swept],
             "errors": errors,
             "host_problems": self.host_problems(),
+            "legacy_policies": self.legacy_policies(),
             "withheld": sorted(
                 withheld, key=lambda item: (item["host"], item["claim"], item["kind"], str(item["key"]))
             ),

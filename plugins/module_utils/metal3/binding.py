@@ -11,8 +11,10 @@ Inputs are the dicts the Kubernetes API returns (HostClaim and BareMetalHost
 objects) and ``{namespace name: labels}``.  Outputs are plain dicts: actions
 and JSON merge patches that the I/O layer sends as they are.
 
-A host is a candidate for a claim when, in this order: its
-``hostClaimNamespaces`` shares it with the claim's namespace, its labels
+A host is a candidate for a claim when, in this order: its sharing policy
+(the annotation ``baremetal.tenancy/host-claim-namespaces``, see
+:mod:`sharing_policy`; ``spec.hostClaimNamespaces`` is never read) shares it
+with the claim's namespace, its labels
 match the claim's ``hostSelector``, it is not being deleted, not paused, not
 consumed (empty ``consumerRef``), has no ``errorType``/``errorMessage``, its
 ``operationalStatus`` (when reported) is ``OK`` and its provisioning state
@@ -71,7 +73,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.identity 
     object_name,
     validate_claim,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_policy import host_policy, is_shared
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_policy import decision_key, is_shared
 
 READY_STATES = ("ready", "available")
 
@@ -416,7 +418,7 @@ class _Planner:
         """The namespace policy decision, computed once per (policy, namespace): hosts usually share policies."""
         policy_key = self.policy_keys.get(id(host))
         if policy_key is None:
-            policy_key = self.policy_keys[id(host)] = json.dumps(host_policy(host), sort_keys=True, default=str)
+            policy_key = self.policy_keys[id(host)] = decision_key(host)
         key = (policy_key, namespace)
         if key not in self.decisions:
             self.decisions[key] = is_shared(host, namespace, self.namespaces.get(namespace) or {})

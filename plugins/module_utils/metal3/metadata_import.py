@@ -14,6 +14,8 @@
   namespace);
 * annotations are imported ONLY from an allow-list of domains (default
   ``export.hostclaim.metal3.io``): the administrator opts in per annotation;
+  the owner's sharing policy (``baremetal.tenancy/host-claim-namespaces``,
+  which names other tenants) never, whatever the allow-list;
 * any key or value that looks sensitive (``bmc_data.looks_sensitive``) or
   repeats the host's BMC data (``bmc_data.bmc_match``) is never imported,
   whatever its domain; ``import_metadata``'s ``withheld`` says what the
@@ -37,6 +39,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api impor
     EXPORT_ANNOTATION_DOMAINS,
     IMPORTED_ANNOTATIONS,
     IMPORTED_LABELS,
+    SHARING_ANNOTATION,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.bmc_data import (
     bmc_match,
@@ -56,6 +59,9 @@ ALLOWED_LABEL_DOMAINS = ("topology.kubernetes.io",)
 
 
 MAX_IMPORTED_VALUE = 4096
+
+#: host annotations never imported, whatever the allow-list says
+NEVER_IMPORTED_ANNOTATIONS = (SHARING_ANNOTATION,)
 
 
 def _key_domain(key):
@@ -101,6 +107,8 @@ def label_verdict(key, value="", bmc_values=(), blocked=None):
 def annotation_verdict(key, value="", domains=EXPORT_ANNOTATION_DOMAINS, bmc_values=(), blocked=None):
     """As ``label_verdict`` for a BMH annotation (allow-listed domains only)."""
     if not isinstance(key, str) or label_key_problem(key) or _key_domain(key) not in domains:
+        return NOT_IMPORTED
+    if key in NEVER_IMPORTED_ANNOTATIONS:
         return NOT_IMPORTED
     if not isinstance(value, str) or len(value) > MAX_IMPORTED_VALUE:
         return NOT_IMPORTED

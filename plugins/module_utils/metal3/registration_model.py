@@ -5,14 +5,29 @@
 # Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
 # Do not use this from other collections or standalone plugins/modules!
 
-"""What host_register writes on Metal3: the BareMetalHost and its BMC credential Secret, as pure functions of the BMC facts (no I/O)."""
+"""What host_register writes on Metal3: the BareMetalHost and its BMC credential Secret, as pure functions of the BMC facts (no I/O).
+
+The sharing policy (option ``host_claim_namespaces``) is the annotation
+``baremetal.tenancy/host-claim-namespaces`` (see :mod:`sharing_policy`); the
+patch that writes it also removes a leftover ``spec.hostClaimNamespaces``.
+"""
 
 from __future__ import annotations
 
 import base64
 import json
 from collections.abc import Mapping
+from typing import Any
 
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import combine_patches
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_policy import (
+    ANNOTATION,
+    encode_policy,
+    parse_annotation,
+    sharing_patch,
+    sharing_view,
+    validate_policy,
+)
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.registration_model import (
     DOMAIN,
     HIDDEN,
@@ -77,8 +92,13 @@ def desired_bmh(
     mode = bmh_boot_mode(facts.get("boot_mode"))
     if mode:
         spec["bootMode"] = mode
-    if host_claim_namespaces is not None:
-        spec["hostClaimNamespaces"] = _claim_namespaces(host_claim_namespaces)
+    annotations = {
+        SYSTEM_UUID_ANNOTATION: normal_uuid(facts.get("uuid")),
+        MANAGED_LABELS_ANNOTATION: json.dumps(sorted(labels)),
+    }
+    policy = claim_namespaces_policy(host_claim_namespaces)
+    if policy is not None:
+        annotations[ANNOTATION] = encode_policy(policy)
     return {
         "apiVersion": BMH_API_VERSION,
         "kind": "BareMetalHost",
@@ -86,22 +106,25 @@ def desired_bmh(
             "name": name,
             "namespace": namespace,
             "labels": dict(labels),
-            "annotations": {
-                SYSTEM_UUID_ANNOTATION: normal_uuid(facts.get("uuid")),
-                MANAGED_LABELS_ANNOTATION: json.dumps(sorted(labels)),
-            },
+            "annotations": annotations,
         },
         "spec": spec,
     }
 
 
-def _claim_namespaces(value):
+def claim_namespaces_policy(value: Mapping[str, Any] | None) -> dict | None:
+    """The sharing policy of option ``host_claim_namespaces``: its set members, ``None`` when it sets none."""
     out = {}
-    if value.get("matches") is not None:
+    if (value or {}).get("matches"):
         out["matches"] = value["matches"]
-    if value.get("withLabel") is not None:
+    if (value or {}).get("withLabel"):
         out["withLabel"] = list(value["withLabel"])
-    return out
+    return out or None
+
+
+def claim_namespaces_problems(value: Mapping[str, Any] | None) -> list[str]:
+    """What is wrong with option ``host_claim_namespaces`` (``[]``: nothing); checked before any BMC is read."""
+    return validate_policy(claim_namespaces_policy(value))
 
 
 def bmh_patch(current: dict, desired: dict, manage_claim_namespaces: bool) -> dict:
@@ -109,8 +132,9 @@ def bmh_patch(current: dict, desired: dict, manage_claim_namespaces: bool) -> di
 
     Only what host_register owns is compared: the classified labels (others
     are kept), the two annotations, ``bmc``, ``bootMACAddress``,
-    ``bootMode`` and, when given, ``hostClaimNamespaces``.  ``online`` is
-    set on creation only.
+    ``bootMode`` and, when ``manage_claim_namespaces``, the sharing
+    annotation (with a leftover ``spec.hostClaimNamespaces`` removed, see
+    ``sharing_policy.sharing_patch``).  ``online`` is set on creation only.
     """
     patch = {}
     meta = current.get("metadata") or {}
@@ -126,6 +150,8 @@ def bmh_patch(current: dict, desired: dict, manage_claim_namespaces: bool) -> di
             label_patch[key] = value
     annotation_patch = {}
     for key, value in desired["metadata"]["annotations"].items():
+        if key == ANNOTATION:
+            continue  # sharing: below
         if key == MANAGED_LABELS_ANNOTATION:
             if sorted(_tracked(annotations, key)) == sorted(want_labels) and key in annotations:
                 continue
@@ -149,17 +175,11 @@ def bmh_patch(current: dict, desired: dict, manage_claim_namespaces: bool) -> di
     for key in ("bootMACAddress", "bootMode"):
         if key in want and spec.get(key) != want[key]:
             spec_patch[key] = want[key]
-    if manage_claim_namespaces and "hostClaimNamespaces" in want:
-        current_ns = spec.get("hostClaimNamespaces") or {}
-        wanted_ns = want["hostClaimNamespaces"]
-        if current_ns != wanted_ns:
-            ns_patch = dict(wanted_ns)
-            for key in current_ns:
-                if key not in wanted_ns:
-                    ns_patch[key] = None
-            spec_patch["hostClaimNamespaces"] = ns_patch
     if spec_patch:
         patch["spec"] = spec_patch
+    if manage_claim_namespaces:
+        wanted = parse_annotation(desired["metadata"]["annotations"].get(ANNOTATION))[0]
+        patch = combine_patches(patch, sharing_patch(current, wanted))
     return patch
 
 
@@ -178,7 +198,7 @@ def bmh_view(bmh: dict | None) -> dict:
             "credentialsName": (spec.get("bmc") or {}).get("credentialsName"),
             "address": HIDDEN if (spec.get("bmc") or {}).get("address") else None,
         },
-        "hostClaimNamespaces": spec.get("hostClaimNamespaces"),
+        **sharing_view(bmh),
     }
 
 

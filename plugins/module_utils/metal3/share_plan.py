@@ -15,11 +15,16 @@ to write.  The rules:
   hold); a selector sees the labels that earlier entries set on the host.
 * ``class`` sets the class label, ``labels`` sets labels (``None`` removes
   one); a later entry wins for the same label.
-* ``share`` replaces the whole ``spec.hostClaimNamespaces``: ``tenants`` ->
-  ``withLabel`` ``<tenant_label>=<name>``, ``all_tenants`` -> ``withLabel``
+* ``share`` replaces the whole sharing policy, the annotation
+  ``baremetal.tenancy/host-claim-namespaces`` (compact JSON, see
+  :mod:`sharing_policy`): ``tenants`` -> ``withLabel``
+  ``<tenant_label>=<name>``, ``all_tenants`` -> ``withLabel``
   ``<tenant_label>``, ``with_labels`` -> more ``withLabel`` entries,
-  ``matches`` -> ``matches``.  ``{}`` (nothing set) stops sharing (the field
-  is removed); no ``share`` key leaves sharing as it is.  A later entry wins.
+  ``matches`` -> ``matches``.  ``{}`` (nothing set) stops sharing (the
+  annotation is removed); no ``share`` key leaves sharing as it is.  A later
+  entry wins.  Writing the sharing also removes a leftover
+  ``spec.hostClaimNamespaces`` (where the policy lived before; no longer
+  read), in the same patch: ``sharing_policy.sharing_patch`` builds it.
 * Only hosts whose labels or sharing must change get a patch (a JSON merge
   patch), so a second run writes nothing.
 * Every entry is checked before anything is planned: a bad entry is one
@@ -37,7 +42,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import get_path
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import combine_patches, get_path
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import (
     dns1123_subdomain_problem,
     label_key_problem,
@@ -45,9 +50,13 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.tenant_rules import tenant_name_problem
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_policy import (
-    FIELD,
+    ANNOTATION,
     HAS_RE2,
+    MAX_VALUE_LENGTH,
     compile_pattern,
+    encode_policy,
+    sharing_patch,
+    sharing_view,
 )
 
 ENTRY_KEYS = ("name", "names", "selector", "class", "labels", "share")
@@ -132,7 +141,7 @@ def _matches(pattern, where):
 
 
 def _share(share, tenant_label, where):
-    """The ``hostClaimNamespaces`` value an entry's ``share`` asks for (``None``: stop sharing)."""
+    """The sharing policy an entry's ``share`` asks for (``None``: stop sharing)."""
     if not isinstance(share, dict):
         _problem(where, "share must be a mapping with tenants, all_tenants, with_labels and/or matches")
     unknown = sorted((str(key) for key in share if key not in SHARE_KEYS), key=str)
@@ -157,6 +166,11 @@ def _share(share, tenant_label, where):
         value["matches"] = matches
     if with_label:
         value["withLabel"] = list(dict.fromkeys(with_label))
+    if value and len(encode_policy(value)) > MAX_VALUE_LENGTH:
+        _problem(
+            where,
+            "share gives a policy longer than the %d characters of annotation %s" % (MAX_VALUE_LENGTH, ANNOTATION),
+        )
     return value or None
 
 
@@ -172,8 +186,7 @@ def validate_entries(entries: Any, tenant_label: str, where: str = "hosts") -> l
 
     Each becomes ``names`` (``None``: any name), ``selector``, ``host_class``,
     ``labels`` (values as text, ``None`` removes), ``share_set`` and
-    ``share`` (the ``hostClaimNamespaces`` asked for, ``None``: stop
-    sharing).  The first problem is one :class:`InvalidInput` about
+    ``share`` (the sharing policy asked for, ``None``: stop sharing).  The first problem is one :class:`InvalidInput` about
     ``hosts[<index>]``.
     """
     if not isinstance(entries, list):
@@ -209,29 +222,10 @@ def validate_entries(entries: Any, tenant_label: str, where: str = "hosts") -> l
     return result
 
 
-def _same(left, right):
-    return json.dumps(left, sort_keys=True) == json.dumps(right, sort_keys=True)
-
-
 def _entry_matches(entry, name, labels):
     if entry["names"] is not None and name not in entry["names"]:
         return False
     return all(labels.get(key) == value for key, value in entry["selector"].items())
-
-
-def _share_patch(current, wanted):
-    """The merge patch of ``hostClaimNamespaces`` that turns ``current`` into ``wanted``, or ``{}``."""
-    if wanted is None:
-        return {FIELD: None} if current is not None else {}
-    if isinstance(current, dict):
-        normalised = dict((key, value) for key, value in current.items() if value not in (None, "", []))
-        if _same(normalised, wanted):
-            return {}
-        patch = dict((key, None) for key in current if key not in wanted)
-    else:
-        patch = {}
-    patch.update(wanted)
-    return {FIELD: patch if isinstance(current, dict) else wanted}
 
 
 def _one_pass(labels, name, entries, class_label):
@@ -278,18 +272,13 @@ def plan_host(host: dict, entries: Sequence[dict], class_label: str) -> tuple[di
     if label_patch:
         patch["metadata"] = {"labels": label_patch}
     if share_set:
-        spec_patch = _share_patch(get_path(host, "spec", FIELD), share)
-        if spec_patch:
-            patch["spec"] = spec_patch
+        patch = combine_patches(patch, sharing_patch(host, share))
     return patch, matched
 
 
 def host_view(host: dict) -> dict:
-    """What ``host_share`` shows of a host in its diff: labels and sharing, nothing else."""
-    return {
-        "labels": dict(get_path(host, "metadata", "labels") or {}),
-        FIELD: get_path(host, "spec", FIELD),
-    }
+    """What ``host_share`` shows of a host in its diff: labels and sharing (``sharing_view``), nothing else."""
+    return dict({"labels": dict(get_path(host, "metadata", "labels") or {})}, **sharing_view(host))
 
 
 def plan_hosts(hosts: Sequence[dict], entries: Sequence[dict], class_label: str) -> dict:

@@ -116,7 +116,10 @@ def test_host_bind_reports_the_pass(capsys, monkeypatch):
         "claims": [{"name": "c", "action": "bound"}],
         "swept": [],
         "errors": [],
-        "host_problems": [{"host": "infra/h1", "problems": ["matches is not valid"]}],
+        "host_problems": [
+            {"host": "infra/h1", "problems": ["BareMetalHost infra/h1: annotation x: matches is not valid"]}
+        ],
+        "legacy_policies": ["infra/h2"],
         "summary": {"bound": 1},
         "requests": {"total": 5},
         "timings": {"total": 0.1},
@@ -141,7 +144,9 @@ def test_host_bind_reports_the_pass(capsys, monkeypatch):
     assert rc == 0 and out["changed"] is True
     assert out["diff"] == {"before": {"bindings": {"ns/c": None}}, "after": {"bindings": {"ns/c": "infra/h1"}}}
     assert out["claims"] == report["claims"] and "bindings" not in out
-    assert warned == ["infra/h1: matches is not valid"]
+    assert warned[0] == "BareMetalHost infra/h1: annotation x: matches is not valid"
+    assert warned[1].startswith("1 BareMetalHost(s) carry spec.hostClaimNamespaces") and "(infra/h2)" in warned[1]
+    assert len(warned) == 2 and out["legacy_policies"] == ["infra/h2"]
 
 
 # ------------------------------------------------------------------ pure helpers

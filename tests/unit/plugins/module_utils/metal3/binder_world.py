@@ -7,6 +7,7 @@ import base64
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import binder as metal3
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import client as m3client
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import SHARING_ANNOTATION
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.fake_kube import (
     FakeApiClient,
     FakeKube,
@@ -25,10 +26,14 @@ def world(hosts=3, claims=1, page=2):
             {
                 "apiVersion": "metal3.io/v1alpha1",
                 "kind": "BareMetalHost",
-                "metadata": {"name": "h%d" % index, "namespace": INFRA, "labels": {"kind": "m"}},
+                "metadata": {
+                    "name": "h%d" % index,
+                    "namespace": INFRA,
+                    "labels": {"kind": "m"},
+                    "annotations": {SHARING_ANNOTATION: '{"matches":"tenant-.*"}'},
+                },
                 "spec": {
                     "online": False,
-                    "hostClaimNamespaces": {"matches": "tenant-.*"},
                     "bmc": {"address": "redfish://10.1.1.1/x", "credentialsName": "h%d-bmc" % index},
                 },
                 "status": {"provisioning": {"state": "available"}, "operationalStatus": "OK", "poweredOn": False},

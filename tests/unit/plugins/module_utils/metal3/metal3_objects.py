@@ -4,6 +4,9 @@
 """Factories for HostClaim and BareMetalHost dicts, shaped like the Kubernetes API returns them."""
 
 import copy
+import json
+
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import SHARING_ANNOTATION
 
 INFRA_NS = "infra"
 
@@ -67,7 +70,9 @@ def make_host(
     hostname=None,
     image=None,
     resource_version="100",
+    legacy_policy=None,
 ):
+    """A BMH; ``policy`` is its sharing annotation (``"default"``: ``.*``), ``legacy_policy`` a ``spec.hostClaimNamespaces``."""
     host = {
         "apiVersion": "metal3.io/v1alpha1",
         "kind": "BareMetalHost",
@@ -108,9 +113,14 @@ def make_host(
         },
     }
     if policy == "default":
-        host["spec"]["hostClaimNamespaces"] = {"matches": ".*"}
-    elif policy is not None:
-        host["spec"]["hostClaimNamespaces"] = policy
+        policy = {"matches": ".*"}
+    if policy is not None:
+        # the sharing policy lives in an annotation (compact JSON); a string is written as it is
+        host["metadata"]["annotations"][SHARING_ANNOTATION] = (
+            policy if isinstance(policy, str) else json.dumps(policy, separators=(",", ":"))
+        )
+    if legacy_policy is not None:
+        host["spec"]["hostClaimNamespaces"] = legacy_policy
     if consumer is not None:
         host["spec"]["consumerRef"] = consumer
     if image is not None:

@@ -11,9 +11,12 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import (
     BINDING_LABEL,
     FINALIZER,
+    SHARING_ANNOTATION,
 )
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.binder_world import (
+    INFRA,
     binder,
+    bound,
     world,
 )
 
@@ -30,6 +33,24 @@ def test_a_pass_binds_commits_and_writes_status_in_three_writes():
     again = binder(fake, binder_id="b1").run()
     assert again["changed"] is False and again["claims"][0]["action"] == "unchanged"
     assert again["requests"]["writes"] == 0
+
+
+def test_hosts_with_invalid_or_legacy_policies_are_reported_and_not_bound():
+    fake = world(hosts=4, claims=3)
+    fake.write("baremetalhosts", INFRA, "h0", {"metadata": {"annotations": {SHARING_ANNOTATION: "{not json"}}})
+    fake.write("baremetalhosts", INFRA, "h1", {"metadata": {"annotations": {SHARING_ANNOTATION: None}}})
+    fake.write("baremetalhosts", INFRA, "h1", {"spec": {"hostClaimNamespaces": {"matches": "tenant-.*"}}})
+    fake.write("baremetalhosts", INFRA, "h2", {"spec": {"hostClaimNamespaces": {"matches": "nobody"}}})  # annotated
+    report = binder(fake, binder_id="b1").run()
+    assert sorted(bound(fake).values()) == ["h2", "h3"]
+    assert [c["action"] for c in report["claims"]].count("pending") == 1
+    (problem,) = report["host_problems"]
+    assert problem["host"] == "infra/h0"
+    assert problem["problems"] == [
+        "BareMetalHost infra/h0: annotation %s: the value is not valid JSON "
+        "(Expecting property name enclosed in double quotes at character 1): '{not json'" % SHARING_ANNOTATION
+    ]
+    assert report["legacy_policies"] == ["infra/h1"]
 
 
 def test_missing_namespace_is_refused_before_any_write():

@@ -17,6 +17,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api impor
     BINDING_LABEL,
     NODE_REUSE_LABEL,
     PASSED_ANNOTATIONS,
+    SHARING_ANNOTATION,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.bmc_data import find_bmc_data
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.metal3_objects import (
@@ -70,9 +71,12 @@ def test_plain_host_is_a_candidate():
 @pytest.mark.parametrize(
     "host_args,fragment",
     [
-        ({"policy": None}, "no hostClaimNamespaces"),
+        ({"policy": None}, "no annotation baremetal.tenancy/host-claim-namespaces"),
+        ({"policy": None, "legacy_policy": {"matches": ".*"}}, "spec.hostClaimNamespaces is no longer read"),
+        ({"policy": "not json"}, "is not valid JSON"),
+        ({"policy": '["tenant-a"]'}, "must be a JSON object"),
         ({"policy": {"matches": "p-.*"}}, "does not match"),
-        ({"policy": {"matches": "("}}, "invalid hostClaimNamespaces"),
+        ({"policy": {"matches": "("}}, "invalid sharing policy (annotation baremetal.tenancy/host-claim-namespaces)"),
         ({"policy": {"withLabel": ["team=b"]}}, "carries none"),
         ({"labels": {"infra-kind": "small"}}, "hostSelector"),
         ({"deleting": True}, "being deleted"),
@@ -247,7 +251,11 @@ def test_release_plan_with_node_reuse():
     released = apply_merge_patch(host, patch)
     assert "consumerRef" not in released["spec"] and released["spec"]["online"] is False
     assert released["spec"]["bmc"] == host["spec"]["bmc"]
-    assert released["metadata"]["annotations"] == {"reboot.metal3.io/maint": ""}
+    # the release never touches the owner's sharing policy
+    assert released["metadata"]["annotations"] == {
+        "reboot.metal3.io/maint": "",
+        SHARING_ANNOTATION: host["metadata"]["annotations"][SHARING_ANNOTATION],
+    }
     assert b.release_plan(released, claim, "md-0") == {}
 
 

@@ -6,7 +6,7 @@
 import copy
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common import merge_patch as mpatch
@@ -63,6 +63,34 @@ def test_minimal_patch_has_the_same_effect(current, patch):
 def test_minimal_patch_distinguishes_false_and_zero():
     assert mpatch.minimal_patch({"online": 0}, {"online": False}) == {"online": False}
     assert mpatch.minimal_patch({"online": False}, {"online": False}) == {}
+
+
+def _second_writes_into_what_first_replaced(first, second):
+    """True where ``second`` sets a map member by member that ``first`` replaces (or removes) as a whole."""
+    for key, value in second.items():
+        if isinstance(value, dict) and key in first:
+            if not isinstance(first[key], dict) or _second_writes_into_what_first_replaced(first[key], value):
+                return True
+    return False
+
+
+@settings(max_examples=300)
+@given(OBJECTS, OBJECTS, OBJECTS)
+def test_combined_patches_do_what_both_do_in_turn(current, first, second):
+    assume(not _second_writes_into_what_first_replaced(first, second))
+    combined = mpatch.combine_patches(first, second)
+    in_turn = mpatch.apply_merge_patch(mpatch.apply_merge_patch(current, first), second)
+    assert prune_empty(mpatch.apply_merge_patch(current, combined)) == prune_empty(in_turn)
+
+
+def test_combine_patches_of_labels_annotations_and_spec():
+    first = {"metadata": {"labels": {"a": "1"}}}
+    second = {"metadata": {"annotations": {"b": None}}, "spec": {"x": None}}
+    assert mpatch.combine_patches(first, second) == {
+        "metadata": {"labels": {"a": "1"}, "annotations": {"b": None}},
+        "spec": {"x": None},
+    }
+    assert first == {"metadata": {"labels": {"a": "1"}}}  # inputs unchanged
 
 
 def test_with_precondition():

@@ -113,6 +113,14 @@ def test_other_export_domains_can_be_configured():
     assert "export.hostclaim.metal3.io/x" not in result["annotations"]["set"]
 
 
+def test_the_sharing_policy_is_never_imported_even_from_an_allowed_domain():
+    host_meta = {"annotations": {m3api.SHARING_ANNOTATION: '{"withLabel":["team=b"]}', "baremetal.tenancy/x": "y"}}
+    result = metadata_import.import_metadata({}, host_meta, annotation_domains=("baremetal.tenancy",))
+    assert result["annotations"]["set"]["baremetal.tenancy/x"] == "y"
+    assert m3api.SHARING_ANNOTATION not in result["annotations"]["set"]
+    assert m3api.SHARING_ANNOTATION not in json.dumps(result["patch"])
+
+
 def test_vanished_keys_are_removed():
     first = metadata_import.import_metadata(
         {}, {"labels": {"a": "1", "b": "2"}, "annotations": {"export.hostclaim.metal3.io/n": "x"}}

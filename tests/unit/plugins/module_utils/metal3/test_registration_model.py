@@ -6,11 +6,13 @@
 import copy
 import json
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import apply_merge_patch
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import registration_model as bmh_model
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_policy import ANNOTATION, host_policy
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import registration_model as reg
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.redfish.registration_facts import (
     ADDRESS,
@@ -26,13 +28,14 @@ def test_desired_bmh():
         "bootMACAddress": "52:54:00:aa:bb:01",
         "bootMode": "UEFI",
         "bmc": {"address": ADDRESS, "credentialsName": "web-1-bmc-secret", "disableCertificateVerification": False},
-        "hostClaimNamespaces": {"matches": "tenant-.*"},
     }
     assert host["metadata"]["annotations"] == {
         reg.SYSTEM_UUID_ANNOTATION: UUID,
         bmh_model.MANAGED_LABELS_ANNOTATION: '["infra-kind"]',
+        ANNOTATION: '{"matches":"tenant-.*"}',
     }
-    assert "hostClaimNamespaces" not in bmh()["spec"]
+    assert ANNOTATION not in bmh()["metadata"]["annotations"]
+    assert ANNOTATION not in bmh(claim_ns={"matches": None, "withLabel": []})["metadata"]["annotations"]
     assert "bootMode" not in bmh(boot_mode=None)["spec"]
     assert bmh(boot_mode="Legacy")["spec"]["bootMode"] == "legacy"
 
@@ -60,18 +63,88 @@ def test_bmh_patch_spec_fields():
     current["spec"]["bmc"]["address"] = "redfish://old/redfish/v1/Systems/1"
     current["spec"]["bootMACAddress"] = "52:54:00:aa:bb:09"
     current["spec"]["online"] = True  # the tenant's power state: never touched
-    current["spec"]["hostClaimNamespaces"] = {"matches": "x", "withLabel": ["y"]}
-    desired = bmh(claim_ns={"matches": "tenant-.*"})
-    patch = bmh_model.bmh_patch(current, desired, True)
-    assert patch["spec"] == {
-        "bmc": {"address": ADDRESS},
-        "bootMACAddress": "52:54:00:aa:bb:01",
-        "hostClaimNamespaces": {"matches": "tenant-.*", "withLabel": None},
-    }
-    assert "hostClaimNamespaces" not in bmh_model.bmh_patch(current, desired, False).get("spec", {})
+    desired = bmh()
+    patch = bmh_model.bmh_patch(current, desired, False)
+    assert patch == {"spec": {"bmc": {"address": ADDRESS}, "bootMACAddress": "52:54:00:aa:bb:01"}}
     after = apply_merge_patch(copy.deepcopy(current), patch)
     assert after["spec"]["online"] is True
     assert bmh_model.bmh_patch(after, desired, True) == {}
+
+
+# ------------------------------------------------------------- sharing: the annotation, and the migration
+
+
+def legacy_host(policy):
+    """A registered host whose policy is still in spec.hostClaimNamespaces (written by an older release)."""
+    host = bmh()
+    host["spec"]["hostClaimNamespaces"] = policy
+    return host
+
+
+def test_bmh_patch_migrates_the_legacy_field_to_the_annotation_in_one_patch():
+    current = legacy_host({"matches": "x", "withLabel": ["y"]})
+    desired = bmh(claim_ns={"matches": "tenant-.*", "withLabel": None})
+    patch = bmh_model.bmh_patch(current, desired, True)
+    assert patch == {
+        "metadata": {"annotations": {ANNOTATION: '{"matches":"tenant-.*"}'}},
+        "spec": {"hostClaimNamespaces": None},
+    }
+    after = apply_merge_patch(copy.deepcopy(current), patch)
+    assert "hostClaimNamespaces" not in after["spec"]
+    assert host_policy(after) == ({"matches": "tenant-.*"}, [])
+    assert bmh_model.bmh_patch(after, desired, True) == {}  # a second run writes nothing
+
+
+def test_bmh_patch_combines_spec_changes_and_the_migration():
+    current = legacy_host({"matches": "x"})
+    current["spec"]["bootMACAddress"] = "52:54:00:aa:bb:09"
+    patch = bmh_model.bmh_patch(current, bmh(claim_ns={"withLabel": ["t"]}), True)
+    assert patch["spec"] == {"bootMACAddress": "52:54:00:aa:bb:01", "hostClaimNamespaces": None}
+    assert patch["metadata"] == {"annotations": {ANNOTATION: '{"withLabel":["t"]}'}}
+
+
+def test_without_the_option_sharing_and_the_legacy_field_are_left_alone():
+    current = legacy_host({"matches": "x"})
+    current["metadata"]["annotations"][ANNOTATION] = '{"matches":"y"}'
+    assert bmh_model.bmh_patch(current, bmh(), False) == {}
+
+
+def test_an_empty_option_stops_sharing():
+    current = bmh(claim_ns={"matches": "x"})
+    current["spec"]["hostClaimNamespaces"] = {"matches": "x"}
+    patch = bmh_model.bmh_patch(current, bmh(claim_ns={"matches": None, "withLabel": None}), True)
+    assert patch == {"metadata": {"annotations": {ANNOTATION: None}}, "spec": {"hostClaimNamespaces": None}}
+
+
+def test_an_equal_policy_written_by_hand_is_kept():
+    current = bmh()
+    current["metadata"]["annotations"][ANNOTATION] = '{ "withLabel": ["t"] }'
+    assert bmh_model.bmh_patch(current, bmh(claim_ns={"withLabel": ["t"]}), True) == {}
+
+
+def test_bmh_view_shows_the_sharing_and_the_legacy_field():
+    view = bmh_model.bmh_view(legacy_host({"matches": "x"}))
+    assert view["sharing"] is None and view["legacy_sharing"] == {"matches": "x"}
+    view = bmh_model.bmh_view(bmh(claim_ns={"withLabel": ["t"]}))
+    assert view["sharing"] == {"withLabel": ["t"]} and "legacy_sharing" not in view
+
+
+@pytest.mark.parametrize(
+    "option,fragment",
+    [
+        ({"matches": "("}, "is not a valid RE2 pattern"),
+        ({"withLabel": ["bad key"]}, "withLabel[0]"),
+        ({"withLabel": ["k=bad value"]}, "withLabel[0]"),
+    ],
+)
+def test_an_invalid_option_is_refused_before_anything_is_read(option, fragment):
+    problems = bmh_model.claim_namespaces_problems(option)
+    assert problems and fragment in problems[0]
+
+
+@pytest.mark.parametrize("option", [None, {}, {"matches": None, "withLabel": None}, {"matches": "t-.*"}])
+def test_a_valid_or_absent_option_has_no_problem(option):
+    assert bmh_model.claim_namespaces_problems(option) == []
 
 
 def test_bmh_patch_adopts_a_host_made_by_hand():

@@ -3,6 +3,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 
 
+import json
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -10,17 +12,31 @@ from hypothesis import strategies as st
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import apply_merge_patch
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import share_plan as sp
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_policy import validate_policy
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_policy import (
+    ANNOTATION,
+    MAX_VALUE_LENGTH,
+    host_policy,
+)
 
 TENANT = "baremetal.tenancy/tenant"
 CLASS = "infra-kind"
 
 
-def host(name, labels=None, share="absent", version="7"):
+def host(name, labels=None, share="absent", version="7", legacy="absent"):
+    """A BMH; ``share`` is the policy of its annotation (a dict is encoded, a string is the raw value),
+    ``legacy`` its ``spec.hostClaimNamespaces`` (where the policy lived before)."""
     spec = {"online": False, "bmc": {"address": "redfish://192.0.2.1/x", "credentialsName": name + "-bmc"}}
+    meta = {"name": name, "labels": labels or {}, "resourceVersion": version}
     if share != "absent":
-        spec["hostClaimNamespaces"] = share
-    return {"metadata": {"name": name, "labels": labels or {}, "resourceVersion": version}, "spec": spec}
+        meta["annotations"] = {ANNOTATION: share if isinstance(share, str) else json.dumps(share)}
+    if legacy != "absent":
+        spec["hostClaimNamespaces"] = legacy
+    return {"metadata": meta, "spec": spec}
+
+
+def annotation(value):
+    """The merge patch member that sets (``None``: removes) the annotation."""
+    return {"annotations": {ANNOTATION: value}}
 
 
 def plan(hosts, entries, class_label=CLASS):
@@ -47,8 +63,10 @@ def test_class_labels_and_share_of_named_hosts():
     )
     assert patches(result) == {
         name: {
-            "metadata": {"labels": {CLASS: "small", "rack": "r1"}},
-            "spec": {"hostClaimNamespaces": {"withLabel": [TENANT]}},
+            "metadata": {
+                "labels": {CLASS: "small", "rack": "r1"},
+                "annotations": {ANNOTATION: '{"withLabel":["baremetal.tenancy/tenant"]}'},
+            },
         }
         for name in ("h0", "h1")
     }
@@ -70,41 +88,105 @@ def test_share_maps_tenants_all_tenants_with_labels_and_matches_in_that_order():
             }
         ],
     )
-    assert patches(result)["h0"] == {
-        "spec": {
-            "hostClaimNamespaces": {
-                "matches": "lab-.*",
-                "withLabel": [TENANT, TENANT + "=team-a", TENANT + "=team-b", "gpu", "zone=z1"],
-            }
-        }
+    value = patches(result)["h0"]["metadata"]["annotations"][ANNOTATION]
+    assert json.loads(value) == {
+        "matches": "lab-.*",
+        "withLabel": [TENANT, TENANT + "=team-a", TENANT + "=team-b", "gpu", "zone=z1"],
     }
+    assert value == json.dumps(json.loads(value), separators=(",", ":"), sort_keys=True)  # compact JSON
+    assert set(patches(result)["h0"]) == {"metadata"}
 
 
-def test_empty_share_removes_the_field_and_no_share_leaves_it():
+def test_empty_share_removes_the_annotation_and_no_share_leaves_it():
     shared = {"matches": "old-.*"}
     result = plan([host("h0", share=shared), host("h1", share=shared)], [{"name": "h0", "share": {}}, {"name": "h1"}])
-    assert patches(result) == {"h0": {"spec": {"hostClaimNamespaces": None}}}
+    assert patches(result) == {"h0": {"metadata": annotation(None)}}
 
 
 def test_null_share_stops_sharing_like_an_empty_one():
     result = plan([host("h0", share={"matches": "x"})], [{"name": "h0", "share": None}])
-    assert patches(result) == {"h0": {"spec": {"hostClaimNamespaces": None}}}
+    assert patches(result) == {"h0": {"metadata": annotation(None)}}
 
 
 def test_stop_sharing_a_host_that_is_not_shared_changes_nothing():
     assert plan([host("h0")], [{"name": "h0", "share": {}}])["changes"] == []
 
 
-def test_share_replaces_the_whole_field_including_subfields_it_does_not_set():
+def test_share_replaces_the_whole_policy_including_subfields_it_does_not_set():
     result = plan(
         [host("h0", share={"matches": "old-.*", "withLabel": ["x"]})], [{"name": "h0", "share": {"tenants": ["a"]}}]
     )
-    assert patches(result)["h0"] == {"spec": {"hostClaimNamespaces": {"matches": None, "withLabel": [TENANT + "=a"]}}}
+    assert patches(result)["h0"] == {"metadata": annotation('{"withLabel":["%s=a"]}' % TENANT)}
 
 
 def test_zero_value_subfields_count_as_unset_when_comparing():
     current = {"matches": "", "withLabel": [TENANT]}
     assert plan([host("h0", share=current)], [{"name": "h0", "share": {"all_tenants": True}}])["changes"] == []
+
+
+def test_the_same_policy_written_by_hand_is_not_rewritten():
+    by_hand = '{ "withLabel" : [ "%s" ],\n  "matches": null }' % TENANT
+    assert plan([host("h0", share=by_hand)], [{"name": "h0", "share": {"all_tenants": True}}])["changes"] == []
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["", "not json", "[]", "5", "null", '{"withLabels": ["x"]}', '{"matches": "("}', '{"matches":"a","matches":"b"}'],
+)
+def test_an_invalid_annotation_is_replaced_by_the_share(value):
+    result = plan([host("h0", share=value)], [{"name": "h0", "share": {"matches": "t-.*"}}])
+    assert patches(result) == {"h0": {"metadata": annotation('{"matches":"t-.*"}')}}
+
+
+def test_stop_sharing_removes_an_invalid_annotation_too():
+    assert patches(plan([host("h0", share="not json")], [{"name": "h0", "share": {}}])) == {
+        "h0": {"metadata": annotation(None)}
+    }
+
+
+# ------------------------------------------------------------- migration from spec.hostClaimNamespaces
+
+
+def test_sharing_a_host_with_the_legacy_field_writes_the_annotation_and_removes_the_field_in_one_patch():
+    legacy = host("h0", legacy={"withLabel": [TENANT]})
+    result = plan([legacy], [{"name": "h0", "share": {"all_tenants": True}}])
+    assert patches(result) == {
+        "h0": {
+            "metadata": annotation('{"withLabel":["baremetal.tenancy/tenant"]}'),
+            "spec": {"hostClaimNamespaces": None},
+        }
+    }
+    after = apply_merge_patch(legacy, patches(result)["h0"])
+    assert "hostClaimNamespaces" not in after["spec"] and host_policy(after) == ({"withLabel": [TENANT]}, [])
+    assert plan([after], [{"name": "h0", "share": {"all_tenants": True}}])["changes"] == []
+
+
+def test_a_host_already_annotated_only_loses_the_legacy_field():
+    both = host("h0", share={"matches": "t-.*"}, legacy={"matches": "old-.*"})
+    assert patches(plan([both], [{"name": "h0", "share": {"matches": "t-.*"}}])) == {
+        "h0": {"spec": {"hostClaimNamespaces": None}}
+    }
+
+
+@pytest.mark.parametrize("legacy", [{"matches": "x"}, {}, None])
+def test_stop_sharing_removes_the_legacy_field(legacy):
+    assert patches(plan([host("h0", legacy=legacy)], [{"name": "h0", "share": {}}])) == {
+        "h0": {"spec": {"hostClaimNamespaces": None}}
+    }
+
+
+def test_an_entry_without_share_leaves_the_legacy_field_alone():
+    legacy = host("h0", legacy={"matches": "x"})
+    assert patches(plan([legacy], [{"name": "h0", "class": "small"}])) == {
+        "h0": {"metadata": {"labels": {CLASS: "small"}}}
+    }
+
+
+def test_a_share_longer_than_the_annotation_allows_is_refused():
+    tenants = ["t-%05d" % index for index in range(MAX_VALUE_LENGTH // 30)]
+    assert refused([{"name": "h0", "share": {"tenants": tenants}}]).startswith(
+        "hosts[0]: share gives a policy longer than the %d characters" % MAX_VALUE_LENGTH
+    )
 
 
 def test_null_label_removes_it_and_an_absent_null_label_changes_nothing():
@@ -123,8 +205,7 @@ def test_later_entries_win_and_selectors_see_earlier_labels():
         ],
     )
     assert patches(result)["h0"] == {
-        "metadata": {"labels": {CLASS: "large"}},
-        "spec": {"hostClaimNamespaces": {"withLabel": [TENANT + "=b"]}},
+        "metadata": {"labels": {CLASS: "large"}, **annotation('{"withLabel":["%s=b"]}' % TENANT)},
     }
     assert patches(result)["h1"]["metadata"]["labels"] == {CLASS: "small"}
 
@@ -171,7 +252,14 @@ def test_unknown_names_and_empty_selectors_are_reported_with_their_entry():
 
 def test_diff_view_shows_labels_and_sharing_only():
     view = sp.host_view(host("h0", {"a": "b"}, share={"matches": "x"}))
-    assert view == {"labels": {"a": "b"}, "hostClaimNamespaces": {"matches": "x"}}
+    assert view == {"labels": {"a": "b"}, "sharing": {"matches": "x"}}
+    assert sp.host_view(host("h0")) == {"labels": {}, "sharing": None}
+
+
+def test_diff_view_shows_the_legacy_field_while_present_and_a_bad_value_cut():
+    view = sp.host_view(host("h0", share="x" * 500, legacy={"matches": "old"}))
+    assert view["legacy_sharing"] == {"matches": "old"}
+    assert view["sharing"].startswith("'xxx") and len(view["sharing"]) < 80 and "(500 characters)" in view["sharing"]
 
 
 # ------------------------------------------------------------- refusals, one per cause, naming the entry
@@ -248,7 +336,15 @@ HOST = st.builds(
     host,
     NAMES,
     st.dictionaries(LABEL, VALUE, max_size=3),
-    st.one_of(st.just("absent"), st.none(), st.just({"matches": "old-.*"}), st.just({"withLabel": [TENANT]})),
+    st.one_of(
+        st.just("absent"),
+        st.just({"matches": "old-.*"}),
+        st.just({"withLabel": [TENANT]}),
+        st.just('{"withLabel": ["%s"], "matches": ""}' % TENANT),
+        st.sampled_from(["", "not json", "[]", '{"matches": "("}']),
+        st.text(max_size=8),
+    ),
+    legacy=st.one_of(st.just("absent"), st.none(), st.just({"matches": "old-.*"}), st.just({"withLabel": [TENANT]})),
 )
 
 
@@ -273,10 +369,13 @@ def test_a_plan_only_touches_labels_and_sharing_and_shares_validly(hosts, entrie
         patch = change["patch"]
         assert patch  # an empty patch is never sent
         assert set(patch) <= {"metadata", "spec"}
-        assert set(patch.get("metadata", {})) <= {"labels"}
-        assert set(patch.get("spec", {})) <= {"hostClaimNamespaces"}
+        assert set(patch.get("metadata", {})) <= {"labels", "annotations"}
+        assert set(patch.get("metadata", {}).get("annotations", {})) <= {ANNOTATION}
+        assert patch.get("spec", {"hostClaimNamespaces": None}) == {"hostClaimNamespaces": None}  # only removed
         after = apply_merge_patch(change["host"], patch)
-        assert validate_policy(after["spec"].get("hostClaimNamespaces")) == []
+        if ANNOTATION in patch.get("metadata", {}).get("annotations", {}):
+            # what is written is valid, and the leftover field goes in the same patch
+            assert host_policy(after)[1] == [] and "hostClaimNamespaces" not in after["spec"]
         assert after["spec"]["bmc"] == change["host"]["spec"]["bmc"]
 
 

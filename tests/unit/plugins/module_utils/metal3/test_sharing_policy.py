@@ -3,6 +3,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 
 
+import json
 import re
 import sys
 import time
@@ -28,6 +29,16 @@ def allowed(policy, namespace, labels=None):
     return np.evaluate(policy, namespace, labels or {}).allowed
 
 
+def annotated(value="absent", legacy="absent", name="h1"):
+    """A BMH with the sharing annotation ``value`` (raw) and/or ``spec.hostClaimNamespaces`` ``legacy``."""
+    host = {"metadata": {"name": name, "namespace": "infra", "annotations": {}}, "spec": {"online": False}}
+    if value != "absent":
+        host["metadata"]["annotations"][np.ANNOTATION] = value
+    if legacy != "absent":
+        host["spec"]["hostClaimNamespaces"] = legacy
+    return host
+
+
 def test_re2_is_available_in_the_test_environment():
     assert np.HAS_RE2
 
@@ -42,12 +53,13 @@ def test_absent_policy_shares_nothing():
     assert np.validate_policy(None) == []
 
 
-def test_host_policy_and_is_shared_read_the_bmh():
-    host = {"spec": {"hostClaimNamespaces": {"matches": "tenant-.*"}}}
-    assert np.host_policy(host) == {"matches": "tenant-.*"}
-    assert np.host_policy({}) is None and np.host_policy(None) is None
+def test_host_policy_and_is_shared_read_the_annotation():
+    host = annotated('{"matches":"tenant-.*"}')
+    assert np.host_policy(host) == ({"matches": "tenant-.*"}, [])
+    assert np.host_policy({}) == (None, []) and np.host_policy(None) == (None, [])
     assert np.is_shared(host, "tenant-a", {}).allowed
     assert not np.is_shared({"spec": {}}, "tenant-a", {}).allowed
+    assert not np.is_shared({"metadata": {"annotations": None}}, "tenant-a", {}).allowed
 
 
 @pytest.mark.parametrize(
@@ -175,7 +187,16 @@ def test_invalid_policies_fail_closed_and_are_reported(policy, fragment):
     assert problems and any(fragment in problem for problem in problems), problems
     decision = np.evaluate(policy, "tenant-a", {"team": "a", "ok": ""})
     assert decision.allowed is False
-    assert "invalid hostClaimNamespaces" in decision.reason and fragment in decision.reason
+    assert "invalid sharing policy (annotation %s)" % np.ANNOTATION in decision.reason and fragment in decision.reason
+    # the same through the annotation
+    host = annotated(json.dumps(policy))
+    assert not np.is_shared(host, "tenant-a", {"team": "a", "ok": ""}).allowed
+    problems = np.policy_problems(host)
+    assert problems and all(p.startswith("BareMetalHost infra/h1: annotation %s: " % np.ANNOTATION) for p in problems)
+    if isinstance(policy, dict):
+        assert any(fragment in problem for problem in problems), problems
+    else:
+        assert "must be a JSON object" in problems[0]
 
 
 def test_a_typo_never_widens_sharing():
@@ -201,6 +222,186 @@ def test_compile_errors_are_not_logged_to_stderr(capfd):
     np.validate_policy({"matches": "(unclosed"})
     captured = capfd.readouterr()
     assert "unclosed" not in captured.err
+
+
+# ------------------------------------------------------------- the annotation
+
+
+def test_the_annotation_key_is_the_collections():
+    assert np.ANNOTATION == "baremetal.tenancy/host-claim-namespaces"
+
+
+def test_missing_annotation_is_not_shared_and_not_a_problem():
+    host = annotated()
+    assert np.host_policy(host) == (None, []) and np.policy_problems(host) == []
+    decision = np.is_shared(host, "tenant-a", {})
+    assert not decision.allowed and "no annotation %s" % np.ANNOTATION in decision.reason
+
+
+@pytest.mark.parametrize(
+    "value,fragment",
+    [
+        ("", "the value is empty"),
+        ("   ", "the value is empty"),
+        ("{matches: p-.*}", "not valid JSON (Expecting property name enclosed in double quotes at character 1)"),
+        ('{"matches": "p-.*"', "not valid JSON"),
+        ("p-.*", "not valid JSON"),
+        ('{"matches": "p-.*"} x', "not valid JSON (Extra data"),
+        ("[]", "must be a JSON object with matches and/or withLabel, got an array"),
+        ('["p-.*"]', "got an array"),
+        ("5", "got a number"),
+        ("5.5", "got a number"),
+        ('"p-.*"', "got a string"),
+        ("true", "got a boolean"),
+        ("null", "got null"),
+        ('{"withLabels": ["team"]}', "unknown field(s) 'withLabels'"),
+        ('{"matches": ".*", "tenants": ["a"]}', "unknown field(s) 'tenants'"),
+        ('{"matches": "a", "matches": ".*"}', "a JSON object gives the key 'matches' twice"),
+        ('{"matches": "("}', "is not a valid RE2 pattern"),
+        ('{"withLabel": "team"}', "withLabel must be a list"),
+        ("{}", "neither matches nor withLabel"),
+        ("1" * 5000, "not valid JSON"),
+        ("[" * 60000, "not valid JSON"),
+        (5, "must be a string of JSON"),
+    ],
+)
+def test_an_invalid_annotation_shares_nothing_and_is_reported_naming_host_and_annotation(value, fragment):
+    _policy, problems = np.parse_annotation(value)
+    assert problems and any(fragment in problem for problem in problems), problems
+    host = annotated(value)
+    decision = np.is_shared(host, "tenant-a", {"team": "a"})
+    assert decision.allowed is False and "annotation %s" % np.ANNOTATION in decision.reason
+    reported = np.policy_problems(host)
+    assert reported and all(r.startswith("BareMetalHost infra/h1: annotation %s: " % np.ANNOTATION) for r in reported)
+    assert all(len(r) < 400 for r in reported), reported
+
+
+def test_a_value_over_the_limit_is_refused_unread_and_not_echoed():
+    value = '{"matches": "%s"}' % ("a" * np.MAX_VALUE_LENGTH)
+    policy, problems = np.parse_annotation(value)
+    assert policy is None and len(problems) == 1
+    assert "is %d characters long, more than the %d" % (len(value), np.MAX_VALUE_LENGTH) in problems[0]
+    assert "aaaa" not in problems[0]
+    assert not np.is_shared(annotated(value), "aaaa", {}).allowed
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "x" * 10000,
+        '{"matches": "(%s"}' % ("b" * 10000),
+        '{"withLabel": ["%s"]}' % ("bad key " * 1000),
+        '{"%s": 1}' % ("k" * 10000),
+        '{"matches": "a", "withLabel": [%s]}' % ",".join(['"bad key %d"' % i for i in range(500)]),
+    ],
+)
+def test_a_problem_quotes_only_a_short_prefix_of_a_bad_value(value):
+    problems = np.policy_problems(annotated(value))
+    assert problems
+    text = "; ".join(problems)
+    assert len(text) < 2000, text
+    for run in ("x" * 50, "b" * 50, "bad key " * 6, "k" * 50):
+        assert run not in text
+
+
+def test_many_bad_entries_are_summed_up():
+    value = json.dumps({"withLabel": ["bad key %d" % i for i in range(20)]})
+    problems = np.parse_annotation(value)[1]
+    assert len(problems) == np.MAX_PROBLEMS + 1 and problems[-1] == "and 15 more bad withLabel entries"
+
+
+@pytest.mark.parametrize(
+    "value,namespace,labels,expected",
+    [
+        ('{"matches":"p-.*"}', "p-a", {}, True),
+        ('{"matches":"p-.*"}', "xp-a", {}, False),
+        ('{"withLabel":["team=a"]}', "x", {"team": "a"}, True),
+        ('{"withLabel":["team=a"]}', "x", {"team": "b"}, False),
+        ('{"matches":"p-.*","withLabel":["team"]}', "p-a", {"team": ""}, True),
+        ('{"matches":"p-.*","withLabel":["team"]}', "p-a", {}, False),
+        ('{\n  "withLabel": ["team"],\n  "matches": null\n}', "x", {"team": "1"}, True),
+    ],
+)
+def test_a_valid_annotation_has_the_policys_semantics(value, namespace, labels, expected):
+    assert np.parse_annotation(value)[1] == []
+    assert np.is_shared(annotated(value), namespace, labels).allowed is expected
+    assert np.evaluate_annotation(value, namespace, labels).allowed is expected
+    assert np.policy_problems(annotated(value)) == []
+
+
+def test_encode_policy_is_compact_sorted_json():
+    assert np.encode_policy({"withLabel": ["team=a"], "matches": "p-.*"}) == '{"matches":"p-.*","withLabel":["team=a"]}'
+    assert np.encode_policy({"matches": "p-.*"}) == '{"matches":"p-.*"}'
+
+
+# ------------------------------------------------------------- spec.hostClaimNamespaces (no longer read)
+
+
+def test_the_legacy_field_is_never_read():
+    host = annotated(legacy={"matches": ".*"})
+    assert np.has_legacy_policy(host) and np.has_legacy_field(host)
+    decision = np.is_shared(host, "tenant-a", {})
+    assert not decision.allowed
+    assert "spec.hostClaimNamespaces is no longer read" in decision.reason and "host_share" in decision.reason
+    assert np.policy_problems(host) == []  # reported apart (legacy_policies), not as an invalid policy
+
+
+def test_the_annotation_wins_over_a_leftover_field():
+    host = annotated('{"matches":"p-.*"}', legacy={"matches": ".*"})
+    assert not np.has_legacy_policy(host) and np.has_legacy_field(host)
+    assert np.is_shared(host, "p-a", {}).allowed and not np.is_shared(host, "q-a", {}).allowed
+    # an invalid annotation does not fall back to the field either
+    host = annotated("nope", legacy={"matches": ".*"})
+    assert not np.is_shared(host, "q-a", {}).allowed and not np.has_legacy_policy(host)
+
+
+@pytest.mark.parametrize("legacy", [None, "absent"])
+def test_a_null_or_absent_legacy_field_is_no_legacy_policy(legacy):
+    assert not np.has_legacy_policy(annotated(legacy=legacy))
+
+
+def test_decision_keys_separate_legacy_hosts_and_values():
+    keys = {
+        np.decision_key(annotated()),
+        np.decision_key(annotated(legacy={"matches": ".*"})),
+        np.decision_key(annotated('{"matches":".*"}')),
+        np.decision_key(annotated(5)),
+    }
+    assert len(keys) == 4
+    assert np.decision_key(annotated('{"matches":".*"}', name="h2")) in keys
+
+
+def test_legacy_warning_names_hosts_and_the_fix():
+    names = ["infra/h%02d" % index for index in range(12)]
+    warning = np.legacy_warning(names)
+    assert warning.startswith("12 BareMetalHost(s) carry spec.hostClaimNamespaces and no annotation %s" % np.ANNOTATION)
+    assert "infra/h09" in warning and "infra/h10" not in warning and "and 2 more" in warning
+    assert "host_share" in warning and "host_pool" in warning
+
+
+# ------------------------------------------------------------- sharing_patch (the one writer's patch)
+
+
+def test_sharing_patch_sets_the_annotation_and_removes_the_field_in_one_patch():
+    host = annotated(legacy={"matches": ".*"})
+    assert np.sharing_patch(host, {"matches": "p-.*"}) == {
+        "metadata": {"annotations": {np.ANNOTATION: '{"matches":"p-.*"}'}},
+        "spec": {"hostClaimNamespaces": None},
+    }
+    assert np.sharing_patch(annotated('{"matches":"p-.*"}'), {"matches": "p-.*", "withLabel": []}) == {}
+    assert np.sharing_patch(annotated('{"matches":"p-.*"}'), None) == {
+        "metadata": {"annotations": {np.ANNOTATION: None}}
+    }
+    assert np.sharing_patch(annotated(), None) == {} and np.sharing_patch(annotated(), {}) == {}
+
+
+def test_sharing_view():
+    assert np.sharing_view(annotated()) == {"sharing": None}
+    assert np.sharing_view(annotated('{"matches":"p"}', legacy=None)) == {
+        "sharing": {"matches": "p"},
+        "legacy_sharing": None,
+    }
+    assert np.sharing_view(annotated("oops")) == {"sharing": "'oops'"}
 
 
 # --------------------------------------------------------------- RE2 only
@@ -368,3 +569,21 @@ def test_arbitrary_policies_never_raise(policy, namespace):
     assert isinstance(decision.allowed, bool)
     if np.validate_policy(policy) or policy is None:
         assert decision.allowed is False
+
+
+@given(st.text(max_size=60), NAMESPACE)
+def test_any_annotation_value_never_raises_and_a_reported_one_never_allows(value, namespace):
+    decision = np.evaluate_annotation(value, namespace, {"team": "a"})
+    assert isinstance(decision.allowed, bool) and isinstance(decision.reason, str)
+    if np.parse_annotation(value)[1]:
+        assert decision.allowed is False
+
+
+@given(ANY_POLICY, NAMESPACE)
+def test_a_policy_decides_the_same_through_its_annotation(policy, namespace):
+    value = json.dumps(policy)
+    direct = np.evaluate(policy, namespace, {"team": "a"})
+    through = np.evaluate_annotation(value, namespace, {"team": "a"})
+    assert through.allowed == (direct.allowed and isinstance(policy, dict))
+    if isinstance(policy, dict):
+        assert np.parse_annotation(value) == (policy, np.validate_policy(policy))

@@ -1,0 +1,98 @@
+# Copyright (c) 2026, baremetal.tenancy contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""host_register on Metal3 (``registration.Metal3Registrar``) against the in-memory API: the sharing annotation
+on new hosts, and the migration of registered hosts whose policy is still in ``spec.hostClaimNamespaces``."""
+
+import copy
+from types import SimpleNamespace
+
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.registration import Metal3Registrar
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_policy import ANNOTATION, host_policy
+from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.fake_kube import (
+    FakeApiClient,
+    FakeKube,
+)
+from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.redfish.registration_facts import (
+    FACTS,
+    UUID,
+)
+
+NAMESPACE = "metal3"
+POLICY = {"matches": "tenant-.*", "withLabel": None}
+
+
+def job():
+    return SimpleNamespace(
+        spec={"name": "web-1", "username": "root", "password": "calvin", "validate_certs": False},
+        facts=copy.deepcopy(FACTS),
+        classification=SimpleNamespace(labels={"infra-kind": "large"}),
+        base_url="http://127.0.0.1:8000",
+        system_path="/redfish/v1/Systems/" + UUID,
+        name=None,
+        warning=None,
+    )
+
+
+def register(fake, policy, check_mode=False):
+    registrar = Metal3Registrar(FakeApiClient(fake), NAMESPACE, check_mode, policy)
+    one = job()
+    registrar.register(one)
+    return one
+
+
+def writes(fake, plural="baremetalhosts"):
+    return [(method, body) for method, path, body in fake.requests if method != "GET" and plural in path]
+
+
+def registered_legacy_host(fake):
+    """Register web-1 as an older release did it: the policy in spec.hostClaimNamespaces, the Secret in place."""
+    register(fake, None)
+    fake.write("baremetalhosts", NAMESPACE, "web-1", {"spec": {"hostClaimNamespaces": {"withLabel": ["old"]}}})
+    fake.requests.clear()
+
+
+def test_a_new_host_gets_the_annotation_and_no_spec_field():
+    fake = FakeKube(page=10)
+    created = register(fake, POLICY)
+    assert created.status == "registered"
+    host = fake.get("baremetalhosts", NAMESPACE, "web-1")
+    assert host["metadata"]["annotations"][ANNOTATION] == '{"matches":"tenant-.*"}'
+    assert "hostClaimNamespaces" not in host["spec"]
+    assert created.after["sharing"] == {"matches": "tenant-.*"}
+
+
+def test_a_legacy_host_is_migrated_in_one_patch_then_left_unchanged():
+    fake = FakeKube(page=10)
+    registered_legacy_host(fake)
+    first = register(fake, POLICY)
+    assert first.status == "updated" and first.changed
+    sent = writes(fake)
+    assert len(sent) == 1 and sent[0][0] == "PATCH"
+    assert sent[0][1]["metadata"]["annotations"] == {ANNOTATION: '{"matches":"tenant-.*"}'}
+    assert sent[0][1]["spec"] == {"hostClaimNamespaces": None}
+    host = fake.get("baremetalhosts", NAMESPACE, "web-1")
+    assert "hostClaimNamespaces" not in host["spec"] and host_policy(host) == ({"matches": "tenant-.*"}, [])
+    assert first.before["legacy_sharing"] == {"withLabel": ["old"]} and first.before["sharing"] is None
+    assert first.after["sharing"] == {"matches": "tenant-.*"} and "legacy_sharing" not in first.after
+    fake.requests.clear()
+    second = register(fake, POLICY)
+    assert second.status == "unchanged" and not second.changed and writes(fake) == []
+
+
+def test_check_mode_shows_the_migration_and_writes_nothing():
+    fake = FakeKube(page=10)
+    registered_legacy_host(fake)
+    before = copy.deepcopy(fake.get("baremetalhosts", NAMESPACE, "web-1"))
+    planned = register(fake, POLICY, check_mode=True)
+    assert planned.changed and writes(fake) == [] and writes(fake, "secrets") == []
+    assert fake.get("baremetalhosts", NAMESPACE, "web-1") == before
+    assert planned.before["legacy_sharing"] == {"withLabel": ["old"]}
+    assert planned.after["sharing"] == {"matches": "tenant-.*"} and "legacy_sharing" not in planned.after
+
+
+def test_without_the_option_a_legacy_host_is_left_as_it_is():
+    fake = FakeKube(page=10)
+    registered_legacy_host(fake)
+    again = register(fake, None)
+    assert again.status == "unchanged" and writes(fake) == []
