@@ -300,14 +300,14 @@ def run_demo(env, workdir: Path) -> list[dict]:
             run, took = future.result()
             for item in result(run, "Wait for the claims")["results"]:
                 claim = item["claim"]
-                if not claim["ready"] or claim["provisioning_state"] != "active":
+                if not claim["ready"] or claim["provision_state"] != "active":
                     raise DemoError(f"{project}: claim {claim['name']} is not ready: {claim['conditions']}")
                 rows[claim["name"]] = {
                     "tenant": project,
                     "claim": claim["name"],
                     "host": claim["host"],
                     "deployed_s": took,
-                    "state": claim["provisioning_state"],
+                    "state": claim["provision_state"],
                 }
             say(
                 f"{project}: claimed and deployed "
