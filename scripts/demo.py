@@ -1,9 +1,14 @@
 #!/usr/bin/env python
-"""`make demo`: the collection's main job, on an embedded default.
+"""`make demo`: the collection's main job, on embedded defaults, in halves (one so far).
 
-Starts Keystone, Ironic and several sushy-tools Redfish BMCs on 127.0.0.1
-(the integration-test harness), then runs the playbooks shipped in
-playbooks/ the way their users would, each with its own credentials:
+Each half starts its services on 127.0.0.1 with the integration-test harness
+(tests/integration/harness), runs the playbooks, roles and modules of this
+collection with ansible-playbook the way their users would, each actor with
+its own credentials, prints a line per step and a table, and stops what it
+started (also when a step fails). ``--only ironic`` runs one half. Exit status 0 when every step
+of every half run did what it should.
+
+The Ironic half: Keystone, Ironic and four sushy-tools Redfish BMCs.
 
 1. the owner (a system administrator) enrols the servers from their BMCs
    (ironic_enroll_hosts.yml: redfish hardware type, resource class from the
@@ -20,15 +25,15 @@ playbooks/ the way their users would, each with its own credentials:
 5. the tenants release everything (ironic_release_hosts.yml) and the owner
    ends the remaining leases.
 
-It prints progress as it goes and a final table, then stops what it started.
-Exit status 0 when every step did what it should.
-
 Ironic's database is a private PostgreSQL cluster (Debian's package, which
 `make system` installs) by default. With sqlite, four deployments at once on
 a two-core machine break too often: in 3 of 4 measured runs a claim failed,
 its allocation answering "database is locked" or left "allocating" for good
 by a conductor worker that met the lock (sqlite was in WAL mode with a 30 s
-busy timeout). ``--database sqlite`` runs the demo on sqlite anyway.
+busy timeout). ``--database sqlite`` runs the Ironic half on sqlite anyway.
+
+``--keep`` keeps the work directory with every playbook's files and the
+services' logs.
 """
 
 from __future__ import annotations
@@ -43,31 +48,19 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from pathlib import Path
 
 import yaml
-
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests" / "integration"))
-
+from demo_common import HALF, PLAYBOOKS, STARTED, DemoError, print_table, say
 from harness import openstack as openstack_harness
 from harness import sushy as sushy_harness
 from harness.ansible import run_playbook
 
-PLAYBOOKS = REPO / "playbooks"
 TENANTS = {"tenant-a": "alice", "tenant-b": "bob"}
 BMC_COUNT = 4  # bmc-0..3: 32 GiB (small) and 64 GiB (large) systems alternate
 SHORT_LEASE = 3600  # seconds: tenant-b's second lease, moved to end soon once its host is deployed
 EXPIRE_IN = 10  # seconds from the owner's change of that lease's end to the end
-STARTED = time.monotonic()
-
-
-class DemoError(RuntimeError):
-    pass
-
-
-def say(message: str) -> None:
-    print(f"[{time.monotonic() - STARTED:6.1f}s] {message}", flush=True)
 
 
 def play(name: str, cloud: str, clouds_yaml: Path, workdir: Path, extra_vars: dict | None = None):
@@ -127,17 +120,55 @@ def main(argv=None) -> int:
         "--database",
         choices=["postgresql", "sqlite"],
         default="postgresql",
-        help="Ironic's database (default: postgresql)",
+        help="Ironic's database in the Ironic half (default: postgresql)",
     )
+    parser.add_argument("--only", choices=list(HALVES), help="run one half only (default: every half)")
     args = parser.parse_args(argv)
-    if shutil.which("genisoimage") is None:
+    halves = [args.only] if args.only else list(HALVES)
+    if "ironic" in halves and shutil.which("genisoimage") is None:
         print("genisoimage is missing: run `make system` (scripts/install-system-packages.sh)", file=sys.stderr)
         return 2
     workdir = Path(tempfile.mkdtemp(prefix="baremetal-tenancy-demo-"))
     say(f"work directory {workdir}")
+    outcomes = {}
+    try:
+        for half in halves:
+            started = time.monotonic()
+            HALF[0] = half
+            try:
+                tables = HALVES[half](args, workdir / half)
+                outcomes[half] = (True, time.monotonic() - started)
+                for headers, lines in tables:
+                    print_table(headers, lines)
+            except DemoError as exc:
+                outcomes[half] = (False, time.monotonic() - started)
+                say(f"FAILED: {exc}")
+            except Exception:  # a service that did not start, an API error: report it, go on with the next half
+                outcomes[half] = (False, time.monotonic() - started)
+                say(f"FAILED:\n{traceback.format_exc()}")
+            HALF[0] = ""
+    finally:
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+    say(
+        "demo finished in %.0fs: " % (time.monotonic() - STARTED)
+        + ", ".join(
+            f"{half} half {'passed' if ok else 'FAILED'} in {took:.0f}s" for half, (ok, took) in outcomes.items()
+        )
+    )
+    return 0 if all(ok for ok, _took in outcomes.values()) else 1
+
+
+# --------------------------------------------------------------------------
+# The Ironic half
+# --------------------------------------------------------------------------
+
+
+def ironic_half(args, workdir: Path) -> list[tuple[list[str], list[list[str]]]]:
+    """Keystone + Ironic + sushy-tools; the Ironic story; the table of its claims."""
+    say(f"starting Keystone, Ironic ({args.database}) and sushy-tools on 127.0.0.1 ...")
     env = None
     try:
-        say(f"starting Keystone, Ironic ({args.database}) and sushy-tools on 127.0.0.1 ...")
         env = openstack_harness.start_openstack(
             workdir / "services",
             tenants=(),
@@ -146,22 +177,27 @@ def main(argv=None) -> int:
         )
         for service in env.services:
             say(f"  {service.summary()}")
-        rows = run_demo(env, workdir)
-        print_table(rows)
-        say(f"demo finished in {time.monotonic() - STARTED:.0f}s")
-        return 0
-    except DemoError as exc:
-        say(f"FAILED: {exc}")
-        return 1
+        rows = run_ironic(env, workdir)
     finally:
         if env is not None:
             say("stopping the services")
             env.stop()
-        if not args.keep:
-            shutil.rmtree(workdir, ignore_errors=True)
+    headers = ["tenant", "claim", "host", "state", "claim+deploy", "return"]
+    lines = [
+        [
+            r["tenant"],
+            r["claim"],
+            r["host"],
+            r["state"],
+            f"{r['deployed_s']:.1f}s",
+            f"{r['released_s']:.1f}s" if "released_s" in r else "-",
+        ]
+        for r in rows
+    ]
+    return [(headers, lines)]
 
 
-def run_demo(env, workdir: Path) -> list[dict]:
+def run_ironic(env, workdir: Path) -> list[dict]:
     clouds = env.clouds_yaml
     iso = env.ironic_server.http_url + "/" + live_iso(env.ironic_server.http_root)
 
@@ -409,26 +445,7 @@ def run_demo(env, workdir: Path) -> list[dict]:
     return sorted(rows.values(), key=lambda r: (r["tenant"], r["claim"]))
 
 
-def print_table(rows: list[dict]) -> None:
-    headers = ["tenant", "claim", "host", "state", "claim+deploy", "return"]
-    lines = [
-        [
-            r["tenant"],
-            r["claim"],
-            r["host"],
-            r["state"],
-            f"{r['deployed_s']:.1f}s",
-            f"{r['released_s']:.1f}s" if "released_s" in r else "-",
-        ]
-        for r in rows
-    ]
-    widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(headers)]
-    print()
-    print("  ".join(h.ljust(w) for h, w in zip(headers, widths)))
-    print("  ".join("-" * w for w in widths))
-    for line in lines:
-        print("  ".join(c.ljust(w) for c, w in zip(line, widths)))
-    print()
+HALVES = {"ironic": ironic_half}
 
 
 if __name__ == "__main__":
