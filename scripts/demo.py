@@ -1,11 +1,12 @@
 #!/usr/bin/env python
-"""`make demo`: the collection's main job, on embedded defaults, in halves (one so far).
+"""`make demo`: the collection's main job, on embedded defaults, in two halves.
 
 Each half starts its services on 127.0.0.1 with the integration-test harness
 (tests/integration/harness), runs the playbooks, roles and modules of this
 collection with ansible-playbook the way their users would, each actor with
 its own credentials, prints a line per step and a table, and stops what it
-started (also when a step fails). ``--only ironic`` runs one half. Exit status 0 when every step
+started (also when a step fails). ``--only ironic`` or ``--only metal3``
+(``make demo DEMO_ONLY=metal3``) runs one half. Exit status 0 when every step
 of every half run did what it should.
 
 The Ironic half: Keystone, Ironic and four sushy-tools Redfish BMCs.
@@ -32,6 +33,40 @@ its allocation answering "database is locked" or left "allocating" for good
 by a conductor worker that met the lock (sqlite was in WAL mode with a 30 s
 busy timeout). ``--database sqlite`` runs the Ironic half on sqlite anyway.
 
+The Metal3 half (scripts/demo_metal3.py): the HostClaim proposal on a real
+kube-apiserver with Metal3's real baremetal-operator (``make bmo``), its
+Ironic and three sushy-tools BMCs; every actor uses its own kubeconfig
+(owner = cluster admin, binder, alice, bob):
+
+1. the owner installs HostClaim support (role hostclaim_setup), enrols three
+   servers as BareMetalHosts of their BMCs (kubernetes.core.k8s with the
+   harness's manifests: host_register's redfish+http:// addresses need an
+   iPXE boot interface that Metal3's Ironic here does not enable) and waits
+   until the operator has registered them, onboards the namespaces p-alice
+   and bob (metal3_onboard_tenants.yml: role tenant_namespace) and shares the
+   hosts with the namespaces matching ``p-.*`` (role host_pool);
+2. alice (p-alice, two claims) and bob (bob, one) claim hosts by selector
+   (metal3_claim_hosts.yml);
+3. the binder binds (metal3_bind_claims.yml): alice's claims get hosts, bob's
+   stays pending; from then on metal3_bind_claims.yml runs in the background;
+4. alice gives her claims a live ISO, user-data Secrets and ``online: true``
+   (metal3_claim_hosts.yml, waiting until they are ready): the operator
+   provisions and powers the hosts;
+5. each tenant lists its hosts with the claimed_hosts inventory plugin and
+   runs a play against them (ansible_connection=local): two hosts for alice,
+   none for bob;
+6. alice reboots a host through the claim's host.metal3.io/reboot annotation
+   (host_claim); the operator power-cycles it and clears the annotation;
+7. alice releases her claims (metal3_release_hosts.yml): the hosts are
+   deprovisioned and return to ``available``;
+8. bob's claim is still pending with every host free; its reason is printed
+   and bob withdraws it. The half ends by asserting that every host is
+   ``available`` and bound to nothing.
+
+Its table gives per claim the seconds from the claim's change to the host's
+``provisioned`` (and to the claim's Ready) and from the release to the host's
+``available``, and per host the time it spent in each of the operator's states.
+
 ``--keep`` keeps the work directory with every playbook's files and the
 services' logs.
 """
@@ -53,6 +88,9 @@ from pathlib import Path
 
 import yaml
 from demo_common import HALF, PLAYBOOKS, STARTED, DemoError, print_table, say
+from demo_metal3 import metal3_half
+from harness import baremetal_operator as bmo_harness
+from harness import kube as kube_harness
 from harness import openstack as openstack_harness
 from harness import sushy as sushy_harness
 from harness.ansible import run_playbook
@@ -122,12 +160,21 @@ def main(argv=None) -> int:
         default="postgresql",
         help="Ironic's database in the Ironic half (default: postgresql)",
     )
-    parser.add_argument("--only", choices=list(HALVES), help="run one half only (default: every half)")
+    parser.add_argument(
+        "--only", choices=list(HALVES), help="run one half only (default: the Ironic half, then the Metal3 half)"
+    )
     args = parser.parse_args(argv)
     halves = [args.only] if args.only else list(HALVES)
     if "ironic" in halves and shutil.which("genisoimage") is None:
         print("genisoimage is missing: run `make system` (scripts/install-system-packages.sh)", file=sys.stderr)
         return 2
+    if "metal3" in halves:
+        try:
+            kube_harness.require_binaries()
+            bmo_harness.require_bmo()
+        except (kube_harness.KubeBinariesMissing, bmo_harness.BmoMissing) as exc:
+            print(f"{exc}", file=sys.stderr)
+            return 2
     workdir = Path(tempfile.mkdtemp(prefix="baremetal-tenancy-demo-"))
     say(f"work directory {workdir}")
     outcomes = {}
@@ -445,7 +492,7 @@ def run_ironic(env, workdir: Path) -> list[dict]:
     return sorted(rows.values(), key=lambda r: (r["tenant"], r["claim"]))
 
 
-HALVES = {"ironic": ironic_half}
+HALVES = {"ironic": ironic_half, "metal3": metal3_half}
 
 
 if __name__ == "__main__":
