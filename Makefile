@@ -1,5 +1,5 @@
 # baremetal.tenancy — one-command setup and tests.
-#   make demo   the main job on an embedded default (Keystone + Ironic + sushy-tools on loopback)
+#   make demo   the main job on loopback: the Ironic story, then the Metal3 one on the real baremetal-operator (DEMO_ONLY=ironic|metal3)
 #   make test   everything CI runs: sanity, lint, docs lint, units, integration (with the real BMO), molecule
 #   make check  the inner loop: sanity, lint, docs lint and units (a few minutes, no services)
 #   make fmt    format and lint-fix the Python (ruff)
@@ -104,8 +104,10 @@ test-bmo: system venv kube bmo
 molecule: venv kube
 	@if ls -d extensions/molecule/*/ >/dev/null 2>&1; then scripts/molecule-all.sh; else echo "no molecule scenarios yet"; fi
 
-demo: system venv
-	$(BIN)/python scripts/demo.py
+# DEMO_ONLY=ironic or DEMO_ONLY=metal3 runs one half (scripts/demo.py --only).
+DEMO_ONLY ?=
+demo: system venv kube bmo
+	$(BIN)/python scripts/demo.py $(if $(DEMO_ONLY),--only $(DEMO_ONLY))
 
 bench: venv kube
 	for b in bench/*.py; do $(BIN)/python $$b; done
