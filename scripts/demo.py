@@ -79,6 +79,7 @@ import json
 import os
 import secrets
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -151,6 +152,10 @@ def tenant_clouds(env, clouds_yaml: Path, passwords: dict) -> None:
     clouds_yaml.chmod(0o600)
 
 
+def stop_on_signal(signum, _frame) -> None:
+    raise SystemExit(128 + signum)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--keep", action="store_true", help="keep the work directory (logs) afterwards")
@@ -164,6 +169,9 @@ def main(argv=None) -> int:
         "--only", choices=list(HALVES), help="run one half only (default: the Ironic half, then the Metal3 half)"
     )
     args = parser.parse_args(argv)
+    # A TERM (a CI timeout, kill) or HUP ends the demo through the halves' cleanup, as an interrupt does.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, stop_on_signal)
     halves = [args.only] if args.only else list(HALVES)
     if "ironic" in halves and shutil.which("genisoimage") is None:
         print("genisoimage is missing: run `make system` (scripts/install-system-packages.sh)", file=sys.stderr)
