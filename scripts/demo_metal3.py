@@ -173,10 +173,17 @@ class Watcher(threading.Thread):
     def now(self, key: str, field: str):
         return self._last.get((key, field))
 
-    def states(self, host: str, after: float = 0.0) -> list[tuple[float, str]]:
-        return [
-            (at, v) for at, k, f, v in list(self.events) if k == f"host/{host}" and f == "state" and v and at >= after
-        ]
+    def states(self, host: str) -> list[tuple[float, str]]:
+        """The host's provisioning states with the time each was first seen, from ``created`` (first listed)."""
+        seen: list[tuple[float, str]] = []
+        for at, key, field, value in list(self.events):
+            if key != f"host/{host}":
+                continue
+            if not seen:
+                seen.append((at, "created"))
+            if field == "state" and value and value != seen[-1][1]:
+                seen.append((at, value))
+        return seen
 
 
 class BinderLoop:
@@ -685,7 +692,7 @@ class Story:
         ]
         states = []
         for host in HOSTS:
-            seen = self.watcher.states(host, after=self.enrolled_at)
+            seen = self.watcher.states(host)
             spent = [f"{state} {later - at:.1f}s" for (at, state), (later, _next) in zip(seen, seen[1:])]
             states.append([host, " -> ".join([*spent, seen[-1][1]]) if seen else "-"])
         return [(headers, lines), (["host", "baremetal-operator states, time in each"], states)]
