@@ -1,6 +1,6 @@
 # baremetal.tenancy — one-command setup and tests.
-#   make demo   the main job on an embedded default (Keystone + Ironic + sushy-tools on loopback)
-#   make test   everything CI runs: sanity, lint, docs lint, units, integration, molecule
+#   make demo   the main job on loopback: the Ironic story, then the Metal3 one on the real baremetal-operator (DEMO_ONLY=ironic|metal3)
+#   make test   everything CI runs: sanity, lint, docs lint, units, integration (with the real BMO), molecule
 #   make check  the inner loop: sanity, lint, docs lint and units (a few minutes, no services)
 #   make fmt    format and lint-fix the Python (ruff)
 SHELL := /bin/bash
@@ -88,22 +88,26 @@ docs-lint: collection
 # Every suite by default; INTEGRATION=tests/integration/test_metal3_story.py (files or node IDs) for a part.
 INTEGRATION ?= tests/integration
 
-# Two pytest sessions: the suites on the stand-in operator (harness/bmo.py), then the suites marked real_bmo
-# (Metal3's real baremetal-operator: one stack per session; test-bmo runs only these). A session with
-# nothing selected (pytest exit 5) is not a failure.
+# Suites marked real_bmo (Metal3's real baremetal-operator) run in a second pytest session with its own
+# apiserver: BMO's CRDs and cluster-wide webhooks must not meet the stand-in suites' hosts. The split goes
+# away when every Metal3 suite runs on the real operator. A selection without real_bmo tests (pytest exit
+# 5, "no tests ran") is fine for either session.
 PYTEST := $(BIN)/python -m pytest -p no:cacheprovider -q -rA --durations=15
+
 integration: system venv kube bmo
-	$(PYTEST) $(INTEGRATION) -m 'not real_bmo' $(PYTEST_ARGS) || test $$? -eq 5
-	$(PYTEST) $(INTEGRATION) -m real_bmo $(PYTEST_ARGS) || test $$? -eq 5
+	$(PYTEST) $(INTEGRATION) -m 'not real_bmo' $(PYTEST_ARGS) || [ $$? -eq 5 ]
+	$(PYTEST) $(INTEGRATION) -m real_bmo $(PYTEST_ARGS) || [ $$? -eq 5 ]
 
 test-bmo: system venv kube bmo
-	$(PYTEST) $(INTEGRATION) -m real_bmo $(PYTEST_ARGS) || test $$? -eq 5
+	$(PYTEST) $(INTEGRATION) -m real_bmo $(PYTEST_ARGS)
 
 molecule: venv kube
 	@if ls -d extensions/molecule/*/ >/dev/null 2>&1; then scripts/molecule-all.sh; else echo "no molecule scenarios yet"; fi
 
-demo: system venv
-	$(BIN)/python scripts/demo.py
+# DEMO_ONLY=ironic or DEMO_ONLY=metal3 runs one half (scripts/demo.py --only).
+DEMO_ONLY ?=
+demo: system venv kube bmo
+	$(BIN)/python scripts/demo.py $(if $(DEMO_ONLY),--only $(DEMO_ONLY))
 
 bench: venv kube
 	for b in bench/*.py; do $(BIN)/python $$b; done

@@ -89,7 +89,13 @@ def create_world(api, prefix: str, with_hosts: bool) -> None:
         body = {
             "apiVersion": "%s/%s" % (GROUP, VERSION),
             "kind": "BareMetalHost",
-            "metadata": {"name": name, "namespace": INFRA, "labels": {"suite": "bench", "rack": "r%d" % (index % 20)}},
+            "metadata": {
+                "name": name,
+                "namespace": INFRA,
+                "labels": {"suite": "bench", "rack": "r%d" % (index % 20)},
+                # the sharing policy, as host_share writes it
+                "annotations": {"baremetal.tenancy/host-claim-namespaces": '{"matches":"bench.*"}'},
+            },
             "spec": {
                 "online": False,
                 "bootMACAddress": "52:54:00:%02x:%02x:01" % (index // 256, index % 256),
@@ -97,7 +103,6 @@ def create_world(api, prefix: str, with_hosts: bool) -> None:
                     "address": "redfish://10.0.%d.%d/redfish/v1/Systems/1" % (index // 256, index % 256),
                     "credentialsName": "%s-bmc" % name,
                 },
-                "hostClaimNamespaces": {"matches": "bench.*"},
             },
         }
         custom.create_namespaced_custom_object(GROUP, VERSION, INFRA, "baremetalhosts", body)

@@ -1,9 +1,15 @@
 #!/usr/bin/env python
-"""`make demo`: the collection's main job, on an embedded default.
+"""`make demo`: the collection's main job, on embedded defaults, in two halves.
 
-Starts Keystone, Ironic and several sushy-tools Redfish BMCs on 127.0.0.1
-(the integration-test harness), then runs the playbooks shipped in
-playbooks/ the way their users would, each with its own credentials:
+Each half starts its services on 127.0.0.1 with the integration-test harness
+(tests/integration/harness), runs the playbooks, roles and modules of this
+collection with ansible-playbook the way their users would, each actor with
+its own credentials, prints a line per step and a table, and stops what it
+started (also when a step fails). ``--only ironic`` or ``--only metal3``
+(``make demo DEMO_ONLY=metal3``) runs one half. Exit status 0 when every step
+of every half run did what it should.
+
+The Ironic half: Keystone, Ironic and four sushy-tools Redfish BMCs.
 
 1. the owner (a system administrator) enrols the servers from their BMCs
    (ironic_enroll_hosts.yml: redfish hardware type, resource class from the
@@ -20,15 +26,49 @@ playbooks/ the way their users would, each with its own credentials:
 5. the tenants release everything (ironic_release_hosts.yml) and the owner
    ends the remaining leases.
 
-It prints progress as it goes and a final table, then stops what it started.
-Exit status 0 when every step did what it should.
-
 Ironic's database is a private PostgreSQL cluster (Debian's package, which
 `make system` installs) by default. With sqlite, four deployments at once on
 a two-core machine break too often: in 3 of 4 measured runs a claim failed,
 its allocation answering "database is locked" or left "allocating" for good
 by a conductor worker that met the lock (sqlite was in WAL mode with a 30 s
-busy timeout). ``--database sqlite`` runs the demo on sqlite anyway.
+busy timeout). ``--database sqlite`` runs the Ironic half on sqlite anyway.
+
+The Metal3 half (scripts/demo_metal3.py): the HostClaim proposal on a real
+kube-apiserver with Metal3's real baremetal-operator (``make bmo``), its
+Ironic and three sushy-tools BMCs; every actor uses its own kubeconfig
+(owner = cluster admin, binder, alice, bob):
+
+1. the owner installs HostClaim support (role hostclaim_setup), enrols three
+   servers as BareMetalHosts of their BMCs (kubernetes.core.k8s with the
+   harness's manifests: host_register's redfish+http:// addresses need an
+   iPXE boot interface that Metal3's Ironic here does not enable) and waits
+   until the operator has registered them, onboards the namespaces p-alice
+   and bob (metal3_onboard_tenants.yml: role tenant_namespace) and shares the
+   hosts with the namespaces matching ``p-.*`` (role host_pool);
+2. alice (p-alice, two claims) and bob (bob, one) claim hosts by selector
+   (metal3_claim_hosts.yml);
+3. the binder binds (metal3_bind_claims.yml): alice's claims get hosts, bob's
+   stays pending; from then on metal3_bind_claims.yml runs in the background;
+4. alice gives her claims a live ISO, user-data Secrets and ``online: true``
+   (metal3_claim_hosts.yml, waiting until they are ready): the operator
+   provisions and powers the hosts;
+5. each tenant lists its hosts with the claimed_hosts inventory plugin and
+   runs a play against them (ansible_connection=local): two hosts for alice,
+   none for bob;
+6. alice reboots a host through the claim's host.metal3.io/reboot annotation
+   (host_claim); the operator power-cycles it and clears the annotation;
+7. alice releases her claims (metal3_release_hosts.yml): the hosts are
+   deprovisioned and return to ``available``;
+8. bob's claim is still pending with every host free; its reason is printed
+   and bob withdraws it. The half ends by asserting that every host is
+   ``available`` and bound to nothing.
+
+Its table gives per claim the seconds from the claim's change to the host's
+``provisioned`` (and to the claim's Ready) and from the release to the host's
+``available``, and per host the time it spent in each of the operator's states.
+
+``--keep`` keeps the work directory with every playbook's files and the
+services' logs.
 """
 
 from __future__ import annotations
@@ -39,35 +79,27 @@ import json
 import os
 import secrets
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from pathlib import Path
 
 import yaml
-
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests" / "integration"))
-
+from demo_common import HALF, PLAYBOOKS, STARTED, DemoError, print_table, say
+from demo_metal3 import metal3_half
+from harness import baremetal_operator as bmo_harness
+from harness import kube as kube_harness
 from harness import openstack as openstack_harness
 from harness import sushy as sushy_harness
 from harness.ansible import run_playbook
 
-PLAYBOOKS = REPO / "playbooks"
 TENANTS = {"tenant-a": "alice", "tenant-b": "bob"}
 BMC_COUNT = 4  # bmc-0..3: 32 GiB (small) and 64 GiB (large) systems alternate
 SHORT_LEASE = 3600  # seconds: tenant-b's second lease, moved to end soon once its host is deployed
 EXPIRE_IN = 10  # seconds from the owner's change of that lease's end to the end
-STARTED = time.monotonic()
-
-
-class DemoError(RuntimeError):
-    pass
-
-
-def say(message: str) -> None:
-    print(f"[{time.monotonic() - STARTED:6.1f}s] {message}", flush=True)
 
 
 def play(name: str, cloud: str, clouds_yaml: Path, workdir: Path, extra_vars: dict | None = None):
@@ -120,6 +152,10 @@ def tenant_clouds(env, clouds_yaml: Path, passwords: dict) -> None:
     clouds_yaml.chmod(0o600)
 
 
+def stop_on_signal(signum, _frame) -> None:
+    raise SystemExit(128 + signum)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--keep", action="store_true", help="keep the work directory (logs) afterwards")
@@ -127,17 +163,67 @@ def main(argv=None) -> int:
         "--database",
         choices=["postgresql", "sqlite"],
         default="postgresql",
-        help="Ironic's database (default: postgresql)",
+        help="Ironic's database in the Ironic half (default: postgresql)",
+    )
+    parser.add_argument(
+        "--only", choices=list(HALVES), help="run one half only (default: the Ironic half, then the Metal3 half)"
     )
     args = parser.parse_args(argv)
-    if shutil.which("genisoimage") is None:
+    # A TERM (a CI timeout, kill) or HUP ends the demo through the halves' cleanup, as an interrupt does.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, stop_on_signal)
+    halves = [args.only] if args.only else list(HALVES)
+    if "ironic" in halves and shutil.which("genisoimage") is None:
         print("genisoimage is missing: run `make system` (scripts/install-system-packages.sh)", file=sys.stderr)
         return 2
+    if "metal3" in halves:
+        try:
+            kube_harness.require_binaries()
+            bmo_harness.require_bmo()
+        except (kube_harness.KubeBinariesMissing, bmo_harness.BmoMissing) as exc:
+            print(f"{exc}", file=sys.stderr)
+            return 2
     workdir = Path(tempfile.mkdtemp(prefix="baremetal-tenancy-demo-"))
     say(f"work directory {workdir}")
+    outcomes = {}
+    try:
+        for half in halves:
+            started = time.monotonic()
+            HALF[0] = half
+            try:
+                tables = HALVES[half](args, workdir / half)
+                outcomes[half] = (True, time.monotonic() - started)
+                for headers, lines in tables:
+                    print_table(headers, lines)
+            except DemoError as exc:
+                outcomes[half] = (False, time.monotonic() - started)
+                say(f"FAILED: {exc}")
+            except Exception:  # a service that did not start, an API error: report it, go on with the next half
+                outcomes[half] = (False, time.monotonic() - started)
+                say(f"FAILED:\n{traceback.format_exc()}")
+            HALF[0] = ""
+    finally:
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+    say(
+        "demo finished in %.0fs: " % (time.monotonic() - STARTED)
+        + ", ".join(
+            f"{half} half {'passed' if ok else 'FAILED'} in {took:.0f}s" for half, (ok, took) in outcomes.items()
+        )
+    )
+    return 0 if all(ok for ok, _took in outcomes.values()) else 1
+
+
+# --------------------------------------------------------------------------
+# The Ironic half
+# --------------------------------------------------------------------------
+
+
+def ironic_half(args, workdir: Path) -> list[tuple[list[str], list[list[str]]]]:
+    """Keystone + Ironic + sushy-tools; the Ironic story; the table of its claims."""
+    say(f"starting Keystone, Ironic ({args.database}) and sushy-tools on 127.0.0.1 ...")
     env = None
     try:
-        say(f"starting Keystone, Ironic ({args.database}) and sushy-tools on 127.0.0.1 ...")
         env = openstack_harness.start_openstack(
             workdir / "services",
             tenants=(),
@@ -146,22 +232,27 @@ def main(argv=None) -> int:
         )
         for service in env.services:
             say(f"  {service.summary()}")
-        rows = run_demo(env, workdir)
-        print_table(rows)
-        say(f"demo finished in {time.monotonic() - STARTED:.0f}s")
-        return 0
-    except DemoError as exc:
-        say(f"FAILED: {exc}")
-        return 1
+        rows = run_ironic(env, workdir)
     finally:
         if env is not None:
             say("stopping the services")
             env.stop()
-        if not args.keep:
-            shutil.rmtree(workdir, ignore_errors=True)
+    headers = ["tenant", "claim", "host", "state", "claim+deploy", "return"]
+    lines = [
+        [
+            r["tenant"],
+            r["claim"],
+            r["host"],
+            r["state"],
+            f"{r['deployed_s']:.1f}s",
+            f"{r['released_s']:.1f}s" if "released_s" in r else "-",
+        ]
+        for r in rows
+    ]
+    return [(headers, lines)]
 
 
-def run_demo(env, workdir: Path) -> list[dict]:
+def run_ironic(env, workdir: Path) -> list[dict]:
     clouds = env.clouds_yaml
     iso = env.ironic_server.http_url + "/" + live_iso(env.ironic_server.http_root)
 
@@ -300,14 +391,14 @@ def run_demo(env, workdir: Path) -> list[dict]:
             run, took = future.result()
             for item in result(run, "Wait for the claims")["results"]:
                 claim = item["claim"]
-                if not claim["ready"] or claim["provisioning_state"] != "active":
+                if not claim["ready"] or claim["provision_state"] != "active":
                     raise DemoError(f"{project}: claim {claim['name']} is not ready: {claim['conditions']}")
                 rows[claim["name"]] = {
                     "tenant": project,
                     "claim": claim["name"],
                     "host": claim["host"],
                     "deployed_s": took,
-                    "state": claim["provisioning_state"],
+                    "state": claim["provision_state"],
                 }
             say(
                 f"{project}: claimed and deployed "
@@ -409,26 +500,7 @@ def run_demo(env, workdir: Path) -> list[dict]:
     return sorted(rows.values(), key=lambda r: (r["tenant"], r["claim"]))
 
 
-def print_table(rows: list[dict]) -> None:
-    headers = ["tenant", "claim", "host", "state", "claim+deploy", "return"]
-    lines = [
-        [
-            r["tenant"],
-            r["claim"],
-            r["host"],
-            r["state"],
-            f"{r['deployed_s']:.1f}s",
-            f"{r['released_s']:.1f}s" if "released_s" in r else "-",
-        ]
-        for r in rows
-    ]
-    widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(headers)]
-    print()
-    print("  ".join(h.ljust(w) for h, w in zip(headers, widths)))
-    print("  ".join("-" * w for w in widths))
-    for line in lines:
-        print("  ".join(c.ljust(w) for c, w in zip(line, widths)))
-    print()
+HALVES = {"ironic": ironic_half, "metal3": metal3_half}
 
 
 if __name__ == "__main__":

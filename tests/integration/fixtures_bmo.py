@@ -6,15 +6,16 @@ Loaded from ``tests/integration/conftest.py`` (``pytest_plugins``).
   on ``kube_env``: BMO's own CRDs (without its HostClaim dialect), Ironic with
   HTTP basic auth on PostgreSQL, sushy-tools BMCs, BMO and its validating
   webhooks. One stack per session. BMO watches :data:`BMO_NAMESPACES` only
-  (``--namespace a,b,...``), so suites still on the stand-in operator
-  (``harness.bmo``, other namespaces) can share a session with it.
+  (``--namespace a,b,...``).
 - ``metal3_bmo_env`` (session): the ``metal3_env`` setup (hostclaim_setup
   role, RBAC) as a :class:`fixtures_metal3.Metal3Env` whose ``create_host``
   makes real hosts on the stack's pool of BMCs (:class:`BmcPool`) and whose
   ``wait_host``/``wait_hosts`` wait for BMO's states.
 
-Suites that need it carry the ``real_bmo`` marker; ``make integration`` runs
-them in a pytest session of their own (after ``make bmo``).
+Suites that need it carry the ``real_bmo`` marker. ``make integration`` runs
+them in a second pytest session, with an apiserver of their own, after the
+suites that still use the stand-in ``harness/bmo.py``; ``make test-bmo`` runs
+only them (both after ``make bmo``).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ BMO_NAMESPACES = (
     "secm-infra",
 )
 # test_metal3_operator's own systems (the first AGENT_SYSTEMS announce power changes to FakeIPA).
-AGENT_SYSTEMS = 5
+AGENT_SYSTEMS = 6
 # sushy-tools systems handed out to Metal3Env.create_host (more are cheap; BMCs go back on delete_hosts).
 POOL_SYSTEMS = 40
 

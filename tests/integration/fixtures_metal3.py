@@ -52,7 +52,19 @@ TENANT_CLUSTERROLE = "baremetal-tenancy-tenant"
 BINDER_CLUSTERROLE = "hostclaim-binder"
 GROUP, VERSION = "metal3.io", "v1alpha1"
 MERGE = "application/merge-patch+json"
+#: where a host's sharing policy lives (compact JSON), as host_share writes it and host_bind reads it
 SHARING_ANNOTATION = "baremetal.tenancy/host-claim-namespaces"
+
+
+def sharing_value(policy: dict) -> str:
+    """The annotation value of a sharing policy, as host_share writes it: compact JSON, keys sorted."""
+    return json.dumps(policy, sort_keys=True, separators=(",", ":"))
+
+
+def sharing(host: dict) -> Any:
+    """The sharing policy of a BareMetalHost (its annotation, decoded), or ``None`` without one."""
+    value = (host["metadata"].get("annotations") or {}).get(SHARING_ANNOTATION)
+    return None if value is None else json.loads(value)
 
 
 @dataclasses.dataclass
@@ -135,7 +147,8 @@ class Metal3Env:
         name: str,
         *,
         labels: dict | None = None,
-        policy: dict | None = None,
+        policy: dict | str | None = None,
+        legacy_policy: dict | None = None,
         index: int = 1,
         state: str = "available",
         annotations: dict | None = None,
@@ -156,6 +169,9 @@ class Metal3Env:
         reports ``available`` (else see :meth:`wait_hosts`). ``nics``: what inspection
         reports instead of the NICs of ``index``. Explicit ``username``/``password``: a BMC
         of its own (:meth:`reserve_bmc`).
+        ``policy`` is the sharing policy, written as host_share writes it: the annotation
+        ``baremetal.tenancy/host-claim-namespaces`` as compact JSON (a string is written as it is, valid or
+        not). ``legacy_policy`` is written where earlier releases kept it, ``spec.hostClaimNamespaces``.
         """
         if self.operator is not None:
             return self._create_real_host(
@@ -163,6 +179,7 @@ class Metal3Env:
                 name,
                 labels=labels,
                 policy=policy,
+                legacy_policy=legacy_policy,
                 index=index,
                 state=state,
                 annotations=annotations,
@@ -193,7 +210,7 @@ class Metal3Env:
                 "bootMACAddress": "52:54:00:10:%02x:%02x" % (index // 256, index % 256),
                 "bmc": {"address": self.bmc_address(name), "credentialsName": secret},
             }
-            body = self._host_body(namespace, name, spec, labels, annotations, policy)
+            body = self._host_body(namespace, name, spec, labels, annotations, policy, legacy_policy)
             client.CustomObjectsApi(api).create_namespaced_custom_object(
                 GROUP, VERSION, namespace, "baremetalhosts", body
             )
@@ -202,13 +219,19 @@ class Metal3Env:
 
     @staticmethod
     def _host_body(
-        namespace: str, name: str, spec: dict, labels: dict | None, annotations: dict | None, policy: dict | None
+        namespace: str,
+        name: str,
+        spec: dict,
+        labels: dict | None,
+        annotations: dict | None,
+        policy: dict | str | None,
+        legacy_policy: dict | None,
     ) -> dict:
         annotations = dict(annotations or {})
         if policy is not None:
-            # the sharing policy: compact JSON in the annotation the binder reads (never a spec field: the
-            # real operator's typed updates drop fields its types lack)
-            annotations[SHARING_ANNOTATION] = json.dumps(policy, separators=(",", ":"), sort_keys=True)
+            annotations[SHARING_ANNOTATION] = policy if isinstance(policy, str) else sharing_value(policy)
+        if legacy_policy is not None:
+            spec["hostClaimNamespaces"] = legacy_policy
         return {
             "apiVersion": "%s/%s" % (GROUP, VERSION),
             "kind": "BareMetalHost",
@@ -227,7 +250,21 @@ class Metal3Env:
             self.pool.dedicated(name, username, password)
 
     def _create_real_host(
-        self, namespace, name, *, labels, policy, index, state, annotations, hostname, username, password, wait, nics
+        self,
+        namespace,
+        name,
+        *,
+        labels,
+        policy,
+        legacy_policy,
+        index,
+        state,
+        annotations,
+        hostname,
+        username,
+        password,
+        wait,
+        nics,
     ) -> dict:
         assert namespace in self.watched, "BMO does not watch %s (fixtures_bmo.BMO_NAMESPACES)" % namespace
         assert state == "available", "real hosts are created available (then provisioned by the test)"
@@ -249,7 +286,7 @@ class Metal3Env:
             "inspectionMode": "disabled",
             "bmc": {"address": slot.address, "credentialsName": secret, "disableCertificateVerification": True},
         }
-        body = self._host_body(namespace, name, spec, labels, annotations, policy)
+        body = self._host_body(namespace, name, spec, labels, annotations, policy, legacy_policy)
         with self.api() as api:
             _ignore(
                 409,

@@ -1,8 +1,11 @@
 """``host_share``, the owner's side of sharing, run through ansible-playbook on both backends.
 
-Metal3 (real kube-apiserver): the owner classifies and shares BareMetalHosts;
-check mode shows the change (with --diff) and writes nothing; the real run
-writes only the hosts that change and a second run writes nothing at all; a
+Metal3 (real kube-apiserver): the owner classifies and shares BareMetalHosts
+(the policy in the annotation ``baremetal.tenancy/host-claim-namespaces``; a
+host shared by an earlier release, in ``spec.hostClaimNamespaces``, is migrated
+in the same patch); check mode shows the change (with --diff) and writes
+nothing; the real run writes only the hosts that change and a second run
+writes nothing at all; a
 bad entry and a name that is no host each fail with one error naming the
 entry, and nothing changes; a tenant's credentials are refused by the API
 server (positive control: the same task as the admin succeeds). No BMC value
@@ -16,10 +19,12 @@ fails before any write; a tenant project's credentials change nothing.
 from __future__ import annotations
 
 import pytest
+from fixtures_metal3 import sharing
 from harness.ansible import localhost_play, run_playbook
 
 INFRA = "hs-infra"
 TENANT = "baremetal.tenancy/tenant"
+SHARING = "baremetal.tenancy/host-claim-namespaces"
 ENTRIES = [
     {"names": ["hs-0", "hs-1"], "class": "small", "share": {"all_tenants": True}},
     {"selector": {"rack": "r7"}, "class": "large", "labels": {"gpu": True}, "share": {"tenants": ["team-b"]}},
@@ -34,13 +39,22 @@ def share_task(args, name="share", **task):
 def pool(metal3_env):
     metal3_env.tenant_namespace(INFRA, None)
     for index, (name, labels) in enumerate({"hs-0": {}, "hs-1": {}, "hs-2": {"rack": "r7"}}.items()):
-        metal3_env.create_host(INFRA, name, labels=labels, index=700 + index)
-    return metal3_env
+        # hs-1 as an earlier release shared it: the policy in spec.hostClaimNamespaces
+        legacy = {"withLabel": [TENANT]} if name == "hs-1" else None
+        metal3_env.create_host(INFRA, name, labels=labels, index=700 + index, legacy_policy=legacy)
+    yield metal3_env
+    # Hosts shared with every tenant must not outlive the module: later suites' claims would take them.
+    metal3_env.delete_hosts(INFRA)
 
 
 def snapshot(env):
     return {
-        h["metadata"]["name"]: (h["metadata"]["resourceVersion"], h["metadata"].get("labels"), h["spec"])
+        h["metadata"]["name"]: (
+            h["metadata"]["resourceVersion"],
+            h["metadata"].get("labels"),
+            h["metadata"].get("annotations"),
+            h["spec"],
+        )
         for h in env.hosts(INFRA)
     }
 
@@ -59,6 +73,17 @@ def test_metal3_check_mode_shows_the_change_and_writes_nothing(pool):
     assert result["changed"]
     assert sorted(change["host"] for change in result["changes"]) == ["hs-0", "hs-1", "hs-2"]
     assert result["diff"]["after"]["hosts"]["hs-2"]["labels"] == {"rack": "r7", "infra-kind": "large", "gpu": "true"}
+    assert result["diff"]["after"]["hosts"]["hs-2"]["sharing"] == {"withLabel": [TENANT + "=team-b"]}
+    # the migration shows: the old field before, the annotation after
+    assert result["diff"]["before"]["hosts"]["hs-1"] == {
+        "labels": {},
+        "sharing": None,
+        "legacy_sharing": {"withLabel": [TENANT]},
+    }
+    assert result["diff"]["after"]["hosts"]["hs-1"] == {
+        "labels": {"infra-kind": "small"},
+        "sharing": {"withLabel": [TENANT]},
+    }
     assert result["requests"]["writes"] == 0
     assert snapshot(pool) == before
     no_bmc_values(pool, run)
@@ -115,9 +140,12 @@ def test_metal3_share_then_a_second_run_writes_nothing(pool):
     assert not second["changed"] and second["requests"]["writes"] == 0 and second["changes"] == []
     hosts = {h["metadata"]["name"]: h for h in pool.hosts(INFRA)}
     assert hosts["hs-0"]["metadata"]["labels"]["infra-kind"] == "small"
-    assert hosts["hs-0"]["spec"]["hostClaimNamespaces"] == {"withLabel": [TENANT]}
+    assert hosts["hs-0"]["metadata"]["annotations"][SHARING] == '{"withLabel":["baremetal.tenancy/tenant"]}'
+    assert sharing(hosts["hs-1"]) == {"withLabel": [TENANT]}
     assert hosts["hs-2"]["metadata"]["labels"] == {"rack": "r7", "infra-kind": "large", "gpu": "true"}
-    assert hosts["hs-2"]["spec"]["hostClaimNamespaces"] == {"withLabel": [TENANT + "=team-b"]}
+    assert sharing(hosts["hs-2"]) == {"withLabel": [TENANT + "=team-b"]}
+    # no host keeps the old field: hs-1's went in the same patch as its annotation (3 writes for 3 hosts)
+    assert not [name for name, host in hosts.items() if "hostClaimNamespaces" in host["spec"]]
     assert hosts["hs-2"]["spec"]["bmc"]["credentialsName"] == "hs-2-bmc-secret"
 
     stop = pool.playbook(
@@ -125,7 +153,7 @@ def test_metal3_share_then_a_second_run_writes_nothing(pool):
     )
     assert stop.ok, stop.explain()
     host = pool.host(INFRA, "hs-2")
-    assert "hostClaimNamespaces" not in host["spec"] and "gpu" not in host["metadata"]["labels"]
+    assert sharing(host) is None and "gpu" not in host["metadata"]["labels"]
     no_bmc_values(pool, run)
 
 

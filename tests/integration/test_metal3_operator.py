@@ -5,6 +5,11 @@ CRDs and validating webhooks are live through the apiserver, a host goes
 through BMO's real lifecycle (registering -> available -> provisioning ->
 provisioned -> deprovisioning -> available), and a BMC that refuses the
 credentials ends in BMO's registration error with BMO's own message.
+
+And they measure where the owner's sharing policy can live: BMO's typed
+writes drop a spec field its types lack (``spec.hostClaimNamespaces``), while
+the annotation ``baremetal.tenancy/host-claim-namespaces`` survives them and
+decides what host_bind binds.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from kubernetes.client.rest import ApiException
 pytestmark = pytest.mark.real_bmo
 
 GROUP, VERSION, PLURAL = "metal3.io", "v1alpha1", "baremetalhosts"
+JSON_PATCH = "application/json-patch+json"
 
 
 def _hosts(api):
@@ -136,53 +142,179 @@ def test_refused_credentials_end_in_bmo_registration_error(kube_env, metal3_oper
     assert "credentials" in status["errorMessage"].lower() or "401" in status["errorMessage"], status
 
 
-def test_hostclaim_setup_extends_bmo_crd_but_bmo_drops_the_sharing_field(kube_env, metal3_operator, tmp_path):
-    """The role adds ``spec.hostClaimNamespaces`` to BMO's real CRD, and BMO's own
-    writes drop it again.
-
-    BMO updates a host with its typed Go object (``r.Update(ctx, host)``: adding
-    its finalizer, setting the architecture, clearing annotations); a field its
-    types lack is not in that PUT. So a sharing policy kept in the BMH spec does
-    not survive BMO's first reconcile: on clusters with the real operator it
-    must live outside the BareMetalHost (roles/hostclaim_setup/README.md).
-    """
-    from harness.ansible import run_playbook
-
-    play = [
+def _add_spec_field_to_bmo_crd(api, field, schema):
+    """Add ``spec.<field>`` to every version of BMO's BareMetalHost CRD (as earlier releases' hostclaim_setup did);
+    returns a function that takes it out again."""
+    ext = client.ApiextensionsV1Api(api)
+    crd = ext.read_custom_resource_definition("baremetalhosts.metal3.io")
+    ops = [
         {
-            "name": "HostClaim support",
-            "hosts": "localhost",
-            "connection": "local",
-            "gather_facts": False,
-            "roles": [{"role": "baremetal.tenancy.hostclaim_setup"}],
+            "op": "add",
+            "path": f"/spec/versions/{index}/schema/openAPIV3Schema/properties/spec/properties/{field}",
+            "value": schema,
         }
+        for index in range(len(crd.spec.versions))
     ]
-    for attempt in range(2):
-        run = run_playbook(play, kube_env.ansible_env("admin"), tmp_path / f"setup-{attempt}")
-        assert run.ok, run.explain()
-    with kube_env.api("admin") as api:
-        crd = client.ApiextensionsV1Api(api).read_custom_resource_definition("baremetalhosts.metal3.io")
-        stored = next(v for v in crd.spec.versions if v.storage)
-        spec_props = stored.schema.open_apiv3_schema.properties["spec"].properties
-        assert "hostClaimNamespaces" in spec_props  # the role extended BMO's CRD ...
-        assert "bmc" in spec_props and "firmware" in spec_props  # ... and kept BMO's own schema
+    ext.patch_custom_resource_definition("baremetalhosts.metal3.io", ops, _content_type=JSON_PATCH)
+    time.sleep(2)  # the apiserver serves the new schema after a moment
 
-        bmc = metal3_operator.bmcs[2]
-        secret = bmo.bmc_secret("host-shared-bmc", bmc)
-        client.CoreV1Api(api).create_namespaced_secret(INFRA_NAMESPACE, secret)
-        body = bmo.host_manifest("host-shared", bmc, "host-shared-bmc")
-        body["spec"]["hostClaimNamespaces"] = {"matches": "tenant-.*"}
-        created = _hosts(api).create_namespaced_custom_object(GROUP, VERSION, INFRA_NAMESPACE, PLURAL, body)
-        assert created["spec"]["hostClaimNamespaces"] == {"matches": "tenant-.*"}  # the apiserver keeps it
+    def remove():
+        ext.patch_custom_resource_definition(
+            "baremetalhosts.metal3.io", [{"op": "remove", "path": op["path"]} for op in ops], _content_type=JSON_PATCH
+        )
+
+    return remove
+
+
+def test_bmo_drops_a_spec_field_its_types_lack(kube_env, metal3_operator):
+    """Why the sharing policy is an annotation: BMO's own writes drop a spec field its Go types lack.
+
+    Earlier releases kept the policy in ``spec.hostClaimNamespaces`` and added it to BMO's CRD. With the field
+    in the CRD, the apiserver keeps it on create; but BMO updates a host with its typed Go object
+    (``r.Update(ctx, host)``: adding its finalizer, setting the architecture, clearing annotations), and a field
+    its types lack is not in that PUT: the policy is gone after BMO's first reconcile
+    (roles/hostclaim_setup/README.md).
+    """
+    with kube_env.api("admin") as api:
+        remove = _add_spec_field_to_bmo_crd(
+            api,
+            "hostClaimNamespaces",
+            {
+                "type": "object",
+                "properties": {
+                    "matches": {"type": "string"},
+                    "withLabel": {"type": "array", "items": {"type": "string"}},
+                },
+            },
+        )
+        try:
+            bmc = metal3_operator.bmcs[2]
+            secret = bmo.bmc_secret("host-shared-bmc", bmc)
+            client.CoreV1Api(api).create_namespaced_secret(INFRA_NAMESPACE, secret)
+            body = bmo.host_manifest("host-shared", bmc, "host-shared-bmc")
+            body["spec"]["hostClaimNamespaces"] = {"matches": "tenant-.*"}
+            created = _hosts(api).create_namespaced_custom_object(GROUP, VERSION, INFRA_NAMESPACE, PLURAL, body)
+            assert created["spec"]["hostClaimNamespaces"] == {"matches": "tenant-.*"}  # the apiserver keeps it
+            host = _wait(
+                api,
+                "host-shared",
+                lambda h: "baremetalhost.metal3.io" in (h["metadata"].get("finalizers") or []),
+                "finalized by BMO",
+                metal3_operator,
+                timeout=60,
+            )
+            assert "hostClaimNamespaces" not in host["spec"], host["spec"]  # ... and BMO's Update dropped it
+        finally:
+            remove()
+
+
+SHARING = "baremetal.tenancy/host-claim-namespaces"
+
+
+def _claim(api, namespace, name, selector):
+    body = {
+        "apiVersion": "metal3.io/v1alpha1",
+        "kind": "HostClaim",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"online": False, "kind": "baremetal", "hostSelector": {"matchLabels": selector}},
+    }
+    return _hosts(api).create_namespaced_custom_object(GROUP, VERSION, namespace, "hostclaims", body)
+
+
+def test_sharing_annotation_survives_bmo_and_decides_binding(kube_env, metal3_operator, tmp_path):
+    """The sharing policy in the annotation survives BMO's own writes, and host_bind honours it.
+
+    hostclaim_setup leaves BMO's BareMetalHost CRD alone; host_share writes the annotation; BMO registers the
+    host (registering -> available) and clears a ``reboot.metal3.io`` annotation with a full typed Update (the
+    write that drops unknown spec fields, see the test above); the annotation is still there, and host_bind
+    binds a claim from the admitted namespace (tenant-a) to the host and refuses the one from tenant-b.
+    """
+    from harness.ansible import localhost_play, run_playbook
+
+    stack = metal3_operator
+    env = kube_env.ansible_env("admin")
+    setup = [
+        {"name": "HostClaim support", "ansible.builtin.include_role": {"name": "baremetal.tenancy.hostclaim_setup"}}
+    ]
+    timings = {}
+    with kube_env.api("admin") as api:
+        ext = client.ApiextensionsV1Api(api)
+        crd_before = ext.read_custom_resource_definition("baremetalhosts.metal3.io").metadata.resource_version
+        for attempt in range(2):
+            run = run_playbook(localhost_play(setup), env, tmp_path / f"setup-{attempt}")
+            assert run.ok, run.explain()
+        bmh_crd = ext.read_custom_resource_definition("baremetalhosts.metal3.io")
+        assert bmh_crd.metadata.resource_version == crd_before  # BMO's CRD: not one write
+        assert not (bmh_crd.metadata.annotations or {}).get("baremetal.tenancy/schema")
+
+        bmc = stack.bmcs[5]  # a system of its own: BMO refuses a second host with the same boot MAC
+        client.CoreV1Api(api).create_namespaced_secret(INFRA_NAMESPACE, bmo.bmc_secret("host-policy-bmc", bmc))
+        _hosts(api).create_namespaced_custom_object(
+            GROUP,
+            VERSION,
+            INFRA_NAMESPACE,
+            PLURAL,
+            bmo.host_manifest("host-policy", bmc, "host-policy-bmc", labels={"suite": "bmo-policy"}),
+        )
+        t0 = time.monotonic()
+        share = {
+            "name": "share",
+            "baremetal.tenancy.host_share": {
+                "namespace": INFRA_NAMESPACE,
+                "hosts": [{"name": "host-policy", "share": {"matches": "tenant-a"}}],
+            },
+        }
+        run = run_playbook(localhost_play([share]), env, tmp_path / "share")
+        assert run.ok, run.explain()
+        assert run.result("share")["requests"]["writes"] == 1
+        assert _get(api, "host-policy")["metadata"]["annotations"][SHARING] == '{"matches":"tenant-a"}'
+
+        host = _wait_state(api, "host-policy", "available", stack)
+        timings["shared->available"] = time.monotonic() - t0
+        assert "baremetalhost.metal3.io" in host["metadata"]["finalizers"]
+        assert host["metadata"]["annotations"][SHARING] == '{"matches":"tenant-a"}'
+
+        # BMO clears the suffixless reboot annotation of a powered-off host with a full typed Update
+        t1 = time.monotonic()
+        _patch(api, "host-policy", {"metadata": {"annotations": {"reboot.metal3.io": ""}}})
         host = _wait(
             api,
-            "host-shared",
-            lambda h: "baremetalhost.metal3.io" in (h["metadata"].get("finalizers") or []),
-            "finalized by BMO",
-            metal3_operator,
-            timeout=60,
+            "host-policy",
+            lambda h: "reboot.metal3.io" not in (h["metadata"].get("annotations") or {}),
+            "cleared of reboot.metal3.io by BMO",
+            stack,
+            timeout=120,
         )
-        assert "hostClaimNamespaces" not in host["spec"], host["spec"]
+        timings["reboot annotation cleared"] = time.monotonic() - t1
+        assert host["metadata"]["annotations"][SHARING] == '{"matches":"tenant-a"}'
+
+        _claim(api, "tenant-a", "claim-a", {"suite": "bmo-policy"})
+        _claim(api, "tenant-b", "claim-b", {"suite": "bmo-policy"})
+        bind = {
+            "name": "bind",
+            "baremetal.tenancy.host_bind": {
+                "namespaces": ["tenant-a", "tenant-b"],
+                "host_namespaces": [INFRA_NAMESPACE],
+            },
+        }
+        run = run_playbook(localhost_play([bind]), env, tmp_path / "bind")
+        assert run.ok, run.explain()
+        result = run.result("bind")
+        claims = {(c["namespace"], c["name"]): c for c in result["claims"]}
+        assert claims[("tenant-a", "claim-a")]["action"] == "bound", claims
+        assert claims[("tenant-a", "claim-a")]["host"] == "host-policy"
+        refused = claims[("tenant-b", "claim-b")]
+        assert refused["action"] == "pending" and refused["reason"] == "NoSharedHost", refused
+        assert result["host_problems"] == [] and result["legacy_policies"] == []
+        host = _get(api, "host-policy")
+        assert host["spec"]["consumerRef"]["namespace"] == "tenant-a"
+        assert host["spec"]["consumerRef"]["name"] == "claim-a"
+        assert host["metadata"]["annotations"][SHARING] == '{"matches":"tenant-a"}'
+
+        # the binding lets BMO reconcile the host again; the policy is still there afterwards
+        time.sleep(5)
+        assert _get(api, "host-policy")["metadata"]["annotations"][SHARING] == '{"matches":"tenant-a"}'
+    print("sharing annotation on real BMO:", {k: round(v, 1) for k, v in timings.items()})
 
 
 def test_agent_route_inspects_and_cleans(kube_env, metal3_operator):

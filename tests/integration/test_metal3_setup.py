@@ -4,7 +4,8 @@
   status subresource and printer columns; the role is idempotent; the binder
   and tenant ClusterRoles grant what the design says and nothing more;
 - on a fresh cluster that already has a Metal3-shaped BareMetalHost CRD: the
-  role adds ``spec.hostClaimNamespaces`` to it and keeps the rest; with a
+  role does not touch it (the sharing policy is an annotation, which needs no
+  schema), and a host with the annotation is stored as written; with a
   HostClaim CRD of another shape (baremetal-operator's), it refuses clearly
   and changes nothing.
 """
@@ -15,7 +16,7 @@ import copy
 import time
 
 import pytest
-from fixtures_metal3 import BINDER_SUBJECTS, changed_count, setup_play
+from fixtures_metal3 import BINDER_SUBJECTS, SHARING_ANNOTATION, changed_count, setup_play
 from harness import kube
 from harness.ansible import run_playbook
 from kubernetes import client
@@ -38,7 +39,7 @@ def test_role_installs_structural_crds_and_is_idempotent(metal3_env):
             assert version.name == "v1alpha1" and version.subresources.status is not None
             ours = (crd.metadata.annotations or {}).get("baremetal.tenancy/schema") or name == "hostclaims.metal3.io"
             # A BareMetalHost CRD already on the cluster (the harness's stand-in, when
-            # test_harness_kube ran first) is extended, not replaced: its columns stay as they were.
+            # test_harness_kube ran first) is left as it is: its columns stay as they were.
             assert bool(version.additional_printer_columns) == bool(ours), name
         claim_crd = ext.read_custom_resource_definition("hostclaims.metal3.io")
         columns = [c.name for c in claim_crd.spec.versions[0].additional_printer_columns]
@@ -48,11 +49,14 @@ def test_role_installs_structural_crds_and_is_idempotent(metal3_env):
         assert spec["userData"].type is None and spec["userData"].x_kubernetes_preserve_unknown_fields is True
         assert spec["nodeReuse"].type == "string" and spec["kind"].enum == ["baremetal", "baremetalhost"]
         bmh = ext.read_custom_resource_definition("baremetalhosts.metal3.io")
-        bmh_spec = bmh.spec.versions[0].schema.open_apiv3_schema.properties["spec"].properties
-        assert set(bmh_spec["hostClaimNamespaces"].properties) == {"matches", "withLabel"}
+        bmh_spec = bmh.spec.versions[0].schema.open_apiv3_schema.properties["spec"].properties or {}
         if (bmh.metadata.annotations or {}).get("baremetal.tenancy/schema"):
-            # the bundled CRD (the molecule scenario checks it on a cluster that starts empty)
+            # the bundled CRD (the molecule scenario checks it on a cluster that starts empty) keeps the old
+            # sharing field only so that old hosts stay valid: deprecated and ignored
             assert bmh_spec["userData"].properties["namespace"].type == "string"
+            assert bmh_spec["hostClaimNamespaces"].description.startswith("Deprecated and ignored")
+        else:
+            assert "hostClaimNamespaces" not in bmh_spec  # the stand-in is not extended
 
 
 def _rules(api, name):
@@ -104,7 +108,7 @@ def test_binder_runs_with_the_binder_clusterrole_only(metal3_env):
 
 
 def metal3_bmh_crd() -> dict:
-    """The shape of baremetal-operator's CRD (abridged): typed spec properties, no hostClaimNamespaces."""
+    """The shape of baremetal-operator's CRD (abridged): typed spec properties."""
     crd = kube.minimal_bmh_crd()
     crd["metadata"]["labels"] = {"clusterctl.cluster.x-k8s.io": ""}
     version = crd["spec"]["versions"][0]
@@ -195,11 +199,11 @@ def other_cluster(tmp_path_factory):
         env.stop()
 
 
-def test_role_extends_metal3_bmh_crd_and_refuses_a_foreign_hostclaim_crd(other_cluster, tmp_path):
+def test_role_leaves_a_metal3_bmh_crd_alone_and_refuses_a_foreign_hostclaim_crd(other_cluster, tmp_path):
     with other_cluster.api("admin") as api:
         ext = client.ApiextensionsV1Api(api)
         ext.create_custom_resource_definition(metal3_bmh_crd())
-        wait_established(ext, "baremetalhosts.metal3.io")
+        installed = wait_established(ext, "baremetalhosts.metal3.io")
     variables = {"hostclaim_setup_binder_subjects": BINDER_SUBJECTS}
     run = run_playbook(setup_play(variables), other_cluster.ansible_env("admin"), tmp_path / "first")
     assert run.ok, run.explain()
@@ -208,32 +212,30 @@ def test_role_extends_metal3_bmh_crd_and_refuses_a_foreign_hostclaim_crd(other_c
     with other_cluster.api("admin") as api:
         ext = client.ApiextensionsV1Api(api)
         bmh = ext.read_custom_resource_definition("baremetalhosts.metal3.io")
+        # Metal3's CRD is not touched at all: not one write
+        assert bmh.metadata.resource_version == installed.metadata.resource_version
         assert bmh.metadata.labels == {"clusterctl.cluster.x-k8s.io": ""}
         assert not (bmh.metadata.annotations or {}).get("baremetal.tenancy/schema")
         versions = dict(
             (version.name, version.schema.open_apiv3_schema.properties["spec"]) for version in bmh.spec.versions
         )
-        assert set(versions["v1alpha1"].properties) == {"online", "consumerRef", "bmc", "hostClaimNamespaces"}
-        assert set(versions["v1beta1"].properties) == {"hostClaimNamespaces"}
-        assert versions["v1beta1"].x_kubernetes_preserve_unknown_fields is True
-        for spec in versions.values():
-            assert spec.properties["hostClaimNamespaces"].properties["withLabel"].type == "array"
-        # the field is now validated by the API server
+        assert set(versions["v1alpha1"].properties) == {"online", "consumerRef", "bmc"}
+        assert versions["v1beta1"].properties is None
+        # the sharing policy needs no schema: the annotation is stored as written
         custom = client.CustomObjectsApi(api)
-        with pytest.raises(client.exceptions.ApiException) as refused:
-            custom.create_namespaced_custom_object(
-                "metal3.io",
-                "v1alpha1",
-                "metal3",
-                "baremetalhosts",
-                {
-                    "apiVersion": "metal3.io/v1alpha1",
-                    "kind": "BareMetalHost",
-                    "metadata": {"name": "bad"},
-                    "spec": {"hostClaimNamespaces": {"matches": ["not", "a", "string"]}},
-                },
-            )
-        assert refused.value.status == 422
+        created = custom.create_namespaced_custom_object(
+            "metal3.io",
+            "v1alpha1",
+            "metal3",
+            "baremetalhosts",
+            {
+                "apiVersion": "metal3.io/v1alpha1",
+                "kind": "BareMetalHost",
+                "metadata": {"name": "shared", "annotations": {SHARING_ANNOTATION: '{"matches":"tenant-.*"}'}},
+                "spec": {"online": False},
+            },
+        )
+        assert created["metadata"]["annotations"][SHARING_ANNOTATION] == '{"matches":"tenant-.*"}'
     # state absent removes the binder and tenant RBAC, never the CRDs (that would delete every claim)
     absent = run_playbook(
         setup_play(dict(variables, hostclaim_setup_state="absent")),

@@ -23,6 +23,7 @@ from harness.ansible import localhost_play, run_playbook
 from kubernetes import client
 
 NAMESPACE = "bmt-fleet"
+SHARING = "baremetal.tenancy/host-claim-namespaces"
 GROUP, VERSION = "metal3.io", "v1alpha1"
 BAD = {"unreachable": "unreachable", "wrong-password": "unauthorized", "not-redfish": "not_redfish"}
 
@@ -118,7 +119,8 @@ def test_register_fleet_on_metal3(kube_env, fleet_namespace, redfish_fleet, tmp_
             assert spec["bootMACAddress"] == bmc.macs[0]
             assert spec["bootMode"] == "UEFI"
             assert spec["online"] is False
-            assert spec["hostClaimNamespaces"] == {"matches": "tenant-[a-z]+"}
+            assert "hostClaimNamespaces" not in spec
+            assert host["metadata"]["annotations"][SHARING] == '{"matches":"tenant-[a-z]+"}'
             assert host["metadata"]["annotations"]["baremetal.tenancy/system-uuid"] == bmc.uuid
             secret = core.read_namespaced_secret(spec["bmc"]["credentialsName"], fleet_namespace)
             assert base64.b64decode(secret.data["username"]).decode() == bmc.username
@@ -142,18 +144,33 @@ def test_register_fleet_on_metal3(kube_env, fleet_namespace, redfish_fleet, tmp_
             name,
             {"metadata": {"labels": {"rack": "r7", "infra-kind": "tampered"}}},
         )
+        # A host as an earlier release registered it: the policy in spec.hostClaimNamespaces, no annotation.
+        legacy = "fleet-%02d" % (1 if large == 0 else 0)
+        custom.patch_namespaced_custom_object(
+            GROUP,
+            VERSION,
+            fleet_namespace,
+            "baremetalhosts",
+            legacy,
+            {"metadata": {"annotations": {SHARING: None}}, "spec": {"hostClaimNamespaces": {"matches": "old-.*"}}},
+        )
 
     rerun = run_playbook(localhost_play([_register_task(args)]), env, tmp_path / "rerun", diff=True)
     assert rerun.ok, rerun.explain()
     res = rerun.result("register")
     statuses = {h["name"]: h["status"] for h in res["hosts"]}
     assert statuses.pop(name) == "updated"
+    assert statuses.pop(legacy) == "updated"  # migrated: the annotation written, the old field removed
     assert {s for n, s in statuses.items() if n not in BAD} == {"unchanged"}
     with kube_env.api("admin") as api:
-        labels = client.CustomObjectsApi(api).get_namespaced_custom_object(
-            GROUP, VERSION, fleet_namespace, "baremetalhosts", name
-        )["metadata"]["labels"]
+        custom = client.CustomObjectsApi(api)
+        labels = custom.get_namespaced_custom_object(GROUP, VERSION, fleet_namespace, "baremetalhosts", name)[
+            "metadata"
+        ]["labels"]
+        migrated = custom.get_namespaced_custom_object(GROUP, VERSION, fleet_namespace, "baremetalhosts", legacy)
     assert labels == {"rack": "r7", **expected("large")["labels"]}
+    assert migrated["metadata"]["annotations"][SHARING] == '{"matches":"tenant-[a-z]+"}'
+    assert "hostClaimNamespaces" not in migrated["spec"]
 
     # Third run: nothing at all changes; -vvv with the human callback shows no BMC secret.
     third = run_playbook(

@@ -29,6 +29,7 @@ OFFBOARD = REPO / "playbooks" / "metal3_offboard_tenants.yml"
 TENANT = "t6-off"
 INFRA = "t6-infra-off"
 HOSTS = ["off-0", "off-1", "off-2"]
+RACK = "t6-rack"
 COPY_NAMESPACE_LABEL = "hostclaim.metal3.io/claim-namespace"
 IMAGE = {
     "url": "http://images.example.invalid/tenant.qcow2",
@@ -53,12 +54,16 @@ def tenant_with_claims(metal3_env, tmp_path_factory):
             {"name": TENANT, "users": [kube.IDENTITIES["tenant-a"].user], "host_classes": ["small"]}
         ],
         "host_pool_namespace": INFRA,
-        "host_pool_hosts": [{"names": HOSTS, "class": "small", "share": {"tenants": [TENANT]}}],
+        "host_pool_hosts": [
+            {"names": HOSTS, "class": "small", "labels": {"rack": RACK}, "share": {"tenants": [TENANT]}}
+        ],
     }
     run = run_playbook(ONBOARD, metal3_env.kube.ansible_env("admin"), workdir / "onboard", extra_vars=extra)
     assert run.ok, run.explain()
 
-    small = {"matchLabels": {"infra-kind": "small"}}
+    # The rack label keeps these claims on this module's hosts: other suites' hosts shared with every
+    # tenant (and of class small) are not theirs to take.
+    small = {"matchLabels": {"infra-kind": "small", "rack": RACK}}
     tasks = [
         {
             "name": "user-data",

@@ -22,6 +22,7 @@ import copy
 from collections.abc import Sequence
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import (
+    combine_patches,
     get_path,
     same_json,
 )
@@ -238,17 +239,7 @@ def merge_patches(*patches) -> dict:
     result = {}
     for patch in patches:
         if patch:
-            result = _merge_two(result, patch)
-    return result
-
-
-def _merge_two(first, second):
-    result = copy.deepcopy(first)
-    for key, value in second.items():
-        if isinstance(value, dict) and isinstance(result.get(key), dict):
-            result[key] = _merge_two(result[key], value)
-        else:
-            result[key] = copy.deepcopy(value)
+            result = combine_patches(result, patch)
     return result
 
 

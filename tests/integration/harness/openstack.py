@@ -332,7 +332,12 @@ def start_openstack(
                 project.conn(role).authorize()
         # A fresh connection sees the catalog with the baremetal endpoint.
         admin_conn = connect(keystone.admin_auth("system"))
-        admin_conn.baremetal.get("/")  # fails early if the catalog or Ironic is wrong
+        # Fails early if the catalog or Ironic is wrong, and is Ironic's first
+        # policy check: Ironic builds its policy enforcer lazily and publishes
+        # it before registering the rules (ironic.common.policy.init_enforcer),
+        # so requests racing on a fresh Ironic can get a 500 naming a rule
+        # ("baremetal:node:get"). One request alone first warms it.
+        list(admin_conn.baremetal.nodes(limit=1))
         env = OpenStackEnv(
             workdir,
             keystone,
