@@ -8,29 +8,35 @@ Idempotence and check mode: host_claim (create, update), host_claim_info,
 host_bind (bind, then release), host_release: check mode first (reports the
 change, writes nothing), then the real run (changed), then the same run again
 (not changed); diff mode shows before and after.
+
+The host is a real BareMetalHost of Metal3's baremetal-operator (``metal3_bmo_env``):
+the image the binder passes down (the stack's live ISO) is deployed at once, so the
+test waits for the operator between the binder's passes: provisioned (one pass
+brings that up to the claim, the next changes nothing), then, after the release,
+deprovisioned to available (one pass finishes the release, the next changes nothing).
 """
 
 from __future__ import annotations
 
 import pytest
+from harness import baremetal_operator as bmo
+
+pytestmark = pytest.mark.real_bmo
 
 INFRA = "mod-infra"
 NS = "mod-a"
 SELECTOR = {"matchLabels": {"suite": "modules"}}
-IMAGE = {
-    "url": "https://images.example.com/os.qcow2",
-    "checksum": "b" * 64,
-    "checksum_type": "sha256",
-    "format": "qcow2",
-}
+IMAGE = {}  # the stack's live ISO (filled in by the ``world`` fixture): no checksum needed
 
 
 @pytest.fixture(scope="module")
-def world(metal3_env):
-    env = metal3_env
+def world(metal3_bmo_env):
+    env = metal3_bmo_env
+    IMAGE.update(bmo.live_iso_image(env.operator.live_iso_url))
     env.tenant_namespace(INFRA, None)
     env.tenant_namespace(NS, "tenant-a")
-    env.create_host(INFRA, "mod-h1", index=400, policy={"matches": "mod-.*"}, labels={"suite": "modules"})
+    env.create_host(INFRA, "mod-h1", index=400, policy={"matches": "mod-.*"}, labels={"suite": "modules"}, wait=False)
+    env.wait_host(INFRA, "mod-h1", state="available", timeout=300)
     yield env
     env.forget_claims(NS)
     env.delete_hosts(INFRA)
@@ -45,9 +51,15 @@ def claim(task, name="web", namespace=NS, who="tenant-a", **args):
     }
 
 
+def written(host):
+    """What a client can write to a host (the operator writes its status on its own)."""
+    meta = host["metadata"]
+    return meta["generation"], meta.get("labels"), meta.get("annotations"), host["spec"]
+
+
 def test_bad_input_fails_clearly_and_changes_nothing(world):
     env = world
-    host_before = env.host(INFRA, "mod-h1")["metadata"]["resourceVersion"]
+    host_before = written(env.host(INFRA, "mod-h1"))
     env.steps([claim("existing", name="kept", host_selector=SELECTOR)])
     kept_before = env.claim(NS, "kept")["metadata"]["resourceVersion"]
     near = {"matchExpressions": [{"key": "suite", "operator": "Near", "values": ["modules"]}]}
@@ -139,51 +151,122 @@ def test_bad_input_fails_clearly_and_changes_nothing(world):
     # nothing changed
     assert [c["metadata"]["name"] for c in env.claims(NS)] == ["kept"]
     assert env.claim(NS, "kept")["metadata"]["resourceVersion"] == kept_before
-    assert env.host(INFRA, "mod-h1")["metadata"]["resourceVersion"] == host_before
+    assert written(env.host(INFRA, "mod-h1")) == host_before
     env.forget_claims(NS)
 
 
+def info(task, **args):
+    return {"name": task, "as": "tenant-a", "baremetal.tenancy.host_claim_info": dict(namespace=NS, **args)}
+
+
+def changes(run):
+    assert run.ok, run.explain()
+    return dict((name, run.result(name)["changed"]) for name in run.tasks)
+
+
 def test_check_mode_then_run_then_run_again(world):
+    """Each module: check mode, then the run, then the run again; the real operator moves the host
+    between the binder's passes (provisioned after the update, available after the release)."""
     env = world
     host_rv = env.host(INFRA, "mod-h1")["metadata"]["resourceVersion"]
     bind = {"as": "binder", "baremetal.tenancy.host_bind": {"namespaces": [NS]}}
     create = dict(host_selector=SELECTOR, online=False)
     update = dict(image=IMAGE, online=True)
     release = {"as": "tenant-a", "baremetal.tenancy.host_release": {"name": "web", "namespace": NS, "node_reuse": "w"}}
+    # 1. claim, bind, update, pass the update down: the operator starts deploying at once
     run = env.steps(
         [
             dict(claim("create (check)", **create), check_mode=True, diff=True),
-            {"name": "nothing yet", "as": "tenant-a", "baremetal.tenancy.host_claim_info": {"namespace": NS}},
+            info("nothing yet"),
             dict(claim("create", **create), diff=True),
             claim("create again", **create),
             dict(bind, name="bind (check)", check_mode=True, diff=True),
-            {
-                "name": "still unbound",
-                "as": "tenant-a",
-                "baremetal.tenancy.host_claim_info": {"namespace": NS, "name": "web"},
-            },
+            info("still unbound", name="web"),
             dict(bind, name="bind", diff=True),
             dict(bind, name="bind again"),
             dict(claim("update (check)", **update), check_mode=True, diff=True),
-            {
-                "name": "not updated",
-                "as": "tenant-a",
-                "baremetal.tenancy.host_claim_info": {"namespace": NS, "name": "web"},
-            },
+            info("not updated", name="web"),
             claim("update", **update),
             claim("update again", **update),
             dict(bind, name="pass update down"),
-            dict(bind, name="pass update down again"),
-            {"name": "info", "as": "tenant-a", "baremetal.tenancy.host_claim_info": {"namespace": NS}},
-            {"name": "info again", "as": "tenant-a", "baremetal.tenancy.host_claim_info": {"namespace": NS}},
+        ]
+    )
+    assert changes(run) == {
+        "create (check)": True,
+        "nothing yet": False,
+        "create": True,
+        "create again": False,
+        "bind (check)": True,
+        "still unbound": False,
+        "bind": True,
+        "bind again": False,
+        "update (check)": True,
+        "not updated": False,
+        "update": True,
+        "update again": False,
+        "pass update down": True,
+    }
+    # check mode wrote nothing
+    assert run.result("nothing yet")["claims"] == []
+    assert run.result("still unbound")["claims"][0]["associated"] is False
+    assert run.result("bind (check)")["claims"][0]["action"] == "bound"
+    assert run.result("not updated")["claims"][0]["image"] is None
+    # diffs
+    diff = run.result("create (check)")["diff"]
+    assert diff["before"] == {} and diff["after"]["spec"]["hostSelector"] == SELECTOR
+    assert run.result("update (check)")["diff"]["after"]["spec"]["image"]["url"] == IMAGE["url"]
+    assert run.result("update (check)")["diff"]["before"]["spec"].get("image") is None
+    bind_diff = run.result("bind")["diff"]
+    assert bind_diff == {
+        "before": {"bindings": {"%s/web" % NS: None}},
+        "after": {"bindings": {"%s/web" % NS: "%s/mod-h1" % INFRA}},
+    }
+    host = env.host(INFRA, "mod-h1")
+    assert host["spec"]["image"]["url"] == IMAGE["url"] and host["spec"]["online"] is True
+
+    # 2. provisioned: one pass brings that up to the claim, the next changes nothing; release
+    env.wait_host(INFRA, "mod-h1", state="provisioned", powered=True, timeout=300)
+    run = env.steps(
+        [
+            dict(bind, name="bring provisioned up"),
+            dict(bind, name="bring provisioned up again"),
+            info("info"),
+            info("info again"),
             dict(release, name="release (check)", check_mode=True, diff=True),
-            {
-                "name": "not released",
-                "as": "tenant-a",
-                "baremetal.tenancy.host_claim_info": {"namespace": NS, "name": "web"},
-            },
+            info("not released", name="web"),
             dict(release, name="release", diff=True),
             dict(release, name="release again"),
+            dict(bind, name="deprovision (check)", check_mode=True),
+            dict(bind, name="deprovision"),
+        ]
+    )
+    assert changes(run) == {
+        "bring provisioned up": True,
+        "bring provisioned up again": False,
+        "info": False,
+        "info again": False,
+        "release (check)": True,
+        "not released": False,
+        "release": True,
+        "release again": False,
+        "deprovision (check)": True,
+        "deprovision": True,
+    }
+    (view,) = run.result("info")["claims"]
+    assert view["ready"] is True and view["provisioning_state"] == "provisioned" and view["powered_on"] is True
+    assert run.result("not released")["claims"][0]["deleting"] is False
+    release_diff = run.result("release (check)")["diff"]
+    assert release_diff["before"]["metadata"]["name"] == "web" and release_diff["after"] == {}
+    assert run.result("deprovision (check)")["claims"][0]["action"] == "releasing"
+    assert run.result("deprovision")["claims"][0]["action"] == "releasing"
+    host = env.host(INFRA, "mod-h1")
+    assert "image" not in host["spec"] and host["spec"]["online"] is False
+    assert host["spec"]["consumerRef"]["name"] == "web"  # still bound while the operator deprovisions
+
+    # 3. available again: one pass finishes the release, the next changes nothing
+    env.wait_host(INFRA, "mod-h1", state="available", powered=False, timeout=300)
+    run = env.steps(
+        [
             dict(bind, name="release pass (check)", check_mode=True),
             dict(bind, name="release pass"),
             dict(bind, name="release pass again"),
@@ -199,29 +282,7 @@ def test_check_mode_then_run_then_run_again(world):
             ),
         ]
     )
-    assert run.ok, run.explain()
-    changed = dict((name, run.result(name)["changed"]) for name in run.tasks)
-    assert changed == {
-        "create (check)": True,
-        "nothing yet": False,
-        "create": True,
-        "create again": False,
-        "bind (check)": True,
-        "still unbound": False,
-        "bind": True,
-        "bind again": False,
-        "update (check)": True,
-        "not updated": False,
-        "update": True,
-        "update again": False,
-        "pass update down": True,
-        "pass update down again": False,
-        "info": False,
-        "info again": False,
-        "release (check)": True,
-        "not released": False,
-        "release": True,
-        "release again": False,
+    assert changes(run) == {
         "release pass (check)": True,
         "release pass": True,
         "release pass again": False,
@@ -229,29 +290,12 @@ def test_check_mode_then_run_then_run_again(world):
         "delete once gone": False,
         "wait times out": True,
     }
+    assert run.result("release pass (check)")["claims"][0]["action"] == "released"
+    assert run.result("release pass")["claims"][0]["action"] == "released"
     timed_out = run.result("wait times out")
     assert timed_out["failed"] and timed_out["error_type"] == "WaitTimeout"
     assert timed_out["msg"] == "HostClaim mod-a/lonely: not bound to a host after 1 seconds"
-    # check mode wrote nothing
-    assert run.result("nothing yet")["claims"] == []
-    assert run.result("still unbound")["claims"][0]["associated"] is False
-    assert run.result("bind (check)")["claims"][0]["action"] == "bound"
-    assert run.result("not updated")["claims"][0]["image"] is None
-    assert run.result("not released")["claims"][0]["deleting"] is False
-    assert run.result("release pass (check)")["claims"][0]["action"] == "released"
-    # diffs
-    diff = run.result("create (check)")["diff"]
-    assert diff["before"] == {} and diff["after"]["spec"]["hostSelector"] == SELECTOR
-    assert run.result("update (check)")["diff"]["after"]["spec"]["image"]["url"] == IMAGE["url"]
-    assert run.result("update (check)")["diff"]["before"]["spec"].get("image") is None
-    bind_diff = run.result("bind")["diff"]
-    assert bind_diff == {
-        "before": {"bindings": {"%s/web" % NS: None}},
-        "after": {"bindings": {"%s/web" % NS: "%s/mod-h1" % INFRA}},
-    }
-    release_diff = run.result("release (check)")["diff"]
-    assert release_diff["before"]["metadata"]["name"] == "web" and release_diff["after"] == {}
-    # after all: the host is free (never provisioned: released in one step) and labelled for reuse
+    # after all: the host is free and labelled for reuse
     host = env.host(INFRA, "mod-h1")
     assert (
         "consumerRef" not in host["spec"]
