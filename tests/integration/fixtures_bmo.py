@@ -81,7 +81,8 @@ def metal3_operator(kube_env, tmp_path_factory):
 @pytest.fixture(scope="session")
 def metal3_bmo_env(metal3_operator, metal3_env, tmp_path_factory):
     """``metal3_env`` on the real operator (requested after ``metal3_operator``: the
-    hostclaim_setup role then extends BMO's own BareMetalHost CRD)."""
+    hostclaim_setup role then finds BMO's own BareMetalHost CRD and leaves it as it is,
+    test_metal3_setup)."""
     return dataclasses.replace(
         metal3_env,
         workdir=tmp_path_factory.mktemp("metal3-bmo"),

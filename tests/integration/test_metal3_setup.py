@@ -1,34 +1,45 @@
-"""The hostclaim_setup role on a real kube-apiserver.
+"""The hostclaim_setup role on a real kube-apiserver, beside Metal3's baremetal-operator.
 
-- on the session cluster (no Metal3): both CRDs installed, structural, with a
-  status subresource and printer columns; the role is idempotent; the binder
-  and tenant ClusterRoles grant what the design says and nothing more;
-- on a fresh cluster that already has a Metal3-shaped BareMetalHost CRD: the
-  role does not touch it (the sharing policy is an annotation, which needs no
-  schema), and a host with the annotation is stored as written; with a
-  HostClaim CRD of another shape (baremetal-operator's), it refuses clearly
-  and changes nothing.
+- on the session cluster of the real operator (``metal3_bmo_env``: BMO's own
+  BareMetalHost CRD installed before the role ran): our HostClaim CRD installed,
+  structural, with a status subresource and printer columns; BMO's
+  BareMetalHost CRD left exactly as BMO ships it (no spec field added: the
+  sharing policy is an annotation); the role is idempotent; the binder and
+  tenant ClusterRoles grant what the design says and nothing more;
+- on a fresh cluster that already has BMO's real BareMetalHost CRD: the role
+  does not write it at all, and a host with the sharing annotation is stored as
+  written; with BMO's real HostClaim CRD (its own dialect, ``spec.poweredOn``)
+  in place of ours, it refuses clearly and changes nothing.
 """
 
 from __future__ import annotations
 
-import copy
 import time
 
 import pytest
 from fixtures_metal3 import BINDER_SUBJECTS, SHARING_ANNOTATION, changed_count, setup_play
+from harness import baremetal_operator as bmo
 from harness import kube
 from harness.ansible import run_playbook
 from kubernetes import client
 
+pytestmark = pytest.mark.real_bmo
+
 CRDS = ("hostclaims.metal3.io", "baremetalhosts.metal3.io")
 
 
-def test_role_installs_structural_crds_and_is_idempotent(metal3_env):
-    first, second = metal3_env.setup_runs
+def bmo_crd(name: str) -> dict:
+    """One of BMO's own CRDs, as ``make bmo`` ships them (its HostClaim dialect included)."""
+    (crd,) = [c for c in bmo.bmo_crds(bmo.require_bmo(), claim_dialect="bmo") if c["metadata"]["name"] == name]
+    return crd
+
+
+def test_role_installs_structural_crds_and_is_idempotent(metal3_bmo_env):
+    env = metal3_bmo_env
+    first, second = env.setup_runs
     assert changed_count(first) > 0
     assert changed_count(second) == 0, second.explain()
-    with metal3_env.api() as api:
+    with env.api() as api:
         ext = client.ApiextensionsV1Api(api)
         for name in CRDS:
             crd = ext.read_custom_resource_definition(name)
@@ -37,10 +48,6 @@ def test_role_installs_structural_crds_and_is_idempotent(metal3_env):
             assert conditions.get("NonStructuralSchema") is None, name
             version = crd.spec.versions[0]
             assert version.name == "v1alpha1" and version.subresources.status is not None
-            ours = (crd.metadata.annotations or {}).get("baremetal.tenancy/schema") or name == "hostclaims.metal3.io"
-            # A BareMetalHost CRD already on the cluster (the harness's stand-in, when
-            # test_harness_kube ran first) is left as it is: its columns stay as they were.
-            assert bool(version.additional_printer_columns) == bool(ours), name
         claim_crd = ext.read_custom_resource_definition("hostclaims.metal3.io")
         columns = [c.name for c in claim_crd.spec.versions[0].additional_printer_columns]
         assert columns == ["Host", "Online", "Associated", "Ready", "Age"]
@@ -48,15 +55,18 @@ def test_role_installs_structural_crds_and_is_idempotent(metal3_env):
         # the data references take the proposal's {name: ...} or a plain name: untyped, checked by the collection
         assert spec["userData"].type is None and spec["userData"].x_kubernetes_preserve_unknown_fields is True
         assert spec["nodeReuse"].type == "string" and spec["kind"].enum == ["baremetal", "baremetalhost"]
+        # BMO's BareMetalHost CRD is as BMO ships it: its columns and spec fields, nothing of ours
+        shipped = bmo_crd("baremetalhosts.metal3.io")["spec"]["versions"]
         bmh = ext.read_custom_resource_definition("baremetalhosts.metal3.io")
-        bmh_spec = bmh.spec.versions[0].schema.open_apiv3_schema.properties["spec"].properties or {}
-        if (bmh.metadata.annotations or {}).get("baremetal.tenancy/schema"):
-            # the bundled CRD (the molecule scenario checks it on a cluster that starts empty) keeps the old
-            # sharing field only so that old hosts stay valid: deprecated and ignored
-            assert bmh_spec["userData"].properties["namespace"].type == "string"
-            assert bmh_spec["hostClaimNamespaces"].description.startswith("Deprecated and ignored")
-        else:
-            assert "hostClaimNamespaces" not in bmh_spec  # the stand-in is not extended
+        assert not (bmh.metadata.annotations or {}).get("baremetal.tenancy/schema")
+        assert [v.name for v in bmh.spec.versions] == [v["name"] for v in shipped]
+        version = bmh.spec.versions[0]
+        assert [c.name for c in version.additional_printer_columns] == [
+            c["name"] for c in shipped[0]["additionalPrinterColumns"]
+        ]
+        bmh_spec = version.schema.open_apiv3_schema.properties["spec"].properties
+        assert set(bmh_spec) == set(shipped[0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"])
+        assert "hostClaimNamespaces" not in bmh_spec
 
 
 def _rules(api, name):
@@ -72,8 +82,8 @@ def _grants(rules, group, resource, verb):
     )
 
 
-def test_tenant_role_grants_claims_and_secrets_only(metal3_env):
-    with metal3_env.api() as api:
+def test_tenant_role_grants_claims_and_secrets_only(metal3_bmo_env):
+    with metal3_bmo_env.api() as api:
         rules = _rules(api, "baremetal-tenancy-tenant")
         for verb in ("get", "list", "watch", "create", "update", "patch", "delete"):
             assert _grants(rules, "metal3.io", "hostclaims", verb)
@@ -84,8 +94,8 @@ def test_tenant_role_grants_claims_and_secrets_only(metal3_env):
         assert not _grants(rules, "", "namespaces", "get")
 
 
-def test_binder_runs_with_the_binder_clusterrole_only(metal3_env):
-    with metal3_env.api() as api:
+def test_binder_runs_with_the_binder_clusterrole_only(metal3_bmo_env):
+    with metal3_bmo_env.api() as api:
         rbac = client.RbacAuthorizationV1Api(api)
         user = kube.IDENTITIES["binder"].user
         roles = [
@@ -108,72 +118,15 @@ def test_binder_runs_with_the_binder_clusterrole_only(metal3_env):
 
 
 def metal3_bmh_crd() -> dict:
-    """The shape of baremetal-operator's CRD (abridged): typed spec properties."""
-    crd = kube.minimal_bmh_crd()
+    """BMO's real BareMetalHost CRD, labelled as clusterctl labels what it installs."""
+    crd = bmo_crd("baremetalhosts.metal3.io")
     crd["metadata"]["labels"] = {"clusterctl.cluster.x-k8s.io": ""}
-    version = crd["spec"]["versions"][0]
-    version["schema"]["openAPIV3Schema"]["properties"]["spec"] = {
-        "type": "object",
-        "properties": {
-            "online": {"type": "boolean"},
-            "consumerRef": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
-            "bmc": {
-                "type": "object",
-                "properties": {"address": {"type": "string"}, "credentialsName": {"type": "string"}},
-            },
-        },
-    }
-    second = copy.deepcopy(version)
-    second.update(name="v1beta1", storage=False)
-    # an open spec without properties (as the harness' stand-in CRD has): the role must create them
-    second["schema"]["openAPIV3Schema"]["properties"]["spec"] = {
-        "type": "object",
-        "x-kubernetes-preserve-unknown-fields": True,
-    }
-    crd["spec"]["versions"].append(second)
     return crd
 
 
 def bmo_hostclaim_crd() -> dict:
-    """A HostClaim CRD of baremetal-operator's shape (spec.poweredOn, no annotation of ours)."""
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "hostclaims.metal3.io"},
-        "spec": {
-            "group": "metal3.io",
-            "scope": "Namespaced",
-            "names": {
-                "kind": "HostClaim",
-                "listKind": "HostClaimList",
-                "plural": "hostclaims",
-                "singular": "hostclaim",
-            },
-            "versions": [
-                {
-                    "name": "v1alpha1",
-                    "served": True,
-                    "storage": True,
-                    "subresources": {"status": {}},
-                    "schema": {
-                        "openAPIV3Schema": {
-                            "type": "object",
-                            "properties": {
-                                "spec": {
-                                    "type": "object",
-                                    "properties": {
-                                        "poweredOn": {"type": "boolean"},
-                                        "deployPolicy": {"type": "string"},
-                                    },
-                                },
-                                "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
-                            },
-                        }
-                    },
-                }
-            ],
-        },
-    }
+    """BMO's real HostClaim CRD (its own dialect: spec.poweredOn, no annotation of ours)."""
+    return bmo_crd("hostclaims.metal3.io")
 
 
 def wait_established(ext, name):
@@ -216,11 +169,11 @@ def test_role_leaves_a_metal3_bmh_crd_alone_and_refuses_a_foreign_hostclaim_crd(
         assert bmh.metadata.resource_version == installed.metadata.resource_version
         assert bmh.metadata.labels == {"clusterctl.cluster.x-k8s.io": ""}
         assert not (bmh.metadata.annotations or {}).get("baremetal.tenancy/schema")
-        versions = dict(
-            (version.name, version.schema.open_apiv3_schema.properties["spec"]) for version in bmh.spec.versions
+        shipped = metal3_bmh_crd()["spec"]["versions"]
+        assert [v.name for v in bmh.spec.versions] == [v["name"] for v in shipped]
+        assert set(bmh.spec.versions[0].schema.open_apiv3_schema.properties["spec"].properties) == set(
+            shipped[0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
         )
-        assert set(versions["v1alpha1"].properties) == {"online", "consumerRef", "bmc"}
-        assert versions["v1beta1"].properties is None
         # the sharing policy needs no schema: the annotation is stored as written
         custom = client.CustomObjectsApi(api)
         created = custom.create_namespaced_custom_object(
