@@ -1,15 +1,22 @@
 """``host_share``, the owner's side of sharing, run through ansible-playbook on both backends.
 
-Metal3 (real kube-apiserver): the owner classifies and shares BareMetalHosts
-(the policy in the annotation ``baremetal.tenancy/host-claim-namespaces``; a
-host shared by an earlier release, in ``spec.hostClaimNamespaces``, is migrated
-in the same patch); check mode shows the change (with --diff) and writes
-nothing; the real run writes only the hosts that change and a second run
-writes nothing at all; a
-bad entry and a name that is no host each fail with one error naming the
-entry, and nothing changes; a tenant's credentials are refused by the API
-server (positive control: the same task as the admin succeeds). No BMC value
-appears in any output.
+Metal3 (real kube-apiserver, real BareMetalHosts of Metal3's baremetal-operator,
+``real_bmo``): the owner classifies and shares BareMetalHosts (the policy in the
+annotation ``baremetal.tenancy/host-claim-namespaces``); check mode shows the
+change (with --diff) and writes nothing; the real run writes only the hosts
+that change and a second run writes nothing at all; a bad entry and a name
+that is no host each fail with one error naming the entry, and nothing
+changes; a tenant's credentials are refused by the API server (positive
+control: the same task as the admin succeeds). No BMC value appears in any
+output.
+
+Metal3, migration (stand-in, not ``real_bmo``): a host shared by an earlier
+release, in ``spec.hostClaimNamespaces``, is migrated in the same patch as its
+annotation. Such a host exists only where no baremetal-operator runs (the
+bundled BareMetalHost CRD): BMO's CRD has no such field (the apiserver prunes
+it), and where an earlier release added it, BMO's typed writes drop it at the
+first reconcile (test_metal3_operator.py::test_bmo_drops_a_spec_field_its_types_lack).
+So this one test stays on the stand-in.
 
 Ironic (real Keystone and Ironic): the same for node owners, with the
 project given by name and resolved in Keystone; an unknown node or project
@@ -23,6 +30,7 @@ from fixtures_metal3 import sharing
 from harness.ansible import localhost_play, run_playbook
 
 INFRA = "hs-infra"
+LEGACY_INFRA = "hs-legacy-infra"
 TENANT = "baremetal.tenancy/tenant"
 SHARING = "baremetal.tenancy/host-claim-namespaces"
 ENTRIES = [
@@ -36,21 +44,23 @@ def share_task(args, name="share", **task):
 
 
 @pytest.fixture(scope="module")
-def pool(metal3_env):
-    metal3_env.tenant_namespace(INFRA, None)
-    for index, (name, labels) in enumerate({"hs-0": {}, "hs-1": {}, "hs-2": {"rack": "r7"}}.items()):
-        # hs-1 as an earlier release shared it: the policy in spec.hostClaimNamespaces
-        legacy = {"withLabel": [TENANT]} if name == "hs-1" else None
-        metal3_env.create_host(INFRA, name, labels=labels, index=700 + index, legacy_policy=legacy)
-    yield metal3_env
+def pool(metal3_bmo_env):
+    env = metal3_bmo_env
+    env.tenant_namespace(INFRA, None)
+    hosts = {"hs-0": {}, "hs-1": {}, "hs-2": {"rack": "r7"}}
+    for index, (name, labels) in enumerate(hosts.items()):
+        env.create_host(INFRA, name, labels=labels, index=700 + index, wait=False)
+    env.wait_hosts(INFRA, list(hosts), state="available", timeout=300)
+    yield env
     # Hosts shared with every tenant must not outlive the module: later suites' claims would take them.
-    metal3_env.delete_hosts(INFRA)
+    env.delete_hosts(INFRA)
 
 
 def snapshot(env):
+    """What a client can write to each host (the operator writes its status on its own)."""
     return {
         h["metadata"]["name"]: (
-            h["metadata"]["resourceVersion"],
+            h["metadata"]["generation"],
             h["metadata"].get("labels"),
             h["metadata"].get("annotations"),
             h["spec"],
@@ -65,6 +75,7 @@ def no_bmc_values(env, run):
         assert value not in text, value
 
 
+@pytest.mark.real_bmo
 def test_metal3_check_mode_shows_the_change_and_writes_nothing(pool):
     before = snapshot(pool)
     run = pool.playbook("admin", [share_task({"namespace": INFRA, "hosts": ENTRIES})], check=True, diff=True)
@@ -74,12 +85,7 @@ def test_metal3_check_mode_shows_the_change_and_writes_nothing(pool):
     assert sorted(change["host"] for change in result["changes"]) == ["hs-0", "hs-1", "hs-2"]
     assert result["diff"]["after"]["hosts"]["hs-2"]["labels"] == {"rack": "r7", "infra-kind": "large", "gpu": "true"}
     assert result["diff"]["after"]["hosts"]["hs-2"]["sharing"] == {"withLabel": [TENANT + "=team-b"]}
-    # the migration shows: the old field before, the annotation after
-    assert result["diff"]["before"]["hosts"]["hs-1"] == {
-        "labels": {},
-        "sharing": None,
-        "legacy_sharing": {"withLabel": [TENANT]},
-    }
+    assert result["diff"]["before"]["hosts"]["hs-1"] == {"labels": {}, "sharing": None}
     assert result["diff"]["after"]["hosts"]["hs-1"] == {
         "labels": {"infra-kind": "small"},
         "sharing": {"withLabel": [TENANT]},
@@ -89,6 +95,7 @@ def test_metal3_check_mode_shows_the_change_and_writes_nothing(pool):
     no_bmc_values(pool, run)
 
 
+@pytest.mark.real_bmo
 def test_metal3_tenant_credentials_are_refused_and_change_nothing(pool):
     before = snapshot(pool)
     run = pool.playbook("tenant-a", [share_task({"namespace": INFRA, "hosts": ENTRIES}, ignore_errors=True)])
@@ -98,6 +105,7 @@ def test_metal3_tenant_credentials_are_refused_and_change_nothing(pool):
     assert snapshot(pool) == before
 
 
+@pytest.mark.real_bmo
 def test_metal3_bad_entry_fails_with_one_error_naming_it_and_changes_nothing(pool):
     before = snapshot(pool)
     cases = [
@@ -126,6 +134,7 @@ def test_metal3_bad_entry_fails_with_one_error_naming_it_and_changes_nothing(poo
     assert snapshot(pool) == before
 
 
+@pytest.mark.real_bmo
 def test_metal3_share_then_a_second_run_writes_nothing(pool):
     run = pool.playbook(
         "admin",
@@ -144,8 +153,6 @@ def test_metal3_share_then_a_second_run_writes_nothing(pool):
     assert sharing(hosts["hs-1"]) == {"withLabel": [TENANT]}
     assert hosts["hs-2"]["metadata"]["labels"] == {"rack": "r7", "infra-kind": "large", "gpu": "true"}
     assert sharing(hosts["hs-2"]) == {"withLabel": [TENANT + "=team-b"]}
-    # no host keeps the old field: hs-1's went in the same patch as its annotation (3 writes for 3 hosts)
-    assert not [name for name, host in hosts.items() if "hostClaimNamespaces" in host["spec"]]
     assert hosts["hs-2"]["spec"]["bmc"]["credentialsName"] == "hs-2-bmc-secret"
 
     stop = pool.playbook(
@@ -155,6 +162,55 @@ def test_metal3_share_then_a_second_run_writes_nothing(pool):
     host = pool.host(INFRA, "hs-2")
     assert sharing(host) is None and "gpu" not in host["metadata"]["labels"]
     no_bmc_values(pool, run)
+
+
+@pytest.fixture(scope="module")
+def legacy_pool(metal3_env):
+    """Stand-in hosts (BMO's CRD prunes ``spec.hostClaimNamespaces``): hs-l1 shared by an earlier release."""
+    metal3_env.tenant_namespace(LEGACY_INFRA, None)
+    metal3_env.create_host(LEGACY_INFRA, "hs-l0", index=710)
+    metal3_env.create_host(LEGACY_INFRA, "hs-l1", index=711, legacy_policy={"withLabel": [TENANT]})
+    yield metal3_env
+    metal3_env.delete_hosts(LEGACY_INFRA)
+
+
+def test_metal3_legacy_field_is_migrated_in_the_same_patch(legacy_pool):
+    """Stays on the stand-in (not real_bmo): only the bundled or stand-in BareMetalHost CRD keeps
+    ``spec.hostClaimNamespaces``; BMO's CRD prunes it, and BMO's own writes drop it where it was added
+    (test_metal3_operator.py), so no such host can be staged on the real operator. Units cover the same
+    patch (tests/unit/plugins/module_utils/metal3/test_share.py)."""
+    env = legacy_pool
+    assert env.host(LEGACY_INFRA, "hs-l1")["spec"]["hostClaimNamespaces"] == {"withLabel": [TENANT]}
+    entries = [{"names": ["hs-l0", "hs-l1"], "class": "small", "share": {"all_tenants": True}}]
+    args = {"namespace": LEGACY_INFRA, "hosts": entries}
+    run = env.playbook(
+        "admin",
+        [
+            share_task(args, name="check", check_mode=True, diff=True),
+            share_task(args, name="first"),
+            share_task(args, name="second"),
+        ],
+    )
+    assert run.ok, run.explain()
+    check = run.result("check")
+    # the migration shows: the old field before, the annotation after; check mode writes nothing
+    assert check["diff"]["before"]["hosts"]["hs-l1"] == {
+        "labels": {},
+        "sharing": None,
+        "legacy_sharing": {"withLabel": [TENANT]},
+    }
+    assert check["diff"]["after"]["hosts"]["hs-l1"] == {
+        "labels": {"infra-kind": "small"},
+        "sharing": {"withLabel": [TENANT]},
+    }
+    assert check["requests"]["writes"] == 0
+    first, second = run.result("first"), run.result("second")
+    # hs-l1's old field went in the same patch as its annotation (2 writes for 2 hosts)
+    assert first["changed"] and first["requests"]["writes"] == 2
+    assert not second["changed"] and second["requests"]["writes"] == 0
+    hosts = {h["metadata"]["name"]: h for h in env.hosts(LEGACY_INFRA)}
+    assert sharing(hosts["hs-l1"]) == {"withLabel": [TENANT]}
+    assert not [name for name, host in hosts.items() if "hostClaimNamespaces" in host["spec"]]
 
 
 # --------------------------------------------------------------------------- ironic
