@@ -39,6 +39,7 @@ BMO_NAMESPACES = (
     "secm-infra",
     "mod-infra",  # test_metal3_modules
     "hs-infra",  # test_host_share
+    "cc-infra",  # test_metal3_concurrency
 )
 # test_metal3_operator's own systems (the first AGENT_SYSTEMS announce power changes to FakeIPA).
 AGENT_SYSTEMS = 6

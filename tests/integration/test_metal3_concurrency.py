@@ -9,6 +9,13 @@ its own binder id, all started together. Afterwards:
 - exactly 30 claims are bound (label and AssociateBMH agree with consumerRef);
 - the other 10 are pending with ``AssociateBMH`` False, reason
   ``NoAvailableHost``, saying the matching hosts are consumed.
+
+The 30 hosts are real BareMetalHosts of Metal3's baremetal-operator
+(``metal3_bmo_env``), registered at once and ``available``; the claims carry no
+image and stay ``online: false``, so the operator keeps reconciling the hosts
+(and may write their status) while the binders race for them, and nothing is
+provisioned. Between repetitions the admin frees every host (consumerRef
+removed), as before.
 """
 
 from __future__ import annotations
@@ -27,16 +34,21 @@ HOSTS, CLAIMS, BINDERS, REPETITIONS = 30, 40, 4, 5
 MERGE = "application/merge-patch+json"
 
 
+pytestmark = pytest.mark.real_bmo
+
+
 @pytest.fixture(scope="module")
-def pool(metal3_env):
-    env = metal3_env
+def pool(metal3_bmo_env):
+    env = metal3_bmo_env
     env.tenant_namespace(INFRA, None)
     for namespace, identity in TENANTS.items():
         env.tenant_namespace(namespace, identity)
-    for index in range(HOSTS):
+    names = ["cc-h%02d" % index for index in range(HOSTS)]
+    for index, name in enumerate(names):
         env.create_host(
-            INFRA, "cc-h%02d" % index, index=300 + index, policy={"matches": "cc-.*"}, labels={"suite": "concurrency"}
+            INFRA, name, index=300 + index, policy={"matches": "cc-.*"}, labels={"suite": "concurrency"}, wait=False
         )
+    env.wait_hosts(INFRA, names, state="available", timeout=600)
     yield env
     for namespace in TENANTS:
         env.forget_claims(namespace)
@@ -161,4 +173,7 @@ def test_four_binders_at_once(pool, tmp_path):
                 assert (associate["status"], associate["reason"]) == ("False", "NoAvailableHost"), associate
                 assert associate["message"] == "all hosts matching hostSelector are consumed"
         assert (bound, pending) == (HOSTS, CLAIMS - HOSTS)
+    # binding alone provisions nothing: the operator kept every host available and powered off
+    names = [h["metadata"]["name"] for h in env.hosts(INFRA)]
+    env.wait_hosts(INFRA, names, state="available", powered=False, timeout=30)
     print("\nconcurrency (repetition, seconds, passes per binder):", figures)
