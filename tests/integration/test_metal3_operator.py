@@ -229,19 +229,20 @@ def test_sharing_annotation_survives_bmo_and_decides_binding(kube_env, metal3_op
     write that drops unknown spec fields, see the test above); the annotation is still there, and host_bind
     binds a claim from the admitted namespace (tenant-a) to the host and refuses the one from tenant-b.
     """
+    from fixtures_metal3 import BINDER_SUBJECTS, setup_play
     from harness.ansible import localhost_play, run_playbook
 
     stack = metal3_operator
     env = kube_env.ansible_env("admin")
-    setup = [
-        {"name": "HostClaim support", "ansible.builtin.include_role": {"name": "baremetal.tenancy.hostclaim_setup"}}
-    ]
+    # The session's own settings: the role keeps the binder ClusterRoleBinding's subjects to what it is given,
+    # so a run without the binder user would take the other suites' binder rights away.
+    setup = setup_play({"hostclaim_setup_binder_subjects": BINDER_SUBJECTS})
     timings = {}
     with kube_env.api("admin") as api:
         ext = client.ApiextensionsV1Api(api)
         crd_before = ext.read_custom_resource_definition("baremetalhosts.metal3.io").metadata.resource_version
         for attempt in range(2):
-            run = run_playbook(localhost_play(setup), env, tmp_path / f"setup-{attempt}")
+            run = run_playbook(setup, env, tmp_path / f"setup-{attempt}")
             assert run.ok, run.explain()
         bmh_crd = ext.read_custom_resource_definition("baremetalhosts.metal3.io")
         assert bmh_crd.metadata.resource_version == crd_before  # BMO's CRD: not one write
