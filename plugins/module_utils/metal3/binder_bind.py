@@ -265,6 +265,24 @@ class Binding:
                 self.writer.patch_copy(current, patch, outcome)
         return names, None
 
+    def _write_down(self, claim, host, names, outcome):
+        """The downward patch; on a 409 (the operator writes the host's status too) it is computed again on a
+        fresh read and sent once more, while the host is still bound to ``claim``.
+
+        Returns ``(host the patch was computed from, updated host)``, or ``None`` (left to the next pass).
+        """
+        for attempt in range(2):
+            try:
+                return host, self.writer.write_host(host, downward_patch(claim, host, names), outcome)
+            except Conflict:
+                self.io.count_conflict()
+                if attempt:
+                    return None
+                host = self.io.get_host(*host_key(host))
+                if host is None or not claim_ref_matches(host, claim):
+                    return None
+        return None
+
     def sync(self, claim: dict, host: dict, outcome: Any, committed: bool = False) -> None:
         """Claim -> host (Secrets, image, power, reserved annotations), host -> claim (status, metadata)."""
         writes_before = outcome.writes
@@ -278,14 +296,11 @@ class Binding:
             reason = "DataSecretMissing"
         one_shot = {}
         if problem is None:
-            patch = downward_patch(claim, host, names)
-            before = host
-            try:
-                host = self.writer.write_host(host, patch, outcome)
-            except Conflict:
-                self.io.count_conflict()
+            written = self._write_down(claim, host, names, outcome)
+            if written is None:
                 outcome.message = "the host changed while updating it; retried on the next pass"
                 return
+            before, host = written
             one_shot = one_shot_cleanup_patch(claim, before)
         imported = self.import_from(claim, host, outcome)
         meta = (

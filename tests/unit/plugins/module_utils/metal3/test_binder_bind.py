@@ -104,3 +104,51 @@ def test_a_pending_claim_gets_a_condition_and_no_forged_label():
     assert BINDING_LABEL not in (claim["metadata"].get("labels") or {})
     condition = next(c for c in claim["status"]["conditions"] if c["type"] == "AssociateBMH")
     assert condition["reason"] == "NoAvailableHost" and condition["status"] == "False"
+
+
+def _operator_writes_before_the_downward_patch(fake, write):
+    """Before the binder's first host PATCH carrying the claim's image, somebody else writes the host."""
+
+    def downward(method, path, body):
+        return method == "PATCH" and "/baremetalhosts/" in path and "image" in str(body)
+
+    fake.hooks.append((downward, lambda f: write(f, bound(f)["c0"])))
+
+
+def test_a_status_write_by_the_operator_does_not_defer_the_claim_to_the_next_pass():
+    fake = world(hosts=1)
+    fake.write(
+        "hostclaims",
+        "tenant-a",
+        "c0",
+        {"spec": {"online": True, "image": {"url": "http://i/x.iso", "format": "live-iso"}}},
+    )
+    # the operator reacts to the new consumerRef with a status write: our patch's resourceVersion is stale
+    _operator_writes_before_the_downward_patch(
+        fake, lambda f, host: f.write("baremetalhosts", INFRA, host, {"status": {"lastUpdated": "now"}})
+    )
+    report = binder(fake).run()
+    (action,) = report["claims"]
+    assert action["action"] == "bound" and action["message"] == "bound to host h0"
+    host = fake.get("baremetalhosts", INFRA, "h0")
+    assert host["spec"]["image"]["url"] == "http://i/x.iso" and host["spec"]["online"] is True
+    assert host["status"]["lastUpdated"] == "now"  # the operator's write is kept
+    assert report["requests"]["conflicts"] == 1
+
+
+def test_a_host_taken_back_meanwhile_gets_nothing_of_the_claim():
+    fake = world(hosts=1)
+    fake.write(
+        "hostclaims",
+        "tenant-a",
+        "c0",
+        {"spec": {"online": True, "image": {"url": "http://i/x.iso", "format": "live-iso"}}},
+    )
+    other = {"apiVersion": "metal3.io/v1alpha1", "kind": "HostClaim", "namespace": "tenant-b", "name": "x"}
+    _operator_writes_before_the_downward_patch(
+        fake, lambda f, host: f.write("baremetalhosts", INFRA, host, {"spec": {"consumerRef": other}})
+    )
+    (action,) = binder(fake).run()["claims"]
+    assert action["message"] == "the host changed while updating it; retried on the next pass"
+    host = fake.get("baremetalhosts", INFRA, "h0")
+    assert "image" not in host["spec"] and host["spec"]["online"] is False
