@@ -37,6 +37,7 @@ BMO_NAMESPACES = (
     "pol-infra",
     "sec-infra",
     "secm-infra",
+    "inv-infra",
 )
 # test_metal3_operator's own systems (the first AGENT_SYSTEMS announce power changes to FakeIPA).
 AGENT_SYSTEMS = 6
