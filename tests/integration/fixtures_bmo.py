@@ -38,6 +38,7 @@ BMO_NAMESPACES = (
     "sec-infra",
     "secm-infra",
     "inv-infra",
+    "t6-infra-off",
     "t6-infra",
 )
 # test_metal3_operator's own systems (the first AGENT_SYSTEMS announce power changes to FakeIPA).
