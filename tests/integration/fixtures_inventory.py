@@ -24,8 +24,8 @@ Loaded from ``tests/integration/conftest.py`` (``pytest_plugins``).
 - module fixture ``inventory_metal3`` (on the real baremetal-operator,
   ``metal3_bmo_env``): tenant namespaces ``inv-a``, ``inv-a2`` (tenant-a)
   and ``inv-b`` (tenant-b) with bound claims on BareMetalHosts of
-  ``inv-infra`` (BMC address and Secret set), the ready ones provisioned by
-  the operator, plus an unbound claim; an :class:`InventoryMetal3`
+  ``inv-infra`` (BMC address and Secret set), the ready ones provisioned (then
+  powered off) by the operator, plus an unbound claim; an :class:`InventoryMetal3`
   describing them.
 - session fixture ``inventory_ironic``: Ironic nodes leased to tenant-a and
   tenant-b and claimed by allocations of their projects (one a ``redfish``
@@ -431,7 +431,7 @@ class InventoryMetal3:
     unbound: dict[str, list[str]]  # identity -> names of its claims without a host
     bmc_values: list[str]
     injected: str  # an exported annotation value that would run a lookup if templated
-    image_url: str = ""  # the ready claims' image (the real operator's live ISO)
+    image_url: str = ""  # every bound claim's image (the real operator's live ISO)
 
     def env(self, identity: str) -> dict[str, str]:
         return self.metal3.kube.ansible_env(identity)
