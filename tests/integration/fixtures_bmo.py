@@ -40,6 +40,9 @@ BMO_NAMESPACES = (
     "mod-infra",  # test_metal3_modules
     "hs-infra",  # test_host_share
     "cc-infra",  # test_metal3_concurrency
+    "inv-infra",  # test_inventory_metal3
+    "t6-infra",  # test_tenant_onboarding
+    "t6-infra-off",  # test_tenant_offboarding
 )
 # test_metal3_operator's own systems (the first AGENT_SYSTEMS announce power changes to FakeIPA).
 AGENT_SYSTEMS = 6

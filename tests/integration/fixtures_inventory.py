@@ -21,10 +21,12 @@ Loaded from ``tests/integration/conftest.py`` (``pytest_plugins``).
   on any unparsed source; checks that every API string in the output is
   marked unsafe, returns the data and everything printed (for leak scans).
   :func:`plugin_errors`: the plugin's distinct error messages in a run.
-- session fixture ``inventory_metal3``: tenant namespaces ``inv-a``,
-  ``inv-a2`` (tenant-a) and ``inv-b`` (tenant-b) with bound claims on
-  BareMetalHosts of ``inv-infra`` (BMC address and Secret set), plus an
-  unbound claim; an :class:`InventoryMetal3` describing them.
+- module fixture ``inventory_metal3`` (on the real baremetal-operator,
+  ``metal3_bmo_env``): tenant namespaces ``inv-a``, ``inv-a2`` (tenant-a)
+  and ``inv-b`` (tenant-b) with bound claims on BareMetalHosts of
+  ``inv-infra`` (BMC address and Secret set), the ready ones provisioned (then
+  powered off) by the operator, plus an unbound claim; an :class:`InventoryMetal3`
+  describing them.
 - session fixture ``inventory_ironic``: Ironic nodes leased to tenant-a and
   tenant-b and claimed by allocations of their projects (one a ``redfish``
   node whose BMC is a sushy-tools emulator), some deployed; an
@@ -50,7 +52,7 @@ from typing import Any
 
 import pytest
 import yaml
-from harness import kube
+from harness import baremetal_operator, kube
 from harness import openstack as openstack_harness
 from harness.ansible import REPO_ROOT, collections_root, run_inventory
 from harness.kube import call_ignoring as _ignore
@@ -429,6 +431,7 @@ class InventoryMetal3:
     unbound: dict[str, list[str]]  # identity -> names of its claims without a host
     bmc_values: list[str]
     injected: str  # an exported annotation value that would run a lookup if templated
+    image_url: str = ""  # every bound claim's image (the real operator's live ISO)
 
     def env(self, identity: str) -> dict[str, str]:
         return self.metal3.kube.ansible_env(identity)
@@ -445,17 +448,29 @@ def _host_labels(host_class: str | None, zone: str) -> dict:
     return labels
 
 
-@pytest.fixture(scope="session")
-def inventory_metal3(metal3_env, tmp_path_factory):
-    """Bound claims for tenant-a (two namespaces) and tenant-b on hosts with BMC data."""
+@pytest.fixture(scope="module")
+def inventory_metal3(metal3_bmo_env, tmp_path_factory):
+    """Bound claims for tenant-a (two namespaces) and tenant-b on real hosts with BMC data.
+
+    Metal3's real baremetal-operator (``metal3_bmo_env``): the five hosts are created at once and
+    registered by BMO (available; NICs and host name through its hardwaredetails annotation). Each
+    claim carries the stack's live ISO and is bound the way the binder binds it (:func:`bind_claim`).
+    BMO provisions a host only while it is to be powered on (``NeedsProvisioning``: ``spec.online``),
+    so the ready claims ask for ``online: true`` first; once BMO reports them provisioned and powered
+    on, their tenant turns them off (``online: false`` on the claim), the next bind passes that down
+    and BMO powers the hosts off; a last bind brings that state up to the claims, as the binder's
+    next pass would. The claim that is not ready stays ``online: false``: BMO leaves its host
+    available, unprovisioned, although the image is there (Ready False).
+    """
+    env = metal3_bmo_env
     workdir = tmp_path_factory.mktemp("inventory-metal3")
     infra = "inv-infra"
     namespaces = {"tenant-a": ["inv-a", "inv-a2"], "tenant-b": ["inv-b"]}
-    metal3_env.tenant_namespace(infra, None)
+    env.tenant_namespace(infra, None)
     for tenant, names in namespaces.items():
         for namespace in names:
-            metal3_env.tenant_namespace(namespace, tenant)
-    # (identity, namespace, claim, host, ready, host class, extra addresses): "web" exists in two namespaces.
+            env.tenant_namespace(namespace, tenant)
+    # (identity, namespace, claim, host, ready, host class): "web" exists in two namespaces.
     plan = [
         ("tenant-a", "inv-a", "web", "inv-h1", True, "large"),
         ("tenant-a", "inv-a", "db", "inv-h2", False, "small"),
@@ -463,43 +478,71 @@ def inventory_metal3(metal3_env, tmp_path_factory):
         ("tenant-b", "inv-b", "web", "inv-h4", True, "large"),
         ("tenant-b", "inv-b", "cache", "inv-h5", True, None),
     ]
-    image = {
-        "url": "http://images.example.test/os.qcow2",
-        "checksum": "b" * 64,
-        "checksumType": "sha256",
-        "format": "qcow2",
-    }
-    hosts: dict[str, list[ClaimedHost]] = {identity: [] for identity in namespaces}
-    with metal3_env.api() as api:
-        custom = client.CustomObjectsApi(api)
-        for index, (identity, namespace, name, host_name, ready, host_class) in enumerate(plan, start=101):
-            annotations = {
+    image = baremetal_operator.live_iso_image(env.operator.live_iso_url)
+    first = 501  # host indices (boot MACs, NIC addresses) no other suite of the session uses
+    for index, (_identity, _namespace, _name, host_name, _ready, host_class) in enumerate(plan, start=first):
+        env.create_host(
+            infra,
+            host_name,
+            labels=_host_labels(host_class, "zone-%d" % (index % 2)),
+            index=index,
+            annotations={
                 "export.hostclaim.metal3.io/rack": "rack-%d" % index,
                 "export.hostclaim.metal3.io/motd": INJECTED,
                 "internal.example.com/bmc-note": "not exported",
-            }
-            metal3_env.create_host(
-                infra,
-                host_name,
-                labels=_host_labels(host_class, "zone-%d" % (index % 2)),
-                index=index,
-                state="provisioned" if ready else "available",
-                annotations=annotations,
-                hostname="%s.hosts.example.test" % host_name,
-            )
-            claim = metal3_env.create_claim(
-                namespace, name, {"online": False, "image": image}, identity=identity, labels={"app": name}
-            )
+            },
+            hostname="%s.hosts.example.test" % host_name,
+            wait=False,
+        )
+    env.wait_hosts(infra, [p[3] for p in plan], state="available", hardware=True, timeout=300)
+    hosts: dict[str, list[ClaimedHost]] = {identity: [] for identity in namespaces}
+    claims = []
+    with env.api() as api:
+        custom = client.CustomObjectsApi(api)
+        for index, (identity, namespace, name, host_name, ready, host_class) in enumerate(plan, start=first):
+            spec = {"online": ready, "image": image}
+            claim = env.create_claim(namespace, name, spec, identity=identity, labels={"app": name})
             host = custom.get_namespaced_custom_object(GROUP, VERSION, infra, "baremetalhosts", host_name)
-            bind_claim(api, claim, host)
-            # The plays-BMO helper gives eno1 the IP 192.0.2.<index % 250 + 1> (an InternalIP).
+            claims.append((identity, bind_claim(api, claim, host), host_name, ready))
+            # eno1 of the host's hardware details has the IP 192.0.2.<index % 250 + 1> (an InternalIP).
             hosts[identity].append(
                 ClaimedHost(namespace, name, host_name, ready, "192.0.2.%d" % (index % 250 + 1), host_class)
             )
         unbound = {"tenant-a": ["pending"], "tenant-b": []}
-        metal3_env.create_claim("inv-a", "pending", {"online": False}, identity="tenant-a")
-    bmc_values = metal3_env.bmc_values(infra, [p[3] for p in plan])
-    return InventoryMetal3(metal3_env, workdir, infra, namespaces, hosts, unbound, bmc_values, INJECTED)
+        env.create_claim("inv-a", "pending", {"online": False}, identity="tenant-a")
+    ready_hosts = [host_name for _identity, _claim, host_name, ready in claims if ready]
+    env.wait_hosts(infra, ready_hosts, state="provisioned", powered=True, timeout=300)
+
+    def bind_all():
+        with env.api() as api:
+            custom = client.CustomObjectsApi(api)
+            for _identity, claim, host_name, _ready in claims:
+                host = custom.get_namespaced_custom_object(GROUP, VERSION, infra, "baremetalhosts", host_name)
+                bind_claim(api, claim, host)
+
+    # Each tenant turns its provisioned hosts off through its claims; the binder passes that down.
+    for index, (identity, claim, host_name, ready) in enumerate(claims):
+        if ready:
+            with env.api(identity) as api:
+                off = client.CustomObjectsApi(api).patch_namespaced_custom_object(
+                    GROUP,
+                    VERSION,
+                    claim["metadata"]["namespace"],
+                    "hostclaims",
+                    claim["metadata"]["name"],
+                    {"spec": {"online": False}},
+                    _content_type=MERGE,
+                )
+            claims[index] = (identity, off, host_name, ready)
+    bind_all()
+    env.wait_hosts(infra, ready_hosts, state="provisioned", powered=False, timeout=180)
+    env.wait_hosts(infra, [p[3] for p in plan if not p[4]], state="available", powered=False, timeout=10)
+    bind_all()
+    bmc_values = env.bmc_values(infra, [p[3] for p in plan])
+    yield InventoryMetal3(env, workdir, infra, namespaces, hosts, unbound, bmc_values, INJECTED, image["url"])
+    for namespace in ("inv-a", "inv-a2", "inv-b"):
+        env.forget_claims(namespace)
+    env.delete_hosts(infra)
 
 
 # --------------------------------------------------------------------------

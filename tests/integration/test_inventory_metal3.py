@@ -3,7 +3,10 @@
 Each tenant runs ``ansible-inventory`` / ``ansible-playbook`` with its own
 kubeconfig (``K8S_AUTH_KUBECONFIG``), the way a user or AWX does; the claims
 were bound to BareMetalHosts carrying BMC addresses and Secrets
-(``fixtures_inventory.inventory_metal3``).
+(``fixtures_inventory.inventory_metal3``), real hosts of Metal3's
+baremetal-operator: the ready claims' hosts were provisioned (a live ISO) by
+the operator, then powered off through their claims; the claim that is not
+ready has the image too but stays powered off, so its host stays available.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from fixtures_inventory import (
 )
 from harness.ansible import run_inventory, run_playbook
 from harness.procs import free_port
+
+pytestmark = pytest.mark.real_bmo
 
 
 def expected_names(env, identity: str) -> dict[str, object]:
@@ -67,7 +72,7 @@ def test_each_tenant_sees_exactly_its_claimed_hosts(inventory_metal3, tmp_path):
                 "export.hostclaim.metal3.io/rack": variables["tenancy_annotations"]["export.hostclaim.metal3.io/rack"],
                 "export.hostclaim.metal3.io/motd": INJECTED,
             }
-            assert variables["tenancy_image"]["url"] == "http://images.example.test/os.qcow2"
+            assert variables["tenancy_image"]["url"] == env.image_url
             assert variables["tenancy_online"] is False and variables["tenancy_powered_on"] is False
             if every:
                 assert variables["tenancy_associated"] is True and variables["tenancy_uid"]

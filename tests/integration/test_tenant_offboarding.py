@@ -4,12 +4,14 @@ A tenant onboarded with ``playbooks/metal3_onboard_tenants.yml`` (hosts shared w
 by the host_pool role) claims hosts with its own identity through
 ``baremetal.tenancy.host_claim``: one claim deployed (image, user-data Secret,
 powered on), one bound without an image, one pending (no host matches).
-Then ``playbooks/metal3_offboard_tenants.yml`` runs as the administrator, first in
-check mode (nothing may change), then for real while the test plays the
-baremetal-operator (harness/bmo.py) in the background: every claim is
-released through the collection's modules (host_release evicts, host_bind
-finishes the releases), every host comes back unconsumed, deprovisioned and
-powered off, the binder's Secret copies are gone, and so is the namespace.
+Metal3's real baremetal-operator (``metal3_bmo_env``) registers the hosts and
+provisions the deployed claim's image (the stack's live ISO, over Redfish
+virtual media). Then ``playbooks/metal3_offboard_tenants.yml`` runs as the
+administrator, first in check mode (nothing may change), then for real while
+the operator deprovisions: every claim is released through the collection's
+modules (host_release evicts, host_bind finishes the releases), every host
+comes back unconsumed, deprovisioned and powered off, the binder's Secret
+copies are gone, and so is the namespace.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from fixtures_metal3 import changed_count
-from harness import kube
+from harness import baremetal_operator, kube
 from harness.ansible import run_playbook
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
@@ -31,24 +33,23 @@ INFRA = "t6-infra-off"
 HOSTS = ["off-0", "off-1", "off-2"]
 RACK = "t6-rack"
 COPY_NAMESPACE_LABEL = "hostclaim.metal3.io/claim-namespace"
-IMAGE = {
-    "url": "http://images.example.invalid/tenant.qcow2",
-    "checksum": "0" * 64,
-    "checksum_type": "sha256",
-    "format": "qcow2",
-}
+
+pytestmark = pytest.mark.real_bmo
 
 
 @pytest.fixture(scope="module")
-def tenant_with_claims(metal3_env, tmp_path_factory):
-    """t6-off onboarded, three claims: deployed, bound without image, pending."""
+def tenant_with_claims(metal3_bmo_env, tmp_path_factory):
+    """t6-off onboarded, three claims: deployed (provisioned by the operator), bound without image, pending."""
+    metal3_env = metal3_bmo_env
     workdir = tmp_path_factory.mktemp("t6-offboard")
     with metal3_env.api() as api:
         kube._create_or_keep(
             client.CoreV1Api(api).create_namespace, client.V1Namespace(metadata=client.V1ObjectMeta(name=INFRA))
         )
     for index, name in enumerate(HOSTS):
-        metal3_env.create_host(INFRA, name, index=620 + index)
+        metal3_env.create_host(INFRA, name, index=620 + index, wait=False)
+    metal3_env.wait_hosts(INFRA, HOSTS, state="available", timeout=300)
+    image = baremetal_operator.live_iso_image(metal3_env.operator.live_iso_url)
     extra = {
         "tenant_namespace_tenants": [
             {"name": TENANT, "users": [kube.IDENTITIES["tenant-a"].user], "host_classes": ["small"]}
@@ -83,7 +84,7 @@ def tenant_with_claims(metal3_env, tmp_path_factory):
                 "name": "deployed",
                 "namespace": TENANT,
                 "host_selector": small,
-                "image": IMAGE,
+                "image": image,
                 "user_data_secret": "deployed-user-data",
                 "online": True,
             },
@@ -104,11 +105,11 @@ def tenant_with_claims(metal3_env, tmp_path_factory):
     run = metal3_env.playbook("tenant-a", tasks)
     assert run.ok, run.explain()
 
-    with metal3_env.api() as api:
-        bmo = metal3_env.bmo(api, [INFRA])
-        metal3_env.bind([TENANT])
-        bmo.settle()
-        metal3_env.bind([TENANT])
+    # The binder binds the claims and passes the image down; the operator provisions the host at once.
+    bound = metal3_env.bind([TENANT])
+    deployed = next(c["host"] for c in bound["claims"] if c["name"] == "deployed")
+    metal3_env.wait_host(INFRA, deployed, state="provisioned", powered=True, timeout=300)
+    metal3_env.bind([TENANT])
     hosts = metal3_env.hosts(INFRA)
     consumed = {h["spec"]["consumerRef"]["name"]: h for h in hosts if h["spec"].get("consumerRef")}
     assert sorted(consumed) == ["bound", "deployed"], [h["spec"].get("consumerRef") for h in hosts]
@@ -118,6 +119,7 @@ def tenant_with_claims(metal3_env, tmp_path_factory):
     yield workdir
     if metal3_env.claim(TENANT, "deployed") is not None:  # the test failed before offboarding
         metal3_env.forget_claims(TENANT)
+    metal3_env.delete_hosts(INFRA)
 
 
 def _copies(metal3_env):
@@ -140,8 +142,9 @@ def _namespace_exists(metal3_env, name):
             raise
 
 
-def test_offboarding_releases_every_host_and_removes_the_tenant(tenant_with_claims, metal3_env):
+def test_offboarding_releases_every_host_and_removes_the_tenant(tenant_with_claims, metal3_bmo_env):
     workdir = tenant_with_claims
+    metal3_env = metal3_bmo_env
     admin_env = metal3_env.kube.ansible_env("admin")
     before = {h["metadata"]["name"]: h["spec"].get("consumerRef") for h in metal3_env.hosts(INFRA)}
 
@@ -154,10 +157,8 @@ def test_offboarding_releases_every_host_and_removes_the_tenant(tenant_with_clai
     with metal3_env.api() as api:
         assert client.RbacAuthorizationV1Api(api).list_namespaced_role_binding(TENANT).items
 
-    # For real, while the baremetal-operator's part is played in the background.
-    with metal3_env.api() as api:
-        with metal3_env.bmo(api, [INFRA]).running():
-            run = run_playbook(OFFBOARD, admin_env, workdir / "offboard", extra_vars={"tenant": TENANT})
+    # For real, while the baremetal-operator deprovisions the deployed host.
+    run = run_playbook(OFFBOARD, admin_env, workdir / "offboard", extra_vars={"tenant": TENANT})
     assert run.ok, run.explain()
     evicted = run.result("baremetal.tenancy.tenant_namespace : Evict every claim of the tenant")
     assert sorted(r["tenant_namespace_claim"]["metadata"]["name"] for r in evicted["results"]) == [

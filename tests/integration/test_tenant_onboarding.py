@@ -23,7 +23,9 @@ tenants' own identities (tenant-a-user, tenant-b-user of the harness):
 
 Tenant namespaces are ``t6-a`` and ``t6-b`` (not the harness's
 ``tenant-a``/``tenant-b``, where the harness grants the built-in ``admin``
-role). Hosts live in ``t6-infra``.
+role). Hosts live in ``t6-infra``: real BareMetalHosts that Metal3's
+baremetal-operator registers (``metal3_bmo_env``); the second pool run must
+write nothing although the operator keeps updating their status.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ from fixtures_metal3 import changed_count, sharing
 from harness import kube
 from harness.ansible import run_playbook
 from kubernetes import client
+
+pytestmark = pytest.mark.real_bmo
 
 REPO = Path(__file__).resolve().parents[2]
 ONBOARD = REPO / "playbooks" / "metal3_onboard_tenants.yml"
@@ -78,30 +82,34 @@ POLICIES = sorted("baremetal-tenancy-" + p for p in [*CONTROLS, "claim-host-clas
 
 
 @pytest.fixture(scope="module")
-def onboarded(metal3_env, tmp_path_factory):
-    """The onboarding playbook, run twice; returns both runs."""
+def onboarded(metal3_bmo_env, tmp_path_factory):
+    """The onboarding playbook, run twice (on real hosts BMO registered); returns both runs."""
+    env = metal3_bmo_env
     workdir = tmp_path_factory.mktemp("t6-onboard")
-    with metal3_env.api() as api:
+    with env.api() as api:
         kube._create_or_keep(
             client.CoreV1Api(api).create_namespace, client.V1Namespace(metadata=client.V1ObjectMeta(name=INFRA))
         )
+    existing = {h["metadata"]["name"] for h in env.hosts(INFRA)}
     for index, name in enumerate(HOSTS):
-        if not any(h["metadata"]["name"] == name for h in metal3_env.hosts(INFRA)):
-            metal3_env.create_host(INFRA, name, index=600 + index)
+        if name not in existing:
+            env.create_host(INFRA, name, index=600 + index, wait=False)
+    env.wait_hosts(INFRA, list(HOSTS), state="available", timeout=300)
     extra = {"tenant_namespace_tenants": TENANTS, "host_pool_namespace": INFRA, "host_pool_hosts": POOL}
     runs = []
     for attempt in range(2):
-        run = run_playbook(ONBOARD, metal3_env.kube.ansible_env("admin"), workdir / str(attempt), extra_vars=extra)
+        run = run_playbook(ONBOARD, env.kube.ansible_env("admin"), workdir / str(attempt), extra_vars=extra)
         assert run.ok, run.explain()
         runs.append(run)
     yield runs
     for namespace in (A, B):
-        metal3_env.forget_claims(namespace)
+        env.forget_claims(namespace)
+    env.delete_hosts(INFRA)
 
 
-def tenant_run(metal3_env, identity, tasks):
+def tenant_run(metal3_bmo_env, identity, tasks):
     """Run ``tasks`` as ``identity``; every task ignores errors so all results come back."""
-    return metal3_env.playbook(identity, [dict(t, ignore_errors=True) for t in tasks])
+    return metal3_bmo_env.playbook(identity, [dict(t, ignore_errors=True) for t in tasks])
 
 
 def pod(name, namespace, **changes):
@@ -143,7 +151,7 @@ def pod(name, namespace, **changes):
 # --------------------------------------------------------------------------
 
 
-def test_roles_converge_twice_with_zero_changes(onboarded, metal3_env):
+def test_roles_converge_twice_with_zero_changes(onboarded, metal3_bmo_env):
     first, second = onboarded
     assert changed_count(first) > 0
     assert changed_count(second) == 0, second.explain()
@@ -156,14 +164,14 @@ def test_roles_converge_twice_with_zero_changes(onboarded, metal3_env):
     assert first.result(last_pool_task)["changed"]
     assert not second.result(last_pool_task)["changed"]
     assert second.result(last_pool_task)["requests"]["writes"] == 0  # nothing to patch: no write at all
-    hosts = {h["metadata"]["name"]: h for h in metal3_env.hosts(INFRA)}
+    hosts = {h["metadata"]["name"]: h for h in metal3_bmo_env.hosts(INFRA)}
     assert hosts["small-0"]["metadata"]["labels"]["infra-kind"] == "small"
     assert sharing(hosts["small-0"]) == {"withLabel": ["baremetal.tenancy/tenant"]}
     assert sharing(hosts["large-0"]) == {"withLabel": ["baremetal.tenancy/tenant=%s" % B]}
 
 
-def test_namespace_objects_have_the_expected_shape(onboarded, metal3_env):
-    with metal3_env.api() as api:
+def test_namespace_objects_have_the_expected_shape(onboarded, metal3_bmo_env):
+    with metal3_bmo_env.api() as api:
         core, rbac, net = client.CoreV1Api(api), client.RbacAuthorizationV1Api(api), client.NetworkingV1Api(api)
         labels_a = core.read_namespace(A).metadata.labels
         labels_b = core.read_namespace(B).metadata.labels
@@ -236,11 +244,11 @@ def claim_task(name, namespace, selector=None, **extra):
     return {"name": name, "baremetal.tenancy.host_claim": args}
 
 
-def test_third_claim_is_refused_by_the_quota_and_the_error_names_it(onboarded, metal3_env):
+def test_third_claim_is_refused_by_the_quota_and_the_error_names_it(onboarded, metal3_bmo_env):
     tasks = [claim_task("quota-%d" % i, A) for i in range(3)]
     # A class t6-a may not use: refused by the host-class policy, and not counted.
     tasks.insert(1, claim_task("class-large-in-a", A, {"matchLabels": {"infra-kind": "large"}}))
-    run = tenant_run(metal3_env, "tenant-a", tasks)
+    run = tenant_run(metal3_bmo_env, "tenant-a", tasks)
     first, second, third = (run.result("quota-%d" % i) for i in range(3))
     refused = run.result("class-large-in-a")
     assert refused.get("failed") and "selects host class large, which namespace t6-a may not use" in refused["msg"]
@@ -251,8 +259,8 @@ def test_third_claim_is_refused_by_the_quota_and_the_error_names_it(onboarded, m
     assert "HostClaim" in message and "quota-2" in message, message
     assert "exceeded quota: baremetal-tenancy" in message, message
     assert "count/hostclaims.metal3.io=2" in message, message
-    assert sorted(c["metadata"]["name"] for c in metal3_env.claims(A)) == ["quota-0", "quota-1"]
-    with metal3_env.api() as api:
+    assert sorted(c["metadata"]["name"] for c in metal3_bmo_env.claims(A)) == ["quota-0", "quota-1"]
+    with metal3_bmo_env.api() as api:
         used = client.CoreV1Api(api).read_namespaced_resource_quota("baremetal-tenancy", A).status.used
     assert used["count/hostclaims.metal3.io"] == "2"
 
@@ -262,7 +270,7 @@ def test_third_claim_is_refused_by_the_quota_and_the_error_names_it(onboarded, m
 # --------------------------------------------------------------------------
 
 
-def test_claims_may_only_select_allowed_host_classes(onboarded, metal3_env):
+def test_claims_may_only_select_allowed_host_classes(onboarded, metal3_bmo_env):
     refused = {
         "class-medium": {"matchLabels": {"infra-kind": "medium"}},
         "class-in-foreign": {"matchExpressions": [{"key": "infra-kind", "operator": "In", "values": ["small", "gpu"]}]},
@@ -274,7 +282,7 @@ def test_claims_may_only_select_allowed_host_classes(onboarded, metal3_env):
         "class-in": {"matchExpressions": [{"key": "infra-kind", "operator": "In", "values": ["small", "large"]}]},
     }
     # (The same "large" class is refused in t6-a, which only allows "small": see the quota test.)
-    run = tenant_run(metal3_env, "tenant-b", [claim_task(n, B, s) for n, s in {**refused, **admitted}.items()])
+    run = tenant_run(metal3_bmo_env, "tenant-b", [claim_task(n, B, s) for n, s in {**refused, **admitted}.items()])
     for name in refused:
         result = run.result(name)
         assert result.get("failed"), (name, run.explain())
@@ -283,7 +291,7 @@ def test_claims_may_only_select_allowed_host_classes(onboarded, metal3_env):
     assert "selects host class medium" in run.result("class-medium")["msg"]
     for name in admitted:
         assert not run.result(name).get("failed"), (name, run.explain())
-    assert sorted(c["metadata"]["name"] for c in metal3_env.claims(B)) == sorted(admitted)
+    assert sorted(c["metadata"]["name"] for c in metal3_bmo_env.claims(B)) == sorted(admitted)
 
 
 # --------------------------------------------------------------------------
@@ -295,7 +303,7 @@ def pod_task(body):
     return {"name": body["metadata"]["name"], "kubernetes.core.k8s": {"state": "present", "definition": body}}
 
 
-def test_pod_admission_refuses_unsafe_pods_and_admits_compliant_ones(onboarded, metal3_env):
+def test_pod_admission_refuses_unsafe_pods_and_admits_compliant_ones(onboarded, metal3_bmo_env):
     refused_a = {  # restricted Pod Security enforces first; the registry policy is the collection's own
         "priv": (dict(privileged=True), "violates PodSecurity"),
         "registry": (
@@ -323,17 +331,17 @@ def test_pod_admission_refuses_unsafe_pods_and_admits_compliant_ones(onboarded, 
         for identity, namespace, refused in (("tenant-a", A, refused_a), ("tenant-b", B, refused_b)):
             tasks = [pod_task(pod("compliant", namespace))]
             tasks += [pod_task(pod(name, namespace, **changes)) for name, (changes, dummy) in refused.items()]
-            run = tenant_run(metal3_env, identity, tasks)
+            run = tenant_run(metal3_bmo_env, identity, tasks)
             assert not run.result("compliant").get("failed"), run.explain()
             for name, (_dummy, expected) in refused.items():
                 result = run.result(name)
                 assert result.get("failed"), (namespace, name, run.explain())
                 assert expected in result["msg"], (namespace, name, result["msg"])
-            with metal3_env.api() as api:
+            with metal3_bmo_env.api() as api:
                 names = [p.metadata.name for p in client.CoreV1Api(api).list_namespaced_pod(namespace).items]
             assert names == ["compliant"], (namespace, names)
     finally:
-        with metal3_env.api() as api:
+        with metal3_bmo_env.api() as api:
             core = client.CoreV1Api(api)
             for namespace in (A, B):
                 core.delete_collection_namespaced_pod(namespace, grace_period_seconds=0)
@@ -353,7 +361,7 @@ READ_KINDS = [
 ]
 
 
-def test_tenant_a_cannot_read_or_write_anything_in_tenant_b(onboarded, metal3_env):
+def test_tenant_a_cannot_read_or_write_anything_in_tenant_b(onboarded, metal3_bmo_env):
     tasks = []
     for namespace in (A, B):
         for api_version, kind in READ_KINDS:
@@ -390,7 +398,7 @@ def test_tenant_a_cannot_read_or_write_anything_in_tenant_b(onboarded, metal3_en
         pod_task(pod("intruder", B)),
         {"name": "read claims of B by the module", "baremetal.tenancy.host_claim_info": {"namespace": B}},
     ]
-    run = tenant_run(metal3_env, "tenant-a", tasks)
+    run = tenant_run(metal3_bmo_env, "tenant-a", tasks)
     for _api_version, kind in READ_KINDS:
         own = run.result("read %s %s" % (A, kind))
         assert not own.get("failed"), ("positive control: tenant A reads its own %s" % kind, run.explain())
@@ -400,11 +408,11 @@ def test_tenant_a_cannot_read_or_write_anything_in_tenant_b(onboarded, metal3_en
         result = run.result(name)
         assert result.get("failed"), (name, run.explain())
         assert "403" in result["msg"] or "orbidden" in result["msg"], (name, result["msg"])
-    with metal3_env.api() as api:
+    with metal3_bmo_env.api() as api:
         assert "baremetal-tenancy-default-deny" in [
             p.metadata.name for p in client.NetworkingV1Api(api).list_namespaced_network_policy(B).items
         ]
-        assert not [c for c in metal3_env.claims(B) if c["metadata"]["name"] == "intruder"]
+        assert not [c for c in metal3_bmo_env.claims(B) if c["metadata"]["name"] == "intruder"]
 
 
 def _namespaced_resources(api):
@@ -439,11 +447,11 @@ def _allowed(authz, user, groups, namespace, group, resource, sub, verb):
 VERBS = ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection")
 
 
-def test_rbac_sweep_every_resource_and_verb(onboarded, metal3_env):
+def test_rbac_sweep_every_resource_and_verb(onboarded, metal3_bmo_env):
     """The apiserver's own authorizer, asked about every namespaced resource and verb."""
     ident = kube.IDENTITIES["tenant-a"]
     groups = [*list(ident.groups), "system:authenticated"]
-    with metal3_env.api() as api:
+    with metal3_bmo_env.api() as api:
         authz = client.AuthorizationV1Api(api)
         resources = _namespaced_resources(api)
         assert ("metal3.io", "hostclaims", "") in resources and ("", "secrets", "") in resources
@@ -483,7 +491,7 @@ def test_rbac_sweep_every_resource_and_verb(onboarded, metal3_env):
             assert not authz.create_subject_access_review(review).status.allowed
 
 
-def test_tenant_cannot_loosen_its_own_namespace(onboarded, metal3_env):
+def test_tenant_cannot_loosen_its_own_namespace(onboarded, metal3_bmo_env):
     def k8s(task_name, **args):
         return {"name": task_name, "kubernetes.core.k8s": args}
 
@@ -542,11 +550,11 @@ def test_tenant_cannot_loosen_its_own_namespace(onboarded, metal3_env):
             },
         },
     ]
-    run = tenant_run(metal3_env, "tenant-a", tasks)
+    run = tenant_run(metal3_bmo_env, "tenant-a", tasks)
     for task in tasks:
         result = run.result(task["name"])
         assert result.get("failed") and ("403" in result["msg"] or "orbidden" in result["msg"]), (task["name"], result)
-    with metal3_env.api() as api:
+    with metal3_bmo_env.api() as api:
         net = client.NetworkingV1Api(api)
         deny = net.read_namespaced_network_policy("baremetal-tenancy-default-deny", A)
         assert sorted(deny.spec.policy_types) == ["Egress", "Ingress"]
@@ -555,7 +563,7 @@ def test_tenant_cannot_loosen_its_own_namespace(onboarded, metal3_env):
         assert "host-class.baremetal.tenancy/large" not in labels
 
 
-def test_bad_input_is_refused_before_any_change(onboarded, metal3_env, tmp_path):
+def test_bad_input_is_refused_before_any_change(onboarded, metal3_bmo_env, tmp_path):
     bad = [
         ({"name": "Bad_Name"}, "tenants[0] (Bad_Name): tenant name 'Bad_Name' must consist of lower case"),
         ({"name": "t6-c", "quota": {"hostclaim": 3}}, "tenants[0] (t6-c): quota has unknown key(s) hostclaim"),
@@ -574,22 +582,22 @@ def test_bad_input_is_refused_before_any_change(onboarded, metal3_env, tmp_path)
     for index, (tenant, expected) in enumerate(bad):
         run = run_playbook(
             play,
-            metal3_env.kube.ansible_env("admin"),
+            metal3_bmo_env.kube.ansible_env("admin"),
             tmp_path / str(index),
             extra_vars={"tenant_namespace_tenants": [tenant]},
         )
         assert not run.ok
         assert expected in run.stdout, run.explain()
-    with metal3_env.api() as api:
+    with metal3_bmo_env.api() as api:
         names = [n.metadata.name for n in client.CoreV1Api(api).list_namespace().items]
     assert "t6-c" not in names
 
 
-def test_check_mode_changes_nothing(onboarded, metal3_env, tmp_path):
+def test_check_mode_changes_nothing(onboarded, metal3_bmo_env, tmp_path):
     tenants = [dict(TENANTS[0], quota={"hostclaims": 5}), TENANTS[1], {"name": "t6-check", "users": ["nobody"]}]
     run = run_playbook(
         ONBOARD,
-        metal3_env.kube.ansible_env("admin"),
+        metal3_bmo_env.kube.ansible_env("admin"),
         tmp_path,
         check=True,
         diff=True,
@@ -601,16 +609,16 @@ def test_check_mode_changes_nothing(onboarded, metal3_env, tmp_path):
     )
     assert run.ok, run.explain()
     assert changed_count(run) > 0
-    with metal3_env.api() as api:
+    with metal3_bmo_env.api() as api:
         core = client.CoreV1Api(api)
         assert "t6-check" not in [n.metadata.name for n in core.list_namespace().items]
         hard = core.read_namespaced_resource_quota("baremetal-tenancy", A).spec.hard
         assert hard["count/hostclaims.metal3.io"] == "2"
-    small = next(h for h in metal3_env.hosts(INFRA) if h["metadata"]["name"] == "small-0")
+    small = next(h for h in metal3_bmo_env.hosts(INFRA) if h["metadata"]["name"] == "small-0")
     assert small["metadata"]["labels"]["infra-kind"] == "small"
 
 
-def test_role_removes_what_a_tenant_no_longer_has(onboarded, metal3_env, tmp_path):
+def test_role_removes_what_a_tenant_no_longer_has(onboarded, metal3_bmo_env, tmp_path):
     """Dropping the workload role, the web allow, a host class and a pod control removes them.
 
     Last test of the module: it leaves t6-b without them and the cluster without the seccomp policy.
@@ -627,12 +635,12 @@ def test_role_removes_what_a_tenant_no_longer_has(onboarded, metal3_env, tmp_pat
     ]
     run = run_playbook(
         play,
-        metal3_env.kube.ansible_env("admin"),
+        metal3_bmo_env.kube.ansible_env("admin"),
         tmp_path / "update",
         extra_vars={"tenant_namespace_tenants": [TENANTS[0], *changed], "tenant_namespace_pod_controls": CONTROLS[:-1]},
     )
     assert run.ok, run.explain()
-    with metal3_env.api() as api:
+    with metal3_bmo_env.api() as api:
         admission = client.AdmissionregistrationV1Api(api)
         remaining = sorted(
             p.metadata.name
