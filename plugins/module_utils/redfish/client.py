@@ -104,7 +104,8 @@ def parse_bmc_address(address: Any) -> tuple[str, str | None]:
     Accepts Metal3's forms (``redfish://host/redfish/v1/Systems/1``,
     ``redfish+http://127.0.0.1:8000/redfish/v1/Systems/<uuid>``,
     ``idrac-redfish://...``) and plain ``https://host[:port]`` URLs.  Without
-    a system path, the BMC's only system is used.
+    a system path, the BMC's only system is used.  The scheme's driver family
+    (virtual media, ...) is :func:`bmc_driver`'s.
     """
     where = "BMC address"
     if not isinstance(address, str) or not address.strip():
@@ -139,10 +140,31 @@ def parse_bmc_address(address: Any) -> tuple[str, str | None]:
     return base_url, path
 
 
-def bmh_address(base_url: str, system_path: str) -> str:
-    """The BareMetalHost ``bmc.address`` baremetal-operator expects for a Redfish system."""
+def bmc_driver(address: Any) -> str:
+    """The Metal3 driver family of a BMC address: its scheme before ``+`` (``redfish``, ``redfish-virtualmedia``,
+    ``redfish-uefihttp``, ``idrac-redfish``, ``idrac-virtualmedia``, ``ilo5-redfish``, ``ilo5-virtualmedia``).
+
+    Plain ``https://``/``http://`` URLs and bare host names are ``redfish``.  Raises InvalidInput for what
+    :func:`parse_bmc_address` refuses.
+    """
+    parse_bmc_address(address)
+    text = address.strip()
+    scheme = text.split("://", 1)[0].lower() if "://" in text else "https"
+    family = scheme.split("+", 1)[0]
+    return "redfish" if family in ("http", "https") else family
+
+
+def bmh_address(base_url: str, system_path: str, driver: str = "redfish") -> str:
+    """The BareMetalHost ``bmc.address`` baremetal-operator expects for a Redfish system.
+
+    ``driver`` is the family of :func:`bmc_driver`; a plain-HTTP ``base_url`` gives its ``+http`` form
+    (``redfish-virtualmedia+http://``).  Raises ValueError for a family and transport with no scheme in
+    REDFISH_SCHEMES (as ``ilo5-redfish`` over HTTP), which :func:`parse_bmc_address` never yields.
+    """
     parts = urlsplit(base_url)
-    scheme = "redfish+http" if parts.scheme == "http" else "redfish"
+    scheme = driver + "+http" if parts.scheme == "http" else driver
+    if REDFISH_SCHEMES.get(scheme) != parts.scheme or driver in ("http", "https"):
+        raise ValueError("no Metal3 BMC scheme for driver %r over %s" % (driver, parts.scheme))
     return "%s://%s%s" % (scheme, parts.netloc, system_path)
 
 

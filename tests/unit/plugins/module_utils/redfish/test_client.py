@@ -66,6 +66,88 @@ def test_bmh_address_round_trips():
         assert redfish.bmh_address(*redfish.parse_bmc_address(address)) == address
 
 
+def _written(address):
+    """The ``bmc.address`` host_register writes on Metal3 for ``address``."""
+    return redfish.bmh_address(*redfish.parse_bmc_address(address), redfish.bmc_driver(address))
+
+
+# Every scheme of REDFISH_SCHEMES -> the scheme of the BareMetalHost's address: the driver family is kept,
+# "+https" is the default transport (dropped), "+http" stays; plain URLs are Metal3's "redfish".
+WRITTEN_SCHEME = {
+    "redfish": "redfish",
+    "redfish+https": "redfish",
+    "redfish+http": "redfish+http",
+    "redfish-virtualmedia": "redfish-virtualmedia",
+    "redfish-virtualmedia+https": "redfish-virtualmedia",
+    "redfish-virtualmedia+http": "redfish-virtualmedia+http",
+    "redfish-uefihttp": "redfish-uefihttp",
+    "redfish-uefihttp+https": "redfish-uefihttp",
+    "redfish-uefihttp+http": "redfish-uefihttp+http",
+    "idrac-redfish": "idrac-redfish",
+    "idrac-redfish+https": "idrac-redfish",
+    "idrac-redfish+http": "idrac-redfish+http",
+    "idrac-virtualmedia": "idrac-virtualmedia",
+    "idrac-virtualmedia+https": "idrac-virtualmedia",
+    "idrac-virtualmedia+http": "idrac-virtualmedia+http",
+    "ilo5-redfish": "ilo5-redfish",
+    "ilo5-virtualmedia": "ilo5-virtualmedia",
+    "https": "redfish",
+    "http": "redfish+http",
+}
+
+
+def test_every_scheme_has_a_written_form():
+    assert set(WRITTEN_SCHEME) == set(redfish.REDFISH_SCHEMES)
+
+
+@pytest.mark.parametrize("scheme", sorted(WRITTEN_SCHEME))
+def test_the_written_address_keeps_the_driver_family(scheme):
+    for netloc in ("bmc.example.com", "10.0.0.1:8443", "[fd00::1]:8000"):
+        address = "%s://%s%s" % (scheme, netloc, SYS)
+        written = _written(address)
+        assert written == "%s://%s%s" % (WRITTEN_SCHEME[scheme], netloc, SYS)
+        # What is written reads back as the same BMC and the same driver, and is written again unchanged.
+        assert redfish.parse_bmc_address(written) == redfish.parse_bmc_address(address)
+        assert redfish.bmc_driver(written) == redfish.bmc_driver(address)
+        assert _written(written) == written
+
+
+@pytest.mark.parametrize(
+    "address,driver",
+    [
+        ("redfish-virtualmedia+http://127.0.0.1:8000" + SYS, "redfish-virtualmedia"),
+        ("REDFISH-VirtualMedia://bmc" + SYS, "redfish-virtualmedia"),
+        ("  idrac-virtualmedia+https://bmc" + SYS + "  ", "idrac-virtualmedia"),
+        ("ilo5-virtualmedia://ilo" + SYS, "ilo5-virtualmedia"),
+        ("https://bmc.example.com", "redfish"),
+        ("http://127.0.0.1:9", "redfish"),
+        ("bmc.example.com", "redfish"),
+    ],
+)
+def test_bmc_driver(address, driver):
+    assert redfish.bmc_driver(address) == driver
+
+
+@pytest.mark.parametrize("address", ["", None, "ipmi://10.0.0.1", "redfish-virtualmedia+ftp://bmc" + SYS])
+def test_bmc_driver_refuses_what_parse_refuses(address):
+    with pytest.raises(InvalidInput):
+        redfish.bmc_driver(address)
+
+
+@pytest.mark.parametrize(
+    "base_url,driver",
+    [
+        ("http://ilo.example.com", "ilo5-redfish"),  # no "ilo5-redfish+http" in REDFISH_SCHEMES
+        ("http://ilo.example.com", "ilo5-virtualmedia"),
+        ("https://bmc", "ipmi"),
+        ("https://bmc", "https"),
+    ],
+)
+def test_bmh_address_invents_no_scheme(base_url, driver):
+    with pytest.raises(ValueError):
+        redfish.bmh_address(base_url, SYS, driver)
+
+
 @pytest.mark.parametrize(
     "text,reason",
     [
