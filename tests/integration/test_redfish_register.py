@@ -8,6 +8,8 @@ checks with direct API reads that:
   (worked out by the test from the profile figures, not by the module);
 - the three bad BMCs are reported with their own error kind, the task did
   not fail, and no host was created for them;
+- on Metal3, a BMC given with another driver (``redfish-virtualmedia+http://``
+  ...) keeps it in the BareMetalHost's ``bmc.address``;
 - a rerun changes nothing; a check-mode run before it writes nothing;
 - no BMC password is in any result, nor in the ``-vvv`` output.
 """
@@ -67,10 +69,17 @@ def fleet_namespace(kube_env, metal3_env):
     return NAMESPACE
 
 
+# Fleet hosts given with another Metal3 driver than plain Redfish: the BareMetalHost keeps it.
+DRIVERS = {0: "redfish-virtualmedia", 1: "redfish-uefihttp", 2: "idrac-virtualmedia"}
+
+
 def test_register_fleet_on_metal3(kube_env, fleet_namespace, redfish_fleet, tmp_path):
+    hosts = redfish_fleet.host_entries()
+    for i, driver in DRIVERS.items():
+        hosts[i]["address"] = hosts[i]["address"].replace("redfish+http://", driver + "+http://", 1)
     args = {
         "namespace": fleet_namespace,
-        "hosts": redfish_fleet.host_entries(),
+        "hosts": hosts,
         "rules": RULES,
         "host_claim_namespaces": {"matches": "tenant-[a-z]+"},
         "workers": 4,
@@ -114,8 +123,11 @@ def test_register_fleet_on_metal3(kube_env, fleet_namespace, redfish_fleet, tmp_
             labels = host["metadata"]["labels"]
             assert labels == want["labels"], (bmc.profile, labels)
             spec = host["spec"]
-            assert spec["bmc"]["address"] == bmc.address  # redfish+http://127.0.0.1:PORT/redfish/v1/Systems/<uuid>
-            assert spec["bmc"]["address"] == f"redfish+{bmc.base_url}/redfish/v1/Systems/{bmc.uuid}"
+            # redfish+http://127.0.0.1:PORT/redfish/v1/Systems/<uuid>, or the driver it was given with
+            driver = DRIVERS.get(i, "redfish")
+            assert spec["bmc"]["address"] == f"{driver}+{bmc.base_url}/redfish/v1/Systems/{bmc.uuid}"
+            if i not in DRIVERS:
+                assert spec["bmc"]["address"] == bmc.address
             assert spec["bootMACAddress"] == bmc.macs[0]
             assert spec["bootMode"] == "UEFI"
             assert spec["online"] is False
