@@ -109,7 +109,7 @@ DEMO_ONLY ?=
 demo: system venv kube bmo
 	$(BIN)/python scripts/demo.py $(if $(DEMO_ONLY),--only $(DEMO_ONLY))
 
-bench: venv kube
+bench: venv kube bmo
 	for b in bench/*.py; do $(BIN)/python $$b; done
 
 clean:

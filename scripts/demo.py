@@ -311,6 +311,7 @@ def run_ironic(env, workdir: Path) -> list[dict]:
             "ironic_tenancy_policy_file": str(env.policy_path),
         },
     )
+    env.settle_policy()
     tenant_clouds(env, clouds, passwords)
     say(
         f"owner: created projects {', '.join(TENANTS)} with users {', '.join(TENANTS.values())} (role member) "

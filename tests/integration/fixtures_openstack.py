@@ -99,7 +99,7 @@ def apply_tenancy_policy(env, workdir):
     )
     run = run_playbook(play, env.ansible_env("admin"), workdir)
     assert run.ok, run.explain()
-    # oslo.policy re-reads the file when its mtime changes; the next request sees it.
+    env.settle_policy()
     return env.policy_path
 
 

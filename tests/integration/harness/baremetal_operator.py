@@ -70,6 +70,8 @@ from .sushy import Bmc, SushyEmulator, default_systems, start_sushy
 
 BMO_COMMIT = "02aa5059e"
 STARTUP_TIMEOUT = 60
+# Hosts the operator reconciles at once (BMO_CONCURRENCY; its default is the number of CPUs, between 2 and 8).
+CONCURRENCY = 4
 # BMO's HostClaim dialect CRDs: left out when the proposal's HostClaim is tested.
 BMO_CLAIM_CRDS = ("metal3.io_hostclaims.yaml", "metal3.io_hostdeploypolicies.yaml")
 # The webhooks of resources whose CRD is not installed are not registered
@@ -417,7 +419,7 @@ def start_metal3(
             "IRONIC_CLIENT_CERT_FILE": missing,
             "IRONIC_CLIENT_PRIVATE_KEY_FILE": missing,
             "BMO_WEBHOOK_HOST": procs.LOOPBACK,
-            "BMO_CONCURRENCY": "4",
+            "BMO_CONCURRENCY": str(CONCURRENCY),
         }
         argv = [
             str(directory / "bmo"),

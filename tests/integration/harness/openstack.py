@@ -122,6 +122,17 @@ class OpenStackEnv:
         """Ironic's oslo.policy file (initially ``{}``); rules written here apply live."""
         return self.ironic_server.policy_path
 
+    def settle_policy(self) -> None:
+        """Make Ironic re-read its policy file now, with one request alone.
+
+        oslo.policy re-reads a changed file on the next request: it replaces
+        its rule table with the file's rules, then adds the in-code defaults
+        back. Requests racing through that window get a 500 naming a rule
+        (``'baremetal:node:get'``, a KeyError). Call this after writing the
+        file and before sending concurrent requests.
+        """
+        list(self.admin_conn.baremetal.nodes(limit=1))
+
     @property
     def infra_project_id(self) -> str:
         return self.infra.project_id

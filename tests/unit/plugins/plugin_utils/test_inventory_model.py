@@ -327,7 +327,7 @@ def test_metal3_record_fails_closed_when_the_label_disagrees_with_the_binders_re
     assert metal3_view.metal3_record(claim) is None and bound_host(claim) is None
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(label=st.text(max_size=30))
 def test_metal3_record_host_is_never_taken_from_the_label(label):
     claim = bound_claim()

@@ -99,7 +99,7 @@ ALLOW_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$")
 TEXT = st.text(alphabet="abAB09-_./ z", max_size=70)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=500)
 @given(TEXT)
 def test_rules_agree_with_the_former_patterns(text):
     assert (tr.tenant_name_problem(text) is None) == bool(TENANT_RE.fullmatch(text))

@@ -183,7 +183,7 @@ JSON = st.recursive(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(st.dictionaries(st.text(max_size=6), JSON, max_size=4), st.text(max_size=30))
 def test_digest_depends_only_on_content(meta, user_data):
     """Equal content gives equal digests whatever the key order; the digest changes with the user-data."""
@@ -194,7 +194,7 @@ def test_digest_depends_only_on_content(meta, user_data):
     assert configdrive_digest(drive) != configdrive_digest(other)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(
     st.dictionaries(
         st.text(alphabet="abcdefgh_", min_size=1, max_size=8),

@@ -350,7 +350,7 @@ WINDOWS = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(WINDOWS)
 def test_applied_plans_never_overlap(requests):
     """Whatever sequence of requests the owner makes, the leases kept on a node
@@ -374,7 +374,7 @@ def test_applied_plans_never_overlap(requests):
             assert current["lessee"] == active[0]["project"]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(WINDOWS, st.integers(0, 30))
 def test_reconcile_is_idempotent(requests, later_h):
     current = node()

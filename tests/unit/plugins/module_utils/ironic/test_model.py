@@ -368,7 +368,7 @@ def test_candidate_problems():
     assert M.candidate_problems([node()], "rc", ["CUSTOM_A"]) is None
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(
     st.sampled_from(["available", "active", "deploying", "deploy failed", "cleaning", "manageable"]),
     st.sampled_from([None, "active", "available"]),

@@ -92,7 +92,7 @@ ENTRY = st.builds(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(
     st.lists(NODE, max_size=3).map(lambda nodes: list(dict((n["uuid"], n) for n in nodes).values())),
     st.lists(ENTRY, min_size=1, max_size=3),

@@ -587,7 +587,7 @@ def _claim_by_key(claims):
     return dict((claim_key(c), c) for c in claims)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(worlds(), st.sampled_from(["binder-0", "binder-1", "binder-2", "binder-3"]))
 def test_plan_invariants(world, binder):
     claims, hosts = world
@@ -617,7 +617,7 @@ def test_plan_invariants(world, binder):
     assert find_bmc_data(plan, BMC_VALUES) == []
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(worlds(), st.sampled_from(["binder-0", "binder-1"]))
 def test_applying_a_plan_then_planning_again_binds_nothing_new(world, binder):
     claims, hosts = world
@@ -633,7 +633,7 @@ def test_applying_a_plan_then_planning_again_binds_nothing_new(world, binder):
     assert b.plan_pass(claims3, hosts3, NAMESPACES, binder) == again
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(worlds(unconstrained=True), st.sampled_from(["binder-0", "binder-1"]))
 def test_unconstrained_claims_bind_as_many_as_possible(world, binder):
     claims, hosts = world
@@ -643,7 +643,7 @@ def test_unconstrained_claims_bind_as_many_as_possible(world, binder):
         assert action["reason"] in ("NoAvailableHost", "NoSharedHost")
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(worlds(), st.randoms(use_true_random=False))
 def test_plan_does_not_depend_on_input_order(world, rnd):
     claims, hosts = world
@@ -653,7 +653,7 @@ def test_plan_does_not_depend_on_input_order(world, rnd):
     assert b.plan_pass(claims, hosts, NAMESPACES, "b") == b.plan_pass(shuffled_claims, shuffled_hosts, NAMESPACES, "b")
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(worlds())
 def test_concurrent_binders_never_double_book_after_conflicts(world):
     """Four binders plan on the same snapshot; writes race with resourceVersion preconditions."""

@@ -170,7 +170,7 @@ def test_bmc_match_rule(text, needle, matched):
 _TEXT = st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=40)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(
     prefix=_TEXT,
     needle=st.text(alphabet="abcdefXYZ0123456789-_.!", min_size=bmc_data.MIN_CONTAINED_BMC_VALUE, max_size=20),
@@ -180,7 +180,7 @@ def test_a_long_bmc_value_is_found_wherever_it_is(prefix, needle, suffix):
     assert bmc_data.bmc_match(prefix + needle + suffix, [("BMC password", needle)]) == "BMC password"
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(needle=st.text(min_size=1, max_size=bmc_data.MIN_CONTAINED_BMC_VALUE - 1), text=_TEXT)
 def test_a_short_bmc_value_only_matches_a_whole_value_or_word(needle, text):
     lower, value = text.lower(), needle.lower()
@@ -189,7 +189,7 @@ def test_a_short_bmc_value_only_matches_a_whole_value_or_word(needle, text):
     assert (bmc_data.bmc_match(text, [needle]) is not None) is expected
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(
     values=st.dictionaries(st.sampled_from(["example.com/a", "example.com/b", "c"]), _TEXT, max_size=3),
     user=st.text(min_size=1, max_size=12),

@@ -42,7 +42,7 @@ def test_bound_host(claim, host):
     assert m3view.bound_host(claim) == host
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(
     recorded=st.one_of(st.none(), st.text(max_size=20)),
     status=st.sampled_from(["True", "False", "Unknown"]),

@@ -352,7 +352,7 @@ def unique_hosts(hosts):
     return list(dict((h["metadata"]["name"], h) for h in hosts).values())
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.lists(HOST, max_size=3).map(unique_hosts), st.lists(ENTRY, min_size=1, max_size=4))
 def test_applying_the_plan_then_planning_again_changes_nothing(hosts, entries):
     first = plan(hosts, entries)
@@ -362,7 +362,7 @@ def test_applying_the_plan_then_planning_again_changes_nothing(hosts, entries):
     assert plan(list(by_name.values()), entries)["changes"] == []
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.lists(HOST, max_size=3).map(unique_hosts), st.lists(ENTRY, min_size=1, max_size=4))
 def test_a_plan_only_touches_labels_and_sharing_and_shares_validly(hosts, entries):
     for change in plan(hosts, entries)["changes"]:
@@ -379,7 +379,7 @@ def test_a_plan_only_touches_labels_and_sharing_and_shares_validly(hosts, entrie
         assert after["spec"]["bmc"] == change["host"]["spec"]["bmc"]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.lists(st.one_of(ENTRY, st.dictionaries(st.text(max_size=5), st.text(max_size=5), max_size=3)), max_size=3))
 def test_validation_raises_only_invalid_input(entries):
     try:

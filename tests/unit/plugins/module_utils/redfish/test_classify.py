@@ -194,7 +194,7 @@ RULE = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(
     rules=st.lists(RULE, max_size=6),
     memory=st.sampled_from([None, 64, 128, 512]),
