@@ -53,8 +53,9 @@ options:
             V(redfish+http://127.0.0.1:8000/redfish/v1/Systems/<uuid>), V(idrac-redfish://...)) or a plain
             V(https://bmc.example.com) URL when the BMC has only one system.
           - The Redfish schemes are those of baremetal-operator (V(redfish), V(redfish-virtualmedia),
-            V(redfish-uefihttp), V(idrac-redfish), V(idrac-virtualmedia), each also with V(+https) or V(+http);
-            V(ilo5-redfish), V(ilo5-virtualmedia)).
+            V(redfish-uefihttp), V(idrac-redfish), V(idrac-virtualmedia), V(ilo5-redfish), V(ilo5-virtualmedia),
+            each also with V(+https) or V(+http)). Another scheme fails that host, with an error naming it, before
+            its BMC is read; nothing is written for it.
           - With O(backend=metal3) the scheme's driver family is kept in the BareMetalHost's C(bmc.address), with
             V(+http) for plain HTTP, so baremetal-operator picks the boot interface it implies; for example
             V(redfish-virtualmedia+http://127.0.0.1:8000/redfish/v1/Systems/<uuid>) boots from virtual media.

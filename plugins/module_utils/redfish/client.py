@@ -56,7 +56,9 @@ except ImportError:  # pragma: no cover
 
 ROOT = "/redfish/v1/"
 SYSTEMS = "/redfish/v1/Systems"
-# Metal3 BMC address schemes that mean "Redfish", and the transport each implies.
+# Metal3 BMC address schemes that mean "Redfish", and the transport each implies: baremetal-operator's
+# Redfish-based driver families (pkg/hardwareutils/bmc: each registered alone and with "+http"/"+https"),
+# and plain URLs.
 REDFISH_SCHEMES = {
     "redfish": "https",
     "redfish+https": "https",
@@ -74,10 +76,16 @@ REDFISH_SCHEMES = {
     "idrac-virtualmedia+https": "https",
     "idrac-virtualmedia+http": "http",
     "ilo5-redfish": "https",
+    "ilo5-redfish+https": "https",
+    "ilo5-redfish+http": "http",
     "ilo5-virtualmedia": "https",
+    "ilo5-virtualmedia+https": "https",
+    "ilo5-virtualmedia+http": "http",
     "https": "https",
     "http": "http",
 }
+# The driver families of REDFISH_SCHEMES, as the error for an unknown scheme lists them.
+DRIVER_FAMILIES = tuple(sorted(set(s.split("+", 1)[0] for s in REDFISH_SCHEMES) - {"http", "https"}))
 _REASONS = (
     ("connection refused", "connection refused"),
     ("timed out", "connection timed out"),
@@ -121,7 +129,9 @@ def parse_bmc_address(address: Any) -> tuple[str, str | None]:
     scheme = parts.scheme.lower()
     if scheme not in REDFISH_SCHEMES:
         raise InvalidInput(
-            where, "scheme %r is not a Redfish scheme (use redfish://, redfish+http:// or https://)" % scheme
+            where,
+            "scheme %r is not a Redfish scheme of baremetal-operator (use one of %s, each optionally with +http "
+            "or +https, or a plain https:// or http:// URL)" % (scheme, ", ".join(DRIVER_FAMILIES)),
         )
     if parts.username or parts.password:
         raise InvalidInput(where, "must not carry credentials: give username and password")
@@ -158,8 +168,8 @@ def bmh_address(base_url: str, system_path: str, driver: str = "redfish") -> str
     """The BareMetalHost ``bmc.address`` baremetal-operator expects for a Redfish system.
 
     ``driver`` is the family of :func:`bmc_driver`; a plain-HTTP ``base_url`` gives its ``+http`` form
-    (``redfish-virtualmedia+http://``).  Raises ValueError for a family and transport with no scheme in
-    REDFISH_SCHEMES (as ``ilo5-redfish`` over HTTP), which :func:`parse_bmc_address` never yields.
+    (``redfish-virtualmedia+http://``).  Raises ValueError for a family with no scheme in REDFISH_SCHEMES
+    (``ipmi``, ``https``, a typo), which :func:`bmc_driver` never yields.
     """
     parts = urlsplit(base_url)
     scheme = driver + "+http" if parts.scheme == "http" else driver
