@@ -38,7 +38,8 @@ attributes:
     details: Reads the BMCs and the backend, reports what would change, writes nothing.
   diff_mode:
     support: full
-    details: Per host, before and after of the fields the module manages (never a credential or BMC address).
+    details: Per host, before and after of the fields the module manages (never a credential or BMC address;
+      on Metal3 the address's scheme, as V(redfish-virtualmedia+http), is shown).
 options:
   hosts:
     description:

@@ -183,12 +183,24 @@ def bmh_patch(current: dict, desired: dict, manage_claim_namespaces: bool) -> di
     return patch
 
 
+def address_scheme(address: Any) -> str | None:
+    """The scheme of a BMC address (``redfish-virtualmedia+http``), lower case; None without one."""
+    if not isinstance(address, str) or "://" not in address:
+        return None
+    scheme = address.strip().split("://", 1)[0].lower()
+    # Only a URL scheme's characters: never a piece of the address itself.
+    if not scheme or not all(c.isalnum() or c in "+-." for c in scheme):
+        return None
+    return scheme
+
+
 def bmh_view(bmh: dict | None) -> dict:
     """What the diff shows of a BMH (no Secret contents)."""
     if not bmh:
         return {}
     meta = bmh.get("metadata") or {}
     spec = bmh.get("spec") or {}
+    address = (spec.get("bmc") or {}).get("address")
     return {
         "name": meta.get("name"),
         "labels": dict(meta.get("labels") or {}),
@@ -196,7 +208,9 @@ def bmh_view(bmh: dict | None) -> dict:
         "bootMode": spec.get("bootMode"),
         "bmc": {
             "credentialsName": (spec.get("bmc") or {}).get("credentialsName"),
-            "address": HIDDEN if (spec.get("bmc") or {}).get("address") else None,
+            "address": HIDDEN if address else None,
+            # The driver and transport (redfish-virtualmedia+http), so a change of driver shows in the diff.
+            "scheme": address_scheme(address),
         },
         **sharing_view(bmh),
     }

@@ -133,3 +133,17 @@ def test_another_driver_for_a_registered_system_patches_the_address_only():
     assert sent[0][1]["spec"] == {"bmc": {"address": VMEDIA}}
     assert set(sent[0][1]) == {"spec", "metadata"} and set(sent[0][1]["metadata"]) == {"resourceVersion"}
     assert fake.get("baremetalhosts", NAMESPACE, "web-1")["spec"]["bmc"]["address"] == VMEDIA
+
+
+def test_check_mode_reports_a_new_driver_in_the_diff_and_writes_nothing():
+    fake = FakeKube(page=10)
+    register(fake, None)
+    fake.requests.clear()
+    would = register(fake, None, check_mode=True, driver="redfish-virtualmedia")
+    assert would.status == "updated" and would.changed and writes(fake) == [] and writes(fake, "secrets") == []
+    assert (
+        would.before["bmc"]["scheme"] == "redfish+http" and would.after["bmc"]["scheme"] == "redfish-virtualmedia+http"
+    )
+    assert dict(would.before, bmc=None) == dict(would.after, bmc=None)  # nothing else would change
+    assert "127.0.0.1:8000" not in repr((would.before, would.after))
+    assert fake.get("baremetalhosts", NAMESPACE, "web-1")["spec"]["bmc"]["address"].startswith("redfish+http://")

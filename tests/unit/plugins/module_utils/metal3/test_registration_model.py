@@ -181,6 +181,31 @@ def test_bmh_view_hides_the_address():
     assert bmh_model.bmh_view(None) == {}
 
 
+def test_bmh_view_shows_the_scheme_so_a_new_driver_is_a_visible_change():
+    before = bmh()
+    after = bmh()
+    after["spec"]["bmc"]["address"] = "redfish-virtualmedia+http://" + ADDRESS.split("://", 1)[1]
+    assert bmh_model.bmh_view(before)["bmc"]["scheme"] == ADDRESS.split("://", 1)[0]
+    assert bmh_model.bmh_view(after)["bmc"]["scheme"] == "redfish-virtualmedia+http"
+    assert bmh_model.bmh_view(before) != bmh_model.bmh_view(after)
+    assert ADDRESS.split("://", 1)[1] not in json.dumps(bmh_model.bmh_view(after))
+
+
+@pytest.mark.parametrize(
+    "address,scheme",
+    [
+        ("Redfish-VirtualMedia+HTTP://bmc/redfish/v1/Systems/1", "redfish-virtualmedia+http"),
+        ("idrac-redfish://10.0.0.1/redfish/v1/Systems/1", "idrac-redfish"),
+        ("10.0.0.1:623", None),
+        ("user:pw@bmc://x", None),
+        ("", None),
+        (None, None),
+    ],
+)
+def test_address_scheme(address, scheme):
+    assert bmh_model.address_scheme(address) == scheme
+
+
 def test_secret():
     secret = bmh_model.desired_secret("s", "metal3", "root", "p@ss")
     assert secret["data"] == {"username": "cm9vdA==", "password": "cEBzcw=="}
