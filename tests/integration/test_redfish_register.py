@@ -110,7 +110,7 @@ def test_register_fleet_on_metal3(kube_env, fleet_namespace, redfish_fleet, tmp_
     assert res["changed"] is True
     _check_bad(res, (BAD_SCHEME,))
     _check_bad_scheme(res)
-    assert all(h["status"] == "registered" for h in res["hosts"] if h["name"] not in BAD)
+    assert all(h["status"] == "registered" for h in res["hosts"] if h["name"] not in (*BAD, BAD_SCHEME))
     with kube_env.api("admin") as api:
         items = client.CustomObjectsApi(api).list_namespaced_custom_object(
             GROUP, VERSION, fleet_namespace, "baremetalhosts"
