@@ -168,7 +168,7 @@ def bmh_patch(current: dict, desired: dict, manage_claim_namespaces: bool) -> di
     bmc_patch = dict(
         (k, v)
         for k, v in want["bmc"].items()
-        if bmc.get(k, False if k == "disableCertificateVerification" else None) != v
+        if not _same_bmc_value(k, bmc.get(k, False if k == "disableCertificateVerification" else None), v)
     )
     if bmc_patch:
         spec_patch["bmc"] = bmc_patch
@@ -181,6 +181,25 @@ def bmh_patch(current: dict, desired: dict, manage_claim_namespaces: bool) -> di
         wanted = parse_annotation(desired["metadata"]["annotations"].get(ANNOTATION))[0]
         patch = combine_patches(patch, sharing_patch(current, wanted))
     return patch
+
+
+def _canonical_address(address: str) -> str:
+    """``address`` as baremetal-operator reads it: the scheme's case and a ``+https`` (the default) do not count."""
+    if "://" not in address:
+        return address
+    scheme, rest = address.split("://", 1)
+    scheme = scheme.lower()
+    if scheme.endswith("+https"):
+        scheme = scheme[: -len("+https")]
+    return scheme + "://" + rest
+
+
+def _same_bmc_value(key: str, current: Any, wanted: Any) -> bool:
+    """A hand-made ``redfish-virtualmedia+https://`` host is not patched to the ``redfish-virtualmedia://`` written
+    for the same BMC (the operator's webhook refuses address changes once a host is registered)."""
+    if key == "address" and isinstance(current, str) and isinstance(wanted, str):
+        return _canonical_address(current) == _canonical_address(wanted)
+    return current == wanted
 
 
 def address_scheme(address: Any) -> str | None:

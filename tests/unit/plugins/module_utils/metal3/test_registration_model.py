@@ -20,6 +20,8 @@ from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.redfi
     bmh,
 )
 
+SYSTEM = "/redfish/v1/Systems/1"
+
 
 def test_desired_bmh():
     host = bmh(claim_ns={"matches": "tenant-.*", "withLabel": None})
@@ -215,3 +217,24 @@ def test_secret():
     assert bmh_model.secret_differs(None, "root", "p@ss")
     assert bmh_model.secret_differs({"data": {"username": "!!!"}}, "root", "p@ss")
     assert bmh_model.secret_name("web-1") == "web-1-bmc-secret"
+
+
+@pytest.mark.parametrize(
+    "current,wanted,patched",
+    [
+        ("redfish-virtualmedia+https://bmc" + SYSTEM, "redfish-virtualmedia://bmc" + SYSTEM, False),
+        ("Redfish-VirtualMedia://bmc" + SYSTEM, "redfish-virtualmedia://bmc" + SYSTEM, False),
+        ("redfish+https://bmc" + SYSTEM, "redfish://bmc" + SYSTEM, False),
+        ("redfish+http://bmc" + SYSTEM, "redfish://bmc" + SYSTEM, True),
+        ("redfish://bmc" + SYSTEM, "redfish-virtualmedia://bmc" + SYSTEM, True),
+        ("redfish-virtualmedia+http://bmc" + SYSTEM, "redfish-virtualmedia+http://bmc:8000" + SYSTEM, True),
+    ],
+)
+def test_an_equivalent_address_is_not_patched(current, wanted, patched):
+    host, desired = bmh(), bmh()
+    host["spec"]["bmc"]["address"] = current
+    desired["spec"]["bmc"]["address"] = wanted
+    patch = bmh_model.bmh_patch(host, desired, False)
+    assert (patch.get("spec", {}).get("bmc") == {"address": wanted}) is patched
+    if not patched:
+        assert "spec" not in patch
