@@ -39,9 +39,9 @@ Ironic and three sushy-tools BMCs; every actor uses its own kubeconfig
 (owner = cluster admin, binder, alice, bob):
 
 1. the owner installs HostClaim support (role hostclaim_setup), enrols three
-   servers as BareMetalHosts of their BMCs (kubernetes.core.k8s with the
-   harness's manifests: host_register's redfish+http:// addresses need an
-   iPXE boot interface that Metal3's Ironic here does not enable) and waits
+   servers as BareMetalHosts of their BMCs (host_register with
+   redfish-virtualmedia+http:// addresses, then a patch for the live-ISO
+   route: inspection disabled, no automated cleaning) and waits
    until the operator has registered them, onboards the namespaces p-alice
    and bob (metal3_onboard_tenants.yml: role tenant_namespace) and shares the
    hosts with the namespaces matching ``p-.*`` (role host_pool);

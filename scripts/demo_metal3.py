@@ -15,14 +15,15 @@ The story, step by step, is in the docstring of scripts/demo.py. Here:
   ``tenant-b`` (bob), each running ansible-playbook with its own kubeconfig;
   the tenants are bound (by the tenant_namespace role) to the aggregated
   tenant ClusterRole in their namespace only;
-- the hosts are enrolled with the harness's ``bmc_secret`` and
-  ``host_manifest`` (virtual media, inspection disabled, no automated
-  cleaning: the live-ISO route), applied with kubernetes.core.k8s. Not with
-  ``host_register``: it writes ``redfish+http://`` BMC addresses, for which the
-  operator picks Ironic's ``ipxe`` boot interface; Metal3's Ironic here enables
-  only ``redfish-virtual-media`` and the hosts stay ``registering`` ("Could not
-  find the following interface in the 'ironic.hardware.interfaces.boot'
-  entrypoint: ipxe");
+- the hosts are enrolled with ``host_register`` (backend metal3) from their
+  sushy-tools BMCs, given as ``redfish-virtualmedia+http://`` addresses: the
+  BareMetalHosts keep that driver, so the operator boots them from virtual
+  media (Metal3's Ironic here enables only ``redfish-virtual-media``, not
+  ``ipxe``). host_register has no option for what the live-ISO route also
+  needs, so the same play then patches each host with ``inspectionMode:
+  disabled`` and ``automatedCleaningMode: disabled`` (as the harness's
+  ``host_manifest``), while the operator is still registering it (it reads
+  both only afterwards; the demo fails if a host was inspected);
 - the sharing policy is written by the host_pool role and read by the binder:
   the demo never looks at where it is stored;
 - the timings come from :class:`Watcher`, the narrator (the admin, reading
@@ -322,16 +323,25 @@ class Story:
             enrol_play(len(HOSTS)),
             "admin",
             {
-                "bmc_secrets": [bmo_harness.bmc_secret(f"{name}-bmc", bmc) for name, bmc in self.bmc_of.items()],
-                "bare_metal_hosts": [
-                    bmo_harness.host_manifest(name, bmc, f"{name}-bmc") for name, bmc in self.bmc_of.items()
-                ],
+                "bmc_hosts": [
+                    {
+                        "name": name,
+                        "address": "redfish-virtualmedia+" + bmc.base_url + bmc.system_id,
+                        "username": bmc.username,
+                        "password": bmc.password,
+                    }
+                    for name, bmc in self.bmc_of.items()
+                ]
             },
         )
         available = [self.watcher.when(f"host/{name}", "state", "available", after=self.enrolled_at) for name in HOSTS]
+        inspected = [name for name in HOSTS if "inspecting" in [state for _at, state in self.watcher.states(name)]]
+        if inspected:
+            raise DemoError(f"inspected although inspection was disabled (patched too late): {', '.join(inspected)}")
         say(
-            f"owner: enrolled {', '.join(HOSTS)} (BareMetalHosts of sushy-tools BMCs: virtual media, live-ISO route) "
-            "with kubernetes.core.k8s; the operator registered them, available after "
+            f"owner: enrolled {', '.join(HOSTS)} from their sushy-tools BMCs with host_register "
+            "(redfish-virtualmedia+http:// addresses: virtual media) and patched them for the live-ISO route "
+            "(inspection disabled, no automated cleaning); the operator registered them, available after "
             + ", ".join(seconds(at - self.enrolled_at if at else None) for at in available)
             + f" (play {took:.1f}s)"
         )
@@ -699,7 +709,8 @@ class Story:
 
 
 def enrol_play(count: int) -> list[dict]:
-    """The owner applies the BMC Secrets and BareMetalHosts, then waits until the operator has registered them."""
+    """The owner registers the servers from their BMCs (host_register), patches them for the live-ISO route,
+    then waits until the operator has registered them."""
     registered = (
         "enrolled.resources | map(attribute='status', default={}) | map(attribute='provisioning', default={})"
         f" | map(attribute='state', default='') | select('equalto', 'available') | list | length == {count}"
@@ -708,17 +719,27 @@ def enrol_play(count: int) -> list[dict]:
         "Enrol the servers",
         [
             {
-                "name": "BMC credentials",
-                "kubernetes.core.k8s": {"definition": "{{ item }}"},
-                "loop": "{{ bmc_secrets }}",
-                "loop_control": {"label": "{{ item.metadata.name }}"},
-                "no_log": True,
+                "name": "BareMetalHosts and their BMC credentials, from the BMCs",
+                "baremetal.tenancy.host_register": {
+                    "backend": "metal3",
+                    "namespace": INFRA,
+                    "hosts": "{{ bmc_hosts }}",
+                    "allow_partial": False,
+                },
+                "register": "enrol",
             },
             {
-                "name": "BareMetalHosts",
-                "kubernetes.core.k8s": {"definition": "{{ item }}"},
-                "loop": "{{ bare_metal_hosts }}",
-                "loop_control": {"label": "{{ item.metadata.name }}"},
+                "name": "The live-ISO route: no inspection, no automated cleaning",
+                "kubernetes.core.k8s": {
+                    "state": "patched",
+                    "merge_type": "merge",
+                    "api_version": f"{GROUP}/{VERSION}",
+                    "kind": "BareMetalHost",
+                    "namespace": INFRA,
+                    "name": "{{ item }}",
+                    "definition": {"spec": {"inspectionMode": "disabled", "automatedCleaningMode": "disabled"}},
+                },
+                "loop": "{{ enrol.registered }}",
             },
             {
                 "name": "Wait until the operator has registered them",

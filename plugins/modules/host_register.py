@@ -38,7 +38,8 @@ attributes:
     details: Reads the BMCs and the backend, reports what would change, writes nothing.
   diff_mode:
     support: full
-    details: Per host, before and after of the fields the module manages (never a credential or BMC address).
+    details: Per host, before and after of the fields the module manages (never a credential or BMC address;
+      on Metal3 the address's scheme, as V(redfish-virtualmedia+http), is shown).
 options:
   hosts:
     description:
@@ -52,6 +53,18 @@ options:
           - Address of the BMC, in baremetal-operator's form (V(redfish://bmc.example.com/redfish/v1/Systems/1),
             V(redfish+http://127.0.0.1:8000/redfish/v1/Systems/<uuid>), V(idrac-redfish://...)) or a plain
             V(https://bmc.example.com) URL when the BMC has only one system.
+          - The Redfish schemes are those of baremetal-operator (V(redfish), V(redfish-virtualmedia),
+            V(redfish-uefihttp), V(idrac-redfish), V(idrac-virtualmedia), V(ilo5-redfish), V(ilo5-virtualmedia),
+            each also with V(+https) or V(+http)). Another scheme fails that host, with an error naming it, before
+            its BMC is read; nothing is written for it.
+          - With O(backend=metal3) the scheme's driver family is kept in the BareMetalHost's C(bmc.address), with
+            V(+http) for plain HTTP, so baremetal-operator picks the boot interface it implies; for example
+            V(redfish-virtualmedia+http://127.0.0.1:8000/redfish/v1/Systems/<uuid>) boots from virtual media.
+            A plain V(https://) or V(http://) URL is written V(redfish://) or V(redfish+http://). A host already
+            registered with another scheme gets its C(bmc.address) updated, which baremetal-operator's webhook
+            refuses unless the host is C(registering) or detached.
+          - With O(backend=ironic) only the BMC's URL and system are used (the C(redfish) hardware type); the
+            scheme's driver family is ignored, set the node's boot interface with O(interfaces).
         type: str
         required: true
       username:

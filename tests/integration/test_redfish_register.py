@@ -8,6 +8,10 @@ checks with direct API reads that:
   (worked out by the test from the profile figures, not by the module);
 - the three bad BMCs are reported with their own error kind, the task did
   not fail, and no host was created for them;
+- on Metal3, a BMC given with another driver (``redfish-virtualmedia+http://``
+  ...) keeps it in the BareMetalHost's ``bmc.address``; one given with a
+  scheme that is no driver of baremetal-operator fails alone, before its BMC
+  is read, with an error naming it and its scheme;
 - a rerun changes nothing; a check-mode run before it writes nothing;
 - no BMC password is in any result, nor in the ``-vvv`` output.
 """
@@ -32,9 +36,9 @@ def _register_task(args: dict, name: str = "register") -> dict:
     return {"name": name, "baremetal.tenancy.host_register": args, "register": "reg"}
 
 
-def _check_bad(result: dict) -> None:
+def _check_bad(result: dict, extra: tuple = ()) -> None:
     failed = {f["name"]: f for f in result["failed_hosts"]}
-    assert set(failed) == set(BAD), result["failed_hosts"]
+    assert set(failed) == set(BAD) | set(extra), result["failed_hosts"]
     for name, kind in BAD.items():
         assert failed[name]["error_kind"] == kind, failed[name]
         assert failed[name]["error"].startswith("BMC #"), failed[name]
@@ -67,10 +71,32 @@ def fleet_namespace(kube_env, metal3_env):
     return NAMESPACE
 
 
+# Fleet hosts given with another Metal3 driver than plain Redfish: the BareMetalHost keeps it.
+DRIVERS = {0: "redfish-virtualmedia", 1: "redfish-uefihttp", 2: "idrac-virtualmedia"}
+# A good BMC given with a scheme that is no driver of baremetal-operator: refused before it is read.
+BAD_SCHEME = "bad-scheme"
+
+
+def _check_bad_scheme(result: dict) -> None:
+    failed = {f["name"]: f for f in result["failed_hosts"]}[BAD_SCHEME]
+    assert failed["error_kind"] == "InvalidInput", failed
+    assert (
+        f"({BAD_SCHEME}): BMC address: scheme 'redfish-virtualmedium+http' is not a Redfish scheme" in (failed["error"])
+    ), failed
+    entry = next(h for h in result["hosts"] if h["name"] == BAD_SCHEME)
+    assert entry["status"] == "failed" and "uuid" not in entry  # its BMC was not read
+
+
 def test_register_fleet_on_metal3(kube_env, fleet_namespace, redfish_fleet, tmp_path):
+    hosts = redfish_fleet.host_entries()
+    for i, driver in DRIVERS.items():
+        hosts[i]["address"] = hosts[i]["address"].replace("redfish+http://", driver + "+http://", 1)
+    bad_scheme = dict(redfish_fleet.host_entries()[3], name=BAD_SCHEME)
+    bad_scheme["address"] = bad_scheme["address"].replace("redfish+http://", "redfish-virtualmedium+http://", 1)
+    hosts.append(bad_scheme)
     args = {
         "namespace": fleet_namespace,
-        "hosts": redfish_fleet.host_entries(),
+        "hosts": hosts,
         "rules": RULES,
         "host_claim_namespaces": {"matches": "tenant-[a-z]+"},
         "workers": 4,
@@ -82,8 +108,9 @@ def test_register_fleet_on_metal3(kube_env, fleet_namespace, redfish_fleet, tmp_
     assert check.ok, check.explain()
     res = check.result("register")
     assert res["changed"] is True
-    _check_bad(res)
-    assert all(h["status"] == "registered" for h in res["hosts"] if h["name"] not in BAD)
+    _check_bad(res, (BAD_SCHEME,))
+    _check_bad_scheme(res)
+    assert all(h["status"] == "registered" for h in res["hosts"] if h["name"] not in (*BAD, BAD_SCHEME))
     with kube_env.api("admin") as api:
         items = client.CustomObjectsApi(api).list_namespaced_custom_object(
             GROUP, VERSION, fleet_namespace, "baremetalhosts"
@@ -94,7 +121,8 @@ def test_register_fleet_on_metal3(kube_env, fleet_namespace, redfish_fleet, tmp_
     assert run.ok, run.explain()
     res = run.result("register")
     assert res["changed"] is True
-    _check_bad(res)
+    _check_bad(res, (BAD_SCHEME,))
+    _check_bad_scheme(res)
     _assert_no_secret(run.stdout + run.stderr, redfish_fleet)
     _assert_no_address(res, redfish_fleet)
 
@@ -114,8 +142,11 @@ def test_register_fleet_on_metal3(kube_env, fleet_namespace, redfish_fleet, tmp_
             labels = host["metadata"]["labels"]
             assert labels == want["labels"], (bmc.profile, labels)
             spec = host["spec"]
-            assert spec["bmc"]["address"] == bmc.address  # redfish+http://127.0.0.1:PORT/redfish/v1/Systems/<uuid>
-            assert spec["bmc"]["address"] == f"redfish+{bmc.base_url}/redfish/v1/Systems/{bmc.uuid}"
+            # redfish+http://127.0.0.1:PORT/redfish/v1/Systems/<uuid>, or the driver it was given with
+            driver = DRIVERS.get(i, "redfish")
+            assert spec["bmc"]["address"] == f"{driver}+{bmc.base_url}/redfish/v1/Systems/{bmc.uuid}"
+            if i not in DRIVERS:
+                assert spec["bmc"]["address"] == bmc.address
             assert spec["bootMACAddress"] == bmc.macs[0]
             assert spec["bootMode"] == "UEFI"
             assert spec["online"] is False
@@ -161,6 +192,7 @@ def test_register_fleet_on_metal3(kube_env, fleet_namespace, redfish_fleet, tmp_
     statuses = {h["name"]: h["status"] for h in res["hosts"]}
     assert statuses.pop(name) == "updated"
     assert statuses.pop(legacy) == "updated"  # migrated: the annotation written, the old field removed
+    assert statuses.pop(BAD_SCHEME) == "failed"
     assert {s for n, s in statuses.items() if n not in BAD} == {"unchanged"}
     with kube_env.api("admin") as api:
         custom = client.CustomObjectsApi(api)

@@ -64,7 +64,7 @@ class Metal3Registrar:
             self.namespace,
             job.facts,
             job.classification.labels,
-            redfish.bmh_address(job.base_url, job.system_path),
+            redfish.bmh_address(job.base_url, job.system_path, job.driver),
             secret_name,
             validate_certs=job.spec.get("validate_certs", True),
             boot_mac_address=job.spec.get("boot_mac_address"),

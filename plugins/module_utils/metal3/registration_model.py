@@ -168,7 +168,7 @@ def bmh_patch(current: dict, desired: dict, manage_claim_namespaces: bool) -> di
     bmc_patch = dict(
         (k, v)
         for k, v in want["bmc"].items()
-        if bmc.get(k, False if k == "disableCertificateVerification" else None) != v
+        if not _same_bmc_value(k, bmc.get(k, False if k == "disableCertificateVerification" else None), v)
     )
     if bmc_patch:
         spec_patch["bmc"] = bmc_patch
@@ -183,12 +183,43 @@ def bmh_patch(current: dict, desired: dict, manage_claim_namespaces: bool) -> di
     return patch
 
 
+def _canonical_address(address: str) -> str:
+    """``address`` as baremetal-operator reads it: the scheme's case and a ``+https`` (the default) do not count."""
+    if "://" not in address:
+        return address
+    scheme, rest = address.split("://", 1)
+    scheme = scheme.lower()
+    if scheme.endswith("+https"):
+        scheme = scheme[: -len("+https")]
+    return scheme + "://" + rest
+
+
+def _same_bmc_value(key: str, current: Any, wanted: Any) -> bool:
+    """A hand-made ``redfish-virtualmedia+https://`` host is not patched to the ``redfish-virtualmedia://`` written
+    for the same BMC (the operator's webhook refuses address changes once a host is registered)."""
+    if key == "address" and isinstance(current, str) and isinstance(wanted, str):
+        return _canonical_address(current) == _canonical_address(wanted)
+    return current == wanted
+
+
+def address_scheme(address: Any) -> str | None:
+    """The scheme of a BMC address (``redfish-virtualmedia+http``), lower case; None without one."""
+    if not isinstance(address, str) or "://" not in address:
+        return None
+    scheme = address.strip().split("://", 1)[0].lower()
+    # Only a URL scheme's characters: never a piece of the address itself.
+    if not scheme or not all(c.isalnum() or c in "+-." for c in scheme):
+        return None
+    return scheme
+
+
 def bmh_view(bmh: dict | None) -> dict:
     """What the diff shows of a BMH (no Secret contents)."""
     if not bmh:
         return {}
     meta = bmh.get("metadata") or {}
     spec = bmh.get("spec") or {}
+    address = (spec.get("bmc") or {}).get("address")
     return {
         "name": meta.get("name"),
         "labels": dict(meta.get("labels") or {}),
@@ -196,7 +227,9 @@ def bmh_view(bmh: dict | None) -> dict:
         "bootMode": spec.get("bootMode"),
         "bmc": {
             "credentialsName": (spec.get("bmc") or {}).get("credentialsName"),
-            "address": HIDDEN if (spec.get("bmc") or {}).get("address") else None,
+            "address": HIDDEN if address else None,
+            # The driver and transport (redfish-virtualmedia+http), so a change of driver shows in the diff.
+            "scheme": address_scheme(address),
         },
         **sharing_view(bmh),
     }

@@ -56,7 +56,9 @@ except ImportError:  # pragma: no cover
 
 ROOT = "/redfish/v1/"
 SYSTEMS = "/redfish/v1/Systems"
-# Metal3 BMC address schemes that mean "Redfish", and the transport each implies.
+# Metal3 BMC address schemes that mean "Redfish", and the transport each implies: baremetal-operator's
+# Redfish-based driver families (pkg/hardwareutils/bmc: each registered alone and with "+http"/"+https"),
+# and plain URLs.
 REDFISH_SCHEMES = {
     "redfish": "https",
     "redfish+https": "https",
@@ -74,10 +76,16 @@ REDFISH_SCHEMES = {
     "idrac-virtualmedia+https": "https",
     "idrac-virtualmedia+http": "http",
     "ilo5-redfish": "https",
+    "ilo5-redfish+https": "https",
+    "ilo5-redfish+http": "http",
     "ilo5-virtualmedia": "https",
+    "ilo5-virtualmedia+https": "https",
+    "ilo5-virtualmedia+http": "http",
     "https": "https",
     "http": "http",
 }
+# The driver families of REDFISH_SCHEMES, as the error for an unknown scheme lists them.
+DRIVER_FAMILIES = tuple(sorted(set(s.split("+", 1)[0] for s in REDFISH_SCHEMES) - {"http", "https"}))
 _REASONS = (
     ("connection refused", "connection refused"),
     ("timed out", "connection timed out"),
@@ -104,7 +112,8 @@ def parse_bmc_address(address: Any) -> tuple[str, str | None]:
     Accepts Metal3's forms (``redfish://host/redfish/v1/Systems/1``,
     ``redfish+http://127.0.0.1:8000/redfish/v1/Systems/<uuid>``,
     ``idrac-redfish://...``) and plain ``https://host[:port]`` URLs.  Without
-    a system path, the BMC's only system is used.
+    a system path, the BMC's only system is used.  The scheme's driver family
+    (virtual media, ...) is :func:`bmc_driver`'s.
     """
     where = "BMC address"
     if not isinstance(address, str) or not address.strip():
@@ -120,7 +129,9 @@ def parse_bmc_address(address: Any) -> tuple[str, str | None]:
     scheme = parts.scheme.lower()
     if scheme not in REDFISH_SCHEMES:
         raise InvalidInput(
-            where, "scheme %r is not a Redfish scheme (use redfish://, redfish+http:// or https://)" % scheme
+            where,
+            "scheme %r is not a Redfish scheme of baremetal-operator (use one of %s, each optionally with +http "
+            "or +https, or a plain https:// or http:// URL)" % (scheme, ", ".join(DRIVER_FAMILIES)),
         )
     if parts.username or parts.password:
         raise InvalidInput(where, "must not carry credentials: give username and password")
@@ -139,10 +150,31 @@ def parse_bmc_address(address: Any) -> tuple[str, str | None]:
     return base_url, path
 
 
-def bmh_address(base_url: str, system_path: str) -> str:
-    """The BareMetalHost ``bmc.address`` baremetal-operator expects for a Redfish system."""
+def bmc_driver(address: Any) -> str:
+    """The Metal3 driver family of a BMC address: its scheme before ``+`` (``redfish``, ``redfish-virtualmedia``,
+    ``redfish-uefihttp``, ``idrac-redfish``, ``idrac-virtualmedia``, ``ilo5-redfish``, ``ilo5-virtualmedia``).
+
+    Plain ``https://``/``http://`` URLs and bare host names are ``redfish``.  Raises InvalidInput for what
+    :func:`parse_bmc_address` refuses.
+    """
+    parse_bmc_address(address)
+    text = address.strip()
+    scheme = text.split("://", 1)[0].lower() if "://" in text else "https"
+    family = scheme.split("+", 1)[0]
+    return "redfish" if family in ("http", "https") else family
+
+
+def bmh_address(base_url: str, system_path: str, driver: str = "redfish") -> str:
+    """The BareMetalHost ``bmc.address`` baremetal-operator expects for a Redfish system.
+
+    ``driver`` is the family of :func:`bmc_driver`; a plain-HTTP ``base_url`` gives its ``+http`` form
+    (``redfish-virtualmedia+http://``).  Raises ValueError for a family with no scheme in REDFISH_SCHEMES
+    (``ipmi``, ``https``, a typo), which :func:`bmc_driver` never yields.
+    """
     parts = urlsplit(base_url)
-    scheme = "redfish+http" if parts.scheme == "http" else "redfish"
+    scheme = driver + "+http" if parts.scheme == "http" else driver
+    if REDFISH_SCHEMES.get(scheme) != parts.scheme or driver in ("http", "https"):
+        raise ValueError("no Metal3 BMC scheme for driver %r over %s" % (driver, parts.scheme))
     return "%s://%s%s" % (scheme, parts.netloc, system_path)
 
 

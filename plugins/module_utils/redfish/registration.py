@@ -45,6 +45,7 @@ class HostJob:
         self.document = None
         self.system_path = None
         self.base_url = None
+        self.driver = "redfish"  # the address's Metal3 driver family (redfish.bmc_driver)
         self.classification = None
         self.error = None
         self.status = None
@@ -92,6 +93,7 @@ def read_bmc(job: HostJob, rules: list, timeout: int) -> HostJob:
         timeout=timeout,
     ) as bmc:
         job.base_url = bmc.base_url
+        job.driver = redfish.bmc_driver(spec["address"])
         job.system_path, job.document = bmc.system_document()
     job.facts = redfish.system_facts(job.document)
     if not reg.normal_uuid(job.facts.get("uuid")):

@@ -2,7 +2,8 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """host_register on Metal3 (``registration.Metal3Registrar``) against the in-memory API: the sharing annotation
-on new hosts, and the migration of registered hosts whose policy is still in ``spec.hostClaimNamespaces``."""
+on new hosts, the migration of registered hosts whose policy is still in ``spec.hostClaimNamespaces``, and the
+BMC address's driver family (virtual media, ...) kept in ``spec.bmc.address``."""
 
 import copy
 from types import SimpleNamespace
@@ -22,21 +23,22 @@ NAMESPACE = "metal3"
 POLICY = {"matches": "tenant-.*", "withLabel": None}
 
 
-def job():
+def job(driver="redfish"):
     return SimpleNamespace(
         spec={"name": "web-1", "username": "root", "password": "calvin", "validate_certs": False},
         facts=copy.deepcopy(FACTS),
         classification=SimpleNamespace(labels={"infra-kind": "large"}),
         base_url="http://127.0.0.1:8000",
         system_path="/redfish/v1/Systems/" + UUID,
+        driver=driver,
         name=None,
         warning=None,
     )
 
 
-def register(fake, policy, check_mode=False):
+def register(fake, policy, check_mode=False, driver="redfish"):
     registrar = Metal3Registrar(FakeApiClient(fake), NAMESPACE, check_mode, policy)
-    one = job()
+    one = job(driver)
     registrar.register(one)
     return one
 
@@ -96,3 +98,52 @@ def test_without_the_option_a_legacy_host_is_left_as_it_is():
     registered_legacy_host(fake)
     again = register(fake, None)
     assert again.status == "unchanged" and writes(fake) == []
+
+
+VMEDIA = "redfish-virtualmedia+http://127.0.0.1:8000/redfish/v1/Systems/" + UUID
+
+
+def test_a_new_host_keeps_the_driver_family_of_its_address():
+    fake = FakeKube(page=10)
+    created = register(fake, None, driver="redfish-virtualmedia")
+    assert created.status == "registered"
+    assert fake.get("baremetalhosts", NAMESPACE, "web-1")["spec"]["bmc"]["address"] == VMEDIA
+    fake.requests.clear()
+    again = register(fake, None, driver="redfish-virtualmedia")
+    assert again.status == "unchanged" and not again.changed and writes(fake) == []
+
+
+def test_plain_redfish_is_written_as_before():
+    fake = FakeKube(page=10)
+    register(fake, None)
+    address = fake.get("baremetalhosts", NAMESPACE, "web-1")["spec"]["bmc"]["address"]
+    assert address == "redfish+http://127.0.0.1:8000/redfish/v1/Systems/" + UUID
+
+
+def test_another_driver_for_a_registered_system_patches_the_address_only():
+    """bmc.address is a field host_register owns: a new family is patched like a new host or port would be
+    (baremetal-operator's webhook then refuses it unless the host is registering or detached)."""
+    fake = FakeKube(page=10)
+    register(fake, None)  # as before the fix: redfish+http://
+    fake.requests.clear()
+    moved = register(fake, None, driver="redfish-virtualmedia")
+    assert moved.status == "updated" and moved.changed
+    sent = writes(fake)
+    assert len(sent) == 1 and sent[0][0] == "PATCH"
+    assert sent[0][1]["spec"] == {"bmc": {"address": VMEDIA}}
+    assert set(sent[0][1]) == {"spec", "metadata"} and set(sent[0][1]["metadata"]) == {"resourceVersion"}
+    assert fake.get("baremetalhosts", NAMESPACE, "web-1")["spec"]["bmc"]["address"] == VMEDIA
+
+
+def test_check_mode_reports_a_new_driver_in_the_diff_and_writes_nothing():
+    fake = FakeKube(page=10)
+    register(fake, None)
+    fake.requests.clear()
+    would = register(fake, None, check_mode=True, driver="redfish-virtualmedia")
+    assert would.status == "updated" and would.changed and writes(fake) == [] and writes(fake, "secrets") == []
+    assert (
+        would.before["bmc"]["scheme"] == "redfish+http" and would.after["bmc"]["scheme"] == "redfish-virtualmedia+http"
+    )
+    assert dict(would.before, bmc=None) == dict(would.after, bmc=None)  # nothing else would change
+    assert "127.0.0.1:8000" not in repr((would.before, would.after))
+    assert fake.get("baremetalhosts", NAMESPACE, "web-1")["spec"]["bmc"]["address"].startswith("redfish+http://")

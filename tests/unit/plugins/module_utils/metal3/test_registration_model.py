@@ -20,6 +20,8 @@ from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.redfi
     bmh,
 )
 
+SYSTEM = "/redfish/v1/Systems/1"
+
 
 def test_desired_bmh():
     host = bmh(claim_ns={"matches": "tenant-.*", "withLabel": None})
@@ -181,6 +183,31 @@ def test_bmh_view_hides_the_address():
     assert bmh_model.bmh_view(None) == {}
 
 
+def test_bmh_view_shows_the_scheme_so_a_new_driver_is_a_visible_change():
+    before = bmh()
+    after = bmh()
+    after["spec"]["bmc"]["address"] = "redfish-virtualmedia+http://" + ADDRESS.split("://", 1)[1]
+    assert bmh_model.bmh_view(before)["bmc"]["scheme"] == ADDRESS.split("://", 1)[0]
+    assert bmh_model.bmh_view(after)["bmc"]["scheme"] == "redfish-virtualmedia+http"
+    assert bmh_model.bmh_view(before) != bmh_model.bmh_view(after)
+    assert ADDRESS.split("://", 1)[1] not in json.dumps(bmh_model.bmh_view(after))
+
+
+@pytest.mark.parametrize(
+    "address,scheme",
+    [
+        ("Redfish-VirtualMedia+HTTP://bmc/redfish/v1/Systems/1", "redfish-virtualmedia+http"),
+        ("idrac-redfish://10.0.0.1/redfish/v1/Systems/1", "idrac-redfish"),
+        ("10.0.0.1:623", None),
+        ("user:pw@bmc://x", None),
+        ("", None),
+        (None, None),
+    ],
+)
+def test_address_scheme(address, scheme):
+    assert bmh_model.address_scheme(address) == scheme
+
+
 def test_secret():
     secret = bmh_model.desired_secret("s", "metal3", "root", "p@ss")
     assert secret["data"] == {"username": "cm9vdA==", "password": "cEBzcw=="}
@@ -190,3 +217,24 @@ def test_secret():
     assert bmh_model.secret_differs(None, "root", "p@ss")
     assert bmh_model.secret_differs({"data": {"username": "!!!"}}, "root", "p@ss")
     assert bmh_model.secret_name("web-1") == "web-1-bmc-secret"
+
+
+@pytest.mark.parametrize(
+    "current,wanted,patched",
+    [
+        ("redfish-virtualmedia+https://bmc" + SYSTEM, "redfish-virtualmedia://bmc" + SYSTEM, False),
+        ("Redfish-VirtualMedia://bmc" + SYSTEM, "redfish-virtualmedia://bmc" + SYSTEM, False),
+        ("redfish+https://bmc" + SYSTEM, "redfish://bmc" + SYSTEM, False),
+        ("redfish+http://bmc" + SYSTEM, "redfish://bmc" + SYSTEM, True),
+        ("redfish://bmc" + SYSTEM, "redfish-virtualmedia://bmc" + SYSTEM, True),
+        ("redfish-virtualmedia+http://bmc" + SYSTEM, "redfish-virtualmedia+http://bmc:8000" + SYSTEM, True),
+    ],
+)
+def test_an_equivalent_address_is_not_patched(current, wanted, patched):
+    host, desired = bmh(), bmh()
+    host["spec"]["bmc"]["address"] = current
+    desired["spec"]["bmc"]["address"] = wanted
+    patch = bmh_model.bmh_patch(host, desired, False)
+    assert (patch.get("spec", {}).get("bmc") == {"address": wanted}) is patched
+    if not patched:
+        assert "spec" not in patch

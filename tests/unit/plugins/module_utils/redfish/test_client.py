@@ -66,6 +66,142 @@ def test_bmh_address_round_trips():
         assert redfish.bmh_address(*redfish.parse_bmc_address(address)) == address
 
 
+def _written(address):
+    """The ``bmc.address`` host_register writes on Metal3 for ``address``."""
+    return redfish.bmh_address(*redfish.parse_bmc_address(address), redfish.bmc_driver(address))
+
+
+# Every scheme of REDFISH_SCHEMES -> the scheme of the BareMetalHost's address: the driver family is kept,
+# "+https" is the default transport (dropped), "+http" stays; plain URLs are Metal3's "redfish".
+WRITTEN_SCHEME = {
+    "redfish": "redfish",
+    "redfish+https": "redfish",
+    "redfish+http": "redfish+http",
+    "redfish-virtualmedia": "redfish-virtualmedia",
+    "redfish-virtualmedia+https": "redfish-virtualmedia",
+    "redfish-virtualmedia+http": "redfish-virtualmedia+http",
+    "redfish-uefihttp": "redfish-uefihttp",
+    "redfish-uefihttp+https": "redfish-uefihttp",
+    "redfish-uefihttp+http": "redfish-uefihttp+http",
+    "idrac-redfish": "idrac-redfish",
+    "idrac-redfish+https": "idrac-redfish",
+    "idrac-redfish+http": "idrac-redfish+http",
+    "idrac-virtualmedia": "idrac-virtualmedia",
+    "idrac-virtualmedia+https": "idrac-virtualmedia",
+    "idrac-virtualmedia+http": "idrac-virtualmedia+http",
+    "ilo5-redfish": "ilo5-redfish",
+    "ilo5-redfish+https": "ilo5-redfish",
+    "ilo5-redfish+http": "ilo5-redfish+http",
+    "ilo5-virtualmedia": "ilo5-virtualmedia",
+    "ilo5-virtualmedia+https": "ilo5-virtualmedia",
+    "ilo5-virtualmedia+http": "ilo5-virtualmedia+http",
+    "https": "redfish",
+    "http": "redfish+http",
+}
+
+
+# baremetal-operator's Redfish-based driver families (pinned snapshot, pkg/hardwareutils/bmc: redfish.go,
+# redfish_virtualmedia.go, redfish_https.go, idrac_virtualmedia.go), each registered with "+http" and "+https".
+BMO_REDFISH_FAMILIES = (
+    "redfish",
+    "ilo5-redfish",
+    "idrac-redfish",
+    "redfish-virtualmedia",
+    "ilo5-virtualmedia",
+    "idrac-virtualmedia",
+    "redfish-uefihttp",
+)
+
+
+def test_every_scheme_has_a_written_form():
+    assert set(WRITTEN_SCHEME) == set(redfish.REDFISH_SCHEMES)
+
+
+def test_every_redfish_scheme_of_the_operator_is_accepted():
+    """Each family alone, with +https and with +http, and nothing else but plain URLs."""
+    want = set(["https", "http"])
+    for family in BMO_REDFISH_FAMILIES:
+        want |= set([family, family + "+https", family + "+http"])
+    assert set(redfish.REDFISH_SCHEMES) == want
+    assert set(redfish.DRIVER_FAMILIES) == set(BMO_REDFISH_FAMILIES)
+    for scheme, transport in redfish.REDFISH_SCHEMES.items():
+        assert transport == ("http" if scheme in ("http",) or scheme.endswith("+http") else "https"), scheme
+
+
+@pytest.mark.parametrize("scheme", sorted(WRITTEN_SCHEME))
+def test_the_written_address_keeps_the_driver_family(scheme):
+    for netloc in ("bmc.example.com", "10.0.0.1:8443", "[fd00::1]:8000"):
+        address = "%s://%s%s" % (scheme, netloc, SYS)
+        written = _written(address)
+        assert written == "%s://%s%s" % (WRITTEN_SCHEME[scheme], netloc, SYS)
+        # What is written reads back as the same BMC and the same driver, and is written again unchanged.
+        assert redfish.parse_bmc_address(written) == redfish.parse_bmc_address(address)
+        assert redfish.bmc_driver(written) == redfish.bmc_driver(address)
+        assert _written(written) == written
+
+
+@pytest.mark.parametrize(
+    "address,driver",
+    [
+        ("redfish-virtualmedia+http://127.0.0.1:8000" + SYS, "redfish-virtualmedia"),
+        ("REDFISH-VirtualMedia://bmc" + SYS, "redfish-virtualmedia"),
+        ("  idrac-virtualmedia+https://bmc" + SYS + "  ", "idrac-virtualmedia"),
+        ("ilo5-virtualmedia://ilo" + SYS, "ilo5-virtualmedia"),
+        ("ilo5-redfish+http://ilo" + SYS, "ilo5-redfish"),
+        ("redfish-uefihttp+https://bmc" + SYS, "redfish-uefihttp"),
+        ("https://bmc.example.com", "redfish"),
+        ("http://127.0.0.1:9", "redfish"),
+        ("bmc.example.com", "redfish"),
+    ],
+)
+def test_bmc_driver(address, driver):
+    assert redfish.bmc_driver(address) == driver
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "",
+        None,
+        "ipmi://10.0.0.1",
+        "libvirt://10.0.0.1",
+        "idrac://10.0.0.1",
+        "redfish-virtualmedia+ftp://bmc" + SYS,
+        "redfish-virtualmedia+http+https://bmc" + SYS,
+        "redfish-virtualmedium+http://bmc" + SYS,
+        "virtualmedia://bmc" + SYS,
+        "redfish+virtualmedia://bmc" + SYS,
+        "ilo4-redfish://ilo" + SYS,
+        "irmc-redfish://bmc" + SYS,
+    ],
+)
+def test_bmc_driver_refuses_what_parse_refuses(address):
+    with pytest.raises(InvalidInput) as err:
+        redfish.bmc_driver(address)
+    with pytest.raises(InvalidInput):
+        redfish.parse_bmc_address(address)
+    if address and "://" in address:
+        # One message naming the scheme given and the families there are.
+        scheme = address.split("://", 1)[0]
+        assert "scheme %r is not a Redfish scheme" % scheme in err.value.message
+        assert "redfish-virtualmedia" in err.value.message and "ilo5-redfish" in err.value.message
+
+
+@pytest.mark.parametrize(
+    "base_url,driver",
+    [
+        ("http://bmc", "ipmi"),
+        ("https://bmc", "ipmi"),
+        ("http://bmc", "redfish-virtualmedium"),
+        ("http://bmc", "http"),
+        ("https://bmc", "https"),
+    ],
+)
+def test_bmh_address_invents_no_scheme(base_url, driver):
+    with pytest.raises(ValueError):
+        redfish.bmh_address(base_url, SYS, driver)
+
+
 @pytest.mark.parametrize(
     "text,reason",
     [
