@@ -107,7 +107,7 @@ def tenant_with_claims(metal3_bmo_env, tmp_path_factory):
 
     # The binder binds the claims and passes the image down; the operator provisions the host at once.
     bound = metal3_env.bind([TENANT])
-    deployed = next(c["host"] for c in bound["claims"] if c["name"] == "deployed")
+    deployed = {c["name"]: c["host"] for c in bound["claims"]}["deployed"]
     metal3_env.wait_host(INFRA, deployed, state="provisioned", powered=True, timeout=300)
     metal3_env.bind([TENANT])
     hosts = metal3_env.hosts(INFRA)

@@ -67,11 +67,11 @@ def test_an_unknown_scheme_fails_its_host_before_any_io(address, scheme):
 
 
 def test_each_bad_host_gets_its_own_error_and_the_run_fails_when_partial_is_refused():
-    mod = Module([host(address) for address, _ in BAD], allow_partial=False)
+    mod = Module([host(address) for address, _scheme in BAD], allow_partial=False)
     with pytest.raises(BackendError) as err:
         registration.run_host_register(mod, no_backend)
     assert [f["index"] for f in mod.result["failed_hosts"]] == list(range(len(BAD)))
-    for failed, (_, scheme) in zip(mod.result["failed_hosts"], BAD):
+    for failed, (_address, scheme) in zip(mod.result["failed_hosts"], BAD):
         assert failed["error"].startswith("BMC #%d: BMC address: scheme %r" % (failed["index"], scheme))
     assert "%d of %d BMC(s) failed" % (len(BAD), len(BAD)) in err.value.message
     assert mod.result["changed"] is False
