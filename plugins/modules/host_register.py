@@ -123,6 +123,25 @@ options:
         description: C(key) or C(key=value) labels of which the namespace must carry one.
         type: list
         elements: str
+  inspection:
+    description:
+      - How the hardware of the hosts is inspected (O(backend=metal3)), written as C(spec.inspectionMode).
+      - V(agent) is baremetal-operator's own inspection (the host boots ironic-python-agent once it is registered).
+      - V(redfish) disables that inspection and hands baremetal-operator what the BMC reported over Redfish instead
+        (vendor, product and serial number, CPU architecture, model and count, memory, NICs with their MACs), in the
+        annotation C(inspect.metal3.io/hardwaredetails) of a new host, which the operator takes into the host's
+        C(status.hardware) and then removes. On an existing host only C(spec.inspectionMode) is set.
+      - Left as it is when not given (new hosts get the operator's default, V(agent)).
+    type: str
+    choices: [agent, redfish]
+  automated_cleaning:
+    description:
+      - Whether the host's disks are cleaned each time it is deprovisioned, before another tenant can have it. On
+        O(backend=metal3) C(spec.automatedCleaningMode) (V(true) is V(metadata), V(false) V(disabled)); on
+        O(backend=ironic) the node's C(automated_clean).
+      - Left as it is when not given (the operator's or the conductor's default applies to new hosts).
+      - Turn it off only where something else wipes the hosts between tenants.
+    type: bool
   owner:
     description:
       - Project (ID or name) that owns the nodes (O(backend=ironic)), usually the infrastructure project.
@@ -376,6 +395,8 @@ class HostRegisterModule(TenancyModule):
                 withLabel=dict(type="list", elements="str"),
             ),
         ),
+        inspection=dict(type="str", choices=["agent", "redfish"]),
+        automated_cleaning=dict(type="bool"),
         owner=dict(type="str"),
         verify_projects=dict(type="bool", default=True),
         default_resource_class=dict(type="str", default="baremetal"),
@@ -410,8 +431,10 @@ class HostRegisterModule(TenancyModule):
             for key in ("owner", "interfaces"):
                 if params.get(key):
                     raise InvalidInput("option %s" % key, "only applies to backend ironic")
-        elif params.get("host_claim_namespaces") is not None:
-            raise InvalidInput("option host_claim_namespaces", "only applies to backend metal3")
+        else:
+            for key in ("host_claim_namespaces", "inspection"):
+                if params.get(key) is not None:
+                    raise InvalidInput("option %s" % key, "only applies to backend metal3")
         problems = claim_namespaces_problems(params.get("host_claim_namespaces"))
         if problems:
             raise InvalidInput("option host_claim_namespaces", "; ".join(problems))
@@ -420,7 +443,12 @@ class HostRegisterModule(TenancyModule):
         params = self.params
         if self.backend == "metal3":
             return Metal3Registrar(
-                kube_api_client(params), params["namespace"], self.check_mode, params.get("host_claim_namespaces")
+                kube_api_client(params),
+                params["namespace"],
+                self.check_mode,
+                params.get("host_claim_namespaces"),
+                params.get("inspection"),
+                params.get("automated_cleaning"),
             )
         owner = self._owner
         conns = [self._conn]
@@ -436,6 +464,7 @@ class HostRegisterModule(TenancyModule):
             params.get("interfaces"),
             params["update_password"] == "always",
             params["wait_timeout"],
+            params.get("automated_cleaning"),
         )
 
     def _resolve_owner(self):

@@ -47,8 +47,10 @@ class IronicRegistrar:
         interfaces: dict | None = None,
         update_password: bool = False,
         wait_timeout: float = 600,
+        automated_clean: bool | None = None,
     ) -> None:
         self.connect = connect
+        self.automated_clean = automated_clean
         self.local = threading.local()
         self.check_mode = check_mode
         self.owner = owner
@@ -104,7 +106,14 @@ class IronicRegistrar:
             job.spec.get("validate_certs", True),
         )
         desired = node_model.desired_node(
-            name, job.facts, job.classification, info, self.owner, self.default_resource_class, self.interfaces
+            name,
+            job.facts,
+            job.classification,
+            info,
+            self.owner,
+            self.default_resource_class,
+            self.interfaces,
+            self.automated_clean,
         )
         job.ref = dict(node=name, node_uuid=(existing or {}).get("uuid") or uuid)
         if existing is None:

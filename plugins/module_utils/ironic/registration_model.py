@@ -52,8 +52,10 @@ def desired_node(
     owner: str | None = None,
     default_resource_class: str = DEFAULT_RESOURCE_CLASS,
     interfaces: Mapping[str, Any] | None = None,
+    automated_clean: bool | None = None,
 ) -> dict:
-    """The fields of a new node (``uuid`` = the system UUID) and its traits and port MACs."""
+    """The fields of a new node (``uuid`` = the system UUID) and its traits and port MACs;
+    ``automated_clean`` (``None``: the conductor's default, not managed) is the node's own setting."""
     fields = {
         "uuid": normal_uuid(facts.get("uuid")),
         "name": name,
@@ -65,6 +67,8 @@ def desired_node(
     }
     if owner:
         fields["owner"] = owner
+    if automated_clean is not None:
+        fields["automated_clean"] = bool(automated_clean)
     for key, value in (interfaces or {}).items():
         fields[key] = value
     return fields
@@ -94,6 +98,8 @@ def node_patch(current: Mapping[str, Any], desired: Mapping[str, Any], update_pa
     put("/resource_class", current.get("resource_class"), desired["resource_class"])
     if "owner" in desired:
         put("/owner", current.get("owner"), desired["owner"])
+    if "automated_clean" in desired:
+        put("/automated_clean", current.get("automated_clean"), desired["automated_clean"])
     have_props = current.get("properties") or {}
     for key, value in desired["properties"].items():
         put("/properties/%s" % key, have_props.get(key), value)
@@ -134,6 +140,7 @@ def node_view(
         "name": fields.get("name"),
         "resource_class": fields.get("resource_class"),
         "owner": fields.get("owner"),
+        "automated_clean": fields.get("automated_clean"),
         "properties": dict(fields.get("properties") or {}),
         "traits": sorted(traits or []),
         "ports": sorted(ports or []),

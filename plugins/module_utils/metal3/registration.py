@@ -24,12 +24,22 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import r
 class Metal3Registrar:
     parallel = False  # one writer per namespace: BareMetalHost names are checked against one listing
 
-    def __init__(self, api_client, namespace: str, check_mode: bool, host_claim_namespaces: list[str] | None = None):
+    def __init__(
+        self,
+        api_client,
+        namespace: str,
+        check_mode: bool,
+        host_claim_namespaces: dict | None = None,
+        inspection: str | None = None,
+        automated_cleaning: bool | None = None,
+    ):
         """``api_client``: a :class:`KubeIO` or a kubernetes ApiClient (wrapped in one)."""
         self.io = api_client if isinstance(api_client, KubeIO) else KubeIO(api_client)
         self.namespace = namespace
         self.check_mode = check_mode
         self.claim_namespaces = host_claim_namespaces
+        self.inspection = inspection
+        self.automated_cleaning = automated_cleaning
         listing = self.io.list_hosts([namespace])
         self.by_name = dict((h["metadata"]["name"], h) for h in listing)
         self.by_uuid = {}
@@ -69,6 +79,8 @@ class Metal3Registrar:
             validate_certs=job.spec.get("validate_certs", True),
             boot_mac_address=job.spec.get("boot_mac_address"),
             host_claim_namespaces=self.claim_namespaces,
+            inspection=self.inspection,
+            automated_cleaning=self.automated_cleaning,
         )
         spec = job.spec
         secret = self.io.get_secret(self.namespace, secret_name)

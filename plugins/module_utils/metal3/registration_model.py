@@ -44,6 +44,48 @@ SECRET_LABEL = "environment.metal3.io"
 
 SECRET_SUFFIX = "-bmc-secret"
 
+#: baremetal-operator takes this annotation into ``status.hardware`` when inspection is disabled, then removes it
+HARDWARE_DETAILS_ANNOTATION = "inspect.metal3.io/hardwaredetails"
+
+#: option ``inspection`` -> ``spec.inspectionMode``; ``redfish`` also writes what Redfish reported at creation
+INSPECTION_MODES = {"agent": "agent", "redfish": "disabled"}
+
+
+def cleaning_mode(automated_cleaning: bool | None) -> str | None:
+    """``spec.automatedCleaningMode`` of option ``automated_cleaning`` (``None``: not managed)."""
+    if automated_cleaning is None:
+        return None
+    return "metadata" if automated_cleaning else "disabled"
+
+
+def hardware_details(facts: Mapping[str, Any]) -> dict:
+    """BareMetalHost ``HardwareDetails`` (``status.hardware``) of what the BMC reported over Redfish,
+    for the annotation that stands in for inspection (only the fields Redfish gave)."""
+    vendor = dict(
+        (key, facts.get(fact))
+        for key, fact in (("manufacturer", "manufacturer"), ("productName", "model"), ("serialNumber", "serial_number"))
+        if facts.get(fact)
+    )
+    cpu = dict(
+        (key, facts.get(fact))
+        for key, fact in (("arch", "cpu_arch"), ("model", "cpu_model"), ("count", "cpus"))
+        if facts.get(fact)
+    )
+    details: dict = {}
+    if vendor:
+        details["systemVendor"] = vendor
+    if cpu:
+        details["cpu"] = cpu
+    if facts.get("memory_gib"):
+        details["ramMebibytes"] = round(float(facts["memory_gib"]) * 1024)
+    nics = [
+        dict((k, v) for k, v in (("name", nic.get("name")), ("mac", nic["mac"])) if v)
+        for nic in facts.get("nics") or []
+    ]
+    if nics:
+        details["nics"] = nics
+    return details
+
 
 def bmh_boot_mode(redfish_mode: str | None) -> str | None:
     """BMH ``spec.bootMode`` for a Redfish ``BootSourceOverrideMode``."""
@@ -76,8 +118,16 @@ def desired_bmh(
     validate_certs: bool = True,
     boot_mac_address: str | None = None,
     host_claim_namespaces: dict | None = None,
+    inspection: str | None = None,
+    automated_cleaning: bool | None = None,
 ) -> dict:
-    """The whole BareMetalHost for a new host."""
+    """The whole BareMetalHost for a new host.
+
+    ``inspection`` (``None``: baremetal-operator's default) sets ``spec.inspectionMode``;
+    ``redfish`` disables the agent's inspection and hands the operator the Redfish facts
+    in the hardware-details annotation instead (new hosts only: the operator consumes it).
+    ``automated_cleaning`` sets ``spec.automatedCleaningMode`` (``None``: not managed).
+    """
     spec = {
         "online": False,
         "bmc": {
@@ -96,6 +146,12 @@ def desired_bmh(
         SYSTEM_UUID_ANNOTATION: normal_uuid(facts.get("uuid")),
         MANAGED_LABELS_ANNOTATION: json.dumps(sorted(labels)),
     }
+    if inspection is not None:
+        spec["inspectionMode"] = INSPECTION_MODES[inspection]
+        if inspection == "redfish":
+            annotations[HARDWARE_DETAILS_ANNOTATION] = json.dumps(hardware_details(facts), sort_keys=True)
+    if automated_cleaning is not None:
+        spec["automatedCleaningMode"] = cleaning_mode(automated_cleaning)
     policy = claim_namespaces_policy(host_claim_namespaces)
     if policy is not None:
         annotations[ANNOTATION] = encode_policy(policy)
@@ -132,9 +188,10 @@ def bmh_patch(current: dict, desired: dict, manage_claim_namespaces: bool) -> di
 
     Only what host_register owns is compared: the classified labels (others
     are kept), the two annotations, ``bmc``, ``bootMACAddress``,
-    ``bootMode`` and, when ``manage_claim_namespaces``, the sharing
+    ``bootMode``, ``inspectionMode`` and ``automatedCleaningMode`` (when
+    given), and, when ``manage_claim_namespaces``, the sharing
     annotation (with a leftover ``spec.hostClaimNamespaces`` removed, see
-    ``sharing_policy.sharing_patch``).  ``online`` is set on creation only.
+    ``sharing_policy.sharing_patch``).  ``online`` and the hardware-details annotation are set on creation only.
     """
     patch = {}
     meta = current.get("metadata") or {}
@@ -152,6 +209,8 @@ def bmh_patch(current: dict, desired: dict, manage_claim_namespaces: bool) -> di
     for key, value in desired["metadata"]["annotations"].items():
         if key == ANNOTATION:
             continue  # sharing: below
+        if key == HARDWARE_DETAILS_ANNOTATION:
+            continue  # new hosts only: the operator removes it once it took the details
         if key == MANAGED_LABELS_ANNOTATION:
             if sorted(_tracked(annotations, key)) == sorted(want_labels) and key in annotations:
                 continue
@@ -172,7 +231,7 @@ def bmh_patch(current: dict, desired: dict, manage_claim_namespaces: bool) -> di
     )
     if bmc_patch:
         spec_patch["bmc"] = bmc_patch
-    for key in ("bootMACAddress", "bootMode"):
+    for key in ("bootMACAddress", "bootMode", "inspectionMode", "automatedCleaningMode"):
         if key in want and spec.get(key) != want[key]:
             spec_patch[key] = want[key]
     if spec_patch:
@@ -225,6 +284,8 @@ def bmh_view(bmh: dict | None) -> dict:
         "labels": dict(meta.get("labels") or {}),
         "bootMACAddress": spec.get("bootMACAddress"),
         "bootMode": spec.get("bootMode"),
+        "inspectionMode": spec.get("inspectionMode"),
+        "automatedCleaningMode": spec.get("automatedCleaningMode"),
         "bmc": {
             "credentialsName": (spec.get("bmc") or {}).get("credentialsName"),
             "address": HIDDEN if address else None,

@@ -85,3 +85,19 @@ def test_node_view_hides_secrets():
     assert "127.0.0.1" not in text and '"pw"' not in text
     assert view["driver_info"]["redfish_username"] == "admin"
     assert node_model.node_view(None) == {}
+
+
+def test_automated_clean_is_managed_only_when_given():
+    plain = node_model.desired_node("web-1", FACTS, CLASS, INFO)
+    assert "automated_clean" not in plain
+    assert node_model.node_patch(dict(plain, automated_clean=True), plain) == []
+    off = node_model.desired_node("web-1", FACTS, CLASS, INFO, automated_clean=False)
+    assert off["automated_clean"] is False
+    assert node_model.node_patch(dict(off, automated_clean=None), off) == [
+        {"op": "add", "path": "/automated_clean", "value": False}
+    ]
+    assert node_model.node_patch(dict(off, automated_clean=True), off) == [
+        {"op": "replace", "path": "/automated_clean", "value": False}
+    ]
+    assert node_model.node_patch(off, off) == []
+    assert node_model.node_view(off)["automated_clean"] is False

@@ -147,3 +147,22 @@ def test_check_mode_reports_a_new_driver_in_the_diff_and_writes_nothing():
     assert dict(would.before, bmc=None) == dict(would.after, bmc=None)  # nothing else would change
     assert "127.0.0.1:8000" not in repr((would.before, would.after))
     assert fake.get("baremetalhosts", NAMESPACE, "web-1")["spec"]["bmc"]["address"].startswith("redfish+http://")
+
+
+def test_redfish_inspection_is_handed_to_a_new_host_once():
+    """inspection=redfish: the new host has the agent's inspection off and the Redfish facts in the annotation
+    the operator consumes; once the operator removed it, a rerun writes nothing."""
+    fake = FakeKube(page=10)
+    registrar = Metal3Registrar(FakeApiClient(fake), NAMESPACE, False, None, "redfish", False)
+    first = job()
+    registrar.register(first)
+    host = fake.get("baremetalhosts", NAMESPACE, "web-1")
+    assert (host["spec"]["inspectionMode"], host["spec"]["automatedCleaningMode"]) == ("disabled", "disabled")
+    assert '"ramMebibytes": 524288' in host["metadata"]["annotations"]["inspect.metal3.io/hardwaredetails"]
+    fake.write(
+        "baremetalhosts", NAMESPACE, "web-1", {"metadata": {"annotations": {"inspect.metal3.io/hardwaredetails": None}}}
+    )
+    fake.requests.clear()
+    again = job()
+    Metal3Registrar(FakeApiClient(fake), NAMESPACE, False, None, "redfish", False).register(again)
+    assert again.status == "unchanged" and writes(fake) == []

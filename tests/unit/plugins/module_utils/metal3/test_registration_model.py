@@ -16,6 +16,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_p
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import registration_model as reg
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.redfish.registration_facts import (
     ADDRESS,
+    FACTS,
     UUID,
     bmh,
 )
@@ -238,3 +239,59 @@ def test_an_equivalent_address_is_not_patched(current, wanted, patched):
     assert (patch.get("spec", {}).get("bmc") == {"address": wanted}) is patched
     if not patched:
         assert "spec" not in patch
+
+
+def _host(**options):
+    return bmh_model.desired_bmh(
+        "web-1",
+        "metal3",
+        dict(FACTS, manufacturer="Fabrikam", model="R9", cpu_model="EPYC"),
+        {},
+        ADDRESS,
+        "s",
+        **options,
+    )
+
+
+def test_without_the_options_inspection_and_cleaning_are_the_operators_defaults():
+    host = _host()
+    assert "inspectionMode" not in host["spec"] and "automatedCleaningMode" not in host["spec"]
+    assert bmh_model.HARDWARE_DETAILS_ANNOTATION not in host["metadata"]["annotations"]
+    # an existing host's own settings are left as they are
+    current = copy.deepcopy(host)
+    current["spec"].update(inspectionMode="disabled", automatedCleaningMode="disabled")
+    assert bmh_model.bmh_patch(current, host, False) == {}
+
+
+def test_redfish_inspection_disables_the_agent_and_hands_over_the_redfish_facts():
+    host = _host(inspection="redfish", automated_cleaning=False)
+    assert host["spec"]["inspectionMode"] == "disabled"
+    assert host["spec"]["automatedCleaningMode"] == "disabled"
+    details = json.loads(host["metadata"]["annotations"][bmh_model.HARDWARE_DETAILS_ANNOTATION])
+    assert details == {
+        "systemVendor": {"manufacturer": "Fabrikam", "productName": "R9"},
+        "cpu": {"arch": "x86_64", "model": "EPYC", "count": 96},
+        "ramMebibytes": 512 * 1024,
+        "nics": [{"name": "a", "mac": "52:54:00:aa:bb:01"}, {"name": "b", "mac": "52:54:00:aa:bb:02"}],
+    }
+    assert bmh_model.hardware_details({"uuid": UUID}) == {}
+
+
+def test_the_hardware_annotation_is_written_once_the_modes_on_every_run():
+    """The operator removes the annotation once it took the details: a rerun must not write it again."""
+    host = _host(inspection="redfish", automated_cleaning=True)
+    consumed = copy.deepcopy(host)
+    del consumed["metadata"]["annotations"][bmh_model.HARDWARE_DETAILS_ANNOTATION]
+    assert bmh_model.bmh_patch(consumed, host, False) == {}
+    changed = copy.deepcopy(consumed)
+    changed["spec"].update(inspectionMode="agent", automatedCleaningMode="disabled")
+    assert bmh_model.bmh_patch(changed, host, False) == {
+        "spec": {"inspectionMode": "disabled", "automatedCleaningMode": "metadata"}
+    }
+    assert bmh_model.bmh_patch(consumed, _host(inspection="agent"), False) == {"spec": {"inspectionMode": "agent"}}
+
+
+def test_bmh_view_shows_inspection_and_cleaning():
+    view = bmh_model.bmh_view(_host(inspection="redfish", automated_cleaning=True))
+    assert (view["inspectionMode"], view["automatedCleaningMode"]) == ("disabled", "metadata")
+    assert (bmh_model.cleaning_mode(None), bmh_model.cleaning_mode(False)) == (None, "disabled")
