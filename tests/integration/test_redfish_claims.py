@@ -1,12 +1,15 @@
 """A host registered by host_register is claimable by a tenant through host_claim, on each backend.
 
-metal3: host_register (admin) creates the BareMetalHost from its sushy-tools
-BMC, classified ``infra-kind: large`` and shared with the tenant's namespace;
-the test plays baremetal-operator's inspection (status ``available``); the
-tenant claims by those labels with its own kubeconfig, the binder
-(``host_bind``, binder identity) binds: the BMH's ``consumerRef`` names the
-claim, and the claim (read by the tenant) carries the classification labels
-and no BMC data.
+metal3 (real baremetal-operator): host_register (admin) creates the
+BareMetalHost from its sushy-tools BMC (a virtual-media address, as the
+operator's Ironic boots), classified ``infra-kind: large``, shared with the
+tenant's namespace, with ``inspection: redfish`` (the operator takes the
+hardware Redfish reported instead of booting an agent: ``status.hardware``
+shows the BMC's memory, CPUs and NICs) and automated cleaning off; BMO
+registers it with Ironic until it is ``available``. The tenant claims by those
+labels with its own kubeconfig, the binder (``host_bind``, binder identity)
+binds: the BMH's ``consumerRef`` names the claim, and the claim (read by the
+tenant) carries the classification labels and no BMC data.
 
 ironic: host_register (admin) enrols the node (redfish driver, resource class
 from the rules, owner infra, available); host_lease leases it to tenant-a;
@@ -21,7 +24,6 @@ import json
 import pytest
 from harness import sushy as sushy_harness
 from harness.ansible import localhost_play, run_playbook
-from harness.bmo import PlaysBareMetalOperator
 
 GROUP, VERSION = "metal3.io", "v1alpha1"
 INFRA = "bmt-rf-infra"
@@ -53,7 +55,9 @@ def _failures(run) -> str:
     return "\n".join(out) or run.explain()
 
 
-def test_registered_host_is_claimable_on_metal3(kube_env, metal3_env, claim_bmc, tmp_path):
+@pytest.mark.real_bmo
+def test_registered_host_is_claimable_on_metal3(kube_env, metal3_bmo_env, claim_bmc, tmp_path):
+    metal3_env = metal3_bmo_env
     metal3_env.tenant_namespace(INFRA, None)
     metal3_env.tenant_namespace(TENANT_NS, "tenant-a")
     bmc = claim_bmc.bmcs[0]
@@ -66,9 +70,11 @@ def test_registered_host_is_claimable_on_metal3(kube_env, metal3_env, claim_bmc,
                         "namespace": INFRA,
                         "rules": RULES,
                         "host_claim_namespaces": {"matches": TENANT_NS},
+                        "inspection": "redfish",
+                        "automated_cleaning": False,
                         "hosts": [
                             {
-                                "address": bmc.address,
+                                "address": bmc.address.replace("redfish+", "redfish-virtualmedia+", 1),
                                 "username": bmc.username,
                                 "password": bmc.password,
                                 "name": "rf-large-0",
@@ -84,8 +90,15 @@ def test_registered_host_is_claimable_on_metal3(kube_env, metal3_env, claim_bmc,
     )
     assert register.ok, _failures(register)
     try:
-        with kube_env.api("admin") as api:
-            PlaysBareMetalOperator(api, [INFRA]).register(INFRA, "rf-large-0", state="available")
+        # The real operator registers the host with Ironic; no agent inspects it: the hardware is Redfish's.
+        registered = metal3_env.wait_host(INFRA, "rf-large-0", state="available", hardware=True, timeout=300)
+        hardware = registered["status"]["hardware"]
+        assert hardware["ramMebibytes"] == sushy_harness.PROFILES["large"]["memory_gb"] * 1024
+        assert hardware["cpu"]["count"] == sushy_harness.PROFILES["large"]["cpus"]
+        assert [n["mac"] for n in hardware["nics"]] == bmc.macs
+        assert registered["spec"]["bmc"]["address"].startswith("redfish-virtualmedia+http://")
+        assert registered["spec"]["inspectionMode"] == "disabled"
+        assert "inspect.metal3.io/hardwaredetails" not in registered["metadata"]["annotations"]
         claim = {
             "name": "rf-claim",
             "namespace": TENANT_NS,
