@@ -12,8 +12,8 @@ with ``ansible.builtin.uri`` (basic auth) against the BMC. Proved here:
 - accounts the collection did not create (``ops-team``, and ``bmt-manual``
   made by hand with the collection's prefix) are never changed, in every
   scenario (their ETags are compared before and after);
-- with a host (BareMetalHost or Ironic node) the account is recorded on the
-  host, and ``revoke_host_accounts`` - what ending a lease or releasing a
+- with a host (BareMetalHost, on baremetal-operator's own CRD, or Ironic
+  node) the account is recorded on the host, and ``revoke_host_accounts`` - what ending a lease or releasing a
   claim calls - deletes it and clears the record; a hand-made prefixed
   account on the same BMC is refused and left alone;
 - the generated password is in the registered result but in no output, even
@@ -337,7 +337,10 @@ def _admin_bmh_ledger(kube_env, namespace, name) -> str | None:
     return (host["metadata"].get("annotations") or {}).get("baremetal.tenancy/bmc-accounts")
 
 
-def test_host_accounts_on_metal3_are_revoked_at_release(kube_env, metal3_env, bmc, tmp_path):
+@pytest.mark.real_bmo
+def test_host_accounts_on_metal3_are_revoked_at_release(kube_env, metal3_bmo_env, bmc, tmp_path):
+    """The BareMetalHost is written through baremetal-operator's CRD and webhook (its namespace is not one
+    the operator reconciles: the BMC's accounts are the subject here, not the host's states)."""
     namespace = "bmt-access"
     with kube_env.api("admin") as api:
         try:
