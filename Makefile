@@ -88,10 +88,10 @@ docs-lint: collection
 # Every suite by default; INTEGRATION=tests/integration/test_metal3_story.py (files or node IDs) for a part.
 INTEGRATION ?= tests/integration
 
-# Suites marked real_bmo (Metal3's real baremetal-operator) run in a second pytest session with its own
-# apiserver: BMO's CRDs and cluster-wide webhooks must not meet the stand-in suites' hosts. The split goes
-# away when every Metal3 suite runs on the real operator. A selection without real_bmo tests (pytest exit
-# 5, "no tests ran") is fine for either session.
+# Two clusters, one pytest session each, each with its own apiserver: suites marked real_bmo run beside
+# Metal3's real baremetal-operator (BMO's CRDs and cluster-wide webhooks); the others (Ironic, and the one
+# Metal3 test that needs the collection's own BareMetalHost CRD, a cluster without BMO) in the first. A
+# selection without tests for one of them (pytest exit 5, "no tests ran") is fine.
 PYTEST := $(BIN)/python -m pytest -p no:cacheprovider -q -rA --durations=15
 
 integration: system venv kube bmo

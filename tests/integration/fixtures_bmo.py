@@ -12,10 +12,10 @@ Loaded from ``tests/integration/conftest.py`` (``pytest_plugins``).
   makes real hosts on the stack's pool of BMCs (:class:`BmcPool`) and whose
   ``wait_host``/``wait_hosts`` wait for BMO's states.
 
-Suites that need it carry the ``real_bmo`` marker. ``make integration`` runs
-them in a second pytest session, with an apiserver of their own, after the
-suites that still use the stand-in ``harness/bmo.py``; ``make test-bmo`` runs
-only them (both after ``make bmo``).
+Suites that need it carry the ``real_bmo`` marker: every Metal3 suite but
+test_host_share's migration of the field BMO's CRD lacks. ``make integration``
+runs them in a second pytest session, with an apiserver of their own, after
+the Ironic suites; ``make test-bmo`` runs only them (both after ``make bmo``).
 """
 
 from __future__ import annotations

@@ -19,9 +19,11 @@ modules through ``ansible-playbook`` with :meth:`Metal3Env.playbook`.
 
 Two kinds of Metal3Env:
 
-- ``metal3_env`` (here): no baremetal-operator runs; ``create_host`` writes the
-  host's status and tests move hosts with the stand-in ``env.bmo(...)``
-  (``harness.bmo``). Suites not yet moved onto the real operator.
+- ``metal3_env`` (here): a cluster without baremetal-operator, where the role
+  installs the collection's own BareMetalHost CRD. ``create_host`` creates the
+  object only: nothing reconciles it and no test writes a host's status. Only
+  test_host_share's migration of ``spec.hostClaimNamespaces`` (a field only that
+  CRD keeps) runs here.
 - ``metal3_bmo_env`` (``fixtures_bmo``): the same setup beside Metal3's real
   baremetal-operator (one stack per session). ``create_host`` creates a real
   BareMetalHost on a sushy-tools BMC of its own and waits until BMO reports it
@@ -44,7 +46,6 @@ from typing import Any
 import pytest
 from harness import baremetal_operator, kube
 from harness.ansible import PlaybookRun, localhost_play, run_playbook
-from harness.bmo import PlaysBareMetalOperator
 from harness.kube import call_ignoring as _ignore
 from kubernetes import client
 
@@ -73,7 +74,7 @@ class Metal3Env:
     workdir: Path
     setup_runs: list[PlaybookRun]
     _count: int = 0
-    # The real baremetal-operator stack and its BMC pool (metal3_bmo_env); None: the stand-in.
+    # The real baremetal-operator stack and its BMC pool (metal3_bmo_env); None: no operator runs.
     operator: baremetal_operator.Metal3 | None = None
     pool: baremetal_operator.BmcPool | None = None
     watched: tuple[str, ...] = ()
@@ -158,10 +159,10 @@ class Metal3Env:
         wait: bool = True,
         nics: list[dict] | None = None,
     ) -> dict:
-        """A BareMetalHost with its BMC Secret, registered.
+        """A BareMetalHost with its BMC Secret.
 
-        Stand-in: the status is written by the plays-BMO helper; the BMC user and
-        password default to ``bmcuser-<name>`` and ``bmc-password-<name>``.
+        Without an operator: the object only (no status); the BMC user and
+        password are ``bmcuser-<name>`` and ``bmc-password-<name>``.
         Real operator: a sushy-tools system and BMC account of the pool, live-ISO
         route (inspection disabled, no cleaning); what inspection would find
         (NICs of ``index``, ``hostname``) comes through BMO's
@@ -189,7 +190,7 @@ class Metal3Env:
                 wait=wait,
                 nics=nics,
             )
-        assert nics is None, "the stand-in registers its own NICs"
+        assert nics is None and state == "available", "without an operator a host is an object only"
         with self.api() as api:
             core = client.CoreV1Api(api)
             secret = "%s-bmc-secret" % name
@@ -211,11 +212,9 @@ class Metal3Env:
                 "bmc": {"address": self.bmc_address(name), "credentialsName": secret},
             }
             body = self._host_body(namespace, name, spec, labels, annotations, policy, legacy_policy)
-            client.CustomObjectsApi(api).create_namespaced_custom_object(
+            return client.CustomObjectsApi(api).create_namespaced_custom_object(
                 GROUP, VERSION, namespace, "baremetalhosts", body
             )
-            operator = PlaysBareMetalOperator(api, [namespace])
-            return operator.register(namespace, name, state=state, index=index, hostname=hostname)
 
     @staticmethod
     def _host_body(
@@ -409,10 +408,6 @@ class Metal3Env:
     def bmc_username(self, name: str) -> str:
         """The BMC user name in the host's credentials Secret."""
         return self.pool.slot(name).username if self.pool is not None else "bmcuser-%s" % name
-
-    def bmo(self, api, namespaces: Sequence[str]) -> PlaysBareMetalOperator:
-        assert self.operator is None, "the real operator runs: wait for it (wait_host), never write a host's status"
-        return PlaysBareMetalOperator(api, list(namespaces))
 
     def host(self, namespace: str, name: str) -> dict:
         with self.api() as api:

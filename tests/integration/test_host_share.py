@@ -10,13 +10,14 @@ changes; a tenant's credentials are refused by the API server (positive
 control: the same task as the admin succeeds). No BMC value appears in any
 output.
 
-Metal3, migration (stand-in, not ``real_bmo``): a host shared by an earlier
+Metal3, migration (a cluster without the operator, not ``real_bmo``): a host shared by an earlier
 release, in ``spec.hostClaimNamespaces``, is migrated in the same patch as its
 annotation. Such a host exists only where no baremetal-operator runs (the
 bundled BareMetalHost CRD): BMO's CRD has no such field (the apiserver prunes
 it), and where an earlier release added it, BMO's typed writes drop it at the
 first reconcile (test_metal3_operator.py::test_bmo_drops_a_spec_field_its_types_lack).
-So this one test stays on the stand-in.
+So this one test runs where such hosts exist: on the collection's own CRD,
+with no operator (the hosts are objects only; nobody writes their status).
 
 Ironic (real Keystone and Ironic): the same for node owners, with the
 project given by name and resolved in Keystone; an unknown node or project
@@ -166,7 +167,8 @@ def test_metal3_share_then_a_second_run_writes_nothing(pool):
 
 @pytest.fixture(scope="module")
 def legacy_pool(metal3_env):
-    """Stand-in hosts (BMO's CRD prunes ``spec.hostClaimNamespaces``): hs-l1 shared by an earlier release."""
+    """Hosts on the collection's own CRD, no operator (BMO's CRD prunes ``spec.hostClaimNamespaces``):
+    hs-l1 shared by an earlier release."""
     metal3_env.tenant_namespace(LEGACY_INFRA, None)
     metal3_env.create_host(LEGACY_INFRA, "hs-l0", index=710)
     metal3_env.create_host(LEGACY_INFRA, "hs-l1", index=711, legacy_policy={"withLabel": [TENANT]})
@@ -175,7 +177,7 @@ def legacy_pool(metal3_env):
 
 
 def test_metal3_legacy_field_is_migrated_in_the_same_patch(legacy_pool):
-    """Stays on the stand-in (not real_bmo): only the bundled or stand-in BareMetalHost CRD keeps
+    """Not real_bmo: only the collection's own BareMetalHost CRD keeps
     ``spec.hostClaimNamespaces``; BMO's CRD prunes it, and BMO's own writes drop it where it was added
     (test_metal3_operator.py), so no such host can be staged on the real operator. Units cover the same
     patch (tests/unit/plugins/module_utils/metal3/test_share.py)."""
