@@ -19,11 +19,11 @@ The story, step by step, is in the docstring of scripts/demo.py. Here:
   sushy-tools BMCs, given as ``redfish-virtualmedia+http://`` addresses: the
   BareMetalHosts keep that driver, so the operator boots them from virtual
   media (Metal3's Ironic here enables only ``redfish-virtual-media``, not
-  ``ipxe``). host_register has no option for what the live-ISO route also
-  needs, so the same play then patches each host with ``inspectionMode:
-  disabled`` and ``automatedCleaningMode: disabled`` (as the harness's
-  ``host_manifest``), while the operator is still registering it (it reads
-  both only afterwards; the demo fails if a host was inspected);
+  ``ipxe``). The live-ISO route has no agent to inspect or clean a host:
+  host_register's ``inspection: redfish`` hands the operator what the BMC
+  reported over Redfish instead of an agent's inspection, and
+  ``automated_cleaning: false`` turns cleaning off (the demo fails if a host
+  was inspected);
 - the sharing policy is written by the host_pool role and read by the binder:
   the demo never looks at where it is stored;
 - the timings come from :class:`Watcher`, the narrator (the admin, reading
@@ -337,11 +337,11 @@ class Story:
         available = [self.watcher.when(f"host/{name}", "state", "available", after=self.enrolled_at) for name in HOSTS]
         inspected = [name for name in HOSTS if "inspecting" in [state for _at, state in self.watcher.states(name)]]
         if inspected:
-            raise DemoError(f"inspected although inspection was disabled (patched too late): {', '.join(inspected)}")
+            raise DemoError(f"inspected although host_register asked for inspection redfish: {', '.join(inspected)}")
         say(
             f"owner: enrolled {', '.join(HOSTS)} from their sushy-tools BMCs with host_register "
-            "(redfish-virtualmedia+http:// addresses: virtual media) and patched them for the live-ISO route "
-            "(inspection disabled, no automated cleaning); the operator registered them, available after "
+            "(redfish-virtualmedia+http:// addresses: virtual media; inspection redfish: the hardware Redfish reported, "
+            "no agent; no automated cleaning); the operator registered them, available after "
             + ", ".join(seconds(at - self.enrolled_at if at else None) for at in available)
             + f" (play {took:.1f}s)"
         )
@@ -709,8 +709,8 @@ class Story:
 
 
 def enrol_play(count: int) -> list[dict]:
-    """The owner registers the servers from their BMCs (host_register), patches them for the live-ISO route,
-    then waits until the operator has registered them."""
+    """The owner registers the servers from their BMCs (host_register; the live-ISO route: hardware from Redfish,
+    no agent inspection, no automated cleaning), then waits until the operator has registered them."""
     registered = (
         "enrolled.resources | map(attribute='status', default={}) | map(attribute='provisioning', default={})"
         f" | map(attribute='state', default='') | select('equalto', 'available') | list | length == {count}"
@@ -724,22 +724,10 @@ def enrol_play(count: int) -> list[dict]:
                     "backend": "metal3",
                     "namespace": INFRA,
                     "hosts": "{{ bmc_hosts }}",
+                    "inspection": "redfish",
+                    "automated_cleaning": False,
                     "allow_partial": False,
                 },
-                "register": "enrol",
-            },
-            {
-                "name": "The live-ISO route: no inspection, no automated cleaning",
-                "kubernetes.core.k8s": {
-                    "state": "patched",
-                    "merge_type": "merge",
-                    "api_version": f"{GROUP}/{VERSION}",
-                    "kind": "BareMetalHost",
-                    "namespace": INFRA,
-                    "name": "{{ item }}",
-                    "definition": {"spec": {"inspectionMode": "disabled", "automatedCleaningMode": "disabled"}},
-                },
-                "loop": "{{ enrol.registered }}",
             },
             {
                 "name": "Wait until the operator has registered them",
