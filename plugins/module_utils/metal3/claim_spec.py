@@ -40,7 +40,7 @@ def _invalid(owner, where, cause):
     raise InvalidInput(owner, "spec.%s: %s" % (where, cause))
 
 
-def _validate_image(owner, image):
+def validate_image(owner, image):
     """The image as the binder writes it (every field present), or ``None``; the rules are ``common/image.py``'s."""
     if image is None:
         return None
@@ -112,7 +112,7 @@ def validate_claim_spec(spec, name, namespace=None):
         "online": online,
         "kind": kind,
         "hostSelector": validate_selector(spec.get("hostSelector"), owner, "spec.hostSelector"),
-        "image": _validate_image(owner, spec.get("image")),
+        "image": validate_image(owner, spec.get("image")),
         "nodeReuse": _validate_node_reuse(owner, spec.get("nodeReuse"), namespace),
         "credentials": _secret_name(owner, "credentials", spec.get("credentials")),
     }
