@@ -9,7 +9,8 @@
 - on a fresh cluster that already has BMO's real BareMetalHost CRD: the role
   does not write it at all, and a host with the sharing annotation is stored as
   written; with BMO's real HostClaim CRD (its own dialect, ``spec.poweredOn``)
-  in place of ours, it refuses clearly and changes nothing.
+  in place of ours, it keeps that dialect and installs only RBAC (a forced
+  ``proposal`` and a CRD of neither dialect are refused, nothing changed).
 """
 
 from __future__ import annotations
@@ -152,7 +153,7 @@ def other_cluster(tmp_path_factory):
         env.stop()
 
 
-def test_role_leaves_a_metal3_bmh_crd_alone_and_refuses_a_foreign_hostclaim_crd(other_cluster, tmp_path):
+def test_role_leaves_metal3_crds_alone_and_keeps_bmos_hostclaim_dialect(other_cluster, tmp_path):
     with other_cluster.api("admin") as api:
         ext = client.ApiextensionsV1Api(api)
         ext.create_custom_resource_definition(metal3_bmh_crd())
@@ -202,27 +203,75 @@ def test_role_leaves_a_metal3_bmh_crd_alone_and_refuses_a_foreign_hostclaim_crd(
         assert not [n for n in names if n.startswith("hostclaim-binder") or n.startswith("baremetal-tenancy-tenant")]
         assert client.ApiextensionsV1Api(api).read_custom_resource_definition("hostclaims.metal3.io")
         ext = client.ApiextensionsV1Api(api)
-        # now replace our HostClaim CRD by baremetal-operator's shape: the role must refuse to touch it
-        ext.delete_custom_resource_definition("hostclaims.metal3.io")
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                ext.read_custom_resource_definition("hostclaims.metal3.io")
-            except client.exceptions.ApiException as exc:
-                assert exc.status == 404
-                break
-            assert time.monotonic() < deadline
-            time.sleep(0.2)
-        ext.create_custom_resource_definition(bmo_hostclaim_crd())
+        # now replace our HostClaim CRD by baremetal-operator's own (v0.14): the role keeps that dialect
+        _replace_hostclaim_crd(ext, bmo_hostclaim_crd())
         foreign = wait_established(ext, "hostclaims.metal3.io")
-    refused = run_playbook(setup_play(variables), other_cluster.ansible_env("admin"), tmp_path / "refused")
-    assert refused.rc != 0
-    failure = refused.result(
-        "baremetal.tenancy.hostclaim_setup : Refuse to replace a HostClaim CRD of a different shape"
+
+    # forced to the proposal's dialect, it refuses and changes nothing
+    forced = run_playbook(
+        setup_play(dict(variables, hostclaim_setup_dialect="proposal")),
+        other_cluster.ansible_env("admin"),
+        tmp_path / "forced",
+    )
+    assert forced.rc != 0
+    failure = forced.result(
+        "baremetal.tenancy.hostclaim_setup : Refuse a HostClaim CRD of neither dialect, or a dialect the cluster cannot serve"
     )
     assert failure["failed"]
-    assert "hostclaims.metal3.io exists with a different shape" in failure["msg"]
-    assert "poweredOn" in failure["msg"] and "refusing to replace it" in failure["msg"]
+    assert "hostclaim_setup_dialect is proposal but the cluster serves baremetal-operator's HostClaim" in failure["msg"]
+    assert changed_count(forced) == 0
+    with other_cluster.api("admin") as api:
+        assert not _binder_roles(api)
+
+    # auto: BMO's HostClaim stays exactly as shipped; only the binder and tenant RBAC are installed
+    for run_name in ("bmo", "bmo-again"):
+        kept = run_playbook(setup_play(variables), other_cluster.ansible_env("admin"), tmp_path / run_name)
+        assert kept.ok, kept.explain()
+        assert (changed_count(kept) > 0) == (run_name == "bmo"), kept.explain()
     with other_cluster.api("admin") as api:
         after = client.ApiextensionsV1Api(api).read_custom_resource_definition("hostclaims.metal3.io")
         assert after.metadata.resource_version == foreign.metadata.resource_version
+        assert not (after.metadata.annotations or {}).get("baremetal.tenancy/schema")
+        assert _binder_roles(api) == ["hostclaim-binder"]
+        rules = _rules(api, "hostclaim-binder")
+        assert _grants(rules, "metal3.io", "hostdeploypolicies", "list")
+        assert not _grants(rules, "metal3.io", "hostdeploypolicies", "create")
+        assert _grants(rules, "metal3.io", "hostclaims/status", "patch")
+
+        # a HostClaim CRD of neither dialect is refused, untouched
+        ext = client.ApiextensionsV1Api(api)
+        odd = bmo_hostclaim_crd()
+        odd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["online"] = {
+            "type": "boolean"
+        }
+        _replace_hostclaim_crd(ext, odd)
+        neither = wait_established(ext, "hostclaims.metal3.io")
+    refused = run_playbook(setup_play(variables), other_cluster.ansible_env("admin"), tmp_path / "refused")
+    assert refused.rc != 0
+    failure = refused.result(
+        "baremetal.tenancy.hostclaim_setup : Refuse a HostClaim CRD of neither dialect, or a dialect the cluster cannot serve"
+    )
+    assert "is of neither HostClaim dialect" in failure["msg"] and "refusing to replace it" in failure["msg"]
+    with other_cluster.api("admin") as api:
+        after = client.ApiextensionsV1Api(api).read_custom_resource_definition("hostclaims.metal3.io")
+        assert after.metadata.resource_version == neither.metadata.resource_version
+
+
+def _binder_roles(api) -> list[str]:
+    names = [role.metadata.name for role in client.RbacAuthorizationV1Api(api).list_cluster_role().items]
+    return [n for n in names if n.startswith("hostclaim-binder")]
+
+
+def _replace_hostclaim_crd(ext, crd: dict) -> None:
+    """Delete the HostClaim CRD (waiting until it is gone), then create ``crd`` in its place."""
+    ext.delete_custom_resource_definition("hostclaims.metal3.io")
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            ext.read_custom_resource_definition("hostclaims.metal3.io")
+        except client.exceptions.ApiException as exc:
+            assert exc.status == 404
+            break
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    ext.create_custom_resource_definition(crd)
