@@ -1,0 +1,170 @@
+"""baremetal-operator's own HostClaim controller (v0.14, ``--hostclaims``), observed on the real operator.
+
+The collection speaks BMO's HostClaim dialect too (metal3/claim_dialect.py,
+metal3/deploy_policy.py) and documents where its binder differs from upstream's
+controller. This module runs upstream's controller, on a cluster of its own
+with BMO's own CRDs (HostClaim with ``spec.poweredOn``, HostDeployPolicy),
+webhooks and a real host, and shows each difference from the operator itself:
+
+- a ``HostDeployPolicy`` whose ``nameMatches`` is ``prod`` lets a claim of the
+  namespace ``not-prod`` bind the host (Go's unanchored ``regexp.MatchString``).
+  The collection's model of upstream (``unanchored=True``) admits it too, and
+  its own reading (a whole-name match, the default) refuses it, saying why;
+- deleting a claim only clears the host's ``consumerRef``: a host provisioned
+  for that claim stays ``provisioned``, powered on, with the last tenant's
+  image, and, not being ``available``, is never offered to a claim again
+  (stranded, not cleaned).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import pytest
+from harness import baremetal_operator as bmo
+from harness import kube, sushy
+from harness.ansible import collections_root
+from kubernetes import client
+
+# The collection's own pure model of upstream's policy semantics, checked against the operator here.
+if str(collections_root()) not in sys.path:
+    sys.path.append(str(collections_root()))
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import deploy_policy
+
+pytestmark = pytest.mark.real_bmo
+
+INFRA = "bd-infra"
+TENANTS = ("not-prod", "prod")
+GROUP, VERSION = "metal3.io", "v1alpha1"
+
+
+@pytest.fixture(scope="module")
+def upstream(tmp_path_factory):
+    """A cluster of its own (the HostClaim CRD is BMO's here), BMO with its HostClaim controller, one host."""
+    env = kube.KubeEnv(tmp_path_factory.mktemp("kube-bmo-dialect"), kube.require_binaries())
+    env.start()
+    stack = None
+    try:
+        with env.api("admin") as api:
+            for name in (INFRA, *TENANTS):
+                client.CoreV1Api(api).create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
+        stack = bmo.start_metal3(
+            env,
+            tmp_path_factory.mktemp("metal3-bmo-dialect"),
+            systems=sushy.default_systems(1),
+            namespace=",".join((INFRA, *TENANTS)),
+            claim_dialect="bmo",
+            hostclaims_controller=True,
+            notify=0,
+        )
+        with env.api("admin") as api:
+            bmc = stack.bmcs[0]
+            client.CoreV1Api(api).create_namespaced_secret(INFRA, bmo.bmc_secret("up-0-bmc", bmc, namespace=INFRA))
+            manifest = bmo.host_manifest("up-0", bmc, "up-0-bmc", namespace=INFRA, labels={"pool": "upstream"})
+            client.CustomObjectsApi(api).create_namespaced_custom_object(
+                GROUP, VERSION, INFRA, "baremetalhosts", manifest
+            )
+            bmo.wait_hosts(api, stack, INFRA, ["up-0"], lambda h: bmo.host_state(h) == "available", "available", 300)
+        yield env, stack
+    finally:
+        if stack is not None:
+            stack.stop()
+        env.stop()
+
+
+def _custom(api):
+    return client.CustomObjectsApi(api)
+
+
+def _wait(what, read, predicate, stack, timeout=120):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = read()
+        if predicate(last):
+            return last
+        time.sleep(0.5)
+    pytest.fail(f"not {what} after {timeout}s: {last!r}\n{stack.logs()}")
+
+
+def test_upstream_binds_by_unanchored_name_matches_and_strands_the_host_at_release(upstream):
+    env, stack = upstream
+    policy = {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "HostDeployPolicy",
+        "metadata": {"name": "prod-only", "namespace": INFRA},
+        "spec": {"hostClaimNamespaces": {"nameMatches": "prod"}},
+    }
+    claim = {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "HostClaim",
+        "metadata": {"name": "web", "namespace": "not-prod"},
+        "spec": {"poweredOn": False, "hostSelector": {"matchLabels": {"pool": "upstream"}}},
+    }
+    with env.api("admin") as api:
+        custom = _custom(api)
+        custom.create_namespaced_custom_object(GROUP, VERSION, INFRA, "hostdeploypolicies", policy)
+        # a claim as a user writes it with kubectl, in BMO's shape
+        custom.create_namespaced_custom_object(GROUP, VERSION, "not-prod", "hostclaims", claim)
+
+        def read_claim():
+            return custom.get_namespaced_custom_object(GROUP, VERSION, "not-prod", "hostclaims", "web")
+
+        bound = _wait(
+            "associated by upstream's controller",
+            read_claim,
+            lambda c: (c.get("status") or {}).get("bareMetalHost") == {"namespace": INFRA, "name": "up-0"},
+            stack,
+        )
+        assert "metal3.io/hostclaim" in bound["metadata"]["finalizers"]
+        associated = {c["type"]: c for c in bound["status"]["conditions"]}["Associated"]
+        assert (associated["status"], associated["reason"]) == ("True", "BareMetalHostAssociated")
+        host = custom.get_namespaced_custom_object(GROUP, VERSION, INFRA, "baremetalhosts", "up-0")
+        assert host["spec"]["consumerRef"]["name"] == "web" and host["spec"]["consumerRef"]["namespace"] == "not-prod"
+
+    # The collection's model of upstream agrees with what the operator did; its own reading refuses.
+    assert deploy_policy.evaluate_namespace([policy], INFRA, "not-prod", {}, unanchored=True).allowed
+    refused = deploy_policy.evaluate_namespace([policy], INFRA, "not-prod", {})
+    assert not refused.allowed and deploy_policy.ANCHORING_NOTE in refused.reason
+
+    with env.api("admin") as api:
+        custom = _custom(api)
+        # Upstream passes nothing down (its update step is a stub): the owner provisions the host by hand,
+        # as the tenant's deployment would have been.
+        custom.patch_namespaced_custom_object(
+            GROUP,
+            VERSION,
+            INFRA,
+            "baremetalhosts",
+            "up-0",
+            {"spec": {"image": bmo.live_iso_image(stack.live_iso_url), "online": True}},
+        )
+        bmo.wait_hosts(
+            api,
+            stack,
+            INFRA,
+            ["up-0"],
+            lambda h: bmo.host_state(h) == "provisioned" and (h.get("status") or {}).get("poweredOn") is True,
+            "provisioned and powered on",
+            300,
+        )
+        # The tenant releases the claim; upstream's controller clears consumerRef and drops its finalizer ...
+        custom.delete_namespaced_custom_object(GROUP, VERSION, "not-prod", "hostclaims", "web")
+
+        def gone():
+            try:
+                read_claim()
+            except client.exceptions.ApiException as exc:
+                if exc.status == 404:
+                    return True
+                raise
+            return False
+
+        _wait("deleted", gone, bool, stack)
+        host = custom.get_namespaced_custom_object(GROUP, VERSION, INFRA, "baremetalhosts", "up-0")
+    # ... and nothing else: the host keeps the last tenant's image, provisioned and powered on, and no claim
+    # can have it (upstream offers only available hosts): stranded, never cleaned.
+    assert not host["spec"].get("consumerRef")
+    assert host["spec"]["image"]["url"] == stack.live_iso_url and host["spec"]["online"] is True
+    assert bmo.host_state(host) == "provisioned"
