@@ -10,6 +10,8 @@ webhooks and a real host, and shows each difference from the operator itself:
   namespace ``not-prod`` bind the host (Go's unanchored ``regexp.MatchString``).
   The collection's model of upstream (``unanchored=True``) admits it too, and
   its own reading (a whole-name match, the default) refuses it, saying why;
+- a tenant tells the dialect from the API server's OpenAPI document (it
+  may not read CRDs);
 - deleting a claim only clears the host's ``consumerRef``: a host provisioned
   for that claim stays ``provisioned``, powered on, with the last tenant's
   image, and, not being ``available``, is never offered to a claim again
@@ -30,7 +32,8 @@ from kubernetes import client
 # The collection's own pure model of upstream's policy semantics, checked against the operator here.
 if str(collections_root()) not in sys.path:
     sys.path.append(str(collections_root()))
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import deploy_policy
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_dialect, deploy_policy
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO
 
 pytestmark = pytest.mark.real_bmo
 
@@ -168,3 +171,12 @@ def test_upstream_binds_by_unanchored_name_matches_and_strands_the_host_at_relea
     assert not host["spec"].get("consumerRef")
     assert host["spec"]["image"]["url"] == stack.live_iso_url and host["spec"]["online"] is True
     assert bmo.host_state(host) == "provisioned"
+
+
+def test_a_tenant_tells_the_dialect_from_the_openapi_document(upstream):
+    """What the collection's modules read to choose the dialect, with a tenant's rights (no CRD access)."""
+    env, _stack = upstream
+    with env.api("tenant-a") as api:
+        document = KubeIO(api).hostclaim_openapi()
+    assert claim_dialect.openapi_dialect(document) == claim_dialect.BMO
+    assert {"poweredOn", "failureDomain"} <= set(claim_dialect.openapi_spec_fields(document))

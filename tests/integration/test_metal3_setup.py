@@ -15,14 +15,22 @@
 
 from __future__ import annotations
 
+import sys
 import time
 
 import pytest
 from fixtures_metal3 import BINDER_SUBJECTS, SHARING_ANNOTATION, changed_count, setup_play
 from harness import baremetal_operator as bmo
 from harness import kube
-from harness.ansible import run_playbook
+from harness.ansible import collections_root, run_playbook
 from kubernetes import client
+
+# The collection's own client and dialect detection, run with a tenant's credentials.
+if str(collections_root()) not in sys.path:
+    sys.path.append(str(collections_root()))
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Forbidden
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_dialect
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO
 
 pytestmark = pytest.mark.real_bmo
 
@@ -93,6 +101,18 @@ def test_tenant_role_grants_claims_and_secrets_only(metal3_bmo_env):
             assert not _grants(rules, "metal3.io", "hostclaims/status", verb)
             assert not _grants(rules, "metal3.io", "baremetalhosts", verb)
         assert not _grants(rules, "", "namespaces", "get")
+
+
+def test_a_tenant_tells_the_dialect_without_reading_crds(metal3_bmo_env):
+    """A tenant may not read CRDs, but the API server's OpenAPI document: the proposal's HostClaim here
+    (test_bmo_hostclaim_upstream reads baremetal-operator's the same way)."""
+    with metal3_bmo_env.api("tenant-a") as api:
+        io = KubeIO(api)
+        with pytest.raises(Forbidden):
+            io.request("get", "GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "CRDs")
+        document = io.hostclaim_openapi()
+    assert claim_dialect.openapi_dialect(document) == claim_dialect.PROPOSAL
+    assert "nodeReuse" in claim_dialect.openapi_spec_fields(document)
 
 
 def test_binder_runs_with_the_binder_clusterrole_only(metal3_bmo_env):

@@ -23,8 +23,9 @@ Both are read into one normalised spec (:func:`normalise_spec`): the keys of
 ``customDeploy`` (``None`` where unset or where the dialect has no such field).
 :func:`wire_spec` writes a normalised spec back in a dialect, refusing what
 the dialect cannot say.  :func:`crd_dialect` tells the dialect of a served
-``hostclaims.metal3.io`` CRD and :func:`resolve_dialect` settles the modules'
-``dialect`` option against it.
+``hostclaims.metal3.io`` CRD, :func:`openapi_dialect` the same from the API
+server's OpenAPI document (which tenants may read, CRDs they may not), and
+:func:`resolve_dialect` settles the modules' ``dialect`` option against it.
 """
 
 from __future__ import annotations
@@ -100,13 +101,8 @@ def crd_spec_fields(crd: Mapping[str, Any]) -> list[str]:
     return sorted(spec.get("properties") or {})
 
 
-def crd_dialect(crd: Mapping[str, Any] | None) -> str | None:
-    """``proposal``, ``bmo`` or ``None`` (no CRD, or one of neither shape)."""
-    if not crd:
-        return None
-    if ((crd.get("metadata") or {}).get("annotations") or {}).get(SCHEMA_ANNOTATION) == PROPOSAL_SCHEMA:
-        return PROPOSAL
-    fields = set(crd_spec_fields(crd))
+def _dialect_of_fields(fields) -> str | None:
+    fields = set(fields)
     if "poweredOn" in fields and "online" not in fields and fields <= set(BMO_SPEC_FIELDS):
         return BMO
     if "online" in fields and "poweredOn" not in fields:
@@ -114,28 +110,59 @@ def crd_dialect(crd: Mapping[str, Any] | None) -> str | None:
     return None
 
 
-def resolve_dialect(requested: str, crd: Mapping[str, Any] | None) -> str:
-    """The dialect to speak: the served one for ``auto``; a forced one must be the served one."""
-    served = crd_dialect(crd)
-    obj = "CustomResourceDefinition %s" % CRD_NAME
+def crd_dialect(crd: Mapping[str, Any] | None) -> str | None:
+    """``proposal``, ``bmo`` or ``None`` (no CRD, or one of neither shape)."""
+    if not crd:
+        return None
+    if ((crd.get("metadata") or {}).get("annotations") or {}).get(SCHEMA_ANNOTATION) == PROPOSAL_SCHEMA:
+        return PROPOSAL
+    return _dialect_of_fields(crd_spec_fields(crd))
+
+
+#: what any authenticated user may read (``system:discovery``): the served schemas of metal3.io/v1alpha1
+OPENAPI_PATH = "/openapi/v3/apis/metal3.io/v1alpha1"
+OPENAPI_SCHEMA = "io.metal3.v1alpha1.HostClaim"
+
+
+def openapi_spec_fields(document: Mapping[str, Any] | None) -> list[str] | None:
+    """The HostClaim spec fields in the OpenAPI v3 document of metal3.io/v1alpha1 (``None``: no HostClaim)."""
+    schemas = ((document or {}).get("components") or {}).get("schemas") or {}
+    schema = schemas.get(OPENAPI_SCHEMA)
+    if schema is None:
+        return None
+    spec = (schema.get("properties") or {}).get("spec") or {}
+    return sorted(spec.get("properties") or {})
+
+
+def openapi_dialect(document: Mapping[str, Any] | None) -> str | None:
+    """The dialect the API server serves, from what a tenant can read (no CRD access needed)."""
+    fields = openapi_spec_fields(document)
+    return None if fields is None else _dialect_of_fields(fields)
+
+
+def resolve_dialect(requested: str, served: str | None, fields: list[str] | None = None) -> str:
+    """The dialect to speak: the served one for ``auto``; a forced one must be the served one.
+
+    ``served`` is :func:`crd_dialect` or :func:`openapi_dialect`; ``fields`` the spec fields seen
+    (``None``: no HostClaim API at all), for the error when the cluster serves neither dialect.
+    """
     if served is None:
-        if not crd:
+        if fields is None:
             raise BackendError(
-                obj,
-                "the cluster serves no HostClaim API: run the role baremetal.tenancy.hostclaim_setup "
-                "(the proposal's HostClaim) or install baremetal-operator v0.14 or later with its CRDs",
+                "HostClaim API",
+                "the cluster serves none (no %s): run the role baremetal.tenancy.hostclaim_setup "
+                "(the proposal's HostClaim) or install baremetal-operator v0.14 or later with its CRDs" % CRD_NAME,
             )
         raise BackendError(
-            obj,
-            "is of neither HostClaim dialect (spec fields %s): not the proposal's (schema annotation %s: %s) "
-            "nor baremetal-operator's (spec.poweredOn)"
-            % (", ".join(crd_spec_fields(crd)) or "none", SCHEMA_ANNOTATION, PROPOSAL_SCHEMA),
+            "HostClaim API",
+            "%s is of neither dialect (spec fields %s): not the proposal's (spec.online) nor "
+            "baremetal-operator's (spec.poweredOn)" % (CRD_NAME, ", ".join(fields) or "none"),
         )
     if requested not in (AUTO, served):
         raise InvalidInput(
             "option dialect",
             "is %s but the cluster serves the %s HostClaim (%s); use dialect auto or %s"
-            % (requested, served, obj, served),
+            % (requested, served, CRD_NAME, served),
         )
     return served
 

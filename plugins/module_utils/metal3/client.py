@@ -41,6 +41,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api impor
     CLAIMS,
     HOSTS,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_dialect import OPENAPI_PATH
 
 GROUP_VERSION = API_VERSION
 MERGE_PATCH = "application/merge-patch+json"
@@ -254,6 +255,11 @@ class KubeIO:
             return None
 
     # -- HostClaims ------------------------------------------------------------
+    def hostclaim_openapi(self):
+        """The API server's OpenAPI v3 document of metal3.io/v1alpha1 (``None``: the group is not served);
+        readable by any authenticated user, so a tenant can tell which HostClaim dialect the cluster speaks."""
+        return self.get_or_none(OPENAPI_PATH, "OpenAPI document of metal3.io/v1alpha1")
+
     def list_claims(self, namespaces=None):
         return self.list_namespaced(GROUP_VERSION, CLAIMS, "HostClaims", namespaces)
 

@@ -42,19 +42,33 @@ def test_crd_dialect():
     assert cd.crd_dialect(None) is None and cd.crd_dialect({}) is None
 
 
+def openapi(fields):
+    props = dict((f, {"type": "string"}) for f in fields)
+    return {"components": {"schemas": {cd.OPENAPI_SCHEMA: {"properties": {"spec": {"properties": props}}}}}}
+
+
+def test_openapi_dialect():
+    assert cd.openapi_dialect(openapi(cd.BMO_SPEC_FIELDS)) == cd.BMO
+    assert cd.openapi_dialect(openapi(["online", "kind", "nodeReuse"])) == cd.PROPOSAL
+    assert cd.openapi_dialect(openapi(["replicas"])) is None
+    assert cd.openapi_spec_fields(openapi(["replicas"])) == ["replicas"]
+    assert cd.openapi_dialect({"components": {"schemas": {"io.metal3.v1alpha1.BareMetalHost": {}}}}) is None
+    assert cd.openapi_spec_fields({"components": {"schemas": {}}}) is None and cd.openapi_dialect(None) is None
+
+
 def test_resolve_dialect():
-    assert cd.resolve_dialect("auto", BMO_CRD) == cd.BMO
-    assert cd.resolve_dialect("bmo", BMO_CRD) == cd.BMO
-    assert cd.resolve_dialect("proposal", PROPOSAL_CRD) == cd.PROPOSAL
+    assert cd.resolve_dialect("auto", cd.crd_dialect(BMO_CRD)) == cd.BMO
+    assert cd.resolve_dialect("bmo", cd.BMO) == cd.BMO
+    assert cd.resolve_dialect("proposal", cd.crd_dialect(PROPOSAL_CRD)) == cd.PROPOSAL
     with pytest.raises(InvalidInput) as err:
-        cd.resolve_dialect("proposal", BMO_CRD)
+        cd.resolve_dialect("proposal", cd.BMO)
     assert "option dialect: is proposal but the cluster serves the bmo HostClaim" in err.value.message
     with pytest.raises(BackendError) as err:
         cd.resolve_dialect("auto", None)
-    assert "serves no HostClaim API" in err.value.message and "hostclaim_setup" in err.value.message
+    assert "serves none" in err.value.message and "hostclaim_setup" in err.value.message
     with pytest.raises(BackendError) as err:
-        cd.resolve_dialect("bmo", crd(["replicas"]))
-    assert "is of neither HostClaim dialect (spec fields replicas)" in err.value.message
+        cd.resolve_dialect("bmo", None, ["replicas"])
+    assert "is of neither dialect (spec fields replicas)" in err.value.message
 
 
 def test_a_bmo_claim_reads_into_the_model():
