@@ -48,6 +48,10 @@ SUMMARY_TYPES = (ASSOCIATED, SYNCHRONIZED, PROVISIONED)
 ASSOCIATED_REASON = "BareMetalHostAssociated"
 NO_HOST_REASON = "NoBareMetalHost"
 NO_HOST_MESSAGE = "No available host found: requeuing."
+# Associate's other failures (the reconcile then returns the error; the status is written all the same).
+PICK_FAILED_MESSAGE = "Failed to pick a BaremetalHost for the Host"
+NOT_SYNCHRONIZED_REASON = "BareMetalHostNotSynchronized"
+CONSUMER_REF_FAILED_MESSAGE = "Failed to set consumer Reference on BareMetalHost"
 DELETING_REASON = "HostClaimDeleting"
 
 # cluster-api's generic reasons of a summary (merge_strategies.go) and of a missing condition (mirror.go).
@@ -274,14 +278,23 @@ def no_host_status(claim, now):
     """``reconcileNormal`` when ``Associate`` finds no host (``ErrNoAvailableBMH``; BMO requeues after 30 s).
 
     The finalizer added, no ``status.bareMetalHost``, ``Associated`` ``False``/``NoBareMetalHost``/
-    "No available host found: requeuing.", then ``Ready``.
+    "No available host found: requeuing.", then ``Ready``. BMO says the same when no policy admits the
+    claim's namespace.
+    """
+    return unassociated_status(claim, NO_HOST_REASON, NO_HOST_MESSAGE, now)
+
+
+def unassociated_status(claim, reason, message, now):
+    """``reconcileNormal`` when ``Associate`` fails: the finalizer added, ``Associated`` ``False``, then ``Ready``.
+
+    BMO's cases: ``NoBareMetalHost`` with :data:`NO_HOST_MESSAGE` (no host), or with
+    :data:`PICK_FAILED_MESSAGE` (choosing failed, e.g. a policy's bad ``nameMatches``);
+    ``BareMetalHostNotSynchronized`` with :data:`CONSUMER_REF_FAILED_MESSAGE` (writing the host's
+    ``consumerRef`` failed). ``status.bareMetalHost`` is left as it is (absent: the claim was not associated).
     """
     status, conditions, generation = _parts(claim)
     conditions = set_condition(
-        conditions,
-        {"type": ASSOCIATED, "status": "False", "reason": NO_HOST_REASON, "message": NO_HOST_MESSAGE},
-        now,
-        generation,
+        conditions, {"type": ASSOCIATED, "status": "False", "reason": reason, "message": message}, now, generation
     )
     return _write(claim, _with_finalizer(claim["metadata"].get("finalizers")), status, conditions, now)
 
@@ -319,3 +332,20 @@ def is_provisioned(claim):
         if condition.get("type") == PROVISIONED:
             return condition.get("status") == "True"
     return False
+
+
+def controller_write(claim, host_ref, now):
+    """``Reconcile``'s choice of case, for a claim as read and the host chosen for it (``None``: none).
+
+    Deleting (``metadata.deletionTimestamp``), once the host is let go: :func:`deleting_status`;
+    ``Provisioned`` ``True``: :func:`provisioned_status`; a host recorded in ``status.bareMetalHost`` or
+    chosen: :func:`associated_status`; else :func:`no_host_status`.
+    """
+    if claim["metadata"].get("deletionTimestamp"):
+        return deleting_status(claim, now)
+    if is_provisioned(claim):
+        return provisioned_status(claim, now)
+    recorded = (claim.get("status") or {}).get("bareMetalHost")
+    if recorded or host_ref:
+        return associated_status(claim, recorded or host_ref, now)
+    return no_host_status(claim, now)

@@ -247,3 +247,32 @@ def test_provisioned_claims_only_get_the_finalizer_and_ready():
         "Ready", "Unknown", "UnknownReported", "* Synchronized: Condition not yet reported", S1
     )
     assert conditions["Associated"] == cond("Associated", "True", "A")
+
+
+@pytest.mark.parametrize(
+    ("reason", "message"),
+    [
+        ("NoBareMetalHost", "Failed to pick a BaremetalHost for the Host"),
+        ("BareMetalHostNotSynchronized", "Failed to set consumer Reference on BareMetalHost"),
+    ],
+)
+def test_other_association_failures(reason, message):
+    write = bs.unassociated_status(claim(), reason, message, T0)
+    assert write["finalizers"] == ["metal3.io/hostclaim"] and "bareMetalHost" not in write["status"]
+    assert write["status"]["conditions"] == [
+        cond("Ready", "False", "IssuesReported", f"* Associated: {message}\n" + NOT_YET, S0),
+        cond("Associated", "False", reason, message, S0),
+    ]
+
+
+def test_controller_write_chooses_the_case_as_reconcile_does():
+    assert bs.controller_write(claim(), None, T0) == bs.no_host_status(claim(), T0)
+    assert bs.controller_write(claim(), HOST, T0) == bs.associated_status(claim(), HOST, T0)
+    recorded = claim(status={"bareMetalHost": HOST})
+    other = {"namespace": "infra", "name": "node-9"}
+    assert bs.controller_write(recorded, other, T0)["status"]["bareMetalHost"] == HOST
+    provisioned = claim(status={"conditions": [cond("Provisioned", "True", "P")]})
+    assert bs.controller_write(provisioned, HOST, T0) == bs.provisioned_status(provisioned, T0)
+    deleting = claim(finalizers=["metal3.io/hostclaim"], status={"bareMetalHost": HOST}, deleting=True)
+    assert bs.controller_write(deleting, HOST, T0) == bs.deleting_status(deleting, T0)
+    assert bs.controller_write(deleting, HOST, T0)["finalizers"] == []
