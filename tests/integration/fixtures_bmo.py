@@ -21,10 +21,12 @@ the Ironic suites; ``make test-bmo`` runs only them (both after ``make bmo``).
 from __future__ import annotations
 
 import dataclasses
+import time
 
 import pytest
-from harness import baremetal_operator, sushy
+from harness import baremetal_operator, kube, sushy
 from harness.kube import INFRA_NAMESPACE
+from kubernetes import client
 
 _STACKS: list[baremetal_operator.Metal3] = []
 
@@ -96,6 +98,83 @@ def metal3_bmo_env(metal3_operator, metal3_env, tmp_path_factory):
         pool=metal3_operator.pool,
         watched=BMO_NAMESPACES,
     )
+
+
+# baremetal-operator's own HostClaim dialect (v0.14) with its controller, on a cluster of its own (the
+# HostClaim CRD there is BMO's): the namespaces of the suites that use it, and their BMCs.
+BMO_DIALECT_NAMESPACES = (
+    "bd-infra",  # test_bmo_hostclaim_upstream: hosts (BMC 0)
+    "not-prod",
+    "prod",
+    "bs-infra",  # test_bmo_claim_status_upstream: hosts (BMCs 1 and 2)
+    "bs-tenant",
+)
+BMO_DIALECT_SYSTEMS = 3
+
+
+@pytest.fixture(scope="session")
+def bmo_dialect(tmp_path_factory):
+    """``(kube_env, stack)``: a second control plane whose HostClaim and HostDeployPolicy CRDs are
+    baremetal-operator's, and BMO running its own HostClaim controller (``--hostclaims``) on it, watching
+    :data:`BMO_DIALECT_NAMESPACES`. Suites create their own hosts on the stack's BMCs."""
+    env = kube.KubeEnv(tmp_path_factory.mktemp("kube-bmo-dialect"), kube.require_binaries())
+    env.start()
+    stack = None
+    try:
+        with env.api("admin") as api:
+            for name in BMO_DIALECT_NAMESPACES:
+                client.CoreV1Api(api).create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
+        stack = baremetal_operator.start_metal3(
+            env,
+            tmp_path_factory.mktemp("metal3-bmo-dialect"),
+            systems=sushy.default_systems(BMO_DIALECT_SYSTEMS),
+            namespace=",".join(BMO_DIALECT_NAMESPACES),
+            claim_dialect="bmo",
+            hostclaims_controller=True,
+            notify=0,
+        )
+        _STACKS.append(stack)
+        yield env, stack
+    finally:
+        if stack is not None:
+            stack.stop()
+        env.stop()
+
+
+def create_hosts(api, stack, namespace: str, hosts: dict[str, tuple[int, str]], timeout: float = 300) -> None:
+    """Create ``hosts`` (name -> (BMC index, pool label)) on the live-ISO route; wait until all are available."""
+    for name, (index, pool) in hosts.items():
+        bmc = stack.bmcs[index]
+        client.CoreV1Api(api).create_namespaced_secret(
+            namespace, baremetal_operator.bmc_secret(f"{name}-bmc", bmc, namespace=namespace)
+        )
+        manifest = baremetal_operator.host_manifest(
+            name, bmc, f"{name}-bmc", namespace=namespace, labels={"pool": pool}
+        )
+        client.CustomObjectsApi(api).create_namespaced_custom_object(
+            "metal3.io", "v1alpha1", namespace, "baremetalhosts", manifest
+        )
+    baremetal_operator.wait_hosts(
+        api,
+        stack,
+        namespace,
+        list(hosts),
+        lambda h: baremetal_operator.host_state(h) == "available",
+        "available",
+        timeout,
+    )
+
+
+def wait_for(what: str, read, predicate, stack, timeout: float = 120):
+    """Poll ``read()`` every 0.5 s until ``predicate`` holds; fail with BMO's and Ironic's logs."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = read()
+        if predicate(last):
+            return last
+        time.sleep(0.5)
+    pytest.fail(f"not {what} after {timeout}s: {last!r}\n{stack.logs()}")
 
 
 def pytest_terminal_summary(terminalreporter):

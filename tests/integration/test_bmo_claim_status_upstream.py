@@ -17,8 +17,7 @@ import sys
 import time
 
 import pytest
-from harness import baremetal_operator as bmo
-from harness import kube, sushy
+from fixtures_bmo import create_hosts, wait_for
 from harness.ansible import collections_root
 from kubernetes import client
 
@@ -36,50 +35,12 @@ HOLD = "bs.test/hold"
 
 
 @pytest.fixture(scope="module")
-def upstream(tmp_path_factory):
-    """A cluster of its own (the HostClaim CRD is BMO's here), BMO with its HostClaim controller, two hosts."""
-    env = kube.KubeEnv(tmp_path_factory.mktemp("kube-bmo-status"), kube.require_binaries())
-    env.start()
-    stack = None
-    try:
-        with env.api("admin") as api:
-            for name in (INFRA, TENANT):
-                client.CoreV1Api(api).create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
-        stack = bmo.start_metal3(
-            env,
-            tmp_path_factory.mktemp("metal3-bmo-status"),
-            systems=sushy.default_systems(len(HOSTS)),
-            namespace=f"{INFRA},{TENANT}",
-            claim_dialect="bmo",
-            hostclaims_controller=True,
-            notify=0,
-        )
-        with env.api("admin") as api:
-            for (name, pool), bmc in zip(HOSTS.items(), stack.bmcs):
-                client.CoreV1Api(api).create_namespaced_secret(
-                    INFRA, bmo.bmc_secret(f"{name}-bmc", bmc, namespace=INFRA)
-                )
-                manifest = bmo.host_manifest(name, bmc, f"{name}-bmc", namespace=INFRA, labels={"pool": pool})
-                client.CustomObjectsApi(api).create_namespaced_custom_object(
-                    GROUP, VERSION, INFRA, "baremetalhosts", manifest
-                )
-            bmo.wait_hosts(api, stack, INFRA, list(HOSTS), lambda h: bmo.host_state(h) == "available", "available", 300)
-        yield env, stack
-    finally:
-        if stack is not None:
-            stack.stop()
-        env.stop()
-
-
-def _wait(what, read, predicate, stack, timeout=120):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = read()
-        if predicate(last):
-            return last
-        time.sleep(0.5)
-    pytest.fail(f"not {what} after {timeout}s: {last!r}\n{stack.logs()}")
+def upstream(bmo_dialect):
+    """The BMO-dialect cluster (fixtures_bmo.bmo_dialect) with this suite's two hosts available."""
+    env, stack = bmo_dialect
+    with env.api("admin") as api:
+        create_hosts(api, stack, INFRA, {name: (index + 1, pool) for index, (name, pool) in enumerate(HOSTS.items())})
+    return env, stack
 
 
 def _now():
@@ -158,7 +119,7 @@ def test_bmo_writes_what_the_model_computes(upstream):
         }
 
         # 1. A claim BMO binds, and one it cannot (no host in the pool): the model from the claims as created.
-        bound = _wait(
+        bound = wait_for(
             "associated with Ready summarized",
             lambda: read("bound"),
             lambda c: (c.get("status") or {}).get("bareMetalHost") and _condition(c, "Ready"),
@@ -166,7 +127,7 @@ def test_bmo_writes_what_the_model_computes(upstream):
         )
         assert bound["status"]["bareMetalHost"] == host["bs-0"]
         _assert_same_write(bound, model.controller_write(created["bound"], host["bs-0"], _now()))
-        unbound = _wait(
+        unbound = wait_for(
             "refused with Ready summarized",
             lambda: read("unbound"),
             lambda c: (_condition(c, "Associated") or {}).get("reason") == "NoBareMetalHost" and _condition(c, "Ready"),
@@ -197,7 +158,7 @@ def test_bmo_writes_what_the_model_computes(upstream):
         seen = copy.deepcopy(before)
         seen["metadata"]["generation"] = 2
         expected = model.associated_status(seen, host["bs-0"], _now())
-        regenerated = _wait(
+        regenerated = wait_for(
             "conditions of generation 2",
             lambda: read("bound"),
             lambda c: all(x.get("observedGeneration") == 2 for x in _conditions(c)),
@@ -213,7 +174,7 @@ def test_bmo_writes_what_the_model_computes(upstream):
         patch("unbound", {"spec": {"hostSelector": {"matchLabels": {"pool": "later"}}}})
         seen = copy.deepcopy(before)
         seen["metadata"]["generation"] = 2
-        later = _wait(
+        later = wait_for(
             "associated after the change",
             lambda: read("unbound"),
             lambda c: (
@@ -232,7 +193,7 @@ def test_bmo_writes_what_the_model_computes(upstream):
         before = patch("bound", {"metadata": {"finalizers": [model.FINALIZER, HOLD]}})
         time.sleep(1.1)
         custom.delete_namespaced_custom_object(GROUP, VERSION, TENANT, "hostclaims", "bound")
-        released = _wait(
+        released = wait_for(
             "released by BMO",
             lambda: read("bound"),
             lambda c: (

@@ -21,11 +21,10 @@ webhooks and a real host, and shows each difference from the operator itself:
 from __future__ import annotations
 
 import sys
-import time
 
 import pytest
+from fixtures_bmo import create_hosts, wait_for
 from harness import baremetal_operator as bmo
-from harness import kube, sushy
 from harness.ansible import collections_root
 from kubernetes import client
 
@@ -38,57 +37,16 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client im
 pytestmark = pytest.mark.real_bmo
 
 INFRA = "bd-infra"
-TENANTS = ("not-prod", "prod")
 GROUP, VERSION = "metal3.io", "v1alpha1"
 
 
 @pytest.fixture(scope="module")
-def upstream(tmp_path_factory):
-    """A cluster of its own (the HostClaim CRD is BMO's here), BMO with its HostClaim controller, one host."""
-    env = kube.KubeEnv(tmp_path_factory.mktemp("kube-bmo-dialect"), kube.require_binaries())
-    env.start()
-    stack = None
-    try:
-        with env.api("admin") as api:
-            for name in (INFRA, *TENANTS):
-                client.CoreV1Api(api).create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
-        stack = bmo.start_metal3(
-            env,
-            tmp_path_factory.mktemp("metal3-bmo-dialect"),
-            systems=sushy.default_systems(1),
-            namespace=",".join((INFRA, *TENANTS)),
-            claim_dialect="bmo",
-            hostclaims_controller=True,
-            notify=0,
-        )
-        with env.api("admin") as api:
-            bmc = stack.bmcs[0]
-            client.CoreV1Api(api).create_namespaced_secret(INFRA, bmo.bmc_secret("up-0-bmc", bmc, namespace=INFRA))
-            manifest = bmo.host_manifest("up-0", bmc, "up-0-bmc", namespace=INFRA, labels={"pool": "upstream"})
-            client.CustomObjectsApi(api).create_namespaced_custom_object(
-                GROUP, VERSION, INFRA, "baremetalhosts", manifest
-            )
-            bmo.wait_hosts(api, stack, INFRA, ["up-0"], lambda h: bmo.host_state(h) == "available", "available", 300)
-        yield env, stack
-    finally:
-        if stack is not None:
-            stack.stop()
-        env.stop()
-
-
-def _custom(api):
-    return client.CustomObjectsApi(api)
-
-
-def _wait(what, read, predicate, stack, timeout=120):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = read()
-        if predicate(last):
-            return last
-        time.sleep(0.5)
-    pytest.fail(f"not {what} after {timeout}s: {last!r}\n{stack.logs()}")
+def upstream(bmo_dialect):
+    """The BMO-dialect cluster (fixtures_bmo.bmo_dialect) with this suite's host up-0 available."""
+    env, stack = bmo_dialect
+    with env.api("admin") as api:
+        create_hosts(api, stack, INFRA, {"up-0": (0, "upstream")})
+    return env, stack
 
 
 def test_upstream_binds_by_unanchored_name_matches_and_strands_the_host_at_release(upstream):
@@ -106,7 +64,7 @@ def test_upstream_binds_by_unanchored_name_matches_and_strands_the_host_at_relea
         "spec": {"poweredOn": False, "hostSelector": {"matchLabels": {"pool": "upstream"}}},
     }
     with env.api("admin") as api:
-        custom = _custom(api)
+        custom = client.CustomObjectsApi(api)
         custom.create_namespaced_custom_object(GROUP, VERSION, INFRA, "hostdeploypolicies", policy)
         # a claim as a user writes it with kubectl, in BMO's shape
         custom.create_namespaced_custom_object(GROUP, VERSION, "not-prod", "hostclaims", claim)
@@ -114,7 +72,7 @@ def test_upstream_binds_by_unanchored_name_matches_and_strands_the_host_at_relea
         def read_claim():
             return custom.get_namespaced_custom_object(GROUP, VERSION, "not-prod", "hostclaims", "web")
 
-        bound = _wait(
+        bound = wait_for(
             "associated by upstream's controller",
             read_claim,
             lambda c: (c.get("status") or {}).get("bareMetalHost") == {"namespace": INFRA, "name": "up-0"},
@@ -132,7 +90,7 @@ def test_upstream_binds_by_unanchored_name_matches_and_strands_the_host_at_relea
     assert not refused.allowed and deploy_policy.ANCHORING_NOTE in refused.reason
 
     with env.api("admin") as api:
-        custom = _custom(api)
+        custom = client.CustomObjectsApi(api)
         # Upstream passes nothing down (its update step is a stub): the owner provisions the host by hand,
         # as the tenant's deployment would have been.
         custom.patch_namespaced_custom_object(
@@ -164,7 +122,7 @@ def test_upstream_binds_by_unanchored_name_matches_and_strands_the_host_at_relea
                 raise
             return False
 
-        _wait("deleted", gone, bool, stack)
+        wait_for("deleted", gone, bool, stack)
         host = custom.get_namespaced_custom_object(GROUP, VERSION, INFRA, "baremetalhosts", "up-0")
     # ... and nothing else: the host keeps the last tenant's image, provisioned and powered on, and no claim
     # can have it (upstream offers only available hosts): stranded, never cleaned.
