@@ -170,10 +170,6 @@ def resolve_dialect(requested: str, served: str | None, fields: list[str] | None
 # ------------------------------------------------------------------ reading a claim of either dialect
 
 
-def _owner(name, namespace):
-    return "HostClaim %s" % (name if namespace is None else "%s/%s" % (namespace, name))
-
-
 def _secret_reference(owner, field, value, namespace):
     """BMO's ``{name, namespace}``: only a Secret of the claim's own namespace."""
     if value is None:
@@ -265,13 +261,8 @@ def _failure_domain(owner, value):
 
 def normalise_bmo_spec(spec: Any, name: str, namespace: str | None = None) -> dict:
     """A baremetal-operator HostClaim spec as the model's normalised spec; ``InvalidInput`` names claim and field."""
-    owner = _owner(name, namespace)
-    spec = {} if spec is None else spec
-    if not isinstance(spec, Mapping):
-        raise InvalidInput(owner, "spec must be a mapping")
-    unknown = sorted(set(spec) - set(BMO_SPEC_FIELDS), key=str)
-    if unknown:
-        raise InvalidInput(owner, "spec has unknown field(s) %s" % ", ".join(repr(k) for k in unknown))
+    owner = claim_spec.claim_owner(name, namespace)
+    spec = claim_spec.known_fields(owner, spec, BMO_SPEC_FIELDS)
     powered = spec.get("poweredOn", False)
     if not isinstance(powered, bool):
         raise InvalidInput(owner, "spec.poweredOn: must be true or false, got %r" % (powered,))
@@ -317,7 +308,7 @@ def wire_spec(dialect: str, normalised: Mapping[str, Any], name: str, namespace:
     missing = lacking(dialect, normalised)
     if missing:
         raise InvalidInput(
-            _owner(name, namespace),
+            claim_spec.claim_owner(name, namespace),
             "%s cannot be set on a %s HostClaim (this cluster's dialect)"
             % (", ".join(missing), "baremetal-operator" if dialect == BMO else "proposal"),
         )

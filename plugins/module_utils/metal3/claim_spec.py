@@ -94,19 +94,30 @@ def _validate_scalars(owner, spec):
     return online, kind
 
 
+def claim_owner(name, namespace=None):
+    """How errors name a claim: ``HostClaim <namespace>/<name>`` (``HostClaim <name>`` without a namespace)."""
+    return "HostClaim %s" % (name if namespace is None else "%s/%s" % (namespace, name))
+
+
+def known_fields(owner, spec, fields):
+    """``spec`` (``{}`` for ``None``), or ``InvalidInput`` if it is no mapping or has a field not in ``fields``."""
+    spec = {} if spec is None else spec
+    if not isinstance(spec, dict):
+        raise InvalidInput(owner, "spec must be a mapping")
+    unknown = sorted(set(spec) - set(fields), key=str)
+    if unknown:
+        raise InvalidInput(owner, "spec has unknown field(s) %s" % ", ".join(repr(k) for k in unknown))
+    return spec
+
+
 def validate_claim_spec(spec, name, namespace=None):
     """Return the normalised HostClaim spec, or raise ``InvalidInput`` naming the claim and the field.
 
     ``name`` names the claim in errors; with ``namespace`` the node-reuse label value is checked too.
     Every field is present in the result (``None`` when unset); Secret names are plain strings.
     """
-    owner = "HostClaim %s" % (name if namespace is None else "%s/%s" % (namespace, name))
-    spec = {} if spec is None else spec
-    if not isinstance(spec, dict):
-        raise InvalidInput(owner, "spec must be a mapping")
-    unknown = sorted(set(spec) - set(SPEC_FIELDS), key=str)
-    if unknown:
-        raise InvalidInput(owner, "spec has unknown field(s) %s" % ", ".join(repr(k) for k in unknown))
+    owner = claim_owner(name, namespace)
+    spec = known_fields(owner, spec, SPEC_FIELDS)
     online, kind = _validate_scalars(owner, spec)
     result = {
         "online": online,

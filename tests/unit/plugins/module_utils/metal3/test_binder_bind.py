@@ -115,7 +115,8 @@ def _operator_writes_before_the_downward_patch(fake, write):
     fake.hooks.append((downward, lambda f: write(f, bound(f)["c0"])))
 
 
-def test_a_status_write_by_the_operator_does_not_defer_the_claim_to_the_next_pass():
+def _one_host_and_a_claim_with_an_image():
+    """One host, and tenant-a's claim c0 asking for a live ISO powered on (what the downward patch carries)."""
     fake = world(hosts=1)
     fake.write(
         "hostclaims",
@@ -123,6 +124,11 @@ def test_a_status_write_by_the_operator_does_not_defer_the_claim_to_the_next_pas
         "c0",
         {"spec": {"online": True, "image": {"url": "http://i/x.iso", "format": "live-iso"}}},
     )
+    return fake
+
+
+def test_a_status_write_by_the_operator_does_not_defer_the_claim_to_the_next_pass():
+    fake = _one_host_and_a_claim_with_an_image()
     # the operator reacts to the new consumerRef with a status write: our patch's resourceVersion is stale
     _operator_writes_before_the_downward_patch(
         fake, lambda f, host: f.write("baremetalhosts", INFRA, host, {"status": {"lastUpdated": "now"}})
@@ -137,13 +143,7 @@ def test_a_status_write_by_the_operator_does_not_defer_the_claim_to_the_next_pas
 
 
 def test_a_host_taken_back_meanwhile_gets_nothing_of_the_claim():
-    fake = world(hosts=1)
-    fake.write(
-        "hostclaims",
-        "tenant-a",
-        "c0",
-        {"spec": {"online": True, "image": {"url": "http://i/x.iso", "format": "live-iso"}}},
-    )
+    fake = _one_host_and_a_claim_with_an_image()
     other = {"apiVersion": "metal3.io/v1alpha1", "kind": "HostClaim", "namespace": "tenant-b", "name": "x"}
     _operator_writes_before_the_downward_patch(
         fake, lambda f, host: f.write("baremetalhosts", INFRA, host, {"spec": {"consumerRef": other}})
