@@ -47,6 +47,25 @@ description:
   - Hosts whose C(consumerRef) points at a claim that no longer exists, or that duplicate another host's binding, are
     released (the sweep), and Secret copies of claims that no longer exist are deleted.
   - A binding label that C(consumerRef) does not confirm is erased and never honoured.
+  - "On baremetal-operator's own C(HostClaim) (v0.14: C(spec.poweredOn), Secret references C({name, namespace}),
+    C(hostSelector.inNamespace), C(failureDomain), C(customDeploy)), this module is the controller that finishes
+    upstream's: hosts are shared by the C(HostDeployPolicy) objects of the hosts' namespace (any policy of that namespace
+    may admit the claim's namespace; inside one, C(names), C(nameMatches) and every C(hasLabels) entry must all hold),
+    except that C(nameMatches) must match the whole namespace name unless O(unanchored_name_matches) is set; where
+    upstream's unanchored search would admit a namespace that is refused, RV(anchoring) says so. C(inNamespace)
+    restricts the hosts to one namespace; hosts labelled C(infrastructure.cluster.x-k8s.io/failure-domain) with the
+    claim's C(failureDomain) are chosen first. The claim's finalizer is upstream's C(metal3.io/hostclaim), its status
+    upstream's (C(bareMetalHost), C(poweredOn), conditions C(Associated), C(Synchronized), C(Provisioned) and C(Ready),
+    the summary, as upstream computes them), so that upstream's controller taking over, or this module taking over
+    from it, changes nothing. The bound host's addresses, NICs and boot MAC go in the claim annotation
+    C(hostclaim.metal3.io/host-status) (the status has no room for them). Power, image or C(customDeploy), data Secrets
+    (copied next to the host) and reboot requests (C(reboot.metal3.io[/<suffix>]) on the claim, as upstream's webhook
+    validates them, or C(host.metal3.io/reboot[.<suffix>])) reach the host; a deleted claim's host is deprovisioned
+    and cleaned before it is bound again."
+  - "It refuses to run beside upstream's own HostClaim controller (C(--hostclaims)), which would hand hosts on still
+    provisioned: the API server records which field manager wrote each claim's status, and a claim whose status another
+    manager wrote after this module's last write is reported with the manager's name, and nothing is written. After
+    stopping upstream's controller, run once with O(take_over=true)."
   - Several binders may run at once; every write is conditional, so a host is never bound twice. During a pass the
     binder follows hosts and claims with a watch, so that it skips what another binder has just taken instead of
     writing and getting a conflict; each binder works through the claims in its own order.
@@ -103,6 +122,27 @@ options:
       - How many claims are written at the same time.
     type: int
     default: 8
+  dialect:
+    description:
+      - Which C(HostClaim) API the cluster serves. V(auto) tells it from the claims themselves (baremetal-operator's
+        CRD requires C(spec.poweredOn), the proposal's has no such field); V(proposal) or V(bmo) is checked against the
+        API server's OpenAPI document and fails, changing nothing, when the cluster serves the other one or neither.
+    type: str
+    choices: [auto, proposal, bmo]
+    default: auto
+  unanchored_name_matches:
+    description:
+      - On baremetal-operator's dialect, search C(HostDeployPolicy) C(nameMatches) patterns anywhere in the namespace
+        name, as upstream's controller does (C(prod) then admits C(not-prod)). By default the pattern must match the
+        whole name.
+    type: bool
+    default: false
+  take_over:
+    description:
+      - On baremetal-operator's dialect, take over claims whose status another controller wrote (upstream's own
+        HostClaim controller), once it is stopped. Without it such claims stop the pass with an error naming them.
+    type: bool
+    default: false
 notes:
   - Needs the binder's credentials (the ClusterRole that the C(baremetal.tenancy.hostclaim_setup) role creates), never a
     tenant's.
@@ -263,6 +303,27 @@ binder_id:
   description: The identity this binder used.
   returned: always
   type: str
+dialect:
+  description: The C(HostClaim) dialect of the claims (V(proposal) or V(bmo)); V(null) when V(auto) found no claim.
+  returned: always
+  type: str
+  sample: bmo
+anchoring:
+  description:
+    - On baremetal-operator's dialect, each claim namespace and host namespace where a C(HostDeployPolicy) refuses the
+      claim's namespace because C(nameMatches) does not match the whole name, while upstream's controller (an unanchored
+      search) would admit it. Empty with O(unanchored_name_matches).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{namespace: not-prod, host_namespace: infra, reason: "HostDeployPolicy infra/prod: namespace 'not-prod' does not
+            match the whole pattern 'prod' (baremetal-operator's own controller searches nameMatches unanchored and would
+            admit it)"}]
+taken_over:
+  description: The claims (C(namespace/name)) whose status another controller had written, taken over with O(take_over).
+  returned: always
+  type: list
+  elements: str
 """
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base import TenancyModule
@@ -272,6 +333,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors
     dns1123_subdomain_problem,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder import Binder
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_dialect import AUTO, DIALECT_CHOICES
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import kube_api_client
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_policy import legacy_warning
@@ -288,6 +350,9 @@ class HostBindModule(TenancyModule):
         import_annotation_domains=dict(type="list", elements="str", default=["export.hostclaim.metal3.io"]),
         sweep=dict(type="bool", default=True),
         workers=dict(type="int", default=8),
+        dialect=dict(type="str", choices=list(DIALECT_CHOICES), default=AUTO),
+        unanchored_name_matches=dict(type="bool", default=False),
+        take_over=dict(type="bool", default=False),
     )
 
     def check_options(self):
@@ -318,6 +383,9 @@ class HostBindModule(TenancyModule):
             sweep=self.params["sweep"],
             check_mode=self.check_mode,
             workers=self.params["workers"],
+            dialect=self.params["dialect"],
+            unanchored=self.params["unanchored_name_matches"],
+            take_over=self.params["take_over"],
         )
         report = binder.run()
         bindings = report.pop("bindings")

@@ -18,6 +18,7 @@ API_VERSION = GROUP + "/" + VERSION
 #: REST plurals (paths: ``client.api_path(API_VERSION, CLAIMS, namespace, name)``)
 CLAIMS = "hostclaims"
 HOSTS = "baremetalhosts"
+DEPLOY_POLICIES = "hostdeploypolicies"
 HOST_KIND = "BareMetalHost"
 CLAIM_KIND = "HostClaim"
 BINDING_DOMAIN = "hostclaim.metal3.io"
@@ -33,6 +34,9 @@ COPY_FIELD_LABEL = BINDING_DOMAIN + "/field"
 COPY_SOURCE_ANNOTATION = BINDING_DOMAIN + "/source"
 COPY_CLAIM_ANNOTATION = BINDING_DOMAIN + "/claim"
 PAUSED_ANNOTATION = "baremetalhost.metal3.io/paused"
+#: on a claim of baremetal-operator's dialect (whose status has no such fields): the bound host's addresses,
+#: NICs and boot MAC as compact JSON, written by the binder (BMC data left out), read only with status.bareMetalHost
+HOST_STATUS_ANNOTATION = BINDING_DOMAIN + "/host-status"
 #: the owner's sharing policy of a host, as compact JSON (``sharing_policy``); written by host_share and
 #: host_register, read by the binder.  An annotation, not a spec field: baremetal-operator's typed writes keep
 #: ObjectMeta and drop spec fields its Go types lack.

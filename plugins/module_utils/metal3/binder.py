@@ -54,7 +54,6 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_pat
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.parallel import parallel_map
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import (
     EXPORT_ANNOTATION_DOMAINS,
-    FINALIZER,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder_bind import Binding
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder_outcome import Job, Outcome
@@ -68,10 +67,16 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binding i
     host_key,
     plan_pass,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_dialect import AUTO, BMO
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_writers import BINDER_FIELD_MANAGER
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import (
     claim_label,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.identity import claim_identity
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.deploy_policy import (
+    ANCHORING_NOTE,
+    admitting_namespaces,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.identity import claim_finalizer, claim_identity
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_policy import (
     has_legacy_policy,
     policy_problems,
@@ -113,10 +118,21 @@ class Binder(PassState, Binding, Releasing):
         sweep=True,
         check_mode=False,
         workers=8,
+        dialect=AUTO,
+        unanchored=False,
+        take_over=False,
     ):
         if name and (not namespaces or len(namespaces) != 1):
             raise InvalidInput("option name", "needs exactly one namespace in namespaces")
         self.io = io
+        if getattr(io, "field_manager", True) is None:
+            io.field_manager = BINDER_FIELD_MANAGER
+        self.requested_dialect = dialect or AUTO
+        self.dialect = None
+        self.unanchored = bool(unanchored)
+        self.take_over = bool(take_over)
+        self.taken_over = set()
+        self.deploy_policies = []
         self.binder_id = binder_id or default_binder_id()
         self.namespaces = list(namespaces) if namespaces else None
         self.name = name
@@ -168,9 +184,11 @@ class Binder(PassState, Binding, Releasing):
             claim
             for claim in claims
             if get_path(claim, "metadata", "deletionTimestamp")
-            and FINALIZER in (get_path(claim, "metadata", "finalizers") or [])
+            and claim_finalizer(claim) in (get_path(claim, "metadata", "finalizers") or [])
         ]
-        plan = plan_pass(active, self.hosts, self.namespace_labels, self.binder_id)
+        plan = plan_pass(
+            active, self.hosts, self.namespace_labels, self.binder_id, self.deploy_policies, self.unanchored
+        )
         self.timings["plan"] = round(time.time() - planned, 4)
         claims_by_key = dict((tuple(claim_identity(claim)[:2]), claim) for claim in claims)
         jobs = [Job(claims_by_key[(action["claim"]["namespace"], action["claim"]["name"])], action) for action in plan]
@@ -225,7 +243,9 @@ class Binder(PassState, Binding, Releasing):
             fresh = [claim for claim in fresh if claim and not get_path(claim, "metadata", "deletionTimestamp")]
             self.confirm_labels(fresh)
             by_key = dict((tuple(claim_identity(claim)[:2]), claim) for claim in fresh)
-            plan = plan_pass(fresh, self.hosts, self.namespace_labels, self.binder_id)
+            plan = plan_pass(
+                fresh, self.hosts, self.namespace_labels, self.binder_id, self.deploy_policies, self.unanchored
+            )
             jobs = [Job(by_key[(action["claim"]["namespace"], action["claim"]["name"])], action) for action in plan]
             again = dict(((o.namespace, o.name), o) for o in self.execute(jobs))
             merged = []
@@ -257,6 +277,19 @@ class Binder(PassState, Binding, Releasing):
             if found:
                 problems.append({"host": "%s/%s" % host_key(host), "problems": found})
         return sorted(problems, key=lambda item: item["host"])
+
+    def anchoring(self, claims):
+        """Where the anchored ``nameMatches`` refuses a claim namespace that baremetal-operator's own controller
+        (an unanchored search) would admit: ``[{namespace, host_namespace, reason}]`` (``[]`` with ``unanchored``)."""
+        if self.dialect != BMO or self.unanchored:
+            return []
+        found = []
+        for namespace in sorted(set(str(claim_identity(claim)[0]) for claim in claims)):
+            labels = self.namespace_labels.get(namespace) or {}
+            for host_namespace, decision in admitting_namespaces(self.deploy_policies, namespace, labels).items():
+                if not decision.allowed and ANCHORING_NOTE in decision.reason:
+                    found.append({"namespace": namespace, "host_namespace": host_namespace, "reason": decision.reason})
+        return found
 
     def legacy_policies(self):
         """``ns/name`` of the hosts that carry ``spec.hostClaimNamespaces`` and no sharing annotation (shared with nobody)."""
@@ -297,6 +330,9 @@ class Binder(PassState, Binding, Releasing):
             "changed": self.writer.changed,
             "settled": not self.writer.changed and not summary["deferred"] and not summary["conflict"],
             "binder_id": self.binder_id,
+            "dialect": self.dialect,
+            "taken_over": sorted(self.taken_over),
+            "anchoring": self.anchoring(claims),
             "claims": [outcome.as_dict() for outcome in outcomes],
             "swept": [outcome.as_dict() for outcome in swept],
             "errors": errors,

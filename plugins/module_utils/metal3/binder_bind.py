@@ -28,9 +28,10 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_pat
     get_path,
     with_precondition,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import bmo_upward
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import (
     BINDING_LABEL,
-    FINALIZER,
+    HOST_STATUS_ANNOTATION,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder_state import (
     host_name,
@@ -41,6 +42,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binding i
     host_key,
     release_plan,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_dialect import BMO
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_spec import DATA_FIELDS
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_view import binding_label_value
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.downward import (
@@ -52,6 +54,8 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.downward 
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.identity import (
     binding_label_fix,
+    claim_dialect_of,
+    claim_finalizer,
     claim_identity,
     claim_ref_matches,
     validate_claim,
@@ -81,14 +85,56 @@ class Binding:
             return self.sync(claim, host, outcome)
         return self.pending(action, claim, outcome)
 
+    def is_candidate(self, host: dict, claim: dict) -> bool:
+        """``binding.host_is_candidate`` with this pass's namespaces and HostDeployPolicies."""
+        namespace = claim_identity(claim)[0]
+        return host_is_candidate(
+            host, claim, self.namespace_labels.get(namespace) or {}, self.deploy_policies, self.unanchored
+        )[0]
+
+    def unbound_status(self, claim: dict, reason: str, message: str) -> dict:
+        """The status of a claim without a host, in its dialect."""
+        if claim_dialect_of(claim) == BMO:
+            return bmo_upward.unbound_status(claim, reason, message, self.now, self._forced(claim))
+        return pending_status(claim.get("status"), reason, message, self.now)
+
+    def bound_status(self, claim: dict, host: dict, problem: tuple | None = None) -> dict:
+        """The status of a claim bound to ``host``, in its dialect; ``problem`` is ``(reason, message, field)``
+        when the claim could not be applied to the host."""
+        if claim_dialect_of(claim) == BMO:
+            sync_problem = None
+            if problem:
+                reason = bmo_upward.SECRET_SYNC_REASONS.get(problem[2], problem[0])
+                sync_problem = (reason, problem[1])
+            return bmo_upward.bound_status(claim, host, self.now, sync_problem, self._forced(claim))
+        status = upward_status(host, claim.get("status"), self.now, claim, self.bmc_rule(host)[0])
+        if problem:
+            status = ready_problem(status, claim.get("status"), problem[0], problem[1], self.now)
+        return status
+
+    def _forced(self, claim):
+        """A claim another controller wrote, taken over: the binder's status write must happen (``claim_writers``)."""
+        return "%s/%s" % claim_identity(claim)[:2] in self.taken_over
+
+    def host_status_patch(self, claim: dict, host: dict | None) -> dict:
+        """On baremetal-operator's dialect: the claim annotation with the bound host's addresses (``bmo_upward``)."""
+        if claim_dialect_of(claim) != BMO:
+            return {}
+        value = bmo_upward.host_status_annotation(host, self.bmc_rule(host)[0]) if host is not None else None
+        current = (get_path(claim, "metadata", "annotations") or {}).get(HOST_STATUS_ANNOTATION)
+        return {} if current == value else {"metadata": {"annotations": {HOST_STATUS_ANNOTATION: value}}}
+
     def pending(self, action: dict, claim: dict, outcome: Any) -> None:
         outcome.action, outcome.reason, outcome.message = "pending", action["reason"], action["message"]
         meta = merge_patches(
-            action.get("claim_patch"), import_metadata(claim.get("metadata"), None, self.annotation_domains)["patch"]
+            action.get("claim_patch"),
+            import_metadata(claim.get("metadata"), None, self.annotation_domains)["patch"],
+            self.host_status_patch(claim, None),
+            self._bmo_finalizer(claim),
         )
         try:
             claim = self.writer.write_claim(claim, with_precondition(meta, claim), outcome)
-            status = pending_status(claim.get("status"), action["reason"], action["message"], self.now)
+            status = self.unbound_status(claim, action["reason"], action["message"])
             patch = status_patch(claim.get("status"), status)
             self.writer.write_claim(claim, with_precondition(patch, claim), outcome, status=True)
         except (Conflict, NotFound):
@@ -104,7 +150,6 @@ class Binding:
 
     def _try_host(self, host, claim, outcome):
         """Write ``consumerRef`` on ``host``; the updated host, or ``None`` if someone else took it."""
-        namespace = claim_identity(claim)[0]
         for attempt in range(2):
             try:
                 return self.writer.write_host(host, bind_patch(host, claim), outcome)
@@ -115,7 +160,7 @@ class Binding:
                 host = self.io.get_host(*host_key(host))
                 if host is None:
                     return None
-                if not host_is_candidate(host, claim, self.namespace_labels.get(namespace) or {})[0]:
+                if not self.is_candidate(host, claim):
                     return None
         return None
 
@@ -123,7 +168,6 @@ class Binding:
         chosen = [(action["host"]["namespace"], action["host"]["name"])]
         chosen.extend((ref["namespace"], ref["name"]) for ref in action.get("alternatives") or [])
         bound = None
-        namespace = claim_identity(claim)[0]
         for position, key in enumerate(chosen):
             host = self.host_index.get(key)
             if host is None or not self._reserve(host):
@@ -134,9 +178,7 @@ class Binding:
                     continue
                 host = seen[1]
                 self.replace_host(host)
-            if (seen is not None or position) and not host_is_candidate(
-                host, claim, self.namespace_labels.get(namespace) or {}
-            )[0]:
+            if (seen is not None or position) and not self.is_candidate(host, claim):
                 continue
             bound = self._try_host(host, claim, outcome)
             if bound is not None:
@@ -175,10 +217,16 @@ class Binding:
             ]
         return imported
 
+    def _bmo_finalizer(self, claim):
+        """baremetal-operator's controller puts its finalizer on every claim it sees, bound or not: so does the binder."""
+        finalizers = self._with_finalizer(claim)
+        return {"metadata": {"finalizers": finalizers}} if finalizers and claim_dialect_of(claim) == BMO else {}
+
     @staticmethod
     def _with_finalizer(claim):
         finalizers = list(get_path(claim, "metadata", "finalizers") or [])
-        return None if FINALIZER in finalizers else [*finalizers, FINALIZER]
+        finalizer = claim_finalizer(claim)
+        return None if finalizer in finalizers else [*finalizers, finalizer]
 
     def commit(self, claim: dict, host: dict, outcome: Any) -> dict | None:
         """Record the binding on the claim (precondition: the claim as planned); undo the host on a lost race."""
@@ -231,7 +279,7 @@ class Binding:
                     return
 
     def _data_copies(self, claim, host, outcome):
-        """Make the Secret copies; ``(names by field, problem or None)``."""
+        """Make the Secret copies; ``(names by field, problem or None)``, a problem being ``(reason, message, field)``."""
         spec = validate_claim(claim)
         names = secret_copy_names(claim)
         identity = claim_identity(claim)
@@ -246,7 +294,11 @@ class Binding:
                 continue
             source = self.io.get_secret(namespace, spec[field])
             if source is None:
-                return names, "Secret %s (spec.%s) was not found in namespace %s" % (spec[field], field, namespace)
+                return names, (
+                    "DataSecretMissing",
+                    "Secret %s (spec.%s) was not found in namespace %s" % (spec[field], field, namespace),
+                    field,
+                )
             wanted = secret_copy(source, claim, host, field, names[field])
             current = existing.get(names[field])
             if current is None:
@@ -290,10 +342,7 @@ class Binding:
         try:
             names, problem = self._data_copies(claim, host, outcome)
         except InvalidInput as exc:
-            names, problem = None, exc.cause
-            reason = "InvalidSpec"
-        else:
-            reason = "DataSecretMissing"
+            names, problem = None, ("InvalidSpec", exc.cause, None)
         one_shot = {}
         if problem is None:
             written = self._write_down(claim, host, names, outcome)
@@ -312,13 +361,12 @@ class Binding:
                 imported["patch"],
             )
         )
-        meta = merge_patches(meta, one_shot)
+        meta = merge_patches(meta, one_shot, self.host_status_patch(claim, host))
         try:
             claim = self.writer.write_claim(claim, with_precondition(meta, claim), outcome)
-            status = upward_status(host, claim.get("status"), self.now, claim, self.bmc_rule(host)[0])
+            status = self.bound_status(claim, host, problem)
             if problem:
-                status = ready_problem(status, claim.get("status"), reason, problem, self.now)
-                outcome.reason, outcome.message = reason, problem
+                outcome.reason, outcome.message = problem[0], problem[1]
             self.writer.write_claim(
                 claim, with_precondition(status_patch(claim.get("status"), status), claim), outcome, status=True
             )

@@ -26,6 +26,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_pat
     get_path,
     with_precondition,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import bmo_upward
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import (
     COPY_CLAIM_ANNOTATION,
     COPY_CLAIM_NAMESPACE_LABEL,
@@ -43,12 +44,15 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binding i
     release_plan,
     release_step,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_dialect import BMO
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.identity import (
+    claim_dialect_of,
+    claim_finalizer,
     claim_identity,
     claim_ref_matches,
     finalizer_patch,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.upward import status_patch, upward_status
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.upward import status_patch
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.account_rules import (
     LEDGER_ANNOTATION,
     ledger_load,
@@ -84,7 +88,7 @@ class Releasing:
             if step == "deprovision":
                 outcome.action, outcome.reason = "releasing", "Deprovisioning"
                 outcome.message = "waiting for host %s to be deprovisioned" % outcome.host
-                status = upward_status(host, claim.get("status"), self.now, claim, self.bmc_rule(host)[0])
+                status = self.bound_status(claim, host)
                 try:
                     self.writer.write_claim(
                         claim, with_precondition(status_patch(claim.get("status"), status), claim), outcome, status=True
@@ -94,6 +98,7 @@ class Releasing:
                 return
         for secret in self.copies.get(uid, []):
             self.writer.delete_copy(secret, outcome)
+        claim = self._deleted_status(claim, outcome)
         try:
             self.writer.write_claim(claim, finalizer_patch(claim, False), outcome)
         except NotFound:
@@ -105,6 +110,22 @@ class Releasing:
                 self.writer.write_claim(fresh, finalizer_patch(fresh, False), outcome)
         outcome.action, outcome.reason = "released", "Released"
         outcome.message = "host %s is back in the pool" % outcome.host if outcome.host else "no host was bound"
+
+    def _deleted_status(self, claim: dict, outcome: Outcome) -> dict:
+        """On baremetal-operator's dialect, a claim that another finalizer keeps once its host is let go shows
+        what upstream's controller writes then (``bmo_upward.deleted_status``); without another finalizer the
+        claim is gone with the binder's, as with upstream's. Returns the claim as it is now."""
+        finalizers = get_path(claim, "metadata", "finalizers") or []
+        if claim_dialect_of(claim) != BMO or not [item for item in finalizers if item != claim_finalizer(claim)]:
+            return claim
+        status = bmo_upward.deleted_status(claim, self.now)
+        try:
+            return self.writer.write_claim(
+                claim, with_precondition(status_patch(claim.get("status"), status), claim), outcome, status=True
+            )
+        except (Conflict, NotFound):
+            self.io.count_conflict()
+            return claim
 
     def revoke_bmc_access(self, host: dict, grantee: str, outcome: Outcome) -> dict | None:
         """Delete the BMC accounts granted on ``host`` to ``grantee`` (the claim's

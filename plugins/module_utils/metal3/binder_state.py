@@ -19,6 +19,7 @@ import binascii
 import time
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
+    BackendError,
     InvalidInput,
     TenancyError,
 )
@@ -37,13 +38,29 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binding i
     host_key,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.bmc_data import bmc_needles
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_dialect import (
+    AUTO,
+    BMO,
+    PROPOSAL,
+    openapi_dialect,
+    openapi_spec_fields,
+    resolve_dialect,
+)
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_spec import DATA_FIELDS
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_view import binding_label_value
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_writers import (
+    controller_problem,
+    foreign_writes,
+)
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import (
     GROUP_VERSION,
     api_path,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.identity import claim_identity, claim_ref_matches
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.identity import (
+    claim_dialect_of,
+    claim_identity,
+    claim_ref_matches,
+)
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.metadata_import import has_import_candidates
 
 
@@ -99,6 +116,7 @@ class PassState:
             raise InvalidInput("option namespaces", "namespace(s) %s do not exist" % ", ".join(missing))
         self.set_hosts(hosts)
         claims = [claim for claim in claims if self._in_scope(*claim_identity(claim)[:2])]
+        self.read_dialect(claims)
         self.confirm_labels(claims)
         self.prefetch_bmc_secrets(claims)
         if self.sweep or any(self._needs_copies(claim) for claim in claims):
@@ -107,6 +125,29 @@ class PassState:
             self.start_watches()
         self.timings["read"] = round(time.time() - started, 4)
         return claims
+
+    def read_dialect(self, claims):
+        """Settle the dialect; on baremetal-operator's, read the HostDeployPolicies and refuse to run beside
+        another controller of the claims (``claim_writers``).
+
+        ``auto`` reads it from the claims (baremetal-operator's CRD requires ``spec.poweredOn``, the
+        proposal's prunes it): no request; a forced dialect is checked against the served one.
+        """
+        if self.requested_dialect == AUTO:
+            shapes = set(claim_dialect_of(claim) for claim in claims)
+            self.dialect = BMO if BMO in shapes else (PROPOSAL if shapes else None)
+        else:
+            document = self.io.hostclaim_openapi()
+            self.dialect = resolve_dialect(
+                self.requested_dialect, openapi_dialect(document), openapi_spec_fields(document)
+            )
+        if self.dialect != BMO:
+            return
+        self.deploy_policies = self.io.list_deploy_policies(self.host_namespaces)
+        writes = foreign_writes(claims)
+        if writes and not self.take_over:
+            raise BackendError("HostClaims of baremetal-operator's dialect", controller_problem(writes))
+        self.taken_over = set("%s/%s" % (item.namespace, item.name) for item in writes)
 
     def start_watches(self):
         """Follow hosts and claims during the pass, from the versions just listed (cluster-wide, filtered by key)."""

@@ -63,10 +63,13 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api impor
     PASSED_ANNOTATIONS,
     PAUSED_ANNOTATION,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_dialect import BMO, FAILURE_DOMAIN_LABEL
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_spec import DATA_FIELDS, node_reuse_value
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.deploy_policy import evaluate_namespace
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.downward import is_hold_key, tracked_keys
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.identity import (
     binding_label_fix,
+    claim_dialect_of,
     claim_identity,
     claim_ref_matches,
     consumer_ref_for,
@@ -134,6 +137,13 @@ def _rejection(host, spec, decision, unavailable):
     """
     if not decision.allowed:
         return STAGE_NOT_SHARED, "NotShared", decision.reason
+    in_namespace = spec.get("inNamespace")
+    if in_namespace and host_key(host)[0] != in_namespace:
+        return (
+            STAGE_NOT_SHARED,
+            "NotShared",
+            "the host is not in namespace %s (hostSelector.inNamespace)" % in_namespace,
+        )
     labels = get_path(host, "metadata", "labels") or {}
     if not matches_normalised(spec["hostSelector"], labels):
         return STAGE_NO_MATCH, "SelectorMismatch", "the host labels do not match hostSelector"
@@ -142,15 +152,40 @@ def _rejection(host, spec, decision, unavailable):
     return None
 
 
-def host_is_candidate(host: dict, claim: dict, ns_labels: Mapping[str, str] | None) -> tuple[bool, str]:
+def sharing_decision(
+    host: dict,
+    claim: dict,
+    ns_labels: Mapping[str, str] | None,
+    deploy_policies: Sequence[dict] = (),
+    unanchored: bool = False,
+):
+    """Whether the owner shares ``host`` with the claim's namespace (a ``Decision``).
+
+    A claim of baremetal-operator's dialect is decided by the HostDeployPolicies of the host's
+    namespace (``deploy_policy.evaluate_namespace``), any other by the host's sharing annotation.
+    """
+    namespace = claim_identity(claim)[0]
+    if claim_dialect_of(claim) == BMO:
+        return evaluate_namespace(deploy_policies or (), host_key(host)[0], namespace, ns_labels, unanchored)
+    return is_shared(host, namespace, ns_labels)
+
+
+def host_is_candidate(
+    host: dict,
+    claim: dict,
+    ns_labels: Mapping[str, str] | None,
+    deploy_policies: Sequence[dict] = (),
+    unanchored: bool = False,
+) -> tuple[bool, str]:
     """``(True, reason)`` if ``host`` may be bound to ``claim``, else ``(False, why)``.
 
-    ``ns_labels`` are the labels of the claim's namespace.  Raises
+    ``ns_labels`` are the labels of the claim's namespace; ``deploy_policies`` and ``unanchored``
+    decide claims of baremetal-operator's dialect (``sharing_decision``).  Raises
     ``InvalidInput`` if the claim spec is invalid.
     """
     spec = validate_claim(claim)
-    namespace = claim_identity(claim)[0]
-    rejection = _rejection(host, spec, is_shared(host, namespace, ns_labels), _availability(host))
+    decision = sharing_decision(host, claim, ns_labels, deploy_policies, unanchored)
+    rejection = _rejection(host, spec, decision, _availability(host))
     if rejection:
         return False, "%s: %s" % (object_name(host, "BareMetalHost"), rejection[2])
     return True, "%s is a candidate" % object_name(host, "BareMetalHost")
@@ -228,7 +263,7 @@ def bind_patch(host: dict, claim: dict) -> dict:
 def _workload_removal(host):
     """The merge patch members that take the tenant's workload off a host (image, data, power, holds)."""
     spec = dict((field, None) for field in DATA_FIELDS)
-    spec.update({"image": None, "online": False})
+    spec.update({"image": None, "customDeploy": None, "online": False})
     annotations = get_path(host, "metadata", "annotations") or {}
     removed = dict((key, None) for key in tracked_keys(annotations, PASSED_ANNOTATIONS) if is_hold_key(key))
     removed[PASSED_ANNOTATIONS] = None
@@ -390,10 +425,12 @@ class _Planner:
     comparisons and O(M + N) hashes.
     """
 
-    def __init__(self, hosts, namespaces, binder_id):
+    def __init__(self, hosts, namespaces, binder_id, deploy_policies=(), unanchored=False):
         self.hosts = list(hosts or [])
         self.namespaces = dict(namespaces or {})
         self.binder_id = binder_id
+        self.deploy_policies = list(deploy_policies or ())
+        self.unanchored = unanchored
         self.taken = set()
         self.actions = {}
         self.rejections = {}
@@ -408,14 +445,27 @@ class _Planner:
         self.reuse_labels = dict(
             (id(host), (get_path(host, "metadata", "labels") or {}).get(NODE_REUSE_LABEL)) for host in self.hosts
         )
+        self.domains = dict(
+            (id(host), (get_path(host, "metadata", "labels") or {}).get(FAILURE_DOMAIN_LABEL)) for host in self.hosts
+        )
         self.by_ref = {}
         for host in self.hosts:
             ref = get_path(host, "spec", "consumerRef")
             if isinstance(ref, dict) and ref.get("name"):
                 self.by_ref.setdefault((ref.get("namespace"), ref.get("name")), []).append(host)
 
-    def decision(self, host: dict, namespace: str) -> tuple:
-        """The namespace policy decision, computed once per (policy, namespace): hosts usually share policies."""
+    def decision(self, host: dict, namespace: str, dialect: str) -> tuple:
+        """The namespace policy decision, computed once per (policy, namespace): hosts usually share policies.
+
+        On baremetal-operator's dialect the policy is the HostDeployPolicies of the host's namespace.
+        """
+        if dialect == BMO:
+            key = (BMO, self.keys[id(host)][0], namespace)
+            if key not in self.decisions:
+                self.decisions[key] = evaluate_namespace(
+                    self.deploy_policies, key[1], namespace, self.namespaces.get(namespace) or {}, self.unanchored
+                )
+            return self.decisions[key]
         policy_key = self.policy_keys.get(id(host))
         if policy_key is None:
             policy_key = self.policy_keys[id(host)] = decision_key(host)
@@ -436,11 +486,12 @@ class _Planner:
     def survey(self, claim: dict, spec: dict) -> tuple[list[dict], list[tuple]]:
         """``(candidates, rejections)`` of one claim over all hosts (shared by claims with the same namespace and selector)."""
         namespace = claim_identity(claim)[0]
-        cache_key = (namespace, json.dumps(spec["hostSelector"], sort_keys=True))
+        dialect = claim_dialect_of(claim)
+        cache_key = (namespace, dialect, spec.get("inNamespace"), json.dumps(spec["hostSelector"], sort_keys=True))
         if cache_key not in self.surveys:
             candidates, rejections = [], []
             for host in self.hosts:
-                rejection = _rejection(host, spec, self.decision(host, namespace), self.availability(host))
+                rejection = _rejection(host, spec, self.decision(host, namespace, dialect), self.availability(host))
                 if rejection:
                     rejections.append(rejection)
                 else:
@@ -465,6 +516,15 @@ class _Planner:
         seed = _claim_seed(claim, self.binder_id)
         taken = self.taken
         records = self.records(candidates)
+        domain = get_path(claim, "spec", "failureDomain") if claim_dialect_of(claim) == BMO else None
+        if domain:
+            # baremetal-operator's choice: a host of the claim's failure domain when there is one
+            entries = (
+                (0 if self.domains[id(candidates[index])] == domain else 1, rank, seed ^ host_seed, key, index)
+                for rank, host_seed, key, index, _label in records
+                if key not in taken
+            )
+            return [candidates[entry[4]] for entry in heapq.nsmallest(MAX_ALTERNATIVES + 1, entries)]
         if reuse_value:
             entries = (
                 (0 if label == reuse_value else rank, seed ^ host_seed, key, index)
@@ -544,6 +604,8 @@ def plan_pass(
     hosts: Iterable[dict] | None,
     namespaces: Mapping[str, Mapping[str, str]] | None,
     binder_id: str,
+    deploy_policies: Sequence[dict] = (),
+    unanchored: bool = False,
 ) -> list[dict]:
     """Plan one binder pass: one action per claim that is not being deleted, oldest claim first.
 
@@ -556,5 +618,9 @@ def plan_pass(
     first, that no claim of this plan uses, at most ``MAX_ALTERNATIVES``: what to
     try after a 409, re-reading the host and using ``bind_patch``).  No host is
     given to two claims.
+
+    Claims of baremetal-operator's dialect are shared by ``deploy_policies`` (the HostDeployPolicies;
+    ``unanchored``: ``nameMatches`` searched as upstream does), restricted to
+    ``hostSelector.inNamespace`` and prefer hosts of their ``failureDomain``.
     """
-    return _Planner(hosts, namespaces, binder_id).plan(claims)
+    return _Planner(hosts, namespaces, binder_id, deploy_policies, unanchored).plan(claims)

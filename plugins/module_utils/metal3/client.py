@@ -39,6 +39,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.parallel 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import (
     API_VERSION,
     CLAIMS,
+    DEPLOY_POLICIES,
     HOSTS,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_dialect import OPENAPI_PATH
@@ -92,6 +93,8 @@ class KubeIO:
         self.counts = dict((verb, 0) for verb in VERBS)
         self.conflicts = 0
         self.list_versions: dict[str, Any] = {}
+        #: the ``fieldManager`` of every write (``None``: the API server names it after the user agent)
+        self.field_manager: str | None = None
         self._lock = threading.Lock()
         self._transport = None
 
@@ -154,6 +157,8 @@ class KubeIO:
 
         self.count(verb)
         url = self.base + path
+        if self.field_manager and method in ("PATCH", "POST", "PUT"):
+            query = dict(query or {}, fieldManager=self.field_manager)
         if query:
             url += "?" + urlencode(sorted((k, v) for k, v in query.items() if v is not None))
         if body is not None and content_type is None:
@@ -259,6 +264,10 @@ class KubeIO:
         """The API server's OpenAPI v3 document of metal3.io/v1alpha1 (``None``: the group is not served);
         readable by any authenticated user, so a tenant can tell which HostClaim dialect the cluster speaks."""
         return self.get_or_none(OPENAPI_PATH, "OpenAPI document of metal3.io/v1alpha1")
+
+    def list_deploy_policies(self, namespaces=None):
+        """baremetal-operator's HostDeployPolicies (in ``namespaces``, or all)."""
+        return self.list_namespaced(GROUP_VERSION, DEPLOY_POLICIES, "HostDeployPolicies", namespaces)
 
     def list_claims(self, namespaces=None):
         return self.list_namespaced(GROUP_VERSION, CLAIMS, "HostClaims", namespaces)

@@ -37,6 +37,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors
     label_key_problem,
     label_value_problem,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import DEPLOY_POLICIES
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_policy import (
     Decision,
     compile_pattern,
@@ -44,7 +45,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_p
 )
 
 KIND = "HostDeployPolicy"
-PLURAL = "hostdeploypolicies"
+PLURAL = DEPLOY_POLICIES
 CONSTRAINT_KEYS = ("names", "nameMatches", "hasLabels")
 #: said in a reason when upstream's unanchored search would have decided otherwise
 ANCHORING_NOTE = "baremetal-operator's own controller searches nameMatches unanchored and would admit it"

@@ -7,7 +7,7 @@
 
 """Claim -> host: what crosses downward from a HostClaim to its BareMetalHost, pure.
 
-``online``, ``image``, the user/network/meta data Secret references (pointing
+``online`` (``poweredOn``), ``image`` or ``customDeploy``, the user/network/meta data Secret references (pointing
 at the binder's COPIES in the BMH namespace, see ``secret_copy``) and
 reserved ``host.metal3.io`` annotations, mapped as follows:
 
@@ -30,6 +30,9 @@ reserved ``host.metal3.io`` annotations, mapped as follows:
   And ``inspect.metal3.io: disabled`` on the host is the owner's: a tenant's
   request never overwrites it.  Until the host can honour it, the request
   stays on the claim.
+* ``reboot.metal3.io`` and ``reboot.metal3.io/<suffix>`` on a claim (the keys
+  baremetal-operator's webhook validates on its own HostClaims) mean the same as
+  ``host.metal3.io/reboot`` and ``host.metal3.io/reboot.<suffix>``.
 * Reboot values must be empty or JSON ``{"mode": "hard"|"soft", "force": bool}``.
   Any other ``host.metal3.io`` key or value is ignored (and reported by
   ``passed_annotations``).  Nothing else crosses downward.
@@ -93,7 +96,7 @@ HOST_INSPECT = "inspect.metal3.io"
 HOLD_PREFIX = "hostclaim-"
 
 
-ONE_SHOT = {CLAIM_REBOOT: HOST_REBOOT, CLAIM_INSPECT: HOST_INSPECT}
+ONE_SHOT = {CLAIM_REBOOT: HOST_REBOOT, CLAIM_INSPECT: HOST_INSPECT, HOST_REBOOT: HOST_REBOOT}
 
 
 def secret_copy_names(claim: dict) -> dict[str, str]:
@@ -181,7 +184,12 @@ def _host_key_for(key, value):
         return HOST_INSPECT if value == "" else None
     if key == CLAIM_REBOOT:
         return HOST_REBOOT if _valid_reboot_value(value) else None
-    suffix = key[len(CLAIM_REBOOT) + 1 :] if key.startswith(CLAIM_REBOOT + ".") else ""
+    if key == HOST_REBOOT:
+        return HOST_REBOOT if _valid_reboot_value(value) else None
+    if key.startswith(HOST_REBOOT + "/"):
+        suffix = key[len(HOST_REBOOT) + 1 :]
+    else:
+        suffix = key[len(CLAIM_REBOOT) + 1 :] if key.startswith(CLAIM_REBOOT + ".") else ""
     host_key = "%s/%s%s" % (HOST_REBOOT, HOLD_PREFIX, suffix)
     if suffix and not label_key_problem(host_key) and _valid_reboot_value(value):
         return host_key
@@ -210,7 +218,7 @@ def passed_annotations(claim_annotations: dict | None):
     """
     mapping, ignored = {}, []
     for key in sorted(claim_annotations or {}):
-        if not key.startswith(RESERVED_DOMAIN + "/"):
+        if not is_request_key(key):
             continue
         host_key = _host_key_for(key, claim_annotations[key])
         if host_key is None:
@@ -218,6 +226,12 @@ def passed_annotations(claim_annotations: dict | None):
         else:
             mapping[host_key] = claim_annotations[key]
     return mapping, ignored
+
+
+def is_request_key(key: str) -> bool:
+    """Whether a claim annotation key asks something of the host: ``host.metal3.io/...``, or
+    ``reboot.metal3.io[/...]`` (the keys baremetal-operator's webhook validates on its HostClaims)."""
+    return key.startswith(RESERVED_DOMAIN + "/") or key == HOST_REBOOT or key.startswith(HOST_REBOOT + "/")
 
 
 def is_hold_key(key: str) -> bool:
@@ -277,6 +291,8 @@ def downward_patch(claim: dict, host: dict, secret_copy_names_by_field: dict | N
     owner = object_name(claim, "HostClaim")
     host_namespace = get_path(host, "metadata", "namespace")
     host_spec = {"online": spec["online"], "image": spec["image"]}
+    if spec.get("customDeploy") is not None or get_path(host, "spec", "customDeploy") is not None:
+        host_spec["customDeploy"] = spec.get("customDeploy")
     for field in DATA_FIELDS:
         host_spec[field] = _secret_ref(field, spec, secret_copy_names_by_field, host_namespace, owner)
     annotations = _annotation_patch(host, get_path(claim, "metadata", "annotations"))

@@ -31,8 +31,13 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api impor
     CLAIM_KIND,
     FINALIZER,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_spec import (
-    validate_claim_spec,
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.bmo_claim_status import (
+    FINALIZER as BMO_FINALIZER,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_dialect import (
+    BMO,
+    PROPOSAL,
+    normalise_spec,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_view import (
     binding_label_value,
@@ -90,21 +95,38 @@ def require_bound(host: dict, claim: dict) -> None:
         )
 
 
+def claim_dialect_of(claim: dict | None) -> str:
+    """The dialect of a HostClaim dict, by its shape: ``bmo`` when ``spec.poweredOn`` is present.
+
+    baremetal-operator's CRD requires ``poweredOn``; the proposal's CRD has no such
+    field and its API server prunes it, so a claim read from a cluster is never ambiguous.
+    """
+    spec = (claim or {}).get("spec")
+    return BMO if isinstance(spec, dict) and "poweredOn" in spec else PROPOSAL
+
+
 def validate_claim(claim: dict) -> dict:
-    """``validate_claim_spec`` for a whole HostClaim dict."""
+    """The normalised spec of a HostClaim dict of either dialect (``claim_dialect.normalise_spec``)."""
     namespace, name = claim_identity(claim)[:2]
-    return validate_claim_spec((claim or {}).get("spec"), name, namespace)
+    return normalise_spec(claim_dialect_of(claim), (claim or {}).get("spec"), name, namespace)
+
+
+def claim_finalizer(claim: dict | None) -> str:
+    """The finalizer the binder keeps on a claim: baremetal-operator's own on its dialect, else the binder's."""
+    return BMO_FINALIZER if claim_dialect_of(claim) == BMO else FINALIZER
 
 
 def finalizer_patch(obj: dict, present: bool) -> dict:
-    """Merge patch adding (``present``) or removing the binder's finalizer, with a resourceVersion precondition."""
+    """Merge patch adding (``present``) or removing the claim's finalizer (``claim_finalizer``), with a
+    resourceVersion precondition."""
+    finalizer = claim_finalizer(obj)
     finalizers = list(get_path(obj, "metadata", "finalizers") or [])
-    if (FINALIZER in finalizers) == bool(present):
+    if (finalizer in finalizers) == bool(present):
         return {}
     if present:
-        finalizers.append(FINALIZER)
+        finalizers.append(finalizer)
     else:
-        finalizers = [item for item in finalizers if item != FINALIZER]
+        finalizers = [item for item in finalizers if item != finalizer]
     return with_precondition({"metadata": {"finalizers": finalizers}}, obj)
 
 

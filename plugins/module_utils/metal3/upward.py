@@ -75,7 +75,7 @@ def _condition(ctype, status, reason, message, existing, now):
     return {"type": ctype, "status": status, "reason": reason, "message": message, "lastTransitionTime": since}
 
 
-def _addresses(host):
+def host_addresses(host):
     addresses = []
     for nic in get_path(host, "status", "hardware", "nics") or []:
         if isinstance(nic, dict) and nic.get("ip"):
@@ -91,7 +91,7 @@ def _addresses(host):
     return unique
 
 
-def _nics(host):
+def host_nics(host):
     nics = []
     for nic in get_path(host, "status", "hardware", "nics") or []:
         if not isinstance(nic, dict):
@@ -101,9 +101,10 @@ def _nics(host):
     return nics
 
 
-def _desired_online(host, claim):
+def desired_online(host, claim):
     if claim is not None:
-        online = get_path(claim, "spec", "online")
+        spec = claim.get("spec") or {}
+        online = spec.get("poweredOn") if "poweredOn" in spec else spec.get("online")
     else:
         online = get_path(host, "spec", "online")
     return online is True
@@ -120,7 +121,7 @@ def _provisioned_ready(host, online):
     return "False", "PowerChanging", "waiting for the host to power %s" % _power_word(online)
 
 
-def _ready(host, online):
+def ready_state(host, online):
     """``(status, reason, message)`` of the Ready condition; never quotes errorMessage."""
     state = get_path(host, "status", "provisioning", "state")
     error_type = get_path(host, "status", "errorType")
@@ -143,7 +144,8 @@ def _ready(host, online):
     return "False", "HostNotReady", "the host is in state %r" % shown
 
 
-def _finish_status(status, existing_status, now):
+def finish_status(status, existing_status, now):
+    """``status`` with ``lastUpdated``: kept when nothing else changed from ``existing_status``, else ``now``."""
     previous = dict(existing_status or {})
     previous_updated = previous.pop("lastUpdated", None)
     status["lastUpdated"] = previous_updated if previous_updated and same_json(previous, status) else now
@@ -153,14 +155,14 @@ def _finish_status(status, existing_status, now):
 def hardware_withheld(host: dict, bmc_values: Sequence) -> list[dict]:
     """``[{kind: status, key, reason}]``: the hardware addresses and NICs ``upward_status`` leaves out for ``bmc_values``."""
     withheld = []
-    for key, entries in (("addresses", _addresses(host)), ("nics", _nics(host))):
-        reasons = [_entry_match(entry, bmc_values) for entry in entries]
+    for key, entries in (("addresses", host_addresses(host)), ("nics", host_nics(host))):
+        reasons = [entry_match(entry, bmc_values) for entry in entries]
         for what in sorted(set(reason for reason in reasons if reason)):
             withheld.append({"kind": "status", "key": key, "reason": "an entry repeats the %s" % what})
     return withheld
 
 
-def _entry_match(entry, bmc_values):
+def entry_match(entry, bmc_values):
     for value in entry.values():
         what = bmc_match(value, bmc_values)
         if what:
@@ -187,10 +189,10 @@ def upward_status(host, existing_status, now, claim=None, bmc_values=()):
         require_bound(host, claim)
     existing = (existing_status or {}).get("conditions") or []
     name = get_path(host, "metadata", "name")
-    ready = _ready(host, _desired_online(host, claim))
+    ready = ready_state(host, desired_online(host, claim))
     status = {
-        "addresses": [entry for entry in _addresses(host) if not _entry_match(entry, bmc_values)],
-        "nics": [entry for entry in _nics(host) if not _entry_match(entry, bmc_values)],
+        "addresses": [entry for entry in host_addresses(host) if not entry_match(entry, bmc_values)],
+        "nics": [entry for entry in host_nics(host) if not entry_match(entry, bmc_values)],
         "conditions": [
             _condition("AssociateBMH", "True", "Associated", BOUND_PREFIX + str(name), existing, now),
             _condition("Ready", ready[0], ready[1], ready[2], existing, now),
@@ -202,7 +204,7 @@ def upward_status(host, existing_status, now, claim=None, bmc_values=()):
     powered_on = get_path(host, "status", "poweredOn")
     if isinstance(powered_on, bool):
         status["poweredOn"] = powered_on
-    return _finish_status(status, existing_status, now)
+    return finish_status(status, existing_status, now)
 
 
 def ready_problem(status: dict, existing_status: dict | None, reason: str, message: str, now: str) -> dict:
@@ -217,7 +219,7 @@ def ready_problem(status: dict, existing_status: dict | None, reason: str, messa
     result.pop("lastUpdated", None)
     result["conditions"] = [c for c in result.get("conditions") or [] if c.get("type") != "Ready"]
     result["conditions"].append(_condition("Ready", "False", reason, message, existing, now))
-    return _finish_status(result, existing_status, now)
+    return finish_status(result, existing_status, now)
 
 
 def status_patch(existing_status: dict | None, status: dict) -> dict:
@@ -254,4 +256,4 @@ def pending_status(existing_status: dict | None, reason: str, message: str, now:
             _condition("Ready", "False", "NotBound", "the claim is not bound to a host", existing, now),
         ],
     }
-    return _finish_status(status, existing_status, now)
+    return finish_status(status, existing_status, now)

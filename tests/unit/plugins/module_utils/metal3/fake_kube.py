@@ -47,6 +47,8 @@ class FakeKube:
         self.requests = []
         self.hooks = []  # (predicate(method, path, body), action(fake)) run once, before the request
         self.page = page
+        self.openapi = None  # the OpenAPI v3 document of metal3.io/v1alpha1 (None: not served)
+        self.field_managers = []  # the fieldManager of each write
 
     # -- seeding -------------------------------------------------------------------
     def add(self, plural, obj):
@@ -80,6 +82,10 @@ class FakeKube:
         parsed = urlparse(url)
         query = dict((k, v[0]) for k, v in parse_qs(parsed.query).items())
         self.requests.append((method, parsed.path, copy.deepcopy(body)))
+        if method != "GET":
+            self.field_managers.append(query.get("fieldManager"))
+        if parsed.path.startswith("/openapi/"):
+            return Response(200, self.openapi) if self.openapi else _error(404, "not found")
         for hook in list(self.hooks):
             predicate, action = hook
             if predicate(method, parsed.path, body):

@@ -137,7 +137,11 @@ def test_downward_patch_validates_the_claim():
         ({"host.metal3.io/reboot." + "x" * 55: ""}, {}),
         ({"host.metal3.io/reboot." + "x" * 53: ""}, {"reboot.metal3.io/hostclaim-" + "x" * 53: ""}),
         ({"baremetalhost.metal3.io/paused": ""}, {}),
-        ({"reboot.metal3.io": ""}, {}),
+        # baremetal-operator's own claim keys (its webhook validates them on HostClaims) mean the same
+        ({"reboot.metal3.io": ""}, {"reboot.metal3.io": ""}),
+        ({"reboot.metal3.io/maint": '{"mode": "soft"}'}, {"reboot.metal3.io/hostclaim-maint": '{"mode": "soft"}'}),
+        ({"reboot.metal3.io": "now"}, {}),
+        ({"reboot.metal3.io/": ""}, {}),
         ({"inspect.metal3.io": "disabled"}, {}),
         ({"kubectl.kubernetes.io/last-applied-configuration": "{}"}, {}),
         ({"team": "a"}, {}),
@@ -146,7 +150,7 @@ def test_downward_patch_validates_the_claim():
 def test_passed_annotations_mapping(claim_annotations, expected):
     mapping, ignored = downward.passed_annotations(claim_annotations)
     assert mapping == expected
-    reserved = [k for k in claim_annotations if k.startswith("host.metal3.io/")]
+    reserved = [k for k in claim_annotations if downward.is_request_key(k)]
     assert sorted(ignored) == sorted(k for k in reserved if not expected)
 
 
