@@ -15,6 +15,11 @@ hostclaim_setup role, creates the hosts and claims, and measures:
   changes nothing) over 500 fresh claims: total time, passes, conflicts
   retried, and whether any host or claim was bound twice.
 
+Both on each HostClaim dialect, with the same keys under ``dialects[]``
+(``dialect``: ``proposal``, the CRD of hostclaim_setup and each host's sharing
+annotation; ``bmo``, baremetal-operator v0.14's own HostClaim CRD and one
+HostDeployPolicy), and ``bmo_to_proposal_pass_ratio``.
+
 - with Metal3's real baremetal-operator (``make bmo``) on an apiserver of its
   own, Ironic and sushy-tools BMCs: ``BENCH_OPERATOR_HOSTS`` (20) hosts are
   registered and ``available``, as many claims (live ISO, ``online: true``)
@@ -26,7 +31,7 @@ hostclaim_setup role, creates the hosts and claims, and measures:
 
 Prints ONE JSON line. Usage: ``.venv/bin/python bench/bind.py`` (``make bench``).
 Environment: ``BENCH_HOSTS``, ``BENCH_CLAIMS``, ``BENCH_NAMESPACES``, ``BENCH_WORKERS``,
-``BENCH_OPERATOR_HOSTS`` (0 leaves the real operator out).
+``BENCH_OPERATOR_HOSTS`` (0 leaves the real operator out), ``BENCH_DIALECTS`` (``proposal,bmo``).
 """
 
 from __future__ import annotations
@@ -56,6 +61,8 @@ CLAIMS = int(os.environ.get("BENCH_CLAIMS", "500"))
 NAMESPACES = int(os.environ.get("BENCH_NAMESPACES", "10"))
 WORKERS = int(os.environ.get("BENCH_WORKERS", "8"))
 OPERATOR_HOSTS = int(os.environ.get("BENCH_OPERATOR_HOSTS", "20"))
+#: the HostClaim dialects measured, in this order (BENCH_DIALECTS=proposal leaves baremetal-operator's out)
+DIALECTS = tuple(os.environ.get("BENCH_DIALECTS", "proposal,bmo").split(","))
 BINDERS = 4
 POLL = 0.5
 OP_INFRA, OP_TENANT = "bench-bmo-infra", "bench-bmo"
@@ -73,15 +80,29 @@ def metal3_modules():
     return metal3, m3client
 
 
-def install_crds(api) -> None:
+def install_crds(api, dialect: str) -> None:
+    """The BareMetalHost CRD of hostclaim_setup and the HostClaim CRD of ``dialect``: the proposal's (the role's) or
+    baremetal-operator's own (with its HostDeployPolicy, from the operator built by ``make bmo``)."""
     ext = client.ApiextensionsV1Api(api)
-    for name in CRD_FILES:
+    names = CRD_FILES if dialect == "proposal" else CRD_FILES[1:]
+    for name in names:
         ext.create_custom_resource_definition(
             yaml.safe_load((REPO / "roles" / "hostclaim_setup" / "files" / name).read_text())
         )
+    plurals = ["hostclaims", "baremetalhosts"]
+    if dialect == "bmo":
+        from harness import baremetal_operator as bmo
+
+        crds = [
+            crd
+            for crd in bmo.bmo_crds(bmo.require_bmo(), claim_dialect="bmo")
+            if crd["metadata"]["name"] in ("hostclaims.metal3.io", "hostdeploypolicies.metal3.io")
+        ]
+        bmo.install_crds(api, crds)
+        plurals.append("hostdeploypolicies")
     custom = client.CustomObjectsApi(api)
     deadline = time.monotonic() + 60
-    for plural in ("hostclaims", "baremetalhosts"):
+    for plural in plurals:
         while True:
             try:
                 custom.list_cluster_custom_object(GROUP, VERSION, plural)
@@ -92,12 +113,28 @@ def install_crds(api) -> None:
                 time.sleep(0.2)
 
 
-def create_world(api, prefix: str, with_hosts: bool) -> None:
+def create_world(api, prefix: str, with_hosts: bool, dialect: str = "proposal") -> None:
+    """Hosts shared with ``bench.*`` namespaces (the proposal: each host's annotation; baremetal-operator's
+    dialect: one HostDeployPolicy of the hosts' namespace) and pending claims in the dialect's shape."""
     core = client.CoreV1Api(api)
     custom = client.CustomObjectsApi(api)
     names = ["%s-%d" % (prefix, i) for i in range(NAMESPACES)]
     for name in names + ([INFRA] if with_hosts else []):
         core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
+    if with_hosts and dialect == "bmo":
+        custom.create_namespaced_custom_object(
+            GROUP,
+            VERSION,
+            INFRA,
+            "hostdeploypolicies",
+            {
+                "apiVersion": "%s/%s" % (GROUP, VERSION),
+                "kind": "HostDeployPolicy",
+                "metadata": {"name": "bench", "namespace": INFRA},
+                "spec": {"hostClaimNamespaces": {"nameMatches": "bench.*"}},
+            },
+        )
+    sharing = {} if dialect == "bmo" else {"baremetal.tenancy/host-claim-namespaces": '{"matches":"bench.*"}'}
 
     def host(index: int) -> None:
         name = "h%04d" % index
@@ -108,8 +145,8 @@ def create_world(api, prefix: str, with_hosts: bool) -> None:
                 "name": name,
                 "namespace": INFRA,
                 "labels": {"suite": "bench", "rack": "r%d" % (index % 20)},
-                # the sharing policy, as host_share writes it
-                "annotations": {"baremetal.tenancy/host-claim-namespaces": '{"matches":"bench.*"}'},
+                # the sharing policy, as host_share writes it (none on baremetal-operator's dialect)
+                "annotations": sharing,
             },
             "spec": {
                 "online": False,
@@ -154,6 +191,8 @@ def create_world(api, prefix: str, with_hosts: bool) -> None:
             "metadata": {"name": "c%04d" % index, "namespace": namespace},
             "spec": {"online": False, "hostSelector": {"matchLabels": {"suite": "bench"}}},
         }
+        if dialect == "bmo":
+            body["spec"] = {"poweredOn": False, "hostSelector": {"matchLabels": {"suite": "bench"}}}
         custom.create_namespaced_custom_object(GROUP, VERSION, namespace, "hostclaims", body)
 
     with ThreadPoolExecutor(8) as pool:
@@ -453,26 +492,18 @@ def real_operator(workdir: Path) -> dict:
     return figures
 
 
-def main() -> None:
+def measure(dialect: str, workdir: Path) -> dict:
+    """One pass over the world and four binders at once, on a control plane of its own serving ``dialect``."""
     metal3, m3client = metal3_modules()
-    workdir = Path(tempfile.mkdtemp(prefix="bmt-bench-bind-"))
-    result: dict = {
-        "bench": "bind",
-        "hosts": HOSTS,
-        "claims": CLAIMS,
-        "namespaces": NAMESPACES,
-        "workers": WORKERS,
-        "cpus": os.cpu_count(),
-    }
+    result: dict = {"dialect": dialect}
     env = kube.KubeEnv(workdir)
     try:
         env.start()
         with env.api("admin") as api:
-            install_crds(api)
+            install_crds(api, dialect)
             started = time.monotonic()
-            create_world(api, "bench", with_hosts=True)
+            create_world(api, "bench", with_hosts=True, dialect=dialect)
             result["setup_seconds"] = round(time.monotonic() - started, 1)
-        result["load_before"] = round(os.getloadavg()[0], 2)
 
         # one pass
         with env.api("admin") as api:
@@ -481,6 +512,7 @@ def main() -> None:
             started = time.monotonic()
             report = binder.run()
             pass_seconds = time.monotonic() - started
+            assert report["dialect"] == dialect, report["dialect"]
             bound = report["summary"]["bound"]
             counts = report["requests"]
             raw = raw_consumer_ref_writes(m3client.KubeIO(api), bound)
@@ -501,7 +533,7 @@ def main() -> None:
         # four binders at once
         with env.api("admin") as api:
             reset(api)
-            create_world(api, "bench4", with_hosts=False)
+            create_world(api, "bench4", with_hosts=False, dialect=dialect)
         context = multiprocessing.get_context("spawn")
         queue = context.Queue()
         started = time.monotonic()
@@ -524,10 +556,29 @@ def main() -> None:
             "requests": sum(b["requests"] for b in binders),
             **checked,
         }
-        result["load_after"] = round(os.getloadavg()[0], 2)
     finally:
         env.stop()
+    return result
+
+
+def main() -> None:
+    workdir = Path(tempfile.mkdtemp(prefix="bmt-bench-bind-"))
+    result: dict = {
+        "bench": "bind",
+        "hosts": HOSTS,
+        "claims": CLAIMS,
+        "namespaces": NAMESPACES,
+        "workers": WORKERS,
+        "cpus": os.cpu_count(),
+        "load_before": round(os.getloadavg()[0], 2),
+    }
     try:
+        # the same world and binder on both HostClaim dialects, one after the other, with the same JSON keys
+        result["dialects"] = [measure(dialect, workdir / dialect) for dialect in DIALECTS]
+        result["load_after"] = round(os.getloadavg()[0], 2)
+        if len(result["dialects"]) == 2:
+            proposal, bmo_dialect = (entry["single_pass"]["seconds"] for entry in result["dialects"])
+            result["bmo_to_proposal_pass_ratio"] = round(bmo_dialect / proposal, 3) if proposal else None
         if OPERATOR_HOSTS:
             result["real_operator"] = real_operator(workdir / "operator")
     finally:

@@ -108,8 +108,9 @@ BMO_DIALECT_NAMESPACES = (
     "prod",
     "bs-infra",  # test_bmo_claim_status_upstream: hosts (BMCs 1 and 2)
     "bs-tenant",
+    "bh-infra",  # test_bmo_hostclaim_upstream, host_bind's side: hosts (BMC 3); its claims' namespaces are not watched
 )
-BMO_DIALECT_SYSTEMS = 3
+BMO_DIALECT_SYSTEMS = 4
 
 
 @pytest.fixture(scope="session")

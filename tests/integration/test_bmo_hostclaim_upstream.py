@@ -16,16 +16,26 @@ webhooks and a real host, and shows each difference from the operator itself:
   for that claim stays ``provisioned``, powered on, with the last tenant's
   image, and, not being ``available``, is never offered to a claim again
   (stranded, not cleaned).
+
+Side by side, the same dialect with ``host_bind`` as the controller: a claim
+written as kubectl YAML is bound, provisioned by the real operator with its
+image, user data and power, rebooted, released with the host deprovisioned and
+bound again; ``nameMatches`` is matched whole (upstream's reading on demand);
+and ``host_bind`` refuses to run on claims upstream's controller writes.
 """
 
 from __future__ import annotations
 
+import base64
+import itertools
 import sys
 
 import pytest
 from fixtures_bmo import create_hosts, wait_for
+from fixtures_metal3 import BINDER_SUBJECTS, TENANT_CLUSTERROLE, setup_play
 from harness import baremetal_operator as bmo
-from harness.ansible import collections_root
+from harness import kube
+from harness.ansible import collections_root, localhost_play, run_playbook
 from kubernetes import client
 
 # The collection's own pure model of upstream's policy semantics, checked against the operator here.
@@ -138,3 +148,272 @@ def test_a_tenant_tells_the_dialect_from_the_openapi_document(upstream):
         document = KubeIO(api).hostclaim_openapi()
     assert claim_dialect.openapi_dialect(document) == claim_dialect.BMO
     assert {"poweredOn", "failureDomain"} <= set(claim_dialect.openapi_spec_fields(document))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The same dialect with host_bind as the controller (ansible-playbook, binder and tenant identities). Its claims
+# live in namespaces upstream's controller does not watch (bh-prod, bh-not-prod); its host in one it does (bh-infra),
+# so that the real operator provisions it.
+# ---------------------------------------------------------------------------------------------------------------
+
+BH_INFRA, BH_PROD, BH_NOT_PROD = "bh-infra", "bh-prod", "bh-not-prod"
+
+
+@pytest.fixture(scope="module")
+def binder_side(bmo_dialect, tmp_path_factory):
+    """hostclaim_setup run on the BMO-dialect cluster (binder and tenant RBAC only), tenant-a in bh-prod and
+    bh-not-prod, host bh-0 available in bh-infra, and a HostDeployPolicy whose nameMatches is ``bh-prod``."""
+    env, stack = bmo_dialect
+    workdir = tmp_path_factory.mktemp("bh")
+    run = run_playbook(
+        setup_play({"hostclaim_setup_binder_subjects": BINDER_SUBJECTS, "hostclaim_setup_infra_namespace": BH_INFRA}),
+        env.ansible_env("admin"),
+        workdir / "setup",
+    )
+    assert run.ok, run.explain()
+    with env.api("admin") as api:
+        core, rbac = client.CoreV1Api(api), client.RbacAuthorizationV1Api(api)
+        for namespace in (BH_PROD, BH_NOT_PROD):
+            core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=namespace)))
+            rbac.create_namespaced_role_binding(
+                namespace,
+                client.V1RoleBinding(
+                    metadata=client.V1ObjectMeta(name="baremetal-tenant"),
+                    role_ref=client.V1RoleRef(
+                        api_group="rbac.authorization.k8s.io", kind="ClusterRole", name=TENANT_CLUSTERROLE
+                    ),
+                    subjects=[
+                        client.RbacV1Subject(
+                            api_group="rbac.authorization.k8s.io", kind="User", name=kube.IDENTITIES["tenant-a"].user
+                        )
+                    ],
+                ),
+            )
+        client.CustomObjectsApi(api).create_namespaced_custom_object(
+            GROUP,
+            VERSION,
+            BH_INFRA,
+            "hostdeploypolicies",
+            {
+                "apiVersion": f"{GROUP}/{VERSION}",
+                "kind": "HostDeployPolicy",
+                "metadata": {"name": "prod-only", "namespace": BH_INFRA},
+                "spec": {"hostClaimNamespaces": {"nameMatches": BH_PROD}},
+            },
+        )
+        create_hosts(api, stack, BH_INFRA, {"bh-0": (3, "binder")})
+    return env, stack, workdir
+
+
+_RUNS = itertools.count(1)
+
+
+def bind(env, workdir, namespaces, **options):
+    """One host_bind pass through ansible-playbook as the binder identity; the task's result (failed or not)."""
+    task = {
+        "name": "bind",
+        "baremetal.tenancy.host_bind": dict(options, namespaces=list(namespaces)),
+        "ignore_errors": True,
+    }
+    run = run_playbook(localhost_play([task]), env.ansible_env("binder"), workdir / ("bind-%02d" % next(_RUNS)))
+    return run.result("bind")
+
+
+def kube_object(env, namespace, plural, name, identity="admin"):
+    with env.api(identity) as api:
+        try:
+            return client.CustomObjectsApi(api).get_namespaced_custom_object(GROUP, VERSION, namespace, plural, name)
+        except client.exceptions.ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+
+def claim_conditions(claim):
+    return {c["type"]: (c["status"], c["reason"]) for c in claim["status"]["conditions"]}
+
+
+def test_host_bind_serves_a_kubectl_claim_end_to_end_and_cleans_the_host_at_release(binder_side):
+    """claim (kubectl YAML, BMO's shape) -> bound -> image, userData, poweredOn on the host -> the real operator
+    provisions -> reboot -> release -> deprovisioned -> the host is bound again: every write through BMO's webhooks."""
+    env, stack, workdir = binder_side
+    user_data = base64.b64encode(b"#cloud-config\nhostname: web\n").decode()
+    claim = {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "HostClaim",
+        "metadata": {"name": "web", "namespace": BH_PROD},
+        "spec": {
+            "poweredOn": True,
+            "image": bmo.live_iso_image(stack.live_iso_url),
+            "userData": {"name": "web-ud", "namespace": BH_PROD},
+            "hostSelector": {"matchLabels": {"pool": "binder"}},
+        },
+    }
+    with env.api("tenant-a") as api:
+        client.CoreV1Api(api).create_namespaced_secret(
+            BH_PROD, client.V1Secret(metadata=client.V1ObjectMeta(name="web-ud"), data={"userData": user_data})
+        )
+        client.CustomObjectsApi(api).create_namespaced_custom_object(GROUP, VERSION, BH_PROD, "hostclaims", claim)
+
+    first = bind(env, workdir, [BH_PROD])
+    assert not first.get("failed") and first["errors"] == [], first
+    assert first["dialect"] == "bmo" and first["claims"][0]["action"] == "bound"
+    host = kube_object(env, BH_INFRA, "baremetalhosts", "bh-0")
+    assert host["spec"]["consumerRef"]["name"] == "web" and host["spec"]["online"] is True
+    assert host["spec"]["image"]["url"] == stack.live_iso_url
+    copy_name = host["spec"]["userData"]["name"]
+    with env.api("admin") as api:
+        copied = client.CoreV1Api(api).read_namespaced_secret(copy_name, BH_INFRA)
+    assert copied.data == {"userData": user_data}
+    bound = kube_object(env, BH_PROD, "hostclaims", "web", "tenant-a")
+    assert bound["metadata"]["finalizers"] == ["metal3.io/hostclaim"]
+    assert bound["status"]["bareMetalHost"] == {"namespace": BH_INFRA, "name": "bh-0"}
+    assert claim_conditions(bound)["Associated"] == ("True", "BareMetalHostAssociated")
+    assert claim_conditions(bound)["Synchronized"] == ("True", "ConfigurationSynced")
+
+    with env.api("admin") as api:
+        bmo.wait_hosts(
+            api,
+            stack,
+            BH_INFRA,
+            ["bh-0"],
+            lambda h: bmo.host_state(h) == "provisioned" and (h.get("status") or {}).get("poweredOn") is True,
+            "provisioned and powered on",
+            300,
+        )
+    ready = bind(env, workdir, [BH_PROD])
+    assert ready["errors"] == [] and ready["claims"][0]["action"] == "updated", ready
+    claim_now = kube_object(env, BH_PROD, "hostclaims", "web", "tenant-a")
+    assert claim_conditions(claim_now)["Provisioned"] == ("True", "Provisioned")
+    assert claim_conditions(claim_now)["Ready"] == ("True", "InfoReported")
+    assert claim_now["status"]["poweredOn"] is True
+    assert bind(env, workdir, [BH_PROD])["settled"] is True
+
+    # a reboot request in BMO's own annotation (its webhook validates it on claims) reaches the host once
+    with env.api("tenant-a") as api:
+        client.CustomObjectsApi(api).patch_namespaced_custom_object(
+            GROUP, VERSION, BH_PROD, "hostclaims", "web", {"metadata": {"annotations": {"reboot.metal3.io": ""}}}
+        )
+    rebooting = bind(env, workdir, [BH_PROD])
+    assert rebooting["errors"] == [], rebooting
+    assert "reboot.metal3.io" not in (
+        kube_object(env, BH_PROD, "hostclaims", "web")["metadata"].get("annotations") or {}
+    )
+    with env.api("admin") as api:
+        bmo.wait_hosts(
+            api,
+            stack,
+            BH_INFRA,
+            ["bh-0"],
+            lambda h: (
+                "reboot.metal3.io" not in (h["metadata"].get("annotations") or {})
+                and (h.get("status") or {}).get("poweredOn") is True
+            ),
+            "rebooted",
+            180,
+        )
+
+    # release: the host is deprovisioned before it goes back (upstream hands it on still provisioned)
+    with env.api("tenant-a") as api:
+        client.CustomObjectsApi(api).delete_namespaced_custom_object(GROUP, VERSION, BH_PROD, "hostclaims", "web")
+    releasing = bind(env, workdir, [BH_PROD])
+    assert releasing["claims"][0]["action"] == "releasing", releasing
+    held = kube_object(env, BH_INFRA, "baremetalhosts", "bh-0")
+    assert held["spec"]["consumerRef"]["name"] == "web" and not held["spec"].get("image")
+    with env.api("admin") as api:
+        bmo.wait_hosts(
+            api,
+            stack,
+            BH_INFRA,
+            ["bh-0"],
+            lambda h: bmo.host_state(h) == "available" and (h.get("status") or {}).get("poweredOn") is False,
+            "deprovisioned",
+            300,
+        )
+    released = bind(env, workdir, [BH_PROD])
+    assert released["errors"] == [] and released["claims"][0]["action"] == "released", released
+    assert kube_object(env, BH_PROD, "hostclaims", "web") is None
+    host = kube_object(env, BH_INFRA, "baremetalhosts", "bh-0")
+    assert not host["spec"].get("consumerRef") and not host["spec"].get("image") and not host["spec"].get("userData")
+    with env.api("admin") as api:
+        with pytest.raises(client.exceptions.ApiException) as gone:
+            client.CoreV1Api(api).read_namespaced_secret(copy_name, BH_INFRA)
+        assert gone.value.status == 404
+
+    # the clean host is bound again
+    again = dict(claim, metadata={"name": "next", "namespace": BH_PROD})
+    again["spec"] = {"poweredOn": False, "hostSelector": {"matchLabels": {"pool": "binder"}}}
+    with env.api("tenant-a") as api:
+        client.CustomObjectsApi(api).create_namespaced_custom_object(GROUP, VERSION, BH_PROD, "hostclaims", again)
+    rebound = bind(env, workdir, [BH_PROD])
+    assert rebound["claims"][0]["action"] == "bound" and rebound["claims"][0]["host"] == "bh-0", rebound
+    with env.api("tenant-a") as api:
+        client.CustomObjectsApi(api).delete_namespaced_custom_object(GROUP, VERSION, BH_PROD, "hostclaims", "next")
+    assert bind(env, workdir, [BH_PROD])["claims"][0]["action"] == "released"
+
+
+def test_host_bind_refuses_the_namespace_upstreams_unanchored_search_admits_and_says_so(binder_side):
+    env, _stack, workdir = binder_side
+    claim = {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "HostClaim",
+        "metadata": {"name": "web", "namespace": BH_NOT_PROD},
+        "spec": {"poweredOn": False, "hostSelector": {"matchLabels": {"pool": "binder"}}},
+    }
+    with env.api("tenant-a") as api:
+        client.CustomObjectsApi(api).create_namespaced_custom_object(GROUP, VERSION, BH_NOT_PROD, "hostclaims", claim)
+    result = bind(env, workdir, [BH_NOT_PROD])
+    assert result["errors"] == [] and result["claims"][0]["action"] == "pending", result
+    # bh-infra's policy (nameMatches bh-prod), and bd-infra's of the test above (nameMatches prod) if it ran first
+    notes = {note["host_namespace"]: note for note in result["anchoring"]}
+    assert notes[BH_INFRA]["namespace"] == BH_NOT_PROD
+    assert deploy_policy.ANCHORING_NOTE in notes[BH_INFRA]["reason"]
+    pending = kube_object(env, BH_NOT_PROD, "hostclaims", "web", "tenant-a")
+    # what upstream's controller writes on a claim it cannot serve: its own words, nothing about the policy
+    associated = {c["type"]: c for c in pending["status"]["conditions"]}["Associated"]
+    assert (associated["status"], associated["reason"], associated["message"]) == (
+        "False",
+        "NoBareMetalHost",
+        "No available host found: requeuing.",
+    )
+    assert BH_INFRA not in str(pending["status"])
+    # the owner who wants upstream's reading asks for it: the same host is then bound
+    upstream_reading = bind(env, workdir, [BH_NOT_PROD], unanchored_name_matches=True)
+    assert upstream_reading["claims"][0]["action"] == "bound" and upstream_reading["anchoring"] == []
+    with env.api("tenant-a") as api:
+        client.CustomObjectsApi(api).delete_namespaced_custom_object(GROUP, VERSION, BH_NOT_PROD, "hostclaims", "web")
+    assert bind(env, workdir, [BH_NOT_PROD])["claims"][0]["action"] == "released"
+
+
+def test_host_bind_refuses_to_run_beside_upstreams_controller_and_changes_nothing(binder_side, upstream):
+    """A claim in a namespace upstream's controller watches gets its finalizer and status from it within a
+    second; host_bind then stops with one error naming the claim and the writer, and writes nothing."""
+    env, stack, workdir = binder_side
+    claim = {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "HostClaim",
+        "metadata": {"name": "guard", "namespace": INFRA},
+        "spec": {"poweredOn": False, "hostSelector": {"matchLabels": {"pool": "nowhere"}}},
+    }
+    with env.api("admin") as api:
+        custom = client.CustomObjectsApi(api)
+        custom.create_namespaced_custom_object(GROUP, VERSION, INFRA, "hostclaims", claim)
+        written = wait_for(
+            "written by upstream's controller",
+            lambda: custom.get_namespaced_custom_object(GROUP, VERSION, INFRA, "hostclaims", "guard"),
+            lambda c: (c.get("status") or {}).get("conditions"),
+            stack,
+        )
+    result = bind(env, workdir, [INFRA])
+    assert result.get("failed") is True, result
+    assert "HostClaim %s/guard (status written by" % INFRA in result["msg"] and "take_over=true" in result["msg"]
+    after = kube_object(env, INFRA, "hostclaims", "guard")
+    assert after["metadata"]["resourceVersion"] == written["metadata"]["resourceVersion"]
+    with env.api("admin") as api:
+        client.CustomObjectsApi(api).delete_namespaced_custom_object(GROUP, VERSION, INFRA, "hostclaims", "guard")
+        wait_for(
+            "deleted by upstream's controller",
+            lambda: kube_object(env, INFRA, "hostclaims", "guard"),
+            lambda c: c is None,
+            stack,
+        )

@@ -200,6 +200,7 @@ class Binding:
                 binding_label_fix(claim, host_name(host)),
                 {"metadata": {"finalizers": self._with_finalizer(claim)}} if self._with_finalizer(claim) else {},
                 self.import_from(claim, host)["patch"],
+                self.host_status_patch(claim, host),
             ),
             claim,
         )

@@ -90,7 +90,9 @@ def test_power_and_image_go_down_and_addresses_come_up_in_the_annotation_without
     fake.write("baremetalhosts", "infra", "h0", {"status": {"hardware": {"nics": nics}}})
     image = {"url": "http://img.example/a.qcow2", "checksum": "http://img.example/a.sha256", "checksumType": "sha256"}
     _claim(fake, "tenant-a", "web", poweredOn=True, image=image, customDeploy=None)
-    binder(fake).run()
+    report = binder(fake).run()
+    # consumerRef, the claim's commit (the annotation included), the host's image and power, the claim's status
+    assert report["claims"][0]["writes"] == 4
     host = fake.get("baremetalhosts", "infra", "h0")
     assert host["spec"]["online"] is True and host["spec"]["image"]["url"] == image["url"]
     claim = fake.get("hostclaims", "tenant-a", "web")
