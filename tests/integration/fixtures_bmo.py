@@ -109,8 +109,9 @@ BMO_DIALECT_NAMESPACES = (
     "bs-infra",  # test_bmo_claim_status_upstream: hosts (BMCs 1 and 2)
     "bs-tenant",
     "bh-infra",  # test_bmo_hostclaim_upstream, host_bind's side: hosts (BMC 3); its claims' namespaces are not watched
+    "bc-infra",  # test_bmo_dialect_binder: hosts (BMCs 4 to 15); its claims' namespaces are not watched
 )
-BMO_DIALECT_SYSTEMS = 4
+BMO_DIALECT_SYSTEMS = 16
 
 
 @pytest.fixture(scope="session")
@@ -140,6 +141,43 @@ def bmo_dialect(tmp_path_factory):
         if stack is not None:
             stack.stop()
         env.stop()
+
+
+@pytest.fixture(scope="session")
+def bmo_dialect_rbac(bmo_dialect, tmp_path_factory):
+    """The BMO-dialect cluster after the hostclaim_setup role (binder and tenant RBAC only: the CRDs are BMO's),
+    its binder ServiceAccount in bh-infra. ``(kube_env, stack)``."""
+    from fixtures_metal3 import BINDER_SUBJECTS, setup_play
+    from harness.ansible import run_playbook
+
+    env, stack = bmo_dialect
+    variables = {"hostclaim_setup_binder_subjects": BINDER_SUBJECTS, "hostclaim_setup_infra_namespace": "bh-infra"}
+    run = run_playbook(setup_play(variables), env.ansible_env("admin"), tmp_path_factory.mktemp("bmo-dialect-setup"))
+    assert run.ok, run.explain()
+    return env, stack
+
+
+def tenant_namespace(api, namespace: str, identity: str | None) -> None:
+    """Create ``namespace`` and bind ``identity``'s user to the aggregated tenant ClusterRole there."""
+    from fixtures_metal3 import TENANT_CLUSTERROLE
+
+    client.CoreV1Api(api).create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=namespace)))
+    if identity is None:
+        return
+    client.RbacAuthorizationV1Api(api).create_namespaced_role_binding(
+        namespace,
+        client.V1RoleBinding(
+            metadata=client.V1ObjectMeta(name="baremetal-tenant"),
+            role_ref=client.V1RoleRef(
+                api_group="rbac.authorization.k8s.io", kind="ClusterRole", name=TENANT_CLUSTERROLE
+            ),
+            subjects=[
+                client.RbacV1Subject(
+                    api_group="rbac.authorization.k8s.io", kind="User", name=kube.IDENTITIES[identity].user
+                )
+            ],
+        ),
+    )
 
 
 def create_hosts(api, stack, namespace: str, hosts: dict[str, tuple[int, str]], timeout: float = 300) -> None:

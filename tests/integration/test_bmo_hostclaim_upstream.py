@@ -31,10 +31,8 @@ import itertools
 import sys
 
 import pytest
-from fixtures_bmo import create_hosts, wait_for
-from fixtures_metal3 import BINDER_SUBJECTS, TENANT_CLUSTERROLE, setup_play
+from fixtures_bmo import create_hosts, tenant_namespace, wait_for
 from harness import baremetal_operator as bmo
-from harness import kube
 from harness.ansible import collections_root, localhost_play, run_playbook
 from kubernetes import client
 
@@ -160,35 +158,13 @@ BH_INFRA, BH_PROD, BH_NOT_PROD = "bh-infra", "bh-prod", "bh-not-prod"
 
 
 @pytest.fixture(scope="module")
-def binder_side(bmo_dialect, tmp_path_factory):
-    """hostclaim_setup run on the BMO-dialect cluster (binder and tenant RBAC only), tenant-a in bh-prod and
-    bh-not-prod, host bh-0 available in bh-infra, and a HostDeployPolicy whose nameMatches is ``bh-prod``."""
-    env, stack = bmo_dialect
-    workdir = tmp_path_factory.mktemp("bh")
-    run = run_playbook(
-        setup_play({"hostclaim_setup_binder_subjects": BINDER_SUBJECTS, "hostclaim_setup_infra_namespace": BH_INFRA}),
-        env.ansible_env("admin"),
-        workdir / "setup",
-    )
-    assert run.ok, run.explain()
+def binder_side(bmo_dialect_rbac, tmp_path_factory):
+    """tenant-a in bh-prod and bh-not-prod, host bh-0 available in bh-infra, and a HostDeployPolicy whose
+    nameMatches is ``bh-prod``, on the BMO-dialect cluster after hostclaim_setup."""
+    env, stack = bmo_dialect_rbac
     with env.api("admin") as api:
-        core, rbac = client.CoreV1Api(api), client.RbacAuthorizationV1Api(api)
         for namespace in (BH_PROD, BH_NOT_PROD):
-            core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=namespace)))
-            rbac.create_namespaced_role_binding(
-                namespace,
-                client.V1RoleBinding(
-                    metadata=client.V1ObjectMeta(name="baremetal-tenant"),
-                    role_ref=client.V1RoleRef(
-                        api_group="rbac.authorization.k8s.io", kind="ClusterRole", name=TENANT_CLUSTERROLE
-                    ),
-                    subjects=[
-                        client.RbacV1Subject(
-                            api_group="rbac.authorization.k8s.io", kind="User", name=kube.IDENTITIES["tenant-a"].user
-                        )
-                    ],
-                ),
-            )
+            tenant_namespace(api, namespace, "tenant-a")
         client.CustomObjectsApi(api).create_namespaced_custom_object(
             GROUP,
             VERSION,
@@ -202,7 +178,7 @@ def binder_side(bmo_dialect, tmp_path_factory):
             },
         )
         create_hosts(api, stack, BH_INFRA, {"bh-0": (3, "binder")})
-    return env, stack, workdir
+    return env, stack, tmp_path_factory.mktemp("bh")
 
 
 _RUNS = itertools.count(1)
