@@ -150,16 +150,16 @@ def test_a_tenant_tells_the_dialect_from_the_openapi_document(upstream):
 
 # ---------------------------------------------------------------------------------------------------------------
 # The same dialect with host_bind as the controller (ansible-playbook, binder and tenant identities). Its claims
-# live in namespaces upstream's controller does not watch (bh-prod, bh-not-prod); its host in one it does (bh-infra),
+# live in namespaces upstream's controller does not watch (bh-prod, not-bh-prod); its host in one it does (bh-infra),
 # so that the real operator provisions it.
 # ---------------------------------------------------------------------------------------------------------------
 
-BH_INFRA, BH_PROD, BH_NOT_PROD = "bh-infra", "bh-prod", "bh-not-prod"
+BH_INFRA, BH_PROD, BH_NOT_PROD = "bh-infra", "bh-prod", "not-bh-prod"
 
 
 @pytest.fixture(scope="module")
 def binder_side(bmo_dialect_rbac, tmp_path_factory):
-    """tenant-a in bh-prod and bh-not-prod, host bh-0 available in bh-infra, and a HostDeployPolicy whose
+    """tenant-a in bh-prod and not-bh-prod, host bh-0 available in bh-infra, and a HostDeployPolicy whose
     nameMatches is ``bh-prod``, on the BMO-dialect cluster after hostclaim_setup."""
     env, stack = bmo_dialect_rbac
     with env.api("admin") as api:

@@ -21,6 +21,11 @@ consumed (empty ``consumerRef``), has no ``errorType``/``errorMessage``, its
 is ``ready`` or ``available``.  Sharing is checked first so that a pending
 message never tells a tenant anything about hosts not shared with it.
 
+A claim of baremetal-operator's dialect (``spec.poweredOn``) is shared by the
+HostDeployPolicies of the host's namespace instead (:mod:`deploy_policy`), only
+hosts of its ``hostSelector.inNamespace`` are candidates, and hosts labelled
+with its ``failureDomain`` rank first.
+
 Choice: a host already pointing at the claim is adopted (a retry after a
 crash is safe).  Otherwise claims are served oldest first; claims with
 ``nodeReuse`` first take a host labelled ``<namespace>.<nodeReuse>``; then
