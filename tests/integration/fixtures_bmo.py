@@ -108,8 +108,12 @@ BMO_DIALECT_NAMESPACES = (
     "prod",
     "bs-infra",  # test_bmo_claim_status_upstream: hosts (BMCs 1 and 2)
     "bs-tenant",
+    "ow-infra",  # test_bmo_dialect_owner: hosts (BMCs 3 and 4)
+    "ow-prod",
+    "not-ow-prod",
+    "ow-tenant",
 )
-BMO_DIALECT_SYSTEMS = 3
+BMO_DIALECT_SYSTEMS = 5
 
 
 @pytest.fixture(scope="session")
