@@ -101,6 +101,8 @@ def test_host_pool_writes_the_namespaces_sharing_as_labelled_policies(owner):
         ("baremetal-tenancy-sharing-0", "create"),
         ("baremetal-tenancy-sharing-1", "create"),
     ]
+    assert set(checked["diff"]["after"]["policies"]) == {"baremetal-tenancy-sharing-0", "baremetal-tenancy-sharing-1"}
+    assert checked["diff"]["before"]["policies"] == {}
     assert set(_policies(env)) == {"owners-own"}  # check mode wrote nothing
 
     first = _pool(env, workdir / "first", share)
