@@ -152,7 +152,7 @@ def run_host_share(module: Any) -> None:
         if share_given:
             existing = io.list_items(
                 api_path(GROUP_VERSION, PLURAL, namespace),
-                "%ss in namespace %s" % (pool_policies.KIND, namespace),
+                "HostDeployPolicies in namespace %s" % namespace,
             )
             policy_plan = pool_policies.plan_policies(existing, pool_policies.wanted_policies(namespace, sharing))
             error = pool_policies.foreign_refusal(policy_plan, namespace)
