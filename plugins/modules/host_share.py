@@ -18,6 +18,10 @@ description:
     C(withLabel) lists namespace labels (the tenant label that the C(baremetal.tenancy.tenant_namespace) role puts on a
     tenant's namespace, for example), C(matches) an RE2 pattern that must match the whole namespace name; when both are
     set, a namespace must satisfy both.
+  - The sharing depends on the HostClaim API the cluster serves (O(dialect)). On the Metal3 HostClaim proposal's (which
+    the C(baremetal.tenancy.hostclaim_setup) role installs) it is the annotation above, per host. On baremetal-operator's
+    own HostClaim (v0.14 and later) the hosts of a namespace are shared by C(HostDeployPolicy) objects in that namespace,
+    not host by host - O(namespace_share) writes them, and O(hosts[].share) is refused.
   - With O(backend=ironic), sets the C(owner) of Ironic nodes to a Keystone project (the project whose pool the node is
     in, which may then lease it with M(baremetal.tenancy.host_lease) or claim it).
   - Entries of O(hosts) apply in order; a later entry wins for the same label, share or owner, and a selector sees the
@@ -47,7 +51,10 @@ attributes:
     details: Reads the hosts and reports in RV(changes) what would change; writes nothing.
   diff_mode:
     support: full
-    details: The diff shows the labels and sharing policy (Metal3) or the C(owner) (Ironic) of each host that changes.
+    details:
+      - The diff shows the labels and sharing policy (Metal3) or the C(owner) (Ironic) of each host that changes.
+      - On baremetal-operator's dialect with O(namespace_share), it also shows the C(hostClaimNamespaces) of the
+        collection's C(HostDeployPolicies) of O(namespace) before and after.
 options:
   hosts:
     description:
@@ -84,6 +91,8 @@ options:
           - Sets the sharing policy, the annotation C(baremetal.tenancy/host-claim-namespaces), replacing what was there
             (O(backend=metal3)); a leftover C(spec.hostClaimNamespaces) is removed in the same patch.
           - Not given, sharing is left as it is; V({}) (no key set) stops sharing and removes the annotation.
+          - Refused, before anything is written, on a cluster that serves baremetal-operator's HostClaim (see
+            O(namespace_share)), with an error naming each such entry (C(hosts[1])).
         type: dict
         suboptions:
           tenants:
@@ -104,6 +113,46 @@ options:
         description:
           - The project that owns the nodes, by name or ID, resolved in Keystone (O(backend=ironic)).
         type: str
+  namespace_share:
+    description:
+      - The sharing of every host of O(namespace) (O(backend=metal3)), in the vocabulary of O(hosts[].share). Not
+        given, the namespace's sharing is left as it is; V({}) (no key set) stops sharing.
+      - On baremetal-operator's HostClaim dialect, the C(HostDeployPolicy) objects (C(metal3.io/v1alpha1)) of
+        O(namespace) that the collection writes, named C(baremetal-tenancy-sharing) (only C(matches)) or
+        C(baremetal-tenancy-sharing-<n>) (one per C(withLabel) entry, because a policy's C(hasLabels) wants all of
+        its labels and policies are alternatives) and labelled C(app.kubernetes.io/managed-by=baremetal.tenancy).
+        C(matches) becomes C(nameMatches) anchored as C(^(?:<pattern>)$), so that baremetal-operator's own
+        controller, which searches the pattern anywhere in the name, and M(baremetal.tenancy.host_bind) admit the
+        same namespaces. The collection's policies that are no longer wanted are deleted; policies without the
+        label (an owner's own) are never changed, and one that has a wanted name fails the task before any write.
+      - On the proposal's dialect, the sharing annotation of every host of O(namespace); an entry of O(hosts) that
+        sets its own O(hosts[].share) wins for the hosts it picks.
+    type: dict
+    suboptions:
+      tenants:
+        description: Tenant names (their namespaces); each adds C(<tenant_label>=<name>) to C(withLabel).
+        type: list
+        elements: str
+      all_tenants:
+        description: Adds C(<tenant_label>) to C(withLabel) (every onboarded tenant).
+        type: bool
+      with_labels:
+        description: More C(withLabel) entries, C(key) or C(key=value).
+        type: list
+        elements: str
+      matches:
+        description: C(matches), an RE2 pattern that must match the whole namespace name. An invalid pattern is refused.
+        type: str
+  dialect:
+    description:
+      - Which HostClaim API the sharing is written for (O(backend=metal3)), read from the API server only when
+        O(namespace_share) or a O(hosts[].share) is given.
+      - V(auto) - the one the cluster serves; a cluster without any C(HostClaim) API gets the proposal's annotation.
+        V(proposal) or V(bmo) insist on one, and fail when the cluster serves the other (V(bmo) also when it serves
+        none).
+    type: str
+    choices: [auto, proposal, bmo]
+    default: auto
   namespace:
     description:
       - Namespace of the C(BareMetalHosts) (O(backend=metal3)).
@@ -173,6 +222,14 @@ EXAMPLES = r"""
   check_mode: true
   diff: true
 
+- name: Share the hosts of namespace metal3 with every tenant on baremetal-operator's HostClaim (HostDeployPolicies)
+  baremetal.tenancy.host_share:
+    namespace: metal3
+    namespace_share: {all_tenants: true, matches: "team-.*"}
+    hosts:
+      - selector: {vendor: dell}
+        class: large
+
 - name: Put Ironic nodes into the pool of the infra project (as a system administrator)
   baremetal.tenancy.host_share:
     backend: ironic
@@ -209,6 +266,36 @@ changes:
       description: The same, after the change.
       type: dict
       sample: {labels: {infra-kind: small}, sharing: {withLabel: [baremetal.tenancy/tenant]}}
+policies:
+  description:
+    - The collection's C(HostDeployPolicies) of O(namespace) that were (in check mode, would be) created, updated or
+      deleted, on baremetal-operator's dialect with O(namespace_share). Empty otherwise.
+  returned: when O(backend=metal3)
+  type: list
+  elements: dict
+  contains:
+    policy:
+      description: Name of the C(HostDeployPolicy).
+      type: str
+      sample: baremetal-tenancy-sharing-0
+    action:
+      description: V(create), V(update) or V(delete).
+      type: str
+      sample: create
+    before:
+      description: Its C(spec.hostClaimNamespaces) before (null when created).
+      type: dict
+    after:
+      description: Its C(spec.hostClaimNamespaces) after (null when deleted).
+      type: dict
+      sample: {hasLabels: [{name: baremetal.tenancy/tenant}], nameMatches: "^(?:team-.*)$"}
+dialect:
+  description:
+    - The HostClaim dialect the sharing was written for, V(proposal) or V(bmo); null when no sharing was asked for
+      (the dialect is then not read).
+  returned: when O(backend=metal3)
+  type: str
+  sample: bmo
 problems:
   description:
     - Host names that are no host and selectors that match no host, one sentence each naming the entry. Empty unless
@@ -249,6 +336,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import dns1123_label_problem
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import share as ironic_share
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import share as metal3_share
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_dialect import DIALECT_CHOICES
 
 
 class HostShareModule(TenancyModule):
@@ -260,6 +348,16 @@ class HostShareModule(TenancyModule):
         tenant_label=dict(type="str", default="baremetal.tenancy/tenant"),
         strict=dict(type="bool", default=True),
         verify_projects=dict(type="bool", default=True),
+        namespace_share=dict(
+            type="dict",
+            options=dict(
+                tenants=dict(type="list", elements="str"),
+                all_tenants=dict(type="bool"),
+                with_labels=dict(type="list", elements="str"),
+                matches=dict(type="str"),
+            ),
+        ),
+        dialect=dict(type="str", default="auto", choices=list(DIALECT_CHOICES)),
     )
 
     def run(self):

@@ -110,8 +110,12 @@ BMO_DIALECT_NAMESPACES = (
     "bs-tenant",
     "bh-infra",  # test_bmo_hostclaim_upstream, host_bind's side: hosts (BMC 3); its claims' namespaces are not watched
     "bc-infra",  # test_bmo_dialect_binder: hosts (BMCs 4 to 15); its claims' namespaces are not watched
+    "ow-infra",  # test_bmo_dialect_owner: hosts (BMCs 16 and 17)
+    "ow-prod",
+    "not-ow-prod",
+    "ow-tenant",
 )
-BMO_DIALECT_SYSTEMS = 16
+BMO_DIALECT_SYSTEMS = 18
 
 
 @pytest.fixture(scope="session")

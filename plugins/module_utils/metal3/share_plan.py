@@ -140,6 +140,12 @@ def _matches(pattern, where):
     return pattern
 
 
+def namespace_share(share: Any, tenant_label: str, where: str = "namespace_share") -> Any:
+    """The sharing policy (``{matches, withLabel}``, ``None``: nobody) of the option ``namespace_share``, checked as a
+    host's ``share`` is (the first problem is one :class:`InvalidInput` about ``where``)."""
+    return _share(share or {}, tenant_label, where)
+
+
 def _share(share, tenant_label, where):
     """The sharing policy an entry's ``share`` asks for (``None``: stop sharing)."""
     if not isinstance(share, dict):
@@ -228,10 +234,12 @@ def _entry_matches(entry, name, labels):
     return all(labels.get(key) == value for key, value in entry["selector"].items())
 
 
-def _one_pass(labels, name, entries, class_label):
-    """The host's labels after the entries applied once in order, whether the share is set, the share and the matches."""
+def _one_pass(labels, name, entries, class_label, base=None):
+    """The host's labels after the entries applied once in order, whether the share is set, the share and the matches.
+
+    ``base``: ``(True, share)`` when the namespace's sharing applies to every host before the entries."""
     effective = dict(labels)
-    share_set, share = False, None
+    share_set, share = base or (False, None)
     matched = []
     for index, entry in enumerate(entries):
         if not _entry_matches(entry, name, effective):
@@ -249,20 +257,23 @@ def _one_pass(labels, name, entries, class_label):
     return effective, share_set, share, matched
 
 
-def plan_host(host: dict, entries: Sequence[dict], class_label: str) -> tuple[dict, list[int]]:
+def plan_host(
+    host: dict, entries: Sequence[dict], class_label: str, base: tuple[bool, Any] | None = None
+) -> tuple[dict, list[int]]:
     """``(patch, matched)`` for one BMH: the merge patch (``{}`` when nothing changes), the indexes of the entries that picked it.
 
     A selector sees the labels that earlier entries set.  A label that a later
     entry sets can make an earlier selector match on the next run, so the
     entries are applied until the labels settle (at most one pass per entry):
     the plan goes straight to where repeated runs would end, and a second run
-    changes nothing.
+    changes nothing.  ``base`` (``(True, share)``): the namespace's sharing, which every host gets unless an
+    entry that picks it sets its own ``share``.
     """
     name = get_path(host, "metadata", "name")
     labels = get_path(host, "metadata", "labels") or {}
     current = dict(labels)
     for _pass in range(len(entries) + 1):
-        settled, share_set, share, matched = _one_pass(current, name, entries, class_label)
+        settled, share_set, share, matched = _one_pass(current, name, entries, class_label, base)
         if settled == current:
             break
         current = settled
@@ -281,7 +292,9 @@ def host_view(host: dict) -> dict:
     return dict({"labels": dict(get_path(host, "metadata", "labels") or {})}, **sharing_view(host))
 
 
-def plan_hosts(hosts: Sequence[dict], entries: Sequence[dict], class_label: str) -> dict:
+def plan_hosts(
+    hosts: Sequence[dict], entries: Sequence[dict], class_label: str, base: tuple[bool, Any] | None = None
+) -> dict:
     """The plan for the hosts of a namespace: ``changes`` (``name``, ``patch``), ``missing``, ``unmatched``.
 
     ``missing`` lists ``(index, name)`` of names that are no host,
@@ -291,7 +304,7 @@ def plan_hosts(hosts: Sequence[dict], entries: Sequence[dict], class_label: str)
     existing = set(get_path(host, "metadata", "name") for host in hosts)
     changes, hit = [], set()
     for host in sorted(hosts, key=lambda h: get_path(h, "metadata", "name") or ""):
-        patch, matched = plan_host(host, entries, class_label)
+        patch, matched = plan_host(host, entries, class_label, base)
         hit.update(matched)
         if patch:
             changes.append({"name": get_path(host, "metadata", "name"), "patch": patch, "host": host})

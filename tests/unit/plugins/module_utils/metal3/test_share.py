@@ -6,7 +6,8 @@ migration of hosts whose policy is still in ``spec.hostClaimNamespaces`` (one pa
 
 import pytest
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import share
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_dialect, pool_policies, share
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_policy import ANNOTATION, host_policy
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.fake_kube import (
     FakeApiClient,
@@ -18,14 +19,17 @@ TENANT = "baremetal.tenancy/tenant"
 
 
 class FakeModule:
-    def __init__(self, hosts, check_mode=False):
+    def __init__(self, hosts, check_mode=False, **params):
         self.params = dict(
             namespace=NAMESPACE,
             class_label="infra-kind",
             tenant_label=TENANT,
             hosts=hosts,
             strict=True,
+            namespace_share=None,
+            dialect="auto",
         )
+        self.params.update(params)
         self.check_mode = check_mode
         self.result = {"changed": False}
         self.warnings = []
@@ -59,8 +63,8 @@ def fake(monkeypatch):
     return kube
 
 
-def run(hosts, check_mode=False):
-    module = FakeModule(hosts, check_mode)
+def run(hosts, check_mode=False, **params):
+    module = FakeModule(hosts, check_mode, **params)
     share.run_host_share(module)
     return module
 
@@ -135,3 +139,124 @@ def test_a_conflict_replans_from_the_fresh_host(fake):
     assert patches[1]["spec"] == {"hostClaimNamespaces": None} and "annotations" not in patches[1]["metadata"]
     assert "hostClaimNamespaces" not in stored(fake, "h0")["spec"]
     assert module.result["changed"] is True
+
+
+# ---------------------------------------------------------------- the namespace's sharing, on either dialect
+
+POLICIES = "hostdeploypolicies"
+
+
+def serve_bmo_hostclaim(fake):
+    """The OpenAPI document of metal3.io/v1alpha1 with baremetal-operator's HostClaim (what the module reads)."""
+    props = dict((field, {"type": "string"}) for field in claim_dialect.BMO_SPEC_FIELDS)
+    schema = {"properties": {"spec": {"properties": props}}}
+    fake.add(
+        "metal3.io",
+        {"metadata": {"name": "v1alpha1"}, "components": {"schemas": {claim_dialect.OPENAPI_SCHEMA: schema}}},
+    )
+
+
+def policies(fake):
+    return dict(
+        (name, obj)
+        for (plural, namespace, name), obj in fake.objects.items()
+        if plural == POLICIES and namespace == NAMESPACE
+    )
+
+
+def test_bmo_namespace_share_writes_labelled_policies_and_a_second_run_writes_nothing(fake):
+    serve_bmo_hostclaim(fake)
+    fake.add("baremetalhosts", bmh("h0"))
+    fake.add(
+        POLICIES, {"metadata": {"name": "owners-own", "namespace": NAMESPACE}, "spec": {"hostClaimNamespaces": {}}}
+    )
+    share_all = {"all_tenants": True, "matches": "t-.*"}
+    first = run([{"name": "h0", "class": "small"}], namespace_share=share_all)
+    assert first.result["changed"] is True and first.result["dialect"] == "bmo"
+    written = policies(fake)
+    assert set(written) == {"owners-own", "baremetal-tenancy-sharing-0"}
+    assert written["baremetal-tenancy-sharing-0"]["spec"]["hostClaimNamespaces"] == {
+        "nameMatches": "^(?:t-.*)$",
+        "hasLabels": [{"name": TENANT}],
+    }
+    assert written["baremetal-tenancy-sharing-0"]["metadata"]["labels"] == {
+        pool_policies.MANAGED_BY: "baremetal.tenancy"
+    }
+    assert first.result["policies"] == [
+        {
+            "policy": "baremetal-tenancy-sharing-0",
+            "action": "create",
+            "before": None,
+            "after": {"nameMatches": "^(?:t-.*)$", "hasLabels": [{"name": TENANT}]},
+        }
+    ]
+    assert stored(fake, "h0")["metadata"]["labels"] == {"infra-kind": "small"}
+    assert ANNOTATION not in stored(fake, "h0")["metadata"]["annotations"]  # no per-host sharing on BMO's dialect
+    assert first.result["diff"]["before"]["policies"] == {}
+    fake.requests.clear()
+    second = run([{"name": "h0", "class": "small"}], namespace_share=share_all)
+    assert second.result["changed"] is False and second.result["policies"] == [] and writes(fake) == []
+    assert second.result["diff"]["before"] == second.result["diff"]["after"]
+    # fewer tenants: the policy no longer wanted goes, the owner's own stays; then stop sharing
+    third = run([], namespace_share={"tenants": ["a"]})
+    assert [(c["policy"], c["action"]) for c in third.result["policies"]] == [("baremetal-tenancy-sharing-0", "update")]
+    assert policies(fake)["baremetal-tenancy-sharing-0"]["spec"]["hostClaimNamespaces"] == {
+        "hasLabels": [{"name": TENANT, "value": "a"}]
+    }
+    stop = run([], namespace_share={})
+    assert [(c["policy"], c["action"]) for c in stop.result["policies"]] == [("baremetal-tenancy-sharing-0", "delete")]
+    assert set(policies(fake)) == {"owners-own"}
+
+
+def test_bmo_check_mode_writes_no_policy(fake):
+    serve_bmo_hostclaim(fake)
+    module = run([], check_mode=True, namespace_share={"tenants": ["a", "b"]})
+    assert module.result["changed"] is True and writes(fake) == [] and policies(fake) == {}
+    assert [c["action"] for c in module.result["policies"]] == ["create", "create"]
+    assert module.result["diff"]["after"]["policies"] == {
+        "baremetal-tenancy-sharing-0": {"hasLabels": [{"name": TENANT, "value": "a"}]},
+        "baremetal-tenancy-sharing-1": {"hasLabels": [{"name": TENANT, "value": "b"}]},
+    }
+
+
+def test_bmo_refuses_a_per_host_share_and_changes_nothing(fake):
+    serve_bmo_hostclaim(fake)
+    fake.add("baremetalhosts", bmh("h0"))
+    before = stored(fake, "h0")
+    with pytest.raises(InvalidInput, match=r"^hosts\[1\]: share: the cluster serves baremetal-operator's HostClaim"):
+        run([{"name": "h0", "class": "small"}, {"name": "h0", "share": {"all_tenants": True}}], namespace_share={})
+    assert writes(fake) == [] and stored(fake, "h0") == before
+
+
+def test_bmo_refuses_to_take_over_a_hand_written_policy_of_a_wanted_name(fake):
+    serve_bmo_hostclaim(fake)
+    fake.add("baremetalhosts", bmh("h0"))
+    fake.add(
+        POLICIES,
+        {
+            "metadata": {"name": "baremetal-tenancy-sharing", "namespace": NAMESPACE},
+            "spec": {"hostClaimNamespaces": {}},
+        },
+    )
+    with pytest.raises(InvalidInput, match=r"exist\(s\) without the label"):
+        run([{"name": "h0", "class": "small"}], namespace_share={"matches": "t-.*"})
+    assert writes(fake) == []
+
+
+def test_proposal_namespace_share_is_every_hosts_annotation_and_an_entry_share_wins(fake):
+    fake.add("baremetalhosts", bmh("h0"))
+    fake.add("baremetalhosts", bmh("h1"))
+    module = run([{"name": "h1", "share": {"tenants": ["b"]}}], namespace_share={"all_tenants": True})
+    assert module.result["dialect"] == "proposal" and module.result["policies"] == []
+    assert host_policy(stored(fake, "h0")) == ({"withLabel": [TENANT]}, [])
+    assert host_policy(stored(fake, "h1")) == ({"withLabel": [TENANT + "=b"]}, [])
+    fake.requests.clear()
+    again = run([{"name": "h1", "share": {"tenants": ["b"]}}], namespace_share={"all_tenants": True})
+    assert again.result["changed"] is False and writes(fake) == []
+
+
+def test_labels_only_read_no_dialect(fake):
+    fake.add("baremetalhosts", bmh("h0"))
+    module = run([{"name": "h0", "class": "small"}])
+    assert module.result["dialect"] is None
+    assert not [path for method, path, body in fake.requests if path.startswith("/openapi")]
