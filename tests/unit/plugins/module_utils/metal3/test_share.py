@@ -150,10 +150,7 @@ def serve_bmo_hostclaim(fake):
     """The OpenAPI document of metal3.io/v1alpha1 with baremetal-operator's HostClaim (what the module reads)."""
     props = dict((field, {"type": "string"}) for field in claim_dialect.BMO_SPEC_FIELDS)
     schema = {"properties": {"spec": {"properties": props}}}
-    fake.add(
-        "metal3.io",
-        {"metadata": {"name": "v1alpha1"}, "components": {"schemas": {claim_dialect.OPENAPI_SCHEMA: schema}}},
-    )
+    fake.openapi = {"components": {"schemas": {claim_dialect.OPENAPI_SCHEMA: schema}}}
 
 
 def policies(fake):
