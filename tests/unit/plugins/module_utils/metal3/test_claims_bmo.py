@@ -13,6 +13,8 @@ import copy
 import json
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.claim_record import RECORD_KEYS
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
@@ -414,3 +416,60 @@ def test_bmo_spec_patch_is_empty_for_an_equal_model():
         "customDeploy": {"method": "m"},
         "image": None,
     }
+
+
+OPTION_VALUES = st.fixed_dictionaries(
+    {},
+    optional={
+        "online": st.booleans(),
+        "host_selector": st.fixed_dictionaries(
+            {},
+            optional={
+                "matchLabels": st.dictionaries(st.sampled_from(["pool", "x.io/t"]), st.sampled_from(["a", "b"])),
+                "matchExpressions": st.lists(
+                    st.one_of(
+                        st.builds(
+                            lambda key, operator, values: {"key": key, "operator": operator, "values": values},
+                            st.sampled_from(["rack", "gpu"]),
+                            st.sampled_from(["In", "NotIn"]),
+                            st.lists(st.sampled_from(["r1", "r2"]), min_size=1, max_size=2, unique=True),
+                        ),
+                        st.builds(
+                            lambda key, operator: {"key": key, "operator": operator, "values": None},
+                            st.sampled_from(["rack", "gpu"]),
+                            st.sampled_from(["Exists", "DoesNotExist"]),
+                        ),
+                    ),
+                    max_size=2,
+                ),
+            },
+        ),
+        "image": st.just(dict(IMAGE, checksum_type="auto", format=None)),
+        "user_data_secret": st.sampled_from(["ud", ""]),
+        "in_namespace": st.sampled_from(["infra", ""]),
+        "failure_domain": st.sampled_from(["fd-1", "fd-2", ""]),
+    },
+)
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(first=OPTION_VALUES, second=OPTION_VALUES)
+def test_any_options_twice_on_a_bmo_claim_change_nothing_the_second_time(monkeypatch, first, second):
+    fake = FakeKube()
+    fake.openapi = BMO_OPENAPI
+    fake.add("namespaces", {"metadata": {"name": NS}})
+    fake.add("secrets", {"metadata": {"name": "ud", "namespace": NS}})
+    monkeypatch.setattr(mc, "_client", lambda mod: KubeIO(FakeApiClient(fake)))
+    for options in (first, second):
+        mc.run_host_claim(StubModule(**options))
+        stored = fake.get("hostclaims", NS, "web")
+        model = mc.claim_dialect.normalise_bmo_spec(stored["spec"], "web", NS)
+        if "online" in options:
+            assert model["online"] is options["online"]
+        for key, option in (("inNamespace", "in_namespace"), ("failureDomain", "failure_domain")):
+            if option in options:
+                assert model[key] == (options[option] or None)
+        before = len(writes(fake))
+        again = StubModule(**options)
+        mc.run_host_claim(again)
+        assert again.result["changed"] is False and len(writes(fake)) == before
