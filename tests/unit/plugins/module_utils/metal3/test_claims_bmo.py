@@ -45,8 +45,10 @@ def condition(ctype, status, reason, message=""):
     return {"type": ctype, "status": status, "reason": reason, "message": message}
 
 
-def bmo_claim(bound=True, annotation=HOST_STATUS, provisioned="Provisioned", ready=True, **spec):
-    """A BMO-dialect claim as the binder leaves it (the contract of issue 15)."""
+def bmo_claim(bound=True, annotation=None, provisioned="Provisioned", ready=True, **spec):
+    """A BMO-dialect claim as the binder leaves it (the contract of issue 15); the annotation is HOST_STATUS unless
+    given (a string is written as it is)."""
+    annotation = HOST_STATUS if annotation is None else annotation
     claim = {
         "apiVersion": "metal3.io/v1alpha1",
         "kind": "HostClaim",
@@ -61,7 +63,7 @@ def bmo_claim(bound=True, annotation=HOST_STATUS, provisioned="Provisioned", rea
         "spec": dict({"poweredOn": True, "image": IMAGE}, **spec),
         "status": {},
     }
-    if annotation is not None:
+    if annotation is not False:
         claim["metadata"]["annotations"][m3view.HOST_STATUS_ANNOTATION] = (
             annotation if isinstance(annotation, str) else json.dumps(annotation, separators=(",", ":"))
         )
