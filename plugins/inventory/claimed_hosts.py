@@ -14,6 +14,11 @@ description:
     the rule M(baremetal.tenancy.host_claim_info) uses; a claim whose label disagrees with the record (a tenant can edit
     labels) is left out until the binder sets the label back.
     With O(backend=ironic), the allocations of the caller's project that hold a node.
+  - With O(backend=metal3), claims of baremetal-operator's own C(HostClaim) (v0.14 and later; a claim whose spec has
+    C(poweredOn)) are read the same way with no option, each by its shape. The host is the one in the claim's
+    C(status.bareMetalHost) (with condition C(Associated) true), the requested power C(spec.poweredOn), the provisioning
+    state from condition C(Provisioned), and addresses, NICs and boot MAC come from the binder's
+    C(hostclaim.metal3.io/host-status) annotation of the claim, read only while C(status.bareMetalHost) is set.
   - Uses a YAML configuration file whose name is C(claimed_hosts.yml) or C(claimed_hosts.yaml), or ends with
     C(.claimed_hosts.yml) or C(.claimed_hosts.yaml) (the names AWX writes for an inventory source).
   - Every credential can come from environment variables, so the file needs no secret (AWX injects credentials that way).
@@ -28,7 +33,8 @@ description:
   - Host variables, all named with O(hostvar_prefix) (default C(tenancy_)); O(host_variables) chooses which are set.
     C(name), C(namespace) (with O(backend=ironic) the project ID), C(backend), C(host) (the bound host or node),
     C(host_class), C(online) (the requested power, O(backend=metal3)), C(powered_on), C(associated), C(ready),
-    C(conditions) (the status of each condition by type - C(AssociateBMH) and C(Ready) with O(backend=metal3),
+    C(conditions) (the status of each condition by type - C(AssociateBMH) and C(Ready) with O(backend=metal3), or
+    C(Associated), C(Synchronized), C(Provisioned) and C(Ready) on baremetal-operator's C(HostClaim),
     C(Allocated) and C(Ready) with O(backend=ironic)), C(condition_details) (the conditions as a list, each with
     C(type), C(status), C(reason), C(message) and C(lastTransitionTime)), C(labels) (the claim's labels, including
     those imported from the host), C(annotations) (those the infrastructure administrator exports, in the

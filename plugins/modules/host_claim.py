@@ -12,6 +12,9 @@ description:
   - Creates, updates or deletes a tenant's claim on a host of the pool, with the tenant's own credentials.
   - With O(backend=metal3), the claim is a C(HostClaim) in the tenant's namespace; an administrator's binder
     (M(baremetal.tenancy.host_bind)) associates it with a C(BareMetalHost) the tenant cannot see.
+  - With O(backend=metal3), both HostClaim APIs are spoken (O(dialect)), with the same options where they mean the same
+    thing; an option the cluster's dialect cannot say is refused with one error naming the claim and the field, and
+    nothing changes.
   - With O(backend=ironic), the claim is an Ironic allocation owned by the tenant's project, named O(name) so that
     reruns find it; Ironic picks a node the project owns or leases, and the module deploys O(image) on it with a
     config drive built from O(user_data), O(network_data) and O(meta_data).
@@ -48,15 +51,30 @@ options:
     type: str
     choices: [present, absent]
     default: present
+  dialect:
+    description:
+      - Which HostClaim API to speak (O(backend=metal3)). V(proposal) is the Metal3 HostClaim proposal's, which the
+        role C(baremetal.tenancy.hostclaim_setup) installs; V(bmo) is baremetal-operator's own HostClaim (v0.14 and
+        later); V(auto) speaks the one the cluster serves, read from the API server's OpenAPI document (a tenant needs
+        no access to CRDs).
+      - A forced dialect the cluster does not serve is refused, and so is a cluster that serves neither; nothing
+        changes.
+    type: str
+    choices: [auto, proposal, bmo]
+    default: auto
   online:
     description:
       - Whether the host should be powered on. Left unchanged when not given (a new claim starts powered off).
+      - With O(backend=metal3), C(spec.online) on the proposal's dialect, C(spec.poweredOn) on baremetal-operator's.
       - With O(backend=ironic), Ironic powers a node on at the end of a deployment; O(online=false) powers it off
         once the deployment is over (with O(wait=true), or on a later run).
     type: bool
   host_selector:
     description:
       - Labels the host must carry (O(backend=metal3)). Same shape as a Kubernetes label selector.
+      - On baremetal-operator's dialect the operators are written as its validating webhook spells them (V(in),
+        V(notin), V(exists) and V(!) for V(DoesNotExist)); a claim that already says the same in another spelling is
+        left as it is.
     type: dict
     suboptions:
       matchLabels:
@@ -118,6 +136,8 @@ options:
       - "Written as C(spec.userData: {name: <Secret>}), the HostClaim proposal's form (the same for
         O(network_data_secret) and O(meta_data_secret)); a claim that already names the same Secret as a plain string
         is left as it is. An empty string removes the reference."
+      - "On baremetal-operator's dialect, C(spec.userData: {name: <Secret>, namespace: <namespace>}), its form; the
+        Secret is always in the claim's namespace."
     type: str
   network_data_secret:
     description:
@@ -144,6 +164,24 @@ options:
     description:
       - Name under which a released host is kept for this namespace, so that a later claim with the same name gets
         the same host (O(backend=metal3)).
+      - The proposal's dialect only; baremetal-operator's HostClaim has no C(nodeReuse) and the option is refused.
+    type: str
+  in_namespace:
+    description:
+      - The only namespace whose C(BareMetalHosts) may be bound to the claim (C(spec.hostSelector.inNamespace)).
+      - Baremetal-operator's dialect only (the proposal's has no such field and the option is refused there). An
+        empty string removes it.
+    type: str
+  failure_domain:
+    description:
+      - The claim's failure domain (C(spec.failureDomain)); hosts labelled
+        C(infrastructure.cluster.x-k8s.io/failure-domain) with this value are preferred.
+      - Baremetal-operator's dialect only (refused on the proposal's). An empty string removes it.
+    type: str
+  custom_deploy:
+    description:
+      - Name of a custom deploy method of the deploy ramdisk (C(spec.customDeploy.method)), in place of O(image).
+      - Baremetal-operator's dialect only (refused on the proposal's). An empty string removes it.
     type: str
   annotations:
     description:
@@ -206,6 +244,18 @@ EXAMPLES = r"""
     online: true
     wait: true
 
+- name: Claim a host of one namespace and failure domain on baremetal-operator's own HostClaim
+  baremetal.tenancy.host_claim:
+    name: worker-1
+    namespace: tenant-a
+    dialect: bmo
+    host_selector:
+      matchLabels:
+        infra-kind: large
+    in_namespace: metal3
+    failure_domain: rack-2
+    online: false
+
 - name: Reboot my host once (the binder passes the annotation to the BareMetalHost)
   baremetal.tenancy.host_claim:
     name: worker-0
@@ -239,6 +289,11 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+dialect:
+  description: The HostClaim dialect spoken, V(proposal) or V(bmo) (see O(dialect)).
+  returned: with O(backend=metal3)
+  type: str
+  sample: bmo
 claim:
   description: The claim after the change (in check mode, as it would be).
   returned: when O(state=present)
@@ -262,16 +317,20 @@ claim:
         - With O(backend=metal3) it is the host the binder recorded in the claim's status, and only while the binding
           label C(hostclaim.metal3.io/host) agrees with it (the rule the C(claimed_hosts) inventory uses too); a label
           edited by hand gives null until the binder's next pass sets it back.
+        - On baremetal-operator's dialect it is the name in the claim's C(status.bareMetalHost), which only the
+          binder can write.
       type: str
       sample: host-07
     online:
-      description: The requested power state.
+      description: The requested power state (C(spec.online), or C(spec.poweredOn) on baremetal-operator's dialect).
       type: bool
     powered_on:
       description: Whether the host is powered on, when known.
       type: bool
     associated:
-      description: Whether a host is bound to the claim.
+      description:
+        - Whether a host is bound to the claim (the C(AssociateBMH) condition, or C(Associated) on
+          baremetal-operator's dialect).
       type: bool
     ready:
       description:
@@ -284,7 +343,8 @@ claim:
       description:
         - Provisioning state of the host as the tenant may see it (for example V(provisioned)), O(backend=metal3).
         - Derived from the claim's C(Ready) condition (V(available), V(provisioning), V(provisioned),
-          V(deprovisioning), V(error), ...), null while no host is bound.
+          V(deprovisioning), V(error), ...), null while no host is bound. On baremetal-operator's dialect, from its
+          C(Provisioned) condition.
         - With O(backend=ironic) see RV(claim.provision_state).
       type: str
     provision_state:
@@ -301,6 +361,9 @@ claim:
         - Addresses of the host, each with C(type) and C(address).
         - With O(backend=ironic), only the owner's record (C(addresses) in the node's C(extra)), as the C(claimed_hosts)
           inventory reads it; addresses of the claim's own network-data are not reported.
+        - On baremetal-operator's dialect, from the binder's C(hostclaim.metal3.io/host-status) annotation of the claim,
+          read only while C(status.bareMetalHost) names a host (the same for RV(claim.nics) and
+          RV(claim.boot_mac_address)).
       type: list
       elements: dict
     nics:
@@ -313,6 +376,7 @@ claim:
     conditions:
       description:
         - Conditions of the claim (C(AssociateBMH), C(Ready)) with C(status), C(reason) and C(message).
+        - On baremetal-operator's dialect C(Associated), C(Synchronized), C(Provisioned) and C(Ready).
         - With O(backend=ironic), C(Allocated) and C(Ready).
       type: list
       elements: dict
@@ -330,10 +394,11 @@ claim:
       description: UID of the claim (O(backend=metal3)).
       type: str
     node_reuse:
-      description: The claim's C(nodeReuse) (O(backend=metal3)).
+      description: The claim's C(nodeReuse) (O(backend=metal3)); null on baremetal-operator's dialect.
       type: str
     host_selector:
-      description: The claim's C(hostSelector) (O(backend=metal3)).
+      description: The claim's C(hostSelector) (O(backend=metal3)), as written (with C(inNamespace) on baremetal-operator's
+        dialect).
       type: dict
     deleting:
       description: Whether the claim is being deleted, its host being released (O(backend=metal3)).
@@ -353,6 +418,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.auth impo
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base import TenancyModule
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import claims as ironic_claims
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claims as metal3_claims
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_dialect import DIALECT_CHOICES
 
 
 class HostClaimModule(TenancyModule):
@@ -389,6 +455,10 @@ class HostClaimModule(TenancyModule):
         network_data=dict(type="dict"),
         meta_data=dict(type="dict"),
         node_reuse=dict(type="str"),
+        in_namespace=dict(type="str"),
+        failure_domain=dict(type="str"),
+        custom_deploy=dict(type="str"),
+        dialect=dict(type="str", choices=list(DIALECT_CHOICES), default="auto"),
         annotations=dict(type="dict"),
         wait_for=dict(type="str", choices=["associated", "ready"], default="ready"),
         **WAIT_SPEC,

@@ -12,6 +12,7 @@ description:
   - Lists the tenant's claims, or reads one, with the tenant's own credentials.
   - With O(backend=metal3), the C(HostClaims) of the given namespaces; with O(backend=ironic), the allocations of the
     caller's project and the nodes they hold.
+  - With O(backend=metal3), claims of either HostClaim dialect (O(dialect)) are read into the same record.
   - The result never carries a BMC address or credential.
 author:
   - Baremetal Tenancy Contributors (@baremetal-tenancy)
@@ -41,6 +42,16 @@ options:
       - Several namespaces to list (O(backend=metal3)).
     type: list
     elements: str
+  dialect:
+    description:
+      - Which HostClaim API to speak (O(backend=metal3)). V(proposal) is the Metal3 HostClaim proposal's, which the
+        role C(baremetal.tenancy.hostclaim_setup) installs; V(bmo) is baremetal-operator's own HostClaim (v0.14 and
+        later); V(auto) speaks the one the cluster serves, read from the API server's OpenAPI document (a tenant needs
+        no access to CRDs).
+      - A forced dialect the cluster does not serve is refused, and so is a cluster that serves neither.
+    type: str
+    choices: [auto, proposal, bmo]
+    default: auto
 """
 
 EXAMPLES = r"""
@@ -57,6 +68,11 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+dialect:
+  description: The HostClaim dialect spoken, V(proposal) or V(bmo) (see O(dialect)).
+  returned: with O(backend=metal3)
+  type: str
+  sample: bmo
 claims:
   description: The claims found, in the shape of the C(claim) result of M(baremetal.tenancy.host_claim).
   returned: always
@@ -67,6 +83,7 @@ claims:
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base import TenancyModule
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import claims as ironic_claims
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claims as metal3_claims
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_dialect import DIALECT_CHOICES
 
 
 class HostClaimInfoModule(TenancyModule):
@@ -75,6 +92,7 @@ class HostClaimInfoModule(TenancyModule):
         name=dict(type="str"),
         namespace=dict(type="str"),
         namespaces=dict(type="list", elements="str"),
+        dialect=dict(type="str", choices=list(DIALECT_CHOICES), default="auto"),
     )
     module_kwargs = dict(mutually_exclusive=[("namespace", "namespaces")])
 

@@ -19,6 +19,7 @@ description:
     when the allocation is gone and the node is C(available) again. The credentials must be scoped to the tenant's
     project; a claim of another project is not visible, so releasing it changes nothing.
   - Releasing a claim that does not exist changes nothing.
+  - With O(backend=metal3), claims of either HostClaim dialect (O(dialect)) are released the same way.
 author:
   - Baremetal Tenancy Contributors (@baremetal-tenancy)
 extends_documentation_fragment:
@@ -48,7 +49,19 @@ options:
     description:
       - Keep the host for this namespace under this name (O(backend=metal3)); a later claim in the same namespace with
         the same C(nodeReuse) gets the same host. Sets the claim's C(spec.nodeReuse) before deleting it.
+      - The proposal's dialect only; baremetal-operator's HostClaim has no C(nodeReuse) and the option is refused
+        (nothing is released).
     type: str
+  dialect:
+    description:
+      - Which HostClaim API to speak (O(backend=metal3)). V(proposal) is the Metal3 HostClaim proposal's, which the
+        role C(baremetal.tenancy.hostclaim_setup) installs; V(bmo) is baremetal-operator's own HostClaim (v0.14 and
+        later); V(auto) speaks the one the cluster serves, read from the API server's OpenAPI document (a tenant needs
+        no access to CRDs).
+      - A forced dialect the cluster does not serve is refused, and so is a cluster that serves neither (nothing is released).
+    type: str
+    choices: [auto, proposal, bmo]
+    default: auto
 """
 
 EXAMPLES = r"""
@@ -73,6 +86,11 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+dialect:
+  description: The HostClaim dialect spoken, V(proposal) or V(bmo) (see O(dialect)).
+  returned: with O(backend=metal3)
+  type: str
+  sample: bmo
 released:
   description: Whether a claim was found and released (or, in check mode, would be).
   returned: always
@@ -91,12 +109,17 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.auth impo
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base import TenancyModule
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import claims as ironic_claims
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claims as metal3_claims
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_dialect import DIALECT_CHOICES
 
 
 class HostReleaseModule(TenancyModule):
     object_kind = "host claim"
     argument_spec = dict(
-        name=dict(type="str", required=True), namespace=dict(type="str"), node_reuse=dict(type="str"), **WAIT_SPEC
+        name=dict(type="str", required=True),
+        namespace=dict(type="str"),
+        node_reuse=dict(type="str"),
+        dialect=dict(type="str", choices=list(DIALECT_CHOICES), default="auto"),
+        **WAIT_SPEC,
     )
     module_kwargs = dict(required_if=[("backend", "metal3", ("namespace",))])
 

@@ -30,6 +30,9 @@ ONLY_FOR = {
         "network_data_secret",
         "meta_data_secret",
         "node_reuse",
+        "in_namespace",
+        "failure_domain",
+        "custom_deploy",
     ),
     "ironic": (
         "resource_class",

@@ -15,8 +15,10 @@
   Secret references ``{name, namespace}``, ``customDeploy``,
   ``hostSelector.inNamespace``, ``failureDomain``, ``consumerRef``; the
   selector's operators as Kubernetes' ``selection`` package spells them
-  (baremetal-operator lower-cases what it is given, so ``In`` works and
-  ``DoesNotExist`` does not: that one is ``!``).
+  (``in``, ``notin``, ``exists``, ``!``): baremetal-operator's controller
+  lower-cases what it reads, so ``In`` would select, but its validating
+  webhook compares the spelling as it is and refuses ``In``, ``NotIn`` and
+  ``Exists`` (``DoesNotExist`` means nothing to either).
 
 Both are read into one normalised spec (:func:`normalise_spec`): the keys of
 ``claim_spec.validate_claim_spec`` plus ``inNamespace``, ``failureDomain`` and
@@ -80,7 +82,8 @@ _BMO_OPERATORS = {
     "==": ("In", 1),
     "!=": ("NotIn", 1),
 }
-_WIRE_OPERATORS = {"In": "In", "NotIn": "NotIn", "Exists": "Exists", "DoesNotExist": "!"}
+#: the model's operators as baremetal-operator's webhook accepts them (selection's spelling, exactly)
+_WIRE_OPERATORS = {"In": "in", "NotIn": "notin", "Exists": "exists", "DoesNotExist": "!"}
 
 
 # ------------------------------------------------------------------ which dialect the cluster serves
@@ -333,6 +336,9 @@ def wire_spec(dialect: str, normalised: Mapping[str, Any], name: str, namespace:
     for key in ("image", "customDeploy", "failureDomain"):
         if normalised.get(key) is not None:
             spec[key] = normalised[key]
+    if spec.get("image") is not None:
+        # the model has every image field (None when unset); the wire only those set
+        spec["image"] = dict((field, value) for field, value in spec["image"].items() if value is not None)
     for key in claim_spec.DATA_FIELDS:
         if normalised.get(key) is not None:
             spec[key] = {"name": normalised[key], "namespace": namespace}

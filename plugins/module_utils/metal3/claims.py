@@ -15,6 +15,15 @@ These run with the TENANT's credentials: they read and write HostClaims and
 read Secrets in the tenant's namespace, and nothing else.  Everything a
 result carries comes from the claim (its spec, labels, annotations and the
 status the binder writes), never from a BareMetalHost.
+
+Both HostClaim dialects (``claim_dialect``): the option ``dialect`` is
+settled against what the API server's OpenAPI document serves (a tenant may
+read it, not CRDs), and the same options mean the same on both.  On the
+proposal's dialect the options are written as merge patches of the claim's
+own fields (:func:`spec_changes`); on baremetal-operator's the options change
+the claim's normalised spec and the fields whose wire form changes are
+written (:func:`bmo_spec_patch`).  What a dialect cannot say is refused with
+one error naming the claim and the field, before anything is written.
 """
 
 from __future__ import annotations
@@ -40,7 +49,9 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors
     dns1123_label_problem,
     dns1123_subdomain_problem,
     label_key_problem,
+    validate_selector,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_dialect
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import (
     API_VERSION,
     BINDING_DOMAIN,
@@ -48,9 +59,15 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api impor
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_spec import (
     DATA_FIELDS,
+    claim_owner,
     validate_claim_spec,
+    validate_image,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_view import bound_host, claim_record
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_view import (
+    bound_host,
+    claim_record,
+    is_bmo_claim,
+)
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import kube_api_client
 
@@ -122,6 +139,18 @@ def _drop_none(mapping):
     return dict((k, v) for k, v in (mapping or {}).items() if v is not None)
 
 
+def _image_option(image):
+    """The ``image`` option as a HostClaim's ``spec.image`` (the same fields on both dialects)."""
+    return _drop_none(
+        {
+            "url": image.get("url"),
+            "checksum": image.get("checksum"),
+            "checksumType": image.get("checksum_type"),
+            "format": image.get("format"),
+        }
+    )
+
+
 def spec_changes(params: dict, existing_spec: dict | None) -> dict:
     """The spec merge patch the module options ask for (options left unset change nothing)."""
     existing_spec = existing_spec or {}
@@ -134,21 +163,83 @@ def spec_changes(params: dict, existing_spec: dict | None) -> dict:
         changes["hostSelector"] = replacement_patch(existing_spec.get("hostSelector"), wanted)
     image = params.get("image")
     if image is not None:
-        wanted = _drop_none(
-            {
-                "url": image.get("url"),
-                "checksum": image.get("checksum"),
-                "checksumType": image.get("checksum_type"),
-                "format": image.get("format"),
-            }
-        )
-        changes["image"] = replacement_patch(existing_spec.get("image"), wanted)
+        changes["image"] = replacement_patch(existing_spec.get("image"), _image_option(image))
     for field, option in SECRET_OPTIONS:
         if params.get(option) is not None:
             changes[field] = _secret_ref_change(existing_spec.get(field), params[option])
     if params.get("node_reuse") is not None:
         changes["nodeReuse"] = params["node_reuse"] or None
     return changes
+
+
+#: options only one dialect can say: normalised key -> option
+DIALECT_OPTIONS = (
+    ("nodeReuse", "node_reuse"),
+    ("inNamespace", "in_namespace"),
+    ("failureDomain", "failure_domain"),
+    ("customDeploy", "custom_deploy"),
+)
+
+
+def _dialect_option_values(params):
+    """The normalised values of the options only one dialect can say (``None``: unset, or empty)."""
+    values = dict((key, params.get(option) or None) for key, option in DIALECT_OPTIONS)
+    if values["customDeploy"] is not None:
+        values["customDeploy"] = {"method": values["customDeploy"]}
+    return values
+
+
+def refuse_what_the_dialect_lacks(dialect: str, params: dict, name: str, namespace: str) -> None:
+    """One ``InvalidInput`` naming the claim and the fields, when an option asks what ``dialect`` cannot say."""
+    asked = _dialect_option_values(params)
+    if claim_dialect.lacking(dialect, asked):
+        claim_dialect.wire_spec(dialect, asked, name, namespace)  # raises, naming the claim and the fields
+
+
+def bmo_model_changes(params: dict, current: dict, name: str, namespace: str) -> dict:
+    """The normalised spec the options ask for, from the ``current`` one (options left unset keep their field).
+
+    An empty string removes a Secret reference, ``inNamespace``, ``failureDomain`` or ``customDeploy``.
+    """
+    owner = claim_owner(name, namespace)
+    model = dict(current)
+    if params.get("online") is not None:
+        model["online"] = params["online"]
+    if params.get("host_selector") is not None:
+        model["hostSelector"] = validate_selector(_drop_none(params["host_selector"]), owner, "spec.hostSelector")
+    if params.get("image") is not None:
+        model["image"] = validate_image(owner, _image_option(params["image"]))
+    for field, option in SECRET_OPTIONS:
+        if params.get(option) is not None:
+            model[field] = params[option] or None
+    asked = _dialect_option_values(params)
+    for key, option in DIALECT_OPTIONS:
+        if params.get(option) is not None:
+            model[key] = asked[key]
+    return model
+
+
+def bmo_spec_patch(existing_spec: dict | None, current: dict, wanted: dict, name: str, namespace: str) -> dict:
+    """The spec merge patch from the ``current`` normalised spec to the ``wanted`` one, on a baremetal-operator claim.
+
+    Only the fields whose wire form differs are written (a claim written by
+    hand in another spelling of the same thing, ``In`` for ``in``, is left as
+    it is); ``consumerRef`` and any field the options do not touch are kept.
+    """
+    before = claim_dialect.wire_spec(claim_dialect.BMO, current, name, namespace)
+    after = claim_dialect.wire_spec(claim_dialect.BMO, wanted, name, namespace)
+    existing_spec = existing_spec or {}
+    patch = {}
+    for key in sorted(set(before) | set(after)):
+        if before.get(key) == after.get(key):
+            continue
+        if key not in after:
+            patch[key] = None
+        elif isinstance(after[key], dict):
+            patch[key] = replacement_patch(existing_spec.get(key), after[key])
+        else:
+            patch[key] = after[key]
+    return patch
 
 
 def annotation_changes(params: dict) -> dict:
@@ -207,6 +298,22 @@ def _client(mod):
     return KubeIO(kube_api_client(mod.params))
 
 
+def settle_dialect(mod: TenancyModule, io: KubeIO) -> str:
+    """The HostClaim dialect to speak: option ``dialect`` against the API server's OpenAPI document.
+
+    Sets the result's ``dialect``.  A forced dialect the cluster does not
+    serve, and a cluster that serves neither, are errors (nothing is written).
+    """
+    document = io.hostclaim_openapi()
+    dialect = claim_dialect.resolve_dialect(
+        mod.params.get("dialect") or claim_dialect.AUTO,
+        claim_dialect.openapi_dialect(document),
+        claim_dialect.openapi_spec_fields(document),
+    )
+    mod.result["dialect"] = dialect
+    return dialect
+
+
 # ------------------------------------------------------------------ waiting
 
 
@@ -240,7 +347,7 @@ def _why(claim):
     if not claim:
         return ""
     conditions = conditions_of(claim)
-    for ctype in ("AssociateBMH", "Ready"):
+    for ctype in ("AssociateBMH", "Associated", "Ready"):
         condition = conditions.get(ctype) or {}
         if condition.get("status") != "True" and condition.get("message"):
             return " (%s %s: %s)" % (ctype, condition.get("reason"), condition.get("message"))
@@ -270,6 +377,9 @@ def run_host_claim(mod: TenancyModule) -> None:
     namespace, name = params["namespace"], params["name"]
     annotations = annotation_changes(params)
     io = _client(mod)
+    dialect = settle_dialect(mod, io)
+    if params["state"] != "absent":
+        refuse_what_the_dialect_lacks(dialect, params, name, namespace)
     existing = io.get_claim(namespace, name)
     if params["state"] == "absent":
         return _delete_claim(mod, io, existing)
@@ -281,16 +391,23 @@ def run_host_claim(mod: TenancyModule) -> None:
             "is being deleted (its host is being released); "
             "wait until it is gone before claiming again under this name",
         )
-    changes = spec_changes(params, (existing or {}).get("spec"))
-    if existing is None:
-        changes.setdefault("online", False)
-        changes.setdefault("kind", "baremetal")
+    if dialect == claim_dialect.BMO:
+        changes, check = _bmo_changes(params, existing, name, namespace)
+    else:
+        changes = spec_changes(params, (existing or {}).get("spec"))
+        if existing is None:
+            changes.setdefault("online", False)
+            changes.setdefault("kind", "baremetal")
+
+        def check(spec):
+            return validate_claim_spec(spec, name, namespace)
+
     patch = minimal_patch(existing or {}, {"spec": changes, "metadata": {"annotations": annotations}})
     after = apply_merge_patch(
         existing or {"apiVersion": API_VERSION, "kind": CLAIM_KIND, "metadata": {"name": name, "namespace": namespace}},
         patch,
     )
-    _check_secrets(io, namespace, name, validate_claim_spec(after.get("spec"), name, namespace))
+    _check_secrets(io, namespace, name, check(after.get("spec")))
     if existing is None or patch:
         mod.changed()
         mod.set_diff(_diff_view(existing), _diff_view(after))
@@ -305,6 +422,26 @@ def run_host_claim(mod: TenancyModule) -> None:
         else:
             after = _wait(io, namespace, name, _condition_true("Ready"), params["wait_timeout"], "not ready")
     mod.result["claim"] = claim_view(after)
+
+
+def _bmo_changes(params, existing, name, namespace):
+    """The spec changes on a baremetal-operator claim, and the check of the spec after them (normalised spec)."""
+
+    def check(spec):
+        return claim_dialect.normalise_bmo_spec(spec, name, namespace)
+
+    if existing is None:
+        current = check({"poweredOn": False})
+        wanted = bmo_model_changes(params, current, name, namespace)
+        return claim_dialect.wire_spec(claim_dialect.BMO, wanted, name, namespace), check
+    if not is_bmo_claim(existing):
+        raise Conflict(
+            claim_owner(name, namespace),
+            "is not of baremetal-operator's dialect (no spec.poweredOn) although the cluster serves it",
+        )
+    current = check(existing.get("spec"))
+    wanted = bmo_model_changes(params, current, name, namespace)
+    return bmo_spec_patch(existing.get("spec"), current, wanted, name, namespace), check
 
 
 def _delete_claim(mod, io, existing):
@@ -328,6 +465,7 @@ def claim_info(mod: TenancyModule) -> list[dict]:
     for namespace in namespaces:
         _check_names(dict(namespace=namespace, name=params.get("name")))
     io = _client(mod)
+    settle_dialect(mod, io)
     claims = []
     for namespace in namespaces:
         if params.get("name"):
@@ -348,6 +486,7 @@ def run_host_release(mod: TenancyModule) -> None:
     if node_reuse is not None:
         validate_claim_spec({"nodeReuse": node_reuse}, name, namespace)
     io = _client(mod)
+    refuse_what_the_dialect_lacks(settle_dialect(mod, io), params, name, namespace)
     existing = io.get_claim(namespace, name)
     mod.result.update(released=False, host=None)
     if existing is None:

@@ -75,6 +75,20 @@ def test_host_claim_refuses_bad_options_before_any_request(capsys, args, message
     assert out["error_type"] == "InvalidInput"
 
 
+@pytest.mark.parametrize(
+    "module_class", [host_claim.HostClaimModule, host_claim_info.HostClaimInfoModule, host_release.HostReleaseModule]
+)
+def test_the_dialect_option_has_three_choices(capsys, module_class):
+    out = failure(module_class, {"name": "web", "namespace": "tenant-a", "dialect": "v1"}, capsys)
+    assert "value of dialect must be one of: auto, proposal, bmo" in out["msg"]
+
+
+@pytest.mark.parametrize("option", ["in_namespace", "failure_domain", "custom_deploy"])
+def test_bmo_only_options_are_refused_with_backend_ironic(capsys, option):
+    out = failure(host_claim.HostClaimModule, {"name": "web", "backend": "ironic", option: "x"}, capsys)
+    assert out["msg"].startswith("option %s: is for backend metal3" % option), out["msg"]
+
+
 def test_host_claim_requires_a_namespace_with_metal3(capsys):
     out = failure(host_claim.HostClaimModule, {"name": "web"}, capsys)
     assert "namespace" in out["msg"]

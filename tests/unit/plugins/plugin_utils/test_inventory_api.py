@@ -306,3 +306,41 @@ def test_ironic_errors():
     with pytest.raises(Forbidden) as error:
         ironic_reader(adapter).records()
     assert "Forbidden by policy (HTTP 403)" in error.value.message and error.value.obj.startswith("Ironic ")
+
+
+def bmo_bound(name, namespace, host_status=None):
+    """A claim of baremetal-operator's dialect as the binder leaves it (issue 15 contract): no binding label needed."""
+    annotations = {}
+    if host_status is not None:
+        annotations["hostclaim.metal3.io/host-status"] = json.dumps(host_status)
+    return {
+        "metadata": {"name": name, "namespace": namespace, "annotations": annotations},
+        "spec": {"poweredOn": True},
+        "status": {
+            "bareMetalHost": {"namespace": "infra", "name": "h-" + name},
+            "poweredOn": True,
+            "conditions": [
+                {"type": "Associated", "status": "True", "reason": "BareMetalHostAssociated"},
+                {"type": "Ready", "status": "True", "reason": "Ready"},
+            ],
+        },
+    }
+
+
+def test_bmo_claims_are_read_by_their_shape_beside_the_proposals():
+    addresses = [{"type": "InternalIP", "address": "192.0.2.7"}]
+    spoofed = {
+        "metadata": {
+            "name": "unbound",
+            "namespace": "a",
+            "annotations": {"hostclaim.metal3.io/host-status": json.dumps({"addresses": addresses})},
+        },
+        "spec": {"poweredOn": False},
+        "status": {"conditions": [{"type": "Associated", "status": "False", "reason": "NoBareMetalHost"}]},
+    }
+    pool = Pool({"a": [bound("p", "a"), bmo_bound("b", "a", {"addresses": addresses}), spoofed]})
+    records = dict((r["name"], r) for r in kube_reader(pool).records(["a"], page_size=10))
+    assert sorted(records) == ["b", "p"]  # the unbound BMO claim is no host, whatever its annotation says
+    assert records["b"]["host"] == "h-b" and records["b"]["addresses"] == addresses
+    assert records["b"]["online"] is True and records["b"]["ready"] is True
+    assert records["p"]["host"] == "h-p" and set(records["p"]) == set(records["b"])

@@ -28,6 +28,32 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_pat
 _COUNTER = itertools.count(1000)
 
 
+def openapi_document(spec_fields):
+    """The API server's OpenAPI v3 document of metal3.io/v1alpha1 with a HostClaim of these spec fields."""
+    properties = dict((field, {"type": "object"}) for field in spec_fields)
+    schema = {"properties": {"spec": {"properties": properties}}}
+    return {"components": {"schemas": {"io.metal3.v1alpha1.HostClaim": schema}}}
+
+
+#: what the API server serves with the proposal's HostClaim CRD (hostclaim_setup) and with baremetal-operator's
+PROPOSAL_OPENAPI = openapi_document(
+    ["credentials", "hostSelector", "image", "kind", "metaData", "networkData", "nodeReuse", "online", "userData"]
+)
+BMO_OPENAPI = openapi_document(
+    [
+        "consumerRef",
+        "customDeploy",
+        "failureDomain",
+        "hostSelector",
+        "image",
+        "metaData",
+        "networkData",
+        "poweredOn",
+        "userData",
+    ]
+)
+
+
 class Response:
     def __init__(self, status, body):
         self.status = status
@@ -47,7 +73,7 @@ class FakeKube:
         self.requests = []
         self.hooks = []  # (predicate(method, path, body), action(fake)) run once, before the request
         self.page = page
-        self.openapi = None  # the OpenAPI v3 document of metal3.io/v1alpha1 (None: not served)
+        self.openapi = PROPOSAL_OPENAPI  # the OpenAPI document of metal3.io/v1alpha1 (None: not served)
         self.field_managers = []  # the fieldManager of each write
 
     # -- seeding -------------------------------------------------------------------
@@ -91,6 +117,10 @@ class FakeKube:
             if predicate(method, parsed.path, body):
                 self.hooks.remove(hook)
                 action(self)
+        if parsed.path.startswith("/openapi/"):
+            if method != "GET" or self.openapi is None:
+                return _error(404, "the server could not find the requested resource")
+            return Response(200, self.openapi)
         parts = [unquote(p) for p in parsed.path.strip("/").split("/")]
         parts = parts[2:] if parts[0] == "api" else parts[3:]
         namespace = None

@@ -215,6 +215,7 @@ def test_claims_another_controller_wrote_stop_the_pass_before_any_write_unless_t
 def test_a_forced_dialect_is_checked_against_the_served_one():
     fake = bmo_world()
     _claim(fake, "tenant-a", "web")
+    fake.openapi = None
     with pytest.raises(BackendError) as exc:
         binder(fake, dialect="bmo").run()
     assert "serves none" in exc.value.message

@@ -160,8 +160,34 @@ def test_bmo_wire_shape():
     wire = cd.wire_spec(cd.BMO, model, "w", NS)
     assert wire["poweredOn"] is True and "online" not in wire and "kind" not in wire
     assert wire["userData"] == {"name": "ud", "namespace": NS}
-    # baremetal-operator lower-cases operators: DoesNotExist is written as selection's "!"
+    # selection's spelling: DoesNotExist is written as "!"
     assert wire["hostSelector"] == {"matchExpressions": [{"key": "gpu", "operator": "!", "values": []}]}
+    # the image as set, without the model's unset fields (no nulls on the wire)
+    assert wire["image"] == dict((k, v) for k, v in IMAGE.items() if v is not None)
+    assert None not in wire["image"].values()
+
+
+def test_bmo_wire_operators_are_those_its_webhook_accepts():
+    """baremetal-operator's webhook compares the operator as written with selection's constants ("in", not "In")."""
+    model = cd.normalise_spec(
+        cd.PROPOSAL,
+        {
+            "hostSelector": {
+                "matchExpressions": [
+                    {"key": "a", "operator": "In", "values": ["x"]},
+                    {"key": "b", "operator": "NotIn", "values": ["y"]},
+                    {"key": "c", "operator": "Exists"},
+                    {"key": "d", "operator": "DoesNotExist"},
+                ]
+            }
+        },
+        "w",
+        NS,
+    )
+    wire = cd.wire_spec(cd.BMO, model, "w", NS)
+    operators = [expr["operator"] for expr in wire["hostSelector"]["matchExpressions"]]
+    assert operators == ["in", "notin", "exists", "!"]
+    assert all(isinstance(expr["values"], list) for expr in wire["hostSelector"]["matchExpressions"])
     assert cd.wire_spec(cd.BMO, cd.normalise_spec(cd.BMO, {"poweredOn": False}, "w", NS), "w", NS) == {
         "poweredOn": False
     }
