@@ -316,16 +316,45 @@ def test_host_bind_serves_a_kubectl_claim_end_to_end_and_cleans_the_host_at_rele
             client.CoreV1Api(api).read_namespaced_secret(copy_name, BH_INFRA)
         assert gone.value.status == 404
 
-    # the clean host is bound again
-    again = dict(claim, metadata={"name": "next", "namespace": BH_PROD})
-    again["spec"] = {"poweredOn": False, "hostSelector": {"matchLabels": {"pool": "binder"}}}
-    with env.api("tenant-a") as api:
-        client.CustomObjectsApi(api).create_namespaced_custom_object(GROUP, VERSION, BH_PROD, "hostclaims", again)
+    # the clean host is bound again, this time claimed and released by the tenant's modules (dialect auto);
+    # nothing the tenant's modules return repeats BMC data
+    claim_args = {
+        "name": "next",
+        "namespace": BH_PROD,
+        "online": False,
+        "host_selector": {"matchLabels": {"pool": "binder"}},
+    }
+    claimed = tenant_run(env, workdir, [("claim", "host_claim", claim_args)])
+    assert claimed.result("claim")["dialect"] == "bmo" and claimed.result("claim")["changed"] is True
     rebound = bind(env, workdir, [BH_PROD])
     assert rebound["claims"][0]["action"] == "bound" and rebound["claims"][0]["host"] == "bh-0", rebound
-    with env.api("tenant-a") as api:
-        client.CustomObjectsApi(api).delete_namespaced_custom_object(GROUP, VERSION, BH_PROD, "hostclaims", "next")
+    seen = tenant_run(
+        env,
+        workdir,
+        [
+            ("info", "host_claim_info", {"namespace": BH_PROD}),
+            ("release", "host_release", {"name": "next", "namespace": BH_PROD}),
+        ],
+    )
+    (record,) = seen.result("info")["claims"]
+    assert (record["name"], record["host"]) == ("next", "bh-0"), record
+    bmc = stack.bmcs[3]
+    leaked = [
+        value
+        for value in (bmc.address, bmc.base_url.split("://")[1], bmc.username, bmc.password, bmc.uuid, "bh-0-bmc")
+        if value in seen.stdout
+    ]
+    assert leaked == []
     assert bind(env, workdir, [BH_PROD])["claims"][0]["action"] == "released"
+    assert kube_object(env, BH_PROD, "hostclaims", "next") is None
+
+
+def tenant_run(env, workdir, steps):
+    """Tenant-a's modules through ansible-playbook: ``(task name, module, options)``."""
+    tasks = [{"name": name, "baremetal.tenancy.%s" % module: options} for name, module, options in steps]
+    run = run_playbook(localhost_play(tasks), env.ansible_env("tenant-a"), workdir / ("tenant-%02d" % next(_RUNS)))
+    assert run.ok, run.explain()
+    return run
 
 
 def test_host_bind_refuses_the_namespace_upstreams_unanchored_search_admits_and_says_so(binder_side):
