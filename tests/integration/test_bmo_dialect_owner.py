@@ -327,10 +327,21 @@ def test_tenant_namespace_and_rbac_on_the_bmo_dialect(owner):
         with pytest.raises(client.exceptions.ApiException) as refused:
             custom.create_namespaced_custom_object(GROUP, VERSION, TENANT_NS, "hostclaims", unpinned)
         assert "must select its host class" in refused.value.body, refused.value.body
-        for name in ("one", "two"):
-            custom.create_namespaced_custom_object(
-                GROUP, VERSION, TENANT_NS, "hostclaims", _claim(TENANT_NS, name, {"infra-kind": "small"})
-            )
+        # BMO's own spellings of In (its webhook refuses "In"): an allowed class passes, another does not
+        for operator, values in (("in", ["large"]), ("=", ["large"]), ("!=", ["large"]), ("notin", ["large"])):
+            claim = _claim(TENANT_NS, "by-expression", {"pool": "owner"})
+            claim["spec"]["hostSelector"]["matchExpressions"] = [
+                {"key": "infra-kind", "operator": operator, "values": values}
+            ]
+            with pytest.raises(client.exceptions.ApiException) as refused:
+                custom.create_namespaced_custom_object(GROUP, VERSION, TENANT_NS, "hostclaims", claim)
+            assert refused.value.status in (403, 422), (operator, refused.value.body)
+        custom.create_namespaced_custom_object(
+            GROUP, VERSION, TENANT_NS, "hostclaims", _claim(TENANT_NS, "one", {"infra-kind": "small"})
+        )
+        two = _claim(TENANT_NS, "two", {"pool": "owner"})
+        two["spec"]["hostSelector"]["matchExpressions"] = [{"key": "infra-kind", "operator": "in", "values": ["small"]}]
+        custom.create_namespaced_custom_object(GROUP, VERSION, TENANT_NS, "hostclaims", two)
         with pytest.raises(client.exceptions.ApiException) as over:
             custom.create_namespaced_custom_object(
                 GROUP, VERSION, TENANT_NS, "hostclaims", _claim(TENANT_NS, "three", {"infra-kind": "small"})
