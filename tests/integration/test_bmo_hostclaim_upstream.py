@@ -32,6 +32,7 @@ import sys
 
 import pytest
 from fixtures_bmo import create_hosts, tenant_namespace, wait_for
+from fixtures_inventory import ALL_HOST_VARIABLES, inventory, write_source
 from harness import baremetal_operator as bmo
 from harness.ansible import collections_root, localhost_play, run_playbook
 from kubernetes import client
@@ -328,6 +329,12 @@ def test_host_bind_serves_a_kubectl_claim_end_to_end_and_cleans_the_host_at_rele
     assert claimed.result("claim")["dialect"] == "bmo" and claimed.result("claim")["changed"] is True
     rebound = bind(env, workdir, [BH_PROD])
     assert rebound["claims"][0]["action"] == "bound" and rebound["claims"][0]["host"] == "bh-0", rebound
+    # the tenant's inventory and host_claim_info show the claim bound to bh-0, from the claim alone
+    source = write_source(workdir / "bh.claimed_hosts.yml", namespaces=[BH_PROD], host_variables=ALL_HOST_VARIABLES)
+    data, inventory_text = inventory(source, env.ansible_env("tenant-a"), workdir)
+    assert list(data["_meta"]["hostvars"]) == ["next"], data
+    variables = data["_meta"]["hostvars"]["next"]
+    assert (variables["tenancy_host"], variables["tenancy_backend"]) == ("bh-0", "metal3"), variables
     seen = tenant_run(
         env,
         workdir,
@@ -342,7 +349,7 @@ def test_host_bind_serves_a_kubectl_claim_end_to_end_and_cleans_the_host_at_rele
     leaked = [
         value
         for value in (bmc.address, bmc.base_url.split("://")[1], bmc.username, bmc.password, bmc.uuid, "bh-0-bmc")
-        if value in seen.stdout
+        if value in seen.stdout or value in inventory_text
     ]
     assert leaked == []
     assert bind(env, workdir, [BH_PROD])["claims"][0]["action"] == "released"
