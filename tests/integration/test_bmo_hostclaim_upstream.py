@@ -34,7 +34,7 @@ import pytest
 from fixtures_bmo import create_hosts, tenant_namespace, wait_for
 from fixtures_inventory import ALL_HOST_VARIABLES, inventory, write_source
 from harness import baremetal_operator as bmo
-from harness.ansible import collections_root, localhost_play, run_playbook
+from harness.ansible import REPO_ROOT, collections_root, localhost_play, run_playbook
 from kubernetes import client
 
 # The collection's own pure model of upstream's policy semantics, checked against the operator here.
@@ -317,16 +317,25 @@ def test_host_bind_serves_a_kubectl_claim_end_to_end_and_cleans_the_host_at_rele
             client.CoreV1Api(api).read_namespaced_secret(copy_name, BH_INFRA)
         assert gone.value.status == 404
 
-    # the clean host is bound again, this time claimed and released by the tenant's modules (dialect auto);
-    # nothing the tenant's modules return repeats BMC data
-    claim_args = {
-        "name": "next",
-        "namespace": BH_PROD,
-        "online": False,
-        "host_selector": {"matchLabels": {"pool": "binder"}},
-    }
-    claimed = tenant_run(env, workdir, [("claim", "host_claim", claim_args)])
-    assert claimed.result("claim")["dialect"] == "bmo" and claimed.result("claim")["changed"] is True
+    # the clean host is bound again, this time claimed and released by the tenant's playbooks (host_claim and
+    # host_release, dialect auto); nothing the tenant's modules and inventory return repeats BMC data
+    claims = [
+        {
+            "name": "next",
+            "online": False,
+            "host_selector": {"matchLabels": {"pool": "binder"}},
+            "in_namespace": BH_INFRA,
+        }
+    ]
+    claimed = run_playbook(
+        REPO_ROOT / "playbooks" / "metal3_claim_hosts.yml",
+        env.ansible_env("tenant-a"),
+        workdir / "claim-playbook",
+        extra_vars={"claim_namespace": BH_PROD, "claim_hosts": claims},
+    )
+    assert claimed.ok, claimed.explain()
+    written = kube_object(env, BH_PROD, "hostclaims", "next", "tenant-a")
+    assert written["spec"]["hostSelector"]["inNamespace"] == BH_INFRA and written["spec"]["poweredOn"] is False
     rebound = bind(env, workdir, [BH_PROD])
     assert rebound["claims"][0]["action"] == "bound" and rebound["claims"][0]["host"] == "bh-0", rebound
     # the tenant's inventory and host_claim_info show the claim bound to bh-0, from the claim alone
@@ -340,7 +349,6 @@ def test_host_bind_serves_a_kubectl_claim_end_to_end_and_cleans_the_host_at_rele
         workdir,
         [
             ("info", "host_claim_info", {"namespace": BH_PROD}),
-            ("release", "host_release", {"name": "next", "namespace": BH_PROD}),
         ],
     )
     (record,) = seen.result("info")["claims"]
@@ -352,6 +360,13 @@ def test_host_bind_serves_a_kubectl_claim_end_to_end_and_cleans_the_host_at_rele
         if value in seen.stdout or value in inventory_text
     ]
     assert leaked == []
+    released_by_playbook = run_playbook(
+        REPO_ROOT / "playbooks" / "metal3_release_hosts.yml",
+        env.ansible_env("tenant-a"),
+        workdir / "release-playbook",
+        extra_vars={"claim_namespace": BH_PROD, "release_claims": ["next"], "release_wait": False},
+    )
+    assert released_by_playbook.ok, released_by_playbook.explain()
     assert bind(env, workdir, [BH_PROD])["claims"][0]["action"] == "released"
     assert kube_object(env, BH_PROD, "hostclaims", "next") is None
 
@@ -410,7 +425,7 @@ def test_host_bind_refuses_to_run_beside_upstreams_controller_and_changes_nothin
     with env.api("admin") as api:
         custom = client.CustomObjectsApi(api)
         custom.create_namespaced_custom_object(GROUP, VERSION, INFRA, "hostclaims", claim)
-        written = wait_for(
+        wait_for(
             "written by upstream's controller",
             lambda: custom.get_namespaced_custom_object(GROUP, VERSION, INFRA, "hostclaims", "guard"),
             lambda c: (c.get("status") or {}).get("conditions"),
@@ -419,8 +434,10 @@ def test_host_bind_refuses_to_run_beside_upstreams_controller_and_changes_nothin
     result = bind(env, workdir, [INFRA])
     assert result.get("failed") is True, result
     assert "HostClaim %s/guard (status written by" % INFRA in result["msg"] and "take_over=true" in result["msg"]
+    # upstream's controller may still be writing it; host_bind never did (its writes carry its field manager)
     after = kube_object(env, INFRA, "hostclaims", "guard")
-    assert after["metadata"]["resourceVersion"] == written["metadata"]["resourceVersion"]
+    managers = {entry["manager"] for entry in after["metadata"]["managedFields"]}
+    assert "baremetal.tenancy-host_bind" not in managers and len(managers) >= 2, managers
     with env.api("admin") as api:
         client.CustomObjectsApi(api).delete_namespaced_custom_object(GROUP, VERSION, INFRA, "hostclaims", "guard")
         wait_for(
