@@ -24,6 +24,7 @@ author:
   - Baremetal Tenancy Contributors (@baremetal-tenancy)
 extends_documentation_fragment:
   - baremetal.tenancy.backend
+  - baremetal.tenancy.dialect
   - baremetal.tenancy.kubernetes_auth
   - baremetal.tenancy.openstack_auth
   - baremetal.tenancy.tls
@@ -52,16 +53,6 @@ options:
       - The proposal's dialect only; baremetal-operator's HostClaim has no C(nodeReuse) and the option is refused
         (nothing is released).
     type: str
-  dialect:
-    description:
-      - Which HostClaim API to speak (O(backend=metal3)). V(proposal) is the Metal3 HostClaim proposal's, which the
-        role C(baremetal.tenancy.hostclaim_setup) installs; V(bmo) is baremetal-operator's own HostClaim (v0.14 and
-        later); V(auto) speaks the one the cluster serves, read from the API server's OpenAPI document (a tenant needs
-        no access to CRDs).
-      - A forced dialect the cluster does not serve is refused, and so is a cluster that serves neither (nothing is released).
-    type: str
-    choices: [auto, proposal, bmo]
-    default: auto
 """
 
 EXAMPLES = r"""

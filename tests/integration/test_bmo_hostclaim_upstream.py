@@ -196,6 +196,24 @@ def bind(env, workdir, namespaces, **options):
     return run.result("bind")
 
 
+def wait_bh0(env, stack, state, powered, what, also=None, timeout=300):
+    """Wait until the real operator reports host bh-0 in ``state`` (``None``: any) with power ``powered``."""
+    with env.api("admin") as api:
+        bmo.wait_hosts(
+            api,
+            stack,
+            BH_INFRA,
+            ["bh-0"],
+            lambda h: (
+                (state is None or bmo.host_state(h) == state)
+                and (h.get("status") or {}).get("poweredOn") is powered
+                and (also is None or also(h))
+            ),
+            what,
+            timeout,
+        )
+
+
 def kube_object(env, namespace, plural, name, identity="admin"):
     with env.api(identity) as api:
         try:
@@ -248,16 +266,7 @@ def test_host_bind_serves_a_kubectl_claim_end_to_end_and_cleans_the_host_at_rele
     assert claim_conditions(bound)["Associated"] == ("True", "BareMetalHostAssociated")
     assert claim_conditions(bound)["Synchronized"] == ("True", "ConfigurationSynced")
 
-    with env.api("admin") as api:
-        bmo.wait_hosts(
-            api,
-            stack,
-            BH_INFRA,
-            ["bh-0"],
-            lambda h: bmo.host_state(h) == "provisioned" and (h.get("status") or {}).get("poweredOn") is True,
-            "provisioned and powered on",
-            300,
-        )
+    wait_bh0(env, stack, "provisioned", True, "provisioned and powered on")
     ready = bind(env, workdir, [BH_PROD])
     assert ready["errors"] == [] and ready["claims"][0]["action"] == "updated", ready
     claim_now = kube_object(env, BH_PROD, "hostclaims", "web", "tenant-a")
@@ -276,19 +285,9 @@ def test_host_bind_serves_a_kubectl_claim_end_to_end_and_cleans_the_host_at_rele
     assert "reboot.metal3.io" not in (
         kube_object(env, BH_PROD, "hostclaims", "web")["metadata"].get("annotations") or {}
     )
-    with env.api("admin") as api:
-        bmo.wait_hosts(
-            api,
-            stack,
-            BH_INFRA,
-            ["bh-0"],
-            lambda h: (
-                "reboot.metal3.io" not in (h["metadata"].get("annotations") or {})
-                and (h.get("status") or {}).get("poweredOn") is True
-            ),
-            "rebooted",
-            180,
-        )
+    wait_bh0(
+        env, stack, None, True, "rebooted", lambda h: "reboot.metal3.io" not in (h["metadata"].get("annotations") or {})
+    )
 
     # release: the host is deprovisioned before it goes back (upstream hands it on still provisioned)
     with env.api("tenant-a") as api:
@@ -297,16 +296,7 @@ def test_host_bind_serves_a_kubectl_claim_end_to_end_and_cleans_the_host_at_rele
     assert releasing["claims"][0]["action"] == "releasing", releasing
     held = kube_object(env, BH_INFRA, "baremetalhosts", "bh-0")
     assert held["spec"]["consumerRef"]["name"] == "web" and not held["spec"].get("image")
-    with env.api("admin") as api:
-        bmo.wait_hosts(
-            api,
-            stack,
-            BH_INFRA,
-            ["bh-0"],
-            lambda h: bmo.host_state(h) == "available" and (h.get("status") or {}).get("poweredOn") is False,
-            "deprovisioned",
-            300,
-        )
+    wait_bh0(env, stack, "available", False, "deprovisioned")
     released = bind(env, workdir, [BH_PROD])
     assert released["errors"] == [] and released["claims"][0]["action"] == "released", released
     assert kube_object(env, BH_PROD, "hostclaims", "web") is None
