@@ -147,15 +147,23 @@ def bmo_dialect(tmp_path_factory):
         env.stop()
 
 
+def bmo_dialect_setup_vars() -> dict:
+    """The variables of the hostclaim_setup role on the BMO-dialect cluster: every suite that runs the role there
+    passes these, so that no run takes the binder identity out of the binder's ClusterRoleBinding for the others."""
+    from fixtures_metal3 import BINDER_SUBJECTS
+
+    return {"hostclaim_setup_binder_subjects": BINDER_SUBJECTS, "hostclaim_setup_infra_namespace": "bh-infra"}
+
+
 @pytest.fixture(scope="session")
 def bmo_dialect_rbac(bmo_dialect, tmp_path_factory):
     """The BMO-dialect cluster after the hostclaim_setup role (binder and tenant RBAC only: the CRDs are BMO's),
     its binder ServiceAccount in bh-infra. ``(kube_env, stack)``."""
-    from fixtures_metal3 import BINDER_SUBJECTS, setup_play
+    from fixtures_metal3 import setup_play
     from harness.ansible import run_playbook
 
     env, stack = bmo_dialect
-    variables = {"hostclaim_setup_binder_subjects": BINDER_SUBJECTS, "hostclaim_setup_infra_namespace": "bh-infra"}
+    variables = bmo_dialect_setup_vars()
     run = run_playbook(setup_play(variables), env.ansible_env("admin"), tmp_path_factory.mktemp("bmo-dialect-setup"))
     assert run.ok, run.explain()
     return env, stack

@@ -23,7 +23,7 @@ from __future__ import annotations
 import sys
 
 import pytest
-from fixtures_bmo import create_hosts, wait_for
+from fixtures_bmo import bmo_dialect_setup_vars, create_hosts, wait_for
 from harness import kube
 from harness.ansible import collections_root, localhost_play, run_playbook
 from kubernetes import client
@@ -260,7 +260,8 @@ def test_tenant_namespace_and_rbac_on_the_bmo_dialect(owner):
     play = localhost_play(
         [],
         roles=[
-            {"role": "baremetal.tenancy.hostclaim_setup", "vars": {"hostclaim_setup_infra_namespace": INFRA}},
+            # the variables every suite on this cluster uses (the binder identity stays bound for the others)
+            {"role": "baremetal.tenancy.hostclaim_setup", "vars": bmo_dialect_setup_vars()},
             {
                 "role": "baremetal.tenancy.tenant_namespace",
                 "vars": {
