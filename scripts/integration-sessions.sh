@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Run the two integration pytest sessions side by side and report both.
+#
+# The first session is the cluster without baremetal-operator plus the Ironic suites (-m 'not real_bmo'),
+# the second the clusters with the real operator (-m real_bmo). Each starts its own services on free
+# loopback ports and its own temporary directories, and the shared seeds under the cache directory are
+# built atomically, so the two can run at once: most of their time is spent waiting for Ironic, the
+# operator and the BMCs, and together they keep both cores busy. Each session writes its own log
+# (.tmp/integration-<name>.log), printed whole when both have ended. A selection without tests for one
+# of them (pytest exit 5, "no tests ran") is fine. INTEGRATION_SERIAL=1 runs them one after the other.
+#
+# Usage: integration-sessions.sh PYTEST_COMMAND... -- SELECTION...
+set -euo pipefail
+
+pytest=()
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do
+    pytest+=("$1")
+    shift
+done
+[ $# -gt 0 ] && shift
+selection=("$@")
+
+mkdir -p .tmp
+names=(plain real_bmo)
+markers=("not real_bmo" "real_bmo")
+pids=()
+start=$SECONDS
+
+run_session() {
+    local name=$1 marker=$2 log=.tmp/integration-$1.log
+    local rc=0
+    "${pytest[@]}" "${selection[@]}" -m "$marker" >"$log" 2>&1 || rc=$?
+    echo "session $name: exit $rc after $((SECONDS - start)) s" >>"$log"
+    [ "$rc" -eq 0 ] || [ "$rc" -eq 5 ]
+}
+
+if [ "${INTEGRATION_SERIAL:-0}" = 1 ]; then
+    status=0
+    for i in 0 1; do
+        run_session "${names[$i]}" "${markers[$i]}" || status=1
+        cat ".tmp/integration-${names[$i]}.log"
+    done
+    exit "$status"
+fi
+
+for i in 0 1; do
+    run_session "${names[$i]}" "${markers[$i]}" &
+    pids+=($!)
+done
+# Stop both sessions (and the services they started, which their fixtures end) if make is interrupted.
+trap 'kill -INT "${pids[@]}" 2>/dev/null || true' INT TERM
+
+status=0
+for i in 0 1; do
+    wait "${pids[$i]}" || status=1
+done
+for name in "${names[@]}"; do
+    echo "=================== integration session: $name ==================="
+    cat ".tmp/integration-$name.log"
+done
+echo "integration: both sessions ended after $((SECONDS - start)) s, status $status"
+exit "$status"
