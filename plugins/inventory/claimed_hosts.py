@@ -13,7 +13,7 @@ description:
     (condition C(AssociateBMH) true, C(bound to host <name>)) and the binding label C(hostclaim.metal3.io/host) agrees,
     the rule M(baremetal.tenancy.host_claim_info) uses; a claim whose label disagrees with the record (a tenant can edit
     labels) is left out until the binder sets the label back.
-    With O(backend=ironic), the allocations of the caller's project that hold a node.
+    With O(backend=ironic), the claims (allocations) of the caller's project that hold a node.
   - With O(backend=metal3), claims of baremetal-operator's own C(HostClaim) (v0.14 and later; a claim whose spec has
     C(poweredOn)) are read the same way with no option, each by its shape. The host is the one in the claim's
     C(status.bareMetalHost) (with condition C(Associated) true), the requested power C(spec.poweredOn), the provisioning
@@ -22,10 +22,16 @@ description:
   - Uses a YAML configuration file whose name is C(claimed_hosts.yml) or C(claimed_hosts.yaml), or ends with
     C(.claimed_hosts.yml) or C(.claimed_hosts.yaml) (the names AWX writes for an inventory source).
   - Every credential can come from environment variables, so the file needs no secret (AWX injects credentials that way).
-  - The number of API requests does not depend on the number of hosts. With O(backend=metal3), one paginated list per
-    namespace. With O(backend=ironic), paginated lists filtered by the server (allocations of the project, nodes with
-    an instance, and ports when O(host_variables) has C(nics) or C(boot_mac_address)), each asking only for the
-    fields the inventory uses.
+  - The number of API requests does not grow with the number of hosts. With O(backend=metal3), one paginated list per
+    namespace. With O(backend=ironic), paginated lists filtered by the server (the project's nodes with an instance,
+    and ports when O(host_variables) has C(nics) or C(boot_mac_address)), each asking only for the fields the
+    inventory uses. A node that M(baremetal.tenancy.host_claim) deployed names its claim; for the other claimed
+    nodes the allocations are read, one by one up to 25, else the project's allocation list (Ironic answers that
+    list with one node lookup per allocation, so it is read only when needed). With a system-scoped token, every
+    allocation.
+  - The name a node carries for its claim (C(instance_info.baremetal_tenancy_claim)) is trusted only on a node the
+    project leases (or owns and leases to nobody), so only the project itself or the node's owner wrote it, and only
+    when it names the allocation Ironic recorded on the node (C(instance_uuid)) and the project.
   - Every value read from an API is marked unsafe, so it is never templated.
   - BMC addresses, BMC credentials and the names of their Secrets never reach the inventory. With O(backend=ironic)
     no node field that can carry them (C(driver_info), C(last_error), C(maintenance_reason), C(extra) other than

@@ -645,6 +645,20 @@ def inventory_ironic(openstack_env, enroll_node, tmp_path_factory):
             )
         if deploy:
             _deploy(admin, node.id)
+        if allocation_name == "inv-web":
+            # As host_claim leaves a node it deployed: the claim's name for the inventory (the other claims
+            # show the inventory reading the allocation of a node that carries none).
+            admin.baremetal.update_node(
+                node.id,
+                instance_info=dict(
+                    admin.baremetal.get_node(node.id).instance_info,
+                    baremetal_tenancy_claim={
+                        "name": allocation_name,
+                        "allocation": allocation.id,
+                        "project": project.project_id,
+                    },
+                ),
+            )
         claims[tenant].append(
             IronicClaim(allocation_name, node_name, node.id, deploy, address[1] if address else None, resource_class)
         )

@@ -142,16 +142,19 @@ def test_bounded_requests_and_cache_hit_without_request(inventory_ironic, tmp_pa
         )
         first, dummy = inventory(source, run_env, tmp_path)
         assert set(first["_meta"]["hostvars"]) == set(expected(env, "tenant-a"))
-        lists = [p for p in ironic.paths() if p.split("?")[0] in ("/v1/allocations", "/v1/nodes", "/v1/ports")]
+        lists = [p for p in ironic.paths() if p.split("?")[0].startswith(("/v1/allocations", "/v1/nodes"))]
         others = [p for p in ironic.paths() if p not in lists]
-        # One list each (everything fits a page), filtered by the server, with only the fields needed; no ports
-        # list, as the default host variables have no NICs.
-        assert sorted(p.split("?")[0] for p in lists) == ["/v1/allocations", "/v1/nodes"], ironic.paths()
+        # One node list (everything fits a page), filtered by the server, with only the fields needed; no ports
+        # list, as the default host variables have no NICs. inv-web's node names its claim (host_claim's key);
+        # inv-db's carries none, so its allocation alone is read.
+        project_id = openstack.tenants["tenant-a"].project_id
+        inv_db = openstack.admin_conn.baremetal.get_allocation("inv-db").id
+        assert sorted(p.split("?")[0] for p in lists) == ["/v1/allocations/" + inv_db, "/v1/nodes"], ironic.paths()
         query = {p.split("?")[0]: p.split("?")[1] for p in lists}
-        assert "owner=%s" % openstack.tenants["tenant-a"].project_id in query["/v1/allocations"]
-        assert "associated=true" in query["/v1/nodes"]
+        assert "project=%s" % project_id in query["/v1/nodes"] and "associated=true" in query["/v1/nodes"]
         assert all("fields=" in q for q in query.values())
         assert "driver_info" not in query["/v1/nodes"] and "last_error" not in query["/v1/nodes"]
+        assert "allocation_uuid" not in query["/v1/nodes"]  # Ironic would look each node's allocation up
         assert all(p.rstrip("/") in ("", "/v1") for p in others), others  # version discovery only
         assert len(keystone.paths()) >= 1
 
@@ -173,7 +176,7 @@ def test_bounded_requests_and_cache_hit_without_request(inventory_ironic, tmp_pa
         )
         third, _dummy = inventory(nics_source, run_env, tmp_path)
         lists = sorted(p.split("?")[0] for p in ironic.paths() if p.split("?")[0].startswith("/v1/") and "?" in p)
-        assert lists == ["/v1/allocations", "/v1/nodes", "/v1/ports"], ironic.paths()
+        assert lists == ["/v1/allocations/" + inv_db, "/v1/nodes", "/v1/ports"], ironic.paths()
         assert all(variables["tenancy_nics"] for variables in third["_meta"]["hostvars"].values())
 
 

@@ -128,6 +128,12 @@ def test_two_tenants_claim_at_once_and_stay_apart(openstack_env, pool, tmp_path)
         assert node.power_state == ("power on" if name.startswith("ic-a") else "power off")
         assert node.instance_info["image_source"] == IMAGE["url"]
         assert node.instance_info["baremetal_tenancy_drive_digest"].startswith("sha256:")
+        # The claim's name for the tenant's inventory, tied to the allocation Ironic recorded and the project.
+        assert node.instance_info["baremetal_tenancy_claim"] == {
+            "name": name,
+            "allocation": node.instance_id,
+            "project": project,
+        }
 
     # tenant-b tries every way at tenant-a's hosts, through the modules.
     a_node = hosts["ic-a-0"]

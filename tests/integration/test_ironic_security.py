@@ -12,6 +12,9 @@ What each test proves:
   node ``extra``; what it could write on the node is gone when its lease ends;
   the next tenant's inventory takes ``ansible_host`` from the owner's record
   only (defect 1);
+- a claim's name that host_claim leaves on a node for the inventory, rewritten
+  by the lessee to name another project (the node's owner), does not reach
+  that project's inventory (issue 20's node-list reading);
 - the sweep: as a lessee (``member``), every node field, every port field and
   every node sub-resource write is tried; only a reviewed allow-list passes
   Ironic's policy (defect 1's class);
@@ -315,6 +318,55 @@ def _sweep_actions(conn, node_id, port_id, mac_base):
 
 
 @pytest.mark.parametrize("role", ["member", "manager"])
+def test_a_claim_name_forged_on_a_node_reaches_no_other_tenants_inventory(
+    openstack_env, enroll_node, ironic_tenancy_policy, tmp_path
+):
+    """A node that tenant-a owns and leases to tenant-b: tenant-b (the lessee, who may write instance_info)
+    rewrites the claim key host_claim left on it to name tenant-a's project. tenant-a's inventory lists the
+    node (it owns it) but must not take tenant-b's claim for its own; tenant-b still sees its claim, by the
+    allocation's true name."""
+    a = openstack_env.tenants["tenant-a"]
+    b = openstack_env.tenants["tenant-b"]
+    admin = openstack_env.admin_conn.baremetal
+    node = enroll_node("isec-forge-0", resource_class="rc-forge", owner=a.project_id, lessee=b.project_id)
+    deployed = run_playbook(
+        localhost_play([claim("claim", name="isec-forge", resource_class="rc-forge", image=IMAGE, wait=True)]),
+        tenant_env(openstack_env, "tenant-b"),
+        tmp_path / "claim-b",
+    )
+    assert deployed.ok and deployed.result("claim")["claim"]["ready"] is True, deployed.explain()
+    allocation = admin.get_node(node.id).instance_id
+    forged = {"name": "forged-by-b", "allocation": allocation, "project": a.project_id}
+    status, text = raw(
+        b.conn("member"),
+        "patch",
+        "/nodes/%s" % node.id,
+        [{"op": "add", "path": "/instance_info/baremetal_tenancy_claim", "value": forged}],
+    )
+    assert status == 200, text
+    assert admin.get_node(node.id).instance_info["baremetal_tenancy_claim"] == forged
+
+    source = write_source(tmp_path / "forge.claimed_hosts.yml", backend="ironic")
+    a_data, a_text = inventory(source, tenant_env(openstack_env, "tenant-a"), tmp_path)
+    b_data, dummy = inventory(source, tenant_env(openstack_env, "tenant-b"), tmp_path)
+    observed = {
+        "tenant-a's hosts": sorted(h for h in a_data["_meta"]["hostvars"] if "forge" in h),
+        "forged name anywhere in tenant-a's inventory": "forged-by-b" in a_text,
+        "tenant-b's hosts": sorted(h for h in b_data["_meta"]["hostvars"] if "forge" in h),
+    }
+    assert observed == {
+        "tenant-a's hosts": [],
+        "forged name anywhere in tenant-a's inventory": False,
+        "tenant-b's hosts": ["isec-forge"],
+    }, observed
+    released = run_playbook(
+        localhost_play([claim("release", name="isec-forge", state="absent", wait=True)]),
+        tenant_env(openstack_env, "tenant-b"),
+        tmp_path / "release-b",
+    )
+    assert released.ok, released.explain()
+
+
 def test_lessee_write_sweep(openstack_env, enroll_node, ironic_tenancy_policy, role):
     """As the lessee's member, then its manager (Ironic's defaults give a lessee's manager and admin more)."""
     from ironic.api.controllers.v1.node import PATCH_ALLOWED_FIELDS as NODE_FIELDS

@@ -17,7 +17,9 @@ of an allocation joined to its node and ports here, so they always agree:
 - a claimed node is ready when it is deployed (``active``, no transition
   under way) and not in maintenance (:func:`claim_ready`); ``host_claim``
   also waits for the power it asked for, and may ask for no image;
-- the node's state is ``provision_state``, as Ironic spells it.
+- the node's state is ``provision_state``, as Ironic spells it;
+- the inventory learns a claim from its node where the node can tell
+  (:func:`claims_on_nodes`), and from the allocation only where it cannot.
 
 Pure: no I/O."""
 
@@ -34,7 +36,12 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.claim_rec
     as_str,
     normalise_addresses,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model import image_of, node_label, ready_state
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model import (
+    CLAIM_KEY,
+    image_of,
+    node_label,
+    ready_state,
+)
 
 ADDRESSES_KEY = "addresses"
 
@@ -188,3 +195,49 @@ def ironic_records(
         if node is not None:
             records.append(_inventory_record(allocation, node, by_node.get(node["uuid"], []), project_names))
     return records
+
+
+def _claim_on_node(node: Mapping, project_id: str) -> dict | None:
+    """The allocation ``node`` holds for ``project_id``, as far as the node alone can tell; else ``None``.
+
+    Only a node that the project leases (or owns, leased to nobody) is read
+    this way: then its ``instance_info`` was written by the project itself or
+    by the owner, never by another tenant (the owner removes the claim key in
+    the patch that ends a lessee's access). The key must name the very
+    allocation Ironic recorded on the node (``instance_uuid``) and this project.
+    """
+    allocation_uuid = as_str(node.get("instance_uuid"))
+    lessee = node.get("lessee")
+    if not allocation_uuid or not (lessee == project_id or (not lessee and node.get("owner") == project_id)):
+        return None
+    marker = as_dict(as_dict(node.get("instance_info")).get(CLAIM_KEY))
+    name = as_str(marker.get("name"))
+    if not name or marker.get("allocation") != allocation_uuid or marker.get("project") != project_id:
+        return None
+    return {"uuid": allocation_uuid, "name": name, "owner": project_id, "state": "active", "node_uuid": node["uuid"]}
+
+
+def claims_on_nodes(nodes: Iterable[Any], project_id: str) -> tuple[list[dict], list[str]]:
+    """``(allocations, unknown)`` for the nodes a project's token lists.
+
+    ``allocations``: what the nodes themselves tell of the project's claims
+    (the fields :func:`ironic_records` reads of an allocation); ``unknown``:
+    the allocation UUIDs (``instance_uuid``) of the claimed nodes that cannot
+    tell, whose allocations must be read - and kept only if the project owns
+    them and they hold that node.
+    """
+    allocations, unknown = [], []
+    for node in nodes or ():
+        if not isinstance(node, dict) or not as_str(node.get("uuid")) or not as_str(node.get("instance_uuid")):
+            continue
+        allocation = _claim_on_node(node, project_id)
+        if allocation is None:
+            unknown.append(node["instance_uuid"])
+        else:
+            allocations.append(allocation)
+    return allocations, unknown
+
+
+def owned_allocations(allocations: Iterable[Any], project_id: str) -> list[dict]:
+    """The allocations among ``allocations`` that ``project_id`` owns (read by UUID, they may be anyone's)."""
+    return [a for a in allocations or () if isinstance(a, dict) and a.get("owner") == project_id]

@@ -52,11 +52,13 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.configdri
     network_addresses,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model import (
+    CLAIM_KEY,
     DEPLOYING_STATES,
     UNDEPLOYABLE_STATES,
     UNDEPLOYING_STATES,
     allocation_mismatch,
     candidate_problems,
+    claim_marker,
     deploy_action,
     desired_instance_info,
     diff_view,
@@ -289,7 +291,7 @@ def _allocate(writes, project, request, claim):
         )
 
 
-def _deploy_image(writes, request, claim):
+def _deploy_image(writes, project, request, claim):
     """Phase 4, deploy: write the image and config drive and start the deployment when the node lacks them."""
     node = claim.node
     if request.image is None:
@@ -297,6 +299,7 @@ def _deploy_image(writes, request, claim):
     desired = desired_instance_info(request.image, request.digest, request.addresses)
     action = deploy_action(node, desired)
     if action != "none":
+        desired[CLAIM_KEY] = claim_marker(request.name, (claim.allocation or {}).get("uuid"), project)
         claim.node = _deploy(writes, node, desired, request.drive, action)
     claim.deploying = (
         action != "none"
@@ -373,7 +376,7 @@ def run_host_claim(mod: Any) -> None:
     before = diff_view(allocation, node)
     _allocate(writes, project, request, claim)
     if claim.node is not None:
-        _deploy_image(writes, request, claim)
+        _deploy_image(writes, project, request, claim)
         _set_power(mod, writes, request, claim)
         _wait(mod, writes, request, claim)
     _report(mod, client, project, request, claim, before)

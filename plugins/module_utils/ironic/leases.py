@@ -37,7 +37,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.params import check_timeout
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import lease_model as model
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.client import Ironic, node_settled, node_where
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model import UNDEPLOYABLE_STATES
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model import CLAIM_KEY, UNDEPLOYABLE_STATES
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.projects import PROJECT_SKIPPED, resolve_project
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.accounts import revoke_host_accounts
 
@@ -127,6 +127,10 @@ def end_access_patch(
             ops.append({"op": "remove", "path": "/instance_info"})
         if node.get("instance_uuid"):
             ops.append({"op": "remove", "path": "/instance_uuid"})
+    elif CLAIM_KEY in (node.get("instance_info") or {}):
+        # The claim's name on the node goes with the lessee, in this patch: until the undeployment clears the
+        # rest, the next lessee's inventory must not name a host after what the last one wrote.
+        ops.append({"op": "remove", "path": "/instance_info/%s" % CLAIM_KEY})
     return ops, undeploy
 
 

@@ -21,7 +21,12 @@ Ironic's own keys (all cleared by Ironic when the node is undeployed):
   whether the host carries the requested user-data, network-data and
   meta-data;
 - ``baremetal_tenancy_addresses``: the static addresses of the network-data,
-  for the claim's ``addresses``.
+  for the claim's ``addresses``;
+- ``baremetal_tenancy_claim``: ``{name, allocation, project}`` of the claim that
+  deployed the node (:func:`claim_marker`), so that the tenant's inventory can
+  name its hosts from the node list without reading every allocation (which
+  Ironic answers one node lookup per allocation). The owner removes it in the
+  same patch that ends a lessee's access (``leases.end_access_patch``).
 
 Nothing here reads or returns ``driver_info``: the fields requested from
 Ironic (:data:`NODE_FIELDS`) leave it out, and the claim view is built from a
@@ -83,6 +88,7 @@ PORT_FIELDS = ("uuid", "address", "node_uuid", "pxe_enabled")
 
 CONFIGDRIVE_KEY = "baremetal_tenancy_drive_digest"
 ADDRESSES_KEY = "baremetal_tenancy_addresses"
+CLAIM_KEY = "baremetal_tenancy_claim"
 
 # Ironic's provision states, grouped by what a claim makes of them.
 DEPLOYED_STATES = ("active",)
@@ -264,6 +270,13 @@ def desired_instance_info(image: dict | None, configdrive_digest: str | None, ad
     return info
 
 
+def claim_marker(name: str, allocation_uuid: str, project_id: str) -> dict:
+    """What ``instance_info[CLAIM_KEY]`` holds for the claim ``name`` (see the module docstring)."""
+    return {"name": name, "allocation": allocation_uuid, "project": project_id}
+
+
+# The keys whose difference means another deployment (CLAIM_KEY is written with a deployment but never
+# triggers one: a node deployed before it existed keeps its deployment).
 MANAGED_KEYS = (
     "boot_iso",
     "image_source",

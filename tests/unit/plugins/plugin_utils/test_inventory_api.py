@@ -16,7 +16,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
     NotFound,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.client import Ironic
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model import IRONIC_MICROVERSION
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model import CLAIM_KEY, IRONIC_MICROVERSION
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO
 from ansible_collections.baremetal.tenancy.plugins.plugin_utils import inventory_api as api
 
@@ -218,10 +218,21 @@ class Adapter:
     def get(self, url, microversion=None, raise_exc=True):
         parsed = urlsplit(url)
         params = dict(parse_qsl(parsed.query))
-        path = "/" + parsed.path.rsplit("/", 1)[-1]
+        parts = parsed.path.strip("/").split("/")
+        if len(parts) > 1 and parts[-2] in self.data:  # one object: /allocations/<uuid>
+            path = "/%s/%s" % (parts[-2], parts[-1])
+            self.calls.append((path, params, microversion))
+            found = [i for i in self.data[parts[-2]] if i["uuid"] == parts[-1]]
+            return self._response(self.status if found else 404, found[0] if found else {})
+        path = "/" + parts[-1]
         self.calls.append((path, params, microversion))
         key = path.strip("/")
         items = self.data[key]
+        for name, value in params.items():  # the server's filters
+            if name == "project":
+                items = [i for i in items if value in (i.get("owner"), i.get("lessee"))]
+            elif name == "owner":
+                items = [i for i in items if i.get("owner") == value]
         start = 0
         limit = int(params["limit"])
         if params.get("marker"):
@@ -231,7 +242,10 @@ class Adapter:
         if len(page) == limit:
             rest = {k: v for k, v in params.items() if k != "marker"}
             body["next"] = "http://ironic/v1/%s?%s" % (key, urlencode(dict(rest, marker=page[-1]["uuid"]), safe=","))
-        status = self.status
+        return self._response(self.status, body)
+
+    @staticmethod
+    def _response(status, body):
         return type(
             "R",
             (),
@@ -256,49 +270,96 @@ def ironic_reader(adapter, project=("p-1", "tenant-a")):
     return reader
 
 
-def test_ironic_three_server_filtered_lists_with_fields():
-    data = {
-        "allocations": [
-            {"uuid": "a%d" % i, "name": "c%d" % i, "node_uuid": "n%d" % i, "owner": "p-1", "state": "active"}
-            for i in range(5)
-        ],
-        "nodes": [{"uuid": "n%d" % i, "name": "node%d" % i, "provision_state": "active"} for i in range(5)],
-        "ports": [{"uuid": "p%d" % i, "address": "52:54:00:00:00:%02d" % i, "node_uuid": "n%d" % i} for i in range(5)],
-    }
-    adapter = Adapter(data)
+def _claimed(count, marked=True, owner="p-1"):
+    """``count`` nodes leased to p-1 with allocations of ``owner``; ``marked``: host_claim's key on each."""
+    nodes, allocations = [], []
+    for i in range(count):
+        marker = {"name": "c%d" % i, "allocation": "a%d" % i, "project": owner} if marked else None
+        info = {CLAIM_KEY: marker} if marker else {}
+        nodes.append(
+            {"uuid": "n%d" % i, "name": "node%d" % i, "provision_state": "active", "instance_uuid": "a%d" % i}
+            | {"lessee": "p-1", "owner": "infra", "instance_info": info}
+        )
+        allocations.append(
+            {"uuid": "a%d" % i, "name": "c%d" % i, "node_uuid": "n%d" % i, "owner": owner, "state": "active"}
+        )
+    ports = [{"uuid": "p%d" % i, "address": "52:54:00:00:00:%02d" % i, "node_uuid": "n%d" % i} for i in range(count)]
+    return {"allocations": allocations, "nodes": nodes, "ports": ports}
+
+
+def test_ironic_marked_nodes_are_read_from_the_server_filtered_node_list_alone():
+    adapter = Adapter(_claimed(5))
     records = ironic_reader(adapter).records(page_size=2)
     assert sorted(r["name"] for r in records) == ["c0", "c1", "c2", "c3", "c4"]
-    assert all(r["project_name"] == "tenant-a" for r in records)
+    assert sorted(r["allocation_uuid"] for r in records) == ["a0", "a1", "a2", "a3", "a4"]
+    assert all(r["project_name"] == "tenant-a" and r["boot_mac_address"] for r in records)
     by_path = {}
     for path, params, microversion in adapter.calls:
         by_path.setdefault(path, []).append(params)
         assert microversion == IRONIC_MICROVERSION
-    assert set(by_path) == {"/allocations", "/nodes", "/ports"}
-    assert [p.get("marker") for p in by_path["/allocations"]] == [None, "a1", "a3"]
+    assert set(by_path) == {"/nodes", "/ports"}
+    assert [p.get("marker") for p in by_path["/nodes"]] == [None, "n1", "n3"]
+    assert all(p["associated"] == "true" and p["project"] == "p-1" for p in by_path["/nodes"])
+    # allocation_uuid would make Ironic look each node's allocation up: instance_uuid carries it
+    assert all("driver_info" not in p["fields"] and "allocation_uuid" not in p["fields"] for p in by_path["/nodes"])
+    assert len(adapter.calls) == 6
+
+
+def test_ironic_unmarked_nodes_read_their_allocations_one_by_one():
+    data = _claimed(3, marked=False)
+    data["nodes"][2]["instance_info"] = {CLAIM_KEY: {"name": "forged", "allocation": "a2", "project": "p-1"}}
+    data["nodes"][2]["lessee"] = "p-2"  # another tenant wrote that key: not trusted
+    data["nodes"][2]["owner"] = "p-1"
+    data["allocations"][2]["owner"] = "p-2"
+    adapter = Adapter(data)
+    records = ironic_reader(adapter).records()
+    assert sorted(r["name"] for r in records) == ["c0", "c1"]
+    gets = sorted(path for path, dummy, dummy in adapter.calls if path.startswith("/allocations"))
+    assert gets == ["/allocations/a0", "/allocations/a1", "/allocations/a2"]
     assert all(
-        p["owner"] == "p-1" and p["fields"] == "uuid,name,node_uuid,state,owner,extra" for p in by_path["/allocations"]
+        p["fields"] == "uuid,name,node_uuid,state,owner,extra" for path, p, dummy in adapter.calls if "/a" in path
     )
-    assert all(p["associated"] == "true" and "driver_info" not in p["fields"] for p in by_path["/nodes"])
-    assert len(adapter.calls) == 9
+
+
+def test_ironic_many_unmarked_nodes_read_the_projects_allocation_list():
+    count = api.ALLOCATION_READS_BEFORE_LIST + 1
+    adapter = Adapter(_claimed(count, marked=False))
+    records = ironic_reader(adapter).records(page_size=1000)
+    assert len(records) == count
+    lists = [params for path, params, dummy in adapter.calls if path == "/allocations"]
+    assert len(lists) == 1 and lists[0]["owner"] == "p-1"
+    assert not [path for path, dummy, dummy in adapter.calls if path.startswith("/allocations/")]
+
+
+def test_ironic_an_allocation_gone_or_hidden_is_no_host():
+    data = _claimed(2, marked=False)
+    del data["allocations"][0]  # deleted since the node list: 404
+    assert [r["name"] for r in ironic_reader(Adapter(data)).records()] == ["c1"]
+
+
+def test_ironic_records_agree_with_the_allocation_route():
+    """The same records whether the nodes tell the claims or the allocations do."""
+    marked, unmarked = Adapter(_claimed(4)), Adapter(_claimed(4, marked=False))
+    first, second = ironic_reader(marked).records(), ironic_reader(unmarked).records()
+    assert sorted(first, key=lambda r: r["node_uuid"]) == sorted(second, key=lambda r: r["node_uuid"])
 
 
 def test_ironic_without_ports():
-    data = {
-        "allocations": [{"uuid": "a0", "name": "c0", "node_uuid": "n0", "owner": "p-1", "state": "active"}],
-        "nodes": [{"uuid": "n0", "name": "node0", "provision_state": "active"}],
-        "ports": [{"uuid": "p0", "address": "52:54:00:00:00:00", "node_uuid": "n0"}],
-    }
+    data = _claimed(1)
     adapter = Adapter(data)
     records = ironic_reader(adapter).records(ports=False)
-    assert sorted(path for path, dummy, dummy in adapter.calls) == ["/allocations", "/nodes"]
+    assert sorted(path for path, dummy, dummy in adapter.calls) == ["/nodes"]
     assert records[0]["nics"] == [] and records[0]["boot_mac_address"] is None and records[0]["name"] == "c0"
     assert ironic_reader(Adapter(data)).records()[0]["boot_mac_address"] == "52:54:00:00:00:00"
 
 
 def test_ironic_system_scope_lists_every_project():
-    adapter = Adapter({"allocations": [], "nodes": [], "ports": []})
-    assert ironic_reader(adapter, (None, None)).records() == []
-    assert all("owner" not in params for path, params, dummy in adapter.calls)
+    data = _claimed(2, owner="p-9")
+    adapter = Adapter(data)
+    records = ironic_reader(adapter, (None, None)).records()
+    assert sorted(r["name"] for r in records) == ["c0", "c1"]
+    assert sorted(path for path, dummy, dummy in adapter.calls) == ["/allocations", "/nodes", "/ports"]
+    assert all("owner" not in params and "project" not in params for path, params, dummy in adapter.calls)
 
 
 def test_ironic_errors():

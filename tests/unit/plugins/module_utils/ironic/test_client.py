@@ -24,6 +24,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import client as IR
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import lease_model as L
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import leases as IL
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model import CLAIM_KEY
 
 
 class Response:
@@ -251,6 +252,16 @@ def test_ending_access_to_a_deployed_node_undeploys_it():
     )
     assert ops == [{"op": "remove", "path": "/properties/" + L.LEASES_KEY}, {"op": "remove", "path": "/lessee"}]
     assert undeploy is True
+
+
+def test_ending_access_to_a_deployed_node_takes_the_claims_name_off_it_in_the_same_patch():
+    marker = {"name": "web", "allocation": "x", "project": "a" * 32}
+    node = leased_node(
+        provision_state="active", instance_uuid="x", instance_info={"image_source": "x", CLAIM_KEY: marker}
+    )
+    ops, undeploy = IL.end_access_patch(node, [], new_lessee="b" * 32)
+    assert ops[-1] == {"op": "remove", "path": "/instance_info/" + CLAIM_KEY}
+    assert {"op": "add", "path": "/lessee", "value": "b" * 32} in ops and undeploy is True
 
 
 def test_ending_access_to_a_claimed_node_removes_its_allocation():
