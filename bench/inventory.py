@@ -49,7 +49,15 @@ allocation rows copied with new UUIDs, names, MACs and addresses), because
 taking 1,000 nodes through their lifecycle one by one takes too long here and
 sqlite rejects parallel lifecycles. Every read measured goes through Ironic's
 API with Keystone tokens and policy; the bench checks that the API lists all
-of them.
+of them. The clones carry the claim's name that host_claim writes on a node it
+deploys (``instance_info.baremetal_tenancy_claim``); the templates, deployed
+without host_claim, carry none, so the plugin reads their allocations (two
+GETs). ``raw_list_s`` is the plugin's requests alone (the project's claimed
+nodes, and those two allocations); ``raw_allocation_route_s`` the requests it
+made before (the project's allocation list, for which Ironic looks each
+allocation's node up, and the node list); ``same_records_as_allocation_route``
+compares, in process, the plugin's records with the records joined from every
+allocation (ports included).
 """
 
 from __future__ import annotations
@@ -417,8 +425,12 @@ def clone_claimed_nodes(db_path: Path, template_uuid: str, count: int, first: in
         traits = [dict(r) for r in db.execute("SELECT * FROM node_traits WHERE node_id = ?", (node["id"],))]
         for row in (node, allocation, port):
             del row["id"]
+        template_info = json.loads(node["instance_info"] or "{}")
         for index in range(first, first + count):
             allocation_uuid = str(uuid.uuid4())
+            # As host_claim leaves a node it deployed: the claim's name for the inventory (the templates, deployed
+            # without host_claim, carry none and are read through their allocations).
+            marker = {"name": "bench-claim-%05d" % index, "allocation": allocation_uuid, "project": allocation["owner"]}
             node_id = _insert(
                 db,
                 "nodes",
@@ -427,6 +439,7 @@ def clone_claimed_nodes(db_path: Path, template_uuid: str, count: int, first: in
                     uuid=str(uuid.uuid4()),
                     name="bench-node-%05d" % index,
                     instance_uuid=allocation_uuid,
+                    instance_info=json.dumps(dict(template_info, baremetal_tenancy_claim=marker)),
                     allocation_id=None,
                     reservation=None,
                 ),
@@ -461,30 +474,70 @@ def clone_claimed_nodes(db_path: Path, template_uuid: str, count: int, first: in
                 _insert(db, "node_traits", dict(trait, node_id=node_id))
 
 
-def raw_ironic_list(conn, project_id: str, page_size: int = PAGE_SIZE) -> int:
-    """The list requests alone, as the plugin makes them with its default host variables (no ports list);
-    returns the number of allocations."""
+def _raw_list(conn, path: str, key: str, params: dict, page_size: int) -> list:
+    items, marker = [], None
+    while True:
+        query = dict(params, limit=page_size)
+        if marker:
+            query["marker"] = marker
+        body = conn.baremetal.get(path, params=query, microversion="1.78").json()
+        page = body[key]
+        items += page
+        if not body.get("next") or not page:
+            return items
+        marker = page[-1]["uuid"]
+
+
+def raw_ironic_list(conn, project_id: str, page_size: int = PAGE_SIZE, route: str = "nodes") -> int:
+    """The list requests alone (default host variables: no ports list); returns the number of claimed nodes.
+
+    ``nodes``: what the plugin requests now, the project's claimed nodes (and, for the few nodes that do not
+    name their claim, their allocations one by one); ``allocations``: what it requested before, the project's
+    allocation list (Ironic looks each allocation's node up) and the claimed nodes."""
     from ansible_collections.baremetal.tenancy.plugins.plugin_utils import inventory_model as model
 
-    lists = (
-        ("/allocations", "allocations", {"fields": ",".join(model.IRONIC_ALLOCATION_FIELDS), "owner": project_id}),
-        ("/nodes", "nodes", {"associated": "true", "fields": ",".join(model.IRONIC_NODE_FIELDS)}),
-    )
-    counts = {}
-    for path, key, params in lists:
-        marker, total = None, 0
-        while True:
-            query = dict(params, limit=page_size)
-            if marker:
-                query["marker"] = marker
-            body = conn.baremetal.get(path, params=query, microversion="1.78").json()
-            page = body[key]
-            total += len(page)
-            if not body.get("next") or not page:
-                break
-            marker = page[-1]["uuid"]
-        counts[key] = total
-    return counts["allocations"]
+    node_params = {"associated": "true", "project": project_id, "fields": ",".join(model.IRONIC_NODE_FIELDS)}
+    nodes = _raw_list(conn, "/nodes", "nodes", node_params, page_size)
+    if route == "allocations":
+        allocation_params = {"fields": ",".join(model.IRONIC_ALLOCATION_FIELDS), "owner": project_id}
+        return len(_raw_list(conn, "/allocations", "allocations", allocation_params, page_size))
+    fields = ",".join(model.IRONIC_ALLOCATION_FIELDS)
+    for node in nodes:
+        if "baremetal_tenancy_claim" not in (node.get("instance_info") or {}):
+            conn.baremetal.get(
+                "/allocations/%s" % node["instance_uuid"], params={"fields": fields}, microversion="1.78"
+            )
+    return len(nodes)
+
+
+def same_records_both_routes(conn, project_id: str) -> dict:
+    """The plugin's records (nodes route) against the records joined from every allocation, in process."""
+    from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.claim_view import ironic_records
+    from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.client import Ironic
+    from ansible_collections.baremetal.tenancy.plugins.plugin_utils import inventory_api
+    from ansible_collections.baremetal.tenancy.plugins.plugin_utils import inventory_model as model
+
+    reader = inventory_api.IronicClaims.__new__(inventory_api.IronicClaims)
+    reader.conn, reader.client = conn, Ironic(conn)
+    reader.project_id, reader.project_name = project_id, "tenant-a"
+    start = time.perf_counter()
+    by_nodes = reader.records(PAGE_SIZE, ports=True)
+    nodes_s = time.perf_counter() - start
+    start = time.perf_counter()
+    allocations = reader.client.list_allocations(fields=model.IRONIC_ALLOCATION_FIELDS, owner=project_id)
+    nodes = reader.client.list_nodes(fields=model.IRONIC_NODE_FIELDS, associated="true")
+    by_allocations = ironic_records(allocations, nodes, reader.client.list_ports(), {project_id: "tenant-a"})
+    allocations_s = time.perf_counter() - start
+
+    def key(records):
+        return sorted(records, key=lambda r: r["node_uuid"])
+
+    return {
+        "records": len(by_nodes),
+        "same_records_as_allocation_route": key(by_nodes) == key(by_allocations),
+        "records_by_nodes_s": round(nodes_s, 3),
+        "records_by_allocations_s": round(allocations_s, 3),
+    }
 
 
 def ironic_baseline(env: dict, workdir: Path, expected: int) -> float:
@@ -564,6 +617,9 @@ def bench_ironic(count: int, workdir: Path) -> dict:
         tenant_env = env.ansible_env("tenant-a")
         source = write_source(run_dir / "ironic.claimed_hosts.yml", backend="ironic", page_size=PAGE_SIZE)
         raw = timed(lambda: raw_ironic_list(conn, tenant.project_id), 5)
+        raw_allocations = timed(lambda: raw_ironic_list(conn, tenant.project_id, route="allocations"), 3)
+        equivalence = same_records_both_routes(conn, tenant.project_id)
+        assert equivalence["same_records_as_allocation_route"], equivalence
         parse, ansible_api = plugin_in_process(source, tenant_env, run_dir, count)
         cli = median([plugin_cli(source, tenant_env, run_dir, count) for dummy in range(3)])
         every_source = write_source(
@@ -603,6 +659,8 @@ def bench_ironic(count: int, workdir: Path) -> dict:
             "ansible_inventory_api_s": ansible_api,
             "plugin_own_s": round(parse - ansible_api, 3),
             "raw_list_s": raw,
+            "raw_allocation_route_s": raw_allocations,
+            **equivalence,
             "baseline_s": baseline,
             "cached_cli_s": cached,
             "first_requests": first_requests,
