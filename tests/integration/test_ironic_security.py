@@ -317,7 +317,6 @@ def _sweep_actions(conn, node_id, port_id, mac_base):
     return writable
 
 
-@pytest.mark.parametrize("role", ["member", "manager"])
 def test_a_claim_name_forged_on_a_node_reaches_no_other_tenants_inventory(
     openstack_env, enroll_node, ironic_tenancy_policy, tmp_path
 ):
@@ -367,6 +366,7 @@ def test_a_claim_name_forged_on_a_node_reaches_no_other_tenants_inventory(
     assert released.ok, released.explain()
 
 
+@pytest.mark.parametrize("role", ["member", "manager"])
 def test_lessee_write_sweep(openstack_env, enroll_node, ironic_tenancy_policy, role):
     """As the lessee's member, then its manager (Ironic's defaults give a lessee's manager and admin more)."""
     from ironic.api.controllers.v1.node import PATCH_ALLOWED_FIELDS as NODE_FIELDS
