@@ -545,13 +545,20 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
             self.inventory.add_group(group)
         strict = self.get_option("strict")
         compose, groups, keyed = self.get_option("compose"), self.get_option("groups"), self.get_option("keyed_groups")
+        # Linear in the number of hosts whatever their count (see bench/inventory.py): each group is added once,
+        # each host joins its groups with one add_child apiece, and Constructable's templating runs only when
+        # compose, groups or keyed_groups is set.
+        inventory = self.inventory
+        created = set()
         for name, variables, entry in named:
-            self.inventory.add_host(name, group=group)
+            inventory.add_host(name, group=group)
             for key, value in variables.items():
-                self.inventory.set_variable(name, key, value)
+                inventory.set_variable(name, key, value)
             for default_group in entry["groups"]:
-                self.inventory.add_group(default_group)
-                self.inventory.add_child(default_group, name)
+                if default_group not in created:
+                    created.add(default_group)
+                    inventory.add_group(default_group)
+                inventory.add_child(default_group, name)
             if compose or groups or keyed:
                 host_vars = self.inventory.get_host(name).get_vars()
                 self._set_composite_vars(compose, host_vars, name, strict=strict)

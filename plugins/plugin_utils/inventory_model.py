@@ -286,17 +286,31 @@ def hostvars(record, prefix=DEFAULT_HOSTVAR_PREFIX, class_label=DEFAULT_HOST_CLA
     return result
 
 
-def default_groups(record, prefix=DEFAULT_GROUP_PREFIX, class_label=DEFAULT_HOST_CLASS_LABEL):
-    """Default group names: namespace (or project), readiness, host class."""
-    scope_kind = "project" if record.get("backend") == "ironic" else "namespace"
-    groups = []
-    if scope_of(record):
-        groups.append("%s%s_%s" % (prefix, scope_kind, scope_of(record)))
-    groups.append(prefix + ("ready" if record.get("ready") else "not_ready"))
+def default_groups(record, prefix=DEFAULT_GROUP_PREFIX, class_label=DEFAULT_HOST_CLASS_LABEL, memo=None):
+    """Default group names: namespace (or project), readiness, host class.
+
+    ``memo`` (a dict kept across the records of one inventory) holds the names already made for the same
+    backend, scope, readiness and class: thousands of hosts share a few groups, so the names are made once.
+    """
+    backend, scope, ready = record.get("backend"), scope_of(record), bool(record.get("ready"))
     klass = host_class(record, class_label)
+    key = (backend, scope, ready, klass)
+    try:
+        if memo is not None and key in memo:
+            return list(memo[key])
+    except TypeError:  # not hashable (never so in records this collection builds)
+        memo = None
+    scope_kind = "project" if backend == "ironic" else "namespace"
+    groups = []
+    if scope:
+        groups.append("%s%s_%s" % (prefix, scope_kind, scope))
+    groups.append(prefix + ("ready" if ready else "not_ready"))
     if klass:
         groups.append("%sclass_%s" % (prefix, klass))
-    return [safe_group_name(group) for group in groups]
+    groups = [safe_group_name(group) for group in groups]
+    if memo is not None:
+        memo[key] = tuple(groups)
+    return groups
 
 
 def _sort_key(record):
@@ -323,6 +337,9 @@ def prepare_hosts(records, options):
     skip_without_address = options.get("hosts_without_address") == "skip"
     wanted = options.get("host_variables") or DEFAULT_HOST_VARIABLES
     names = dict((backend, variable_names(backend, wanted)) for backend in BACKENDS)
+    group_prefix = options.get("group_prefix", DEFAULT_GROUP_PREFIX)
+    with_groups = options.get("default_groups", True)
+    group_memo = {}
     entries = []
     for record in sorted(records or (), key=_sort_key):
         if options.get("only_ready") and not record.get("ready"):
@@ -333,11 +350,7 @@ def prepare_hosts(records, options):
             variables["ansible_host"] = address
         elif skip_without_address:
             continue
-        groups = (
-            default_groups(record, options.get("group_prefix", DEFAULT_GROUP_PREFIX), class_label)
-            if options.get("default_groups", True)
-            else []
-        )
+        groups = default_groups(record, group_prefix, class_label, group_memo) if with_groups else []
         entries.append(
             {"name": default_host_name(record, qualify), "hostvars": variables, "groups": groups, "record": record}
         )

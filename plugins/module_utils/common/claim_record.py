@@ -151,15 +151,16 @@ def select_address(
     """
     types = list(types or ()) or [ANY_TYPE]
     families = list(families or ()) or list(ADDRESS_FAMILIES)
-    known = [
-        (entry.get("type"), entry.get("address"), address_family(entry.get("address")))
-        for entry in addresses or ()
-        if isinstance(entry, dict)
-    ]
+    known = [(entry.get("type"), entry.get("address")) for entry in addresses or () if isinstance(entry, dict)]
+    family_of = {}  # index in known -> family, worked out only for the addresses of a wanted type (once each)
     for wanted_type in types:
         for family in families:
-            for entry_type, address, entry_family in known:
-                if entry_family == family and (wanted_type == ANY_TYPE or entry_type == wanted_type):
+            for index, (entry_type, address) in enumerate(known):
+                if wanted_type != ANY_TYPE and entry_type != wanted_type:
+                    continue
+                if index not in family_of:
+                    family_of[index] = address_family(address)
+                if family_of[index] == family:
                     return address
     return None
 

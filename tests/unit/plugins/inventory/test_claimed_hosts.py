@@ -151,6 +151,16 @@ def test_hosts_groups_and_variables(tmp_path, fetch, clean_env, monkeypatch):
     assert not is_trusted_as_template(web["ansible_host"])
 
 
+def test_each_default_group_is_added_once(tmp_path, fetch, clean_env, monkeypatch):
+    added = []
+    add_group = InventoryData.add_group
+    monkeypatch.setattr(InventoryData, "add_group", lambda self, group: added.append(group) or add_group(self, group))
+    inventory = parse(tmp_path)
+    defaults = [group for group in added if group.startswith("tenancy_")]
+    assert sorted(defaults) == sorted(set(defaults)) and "tenancy_class_large" in defaults
+    assert sorted(h.name for h in inventory.groups["tenancy_ready"].get_hosts()) == ["web.ns-a", "web.ns-b"]
+
+
 def test_options_change_names_and_groups(tmp_path, fetch, clean_env):
     inventory = parse(
         tmp_path,

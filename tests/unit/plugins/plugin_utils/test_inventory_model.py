@@ -187,6 +187,32 @@ def test_select_address_ignores_junk():
     assert record.select_address(None) is None
 
 
+def test_select_address_works_out_families_only_for_wanted_types(monkeypatch):
+    asked = []
+    family = record.address_family
+    monkeypatch.setattr(record, "address_family", lambda address: asked.append(address) or family(address))
+    addresses = [
+        {"type": "Hostname", "address": "h-1.example.test"},
+        {"type": "InternalIP", "address": "192.0.2.10"},
+        {"type": "InternalDNS", "address": "h-1.example.test"},
+    ]
+    assert record.select_address(addresses, ["ExternalIP", "InternalIP"], ["ipv6", "ipv4"]) == "192.0.2.10"
+    assert asked == ["192.0.2.10"]  # once, though two families were tried; never for the other types
+
+
+def eager_select_address(addresses, types, families):
+    """The rule as it reads: every address's family worked out first."""
+    types = list(types or ()) or ["*"]
+    families = list(families or ()) or list(record.ADDRESS_FAMILIES)
+    known = [(e.get("type"), e.get("address"), record.address_family(e.get("address"))) for e in addresses]
+    for wanted_type in types:
+        for family in families:
+            for entry_type, address, entry_family in known:
+                if entry_family == family and wanted_type in ("*", entry_type):
+                    return address
+    return None
+
+
 address_entries = st.lists(
     st.fixed_dictionaries(
         {
@@ -206,6 +232,7 @@ address_entries = st.lists(
 )
 def test_select_address_properties(addresses, types, families):
     chosen = record.select_address(addresses, types, families)
+    assert chosen == eager_select_address(addresses, types, families)
     wanted = [
         a
         for a in addresses
@@ -641,6 +668,24 @@ def test_default_groups():
         "tenancy_project_p_1",
         "tenancy_ready",
     ]
+
+
+def test_default_groups_memo_gives_the_same_names():
+    memo = {}
+    records = [
+        metal3("w", "ns-a", labels={m.DEFAULT_HOST_CLASS_LABEL: "x.large"}),
+        metal3("v", "ns-a", labels={m.DEFAULT_HOST_CLASS_LABEL: "x.large"}),
+        metal3("u", "ns-a", ready=False),
+        metal3("t", "ns-b"),
+        ironic("d"),
+        ironic("e", project_name=None, resource_class=None),
+    ]
+    for one in records * 2:
+        assert m.default_groups(one, "g_", memo=memo) == m.default_groups(one, "g_")
+    assert len(memo) == 5  # w and v share their groups
+    first, second = m.default_groups(records[0], "g_", memo=memo), m.default_groups(records[1], "g_", memo=memo)
+    first.append("changed")
+    assert second == ["g_namespace_ns_a", "g_ready", "g_class_x_large"]  # each caller gets its own list
 
 
 def test_prepare_hosts_defaults():
