@@ -1,19 +1,30 @@
 #!/usr/bin/env python
-"""Benchmark: one host_bind pass over 500 pending claims (10 namespaces) and 1,000 hosts.
+"""Benchmark: one host_bind pass over pending claims from many namespaces, and N binders at once.
+
+Sizes from the environment: ``BENCH_HOSTS`` (1,000), ``BENCH_CLAIMS`` (500), ``BENCH_NAMESPACES`` (10),
+``BENCH_WORKERS`` (8, the binder's ``workers``), ``BENCH_BINDERS`` (4, binders at once),
+``BENCH_OPERATOR_HOSTS`` (20; 0 leaves the real operator out), ``BENCH_DIALECTS`` (``proposal,bmo``).
+Issue 20's size: ``BENCH_HOSTS=10000 BENCH_CLAIMS=5000 BENCH_NAMESPACES=50 BENCH_BINDERS=8``.
 
 Starts its own control plane (etcd + kube-apiserver + kube-controller-manager,
 ``tests/integration/harness/kube.py``), installs the CRDs of the
-hostclaim_setup role, creates the hosts and claims, and measures:
+hostclaim_setup role, creates the hosts and claims (``SEED_PROCESSES`` processes
+of ``SEED_THREADS`` threads each, raw requests: ``seed_requests_per_second``), and measures:
 
-- one pass of the binder (the code host_bind runs, in process, so the figures
-  are the pass and not Ansible's start-up): wall time, requests per verb,
-  requests and writes per bound claim, and lists per pass;
+- one pass of the binder (the code host_bind runs, in a process of its own, so
+  the figures are the pass and not Ansible's start-up): wall time, requests per
+  verb, requests and writes per bound claim, ``lists_per_pass`` (collections
+  listed: hosts, claims, namespaces, Secrets; it does not grow with the claims)
+  and ``list_requests_per_pass`` (pages of ``LIST_PAGE`` items: it grows with the
+  objects listed, not per claim);
+- the binder's memory: the peak resident set of that process
+  (``ru_maxrss``), before the pass (interpreter, modules, client) and at its end;
 - the same number of raw ``consumerRef`` merge patches (with a
-  resourceVersion precondition, one at a time, same client stack) and the
-  ratio of the pass time to that time;
-- four binders at once (four processes, each running passes until one
-  changes nothing) over 500 fresh claims: total time, passes, conflicts
-  retried, and whether any host or claim was bound twice.
+  resourceVersion precondition, one at a time, same client stack, same process,
+  after the pass) and the ratio of the pass time to that time;
+- ``BENCH_BINDERS`` binders at once (as many processes, each running passes until
+  one changes nothing) over as many fresh claims: total time, passes, conflicts
+  retried, peak resident set of each, and whether any host or claim was bound twice.
 
 Both on each HostClaim dialect, with the same keys under ``dialects[]``
 (``dialect``: ``proposal``, the CRD of hostclaim_setup and each host's sharing
@@ -29,9 +40,7 @@ HostDeployPolicy), and ``bmo_to_proposal_pass_ratio``.
   ``provisioned``) and Ironic (deploy, ``available`` -> ``active``); host
   and node states are polled every 0.5 s, so each mark is good to 0.5 s.
 
-Prints ONE JSON line. Usage: ``.venv/bin/python bench/bind.py`` (``make bench``).
-Environment: ``BENCH_HOSTS``, ``BENCH_CLAIMS``, ``BENCH_NAMESPACES``, ``BENCH_WORKERS``,
-``BENCH_OPERATOR_HOSTS`` (0 leaves the real operator out), ``BENCH_DIALECTS`` (``proposal,bmo``).
+Prints ONE JSON line (progress on stderr). Usage: ``.venv/bin/python bench/bind.py`` (``make bench``).
 """
 
 from __future__ import annotations
@@ -39,6 +48,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import resource
 import shutil
 import statistics
 import sys
@@ -63,7 +73,10 @@ WORKERS = int(os.environ.get("BENCH_WORKERS", "8"))
 OPERATOR_HOSTS = int(os.environ.get("BENCH_OPERATOR_HOSTS", "20"))
 #: the HostClaim dialects measured, in this order (BENCH_DIALECTS=proposal leaves baremetal-operator's out)
 DIALECTS = tuple(os.environ.get("BENCH_DIALECTS", "proposal,bmo").split(","))
-BINDERS = 4
+#: binders at once
+BINDERS = int(os.environ.get("BENCH_BINDERS", "4"))
+#: processes x threads creating and resetting the world
+SEED_PROCESSES, SEED_THREADS = 2, 8
 POLL = 0.5
 OP_INFRA, OP_TENANT = "bench-bmo-infra", "bench-bmo"
 INFRA = "bench-infra"
@@ -113,9 +126,114 @@ def install_crds(api, dialect: str) -> None:
                 time.sleep(0.2)
 
 
-def create_world(api, prefix: str, with_hosts: bool, dialect: str = "proposal") -> None:
+def host_body(index: int, dialect: str) -> dict:
+    """A host shared with ``bench.*`` namespaces (the proposal: its annotation; baremetal-operator's dialect: the
+    HostDeployPolicy of its namespace)."""
+    name = "h%05d" % index
+    sharing = {} if dialect == "bmo" else {"baremetal.tenancy/host-claim-namespaces": '{"matches":"bench.*"}'}
+    return {
+        "apiVersion": "%s/%s" % (GROUP, VERSION),
+        "kind": "BareMetalHost",
+        "metadata": {
+            "name": name,
+            "namespace": INFRA,
+            "labels": {"suite": "bench", "rack": "r%d" % (index % 20)},
+            # the sharing policy, as host_share writes it (none on baremetal-operator's dialect)
+            "annotations": sharing,
+        },
+        "spec": {
+            "online": False,
+            "bootMACAddress": "52:54:%02x:%02x:%02x:01" % (index // 65536, index // 256 % 256, index % 256),
+            "bmc": {
+                "address": "redfish://10.%d.%d.%d/redfish/v1/Systems/1"
+                % (index // 65536, index // 256 % 256, index % 256),
+                "credentialsName": "%s-bmc" % name,
+            },
+        },
+    }
+
+
+def host_status(index: int) -> dict:
+    return {
+        "status": {
+            "provisioning": {"state": "available"},
+            "operationalStatus": "OK",
+            "poweredOn": False,
+            "hardware": {
+                "nics": [
+                    {
+                        "name": "eno1",
+                        "mac": "52:54:%02x:%02x:%02x:01" % (index // 65536, index // 256 % 256, index % 256),
+                        "ip": "192.%d.%d.%d" % (index // 62500, index // 250 % 250, index % 250 + 1),
+                    }
+                ]
+            },
+        }
+    }
+
+
+def claim_body(index: int, prefix: str, dialect: str) -> dict:
+    namespace = "%s-%d" % (prefix, index % NAMESPACES)
+    spec = {"online": False, "hostSelector": {"matchLabels": {"suite": "bench"}}}
+    if dialect == "bmo":
+        spec = {"poweredOn": False, "hostSelector": {"matchLabels": {"suite": "bench"}}}
+    return {
+        "apiVersion": "%s/%s" % (GROUP, VERSION),
+        "kind": "HostClaim",
+        "metadata": {"name": "c%05d" % index, "namespace": namespace},
+        "spec": spec,
+    }
+
+
+def raw_io(kubeconfig: str):
+    """A ``KubeIO`` (raw JSON requests, the binder's client stack) as the cluster admin."""
+    from kubernetes import config
+
+    _metal3, m3client = metal3_modules()
+    return m3client, m3client.KubeIO(config.new_client_from_config(config_file=kubeconfig))
+
+
+def seed_part(kubeconfig: str, job: str, items: list, dialect: str, prefix: str) -> int:
+    """One seeding process: ``SEED_THREADS`` threads creating hosts (``job`` ``hosts``: create + status) or claims
+    (``claims``), or resetting (``free``: clear hosts' consumerRef; ``drop``: delete claims, finalizers first)."""
+    m3client, io = raw_io(kubeconfig)
+    hosts = m3client.api_path(m3client.GROUP_VERSION, "baremetalhosts", INFRA)
+
+    def one(item):
+        if job == "hosts":
+            io.request("create", "POST", hosts, "host", body=host_body(item, dialect))
+            io.request(
+                "patch", "PATCH", "%s/h%05d/status" % (hosts, item), "host", body=host_status(item), content_type=MERGE
+            )
+        elif job == "claims":
+            body = claim_body(item, prefix, dialect)
+            io.create_claim(body["metadata"]["namespace"], body)
+        elif job == "free":
+            io.patch_host(INFRA, item, {"spec": {"consumerRef": None}})
+        elif job == "drop":
+            namespace, name = item
+            io.patch_claim(namespace, name, {"metadata": {"finalizers": None}})
+            io.delete_claim(namespace, name)
+
+    with ThreadPoolExecutor(SEED_THREADS) as pool:
+        list(pool.map(one, items))
+    return io.figures()["total"]
+
+
+def in_parallel(kubeconfig: str, job: str, items: list, dialect: str = "proposal", prefix: str = "bench") -> int:
+    """``seed_part`` over ``items`` in ``SEED_PROCESSES`` processes; the number of requests sent."""
+    if not items:
+        return 0
+    context = multiprocessing.get_context("spawn")
+    parts = [items[number::SEED_PROCESSES] for number in range(SEED_PROCESSES)]
+    with context.Pool(SEED_PROCESSES) as pool:
+        return sum(pool.starmap(seed_part, [(kubeconfig, job, part, dialect, prefix) for part in parts if part]))
+
+
+def create_world(api, kubeconfig: str, prefix: str, with_hosts: bool, dialect: str = "proposal") -> int:
     """Hosts shared with ``bench.*`` namespaces (the proposal: each host's annotation; baremetal-operator's
-    dialect: one HostDeployPolicy of the hosts' namespace) and pending claims in the dialect's shape."""
+    dialect: one HostDeployPolicy of the hosts' namespace) and pending claims in the dialect's shape; the number
+    of requests sent."""
     core = client.CoreV1Api(api)
     custom = client.CustomObjectsApi(api)
     names = ["%s-%d" % (prefix, i) for i in range(NAMESPACES)]
@@ -134,71 +252,10 @@ def create_world(api, prefix: str, with_hosts: bool, dialect: str = "proposal") 
                 "spec": {"hostClaimNamespaces": {"nameMatches": "bench.*"}},
             },
         )
-    sharing = {} if dialect == "bmo" else {"baremetal.tenancy/host-claim-namespaces": '{"matches":"bench.*"}'}
-
-    def host(index: int) -> None:
-        name = "h%04d" % index
-        body = {
-            "apiVersion": "%s/%s" % (GROUP, VERSION),
-            "kind": "BareMetalHost",
-            "metadata": {
-                "name": name,
-                "namespace": INFRA,
-                "labels": {"suite": "bench", "rack": "r%d" % (index % 20)},
-                # the sharing policy, as host_share writes it (none on baremetal-operator's dialect)
-                "annotations": sharing,
-            },
-            "spec": {
-                "online": False,
-                "bootMACAddress": "52:54:00:%02x:%02x:01" % (index // 256, index % 256),
-                "bmc": {
-                    "address": "redfish://10.0.%d.%d/redfish/v1/Systems/1" % (index // 256, index % 256),
-                    "credentialsName": "%s-bmc" % name,
-                },
-            },
-        }
-        custom.create_namespaced_custom_object(GROUP, VERSION, INFRA, "baremetalhosts", body)
-        custom.patch_namespaced_custom_object_status(
-            GROUP,
-            VERSION,
-            INFRA,
-            "baremetalhosts",
-            name,
-            {
-                "status": {
-                    "provisioning": {"state": "available"},
-                    "operationalStatus": "OK",
-                    "poweredOn": False,
-                    "hardware": {
-                        "nics": [
-                            {
-                                "name": "eno1",
-                                "mac": "52:54:00:%02x:%02x:01" % (index // 256, index % 256),
-                                "ip": "192.0.%d.%d" % (index // 250, index % 250 + 1),
-                            }
-                        ]
-                    },
-                }
-            },
-            _content_type=MERGE,
-        )
-
-    def claim(index: int) -> None:
-        namespace = names[index % NAMESPACES]
-        body = {
-            "apiVersion": "%s/%s" % (GROUP, VERSION),
-            "kind": "HostClaim",
-            "metadata": {"name": "c%04d" % index, "namespace": namespace},
-            "spec": {"online": False, "hostSelector": {"matchLabels": {"suite": "bench"}}},
-        }
-        if dialect == "bmo":
-            body["spec"] = {"poweredOn": False, "hostSelector": {"matchLabels": {"suite": "bench"}}}
-        custom.create_namespaced_custom_object(GROUP, VERSION, namespace, "hostclaims", body)
-
-    with ThreadPoolExecutor(8) as pool:
-        if with_hosts:
-            list(pool.map(host, range(HOSTS)))
-        list(pool.map(claim, range(CLAIMS)))
+    sent = len(names) + (1 if with_hosts else 0)
+    if with_hosts:
+        sent += in_parallel(kubeconfig, "hosts", list(range(HOSTS)), dialect, prefix)
+    return sent + in_parallel(kubeconfig, "claims", list(range(CLAIMS)), dialect, prefix)
 
 
 def raw_consumer_ref_writes(io, count: int) -> float:
@@ -225,40 +282,62 @@ def raw_consumer_ref_writes(io, count: int) -> float:
     return elapsed / max(1, len(free)) * count
 
 
-def reset(api) -> None:
-    """Free every host and delete every claim (finalizers dropped)."""
-    custom = client.CustomObjectsApi(api)
-    hosts = custom.list_namespaced_custom_object(GROUP, VERSION, INFRA, "baremetalhosts")["items"]
-    claims = custom.list_cluster_custom_object(GROUP, VERSION, "hostclaims")["items"]
+def reset(kubeconfig: str) -> int:
+    """Free every host and delete every claim (finalizers dropped); the number of requests sent."""
+    _m3client, io = raw_io(kubeconfig)
+    hosts = [h["metadata"]["name"] for h in io.list_hosts([INFRA]) if h["spec"].get("consumerRef")]
+    claims = [(c["metadata"]["namespace"], c["metadata"]["name"]) for c in io.list_claims()]
+    return in_parallel(kubeconfig, "free", hosts) + in_parallel(kubeconfig, "drop", claims)
 
-    def free(host):
-        if host["spec"].get("consumerRef"):
-            custom.patch_namespaced_custom_object(
-                GROUP,
-                VERSION,
-                INFRA,
-                "baremetalhosts",
-                host["metadata"]["name"],
-                {"spec": {"consumerRef": None}},
-                _content_type=MERGE,
-            )
 
-    def drop(claim):
-        meta = claim["metadata"]
-        custom.patch_namespaced_custom_object(
-            GROUP,
-            VERSION,
-            meta["namespace"],
-            "hostclaims",
-            meta["name"],
-            {"metadata": {"finalizers": None}},
-            _content_type=MERGE,
-        )
-        custom.delete_namespaced_custom_object(GROUP, VERSION, meta["namespace"], "hostclaims", meta["name"])
+def peak_rss_mib() -> float:
+    """The peak resident set of this process so far (``ru_maxrss`` is in KiB on Linux)."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
-    with ThreadPoolExecutor(8) as pool:
-        list(pool.map(free, hosts))
-        list(pool.map(drop, claims))
+
+def counting_io(m3client, api):
+    """A ``KubeIO`` that also counts the collections listed (``list_pages`` calls), not only the pages."""
+
+    class CountingIO(m3client.KubeIO):
+        collections_listed = 0
+
+        def list_pages(self, *args, **kwargs):
+            with self._lock:
+                self.collections_listed += 1
+            return super().list_pages(*args, **kwargs)
+
+    return CountingIO(api)
+
+
+def pass_process(kubeconfig: str, queue) -> None:
+    """One binder pass in a process of its own (for its peak memory), then as many raw consumerRef writes."""
+    metal3, m3client = metal3_modules()
+    from kubernetes import config
+
+    with config.new_client_from_config(config_file=kubeconfig) as api:
+        io = counting_io(m3client, api)
+        binder = metal3.Binder(io, binder_id="bench-1", workers=WORKERS)
+        before = peak_rss_mib()
+        started = time.monotonic()
+        report = binder.run()
+        seconds = time.monotonic() - started
+        peak = peak_rss_mib()
+        bound = report["summary"]["bound"]
+        raw = raw_consumer_ref_writes(m3client.KubeIO(api), bound)
+    queue.put(
+        {
+            "seconds": seconds,
+            "dialect": report["dialect"],
+            "bound": bound,
+            "errors": len(report["errors"]),
+            "requests": report["requests"],
+            "collections_listed": io.collections_listed,
+            "timings": report["timings"],
+            "raw": raw,
+            "rss_before_pass_mib": before,
+            "peak_rss_mib": peak,
+        }
+    )
 
 
 def binder_process(kubeconfig: str, number: int, queue) -> None:
@@ -266,7 +345,7 @@ def binder_process(kubeconfig: str, number: int, queue) -> None:
     metal3, m3client = metal3_modules()
     from kubernetes import config
 
-    passes, conflicts, requests = 0, 0, 0
+    passes, conflicts, requests, errors = 0, 0, 0, 0
     started = time.monotonic()
     with config.new_client_from_config(config_file=kubeconfig) as api:
         for _dummy in range(10):
@@ -275,6 +354,7 @@ def binder_process(kubeconfig: str, number: int, queue) -> None:
             passes += 1
             conflicts += report["requests"]["conflicts"]
             requests += report["requests"]["total"]
+            errors += len(report["errors"])
             if report["settled"]:
                 break
     queue.put(
@@ -283,7 +363,9 @@ def binder_process(kubeconfig: str, number: int, queue) -> None:
             "passes": passes,
             "conflicts": conflicts,
             "requests": requests,
+            "errors": errors,
             "seconds": round(time.monotonic() - started, 2),
+            "peak_rss_mib": peak_rss_mib(),
         }
     )
 
@@ -492,70 +574,85 @@ def real_operator(workdir: Path) -> dict:
     return figures
 
 
+def progress(*words) -> None:
+    print(time.strftime("%H:%M:%S"), *words, file=sys.stderr, flush=True)
+
+
 def measure(dialect: str, workdir: Path) -> dict:
-    """One pass over the world and four binders at once, on a control plane of its own serving ``dialect``."""
-    metal3, m3client = metal3_modules()
+    """One pass over the world and ``BINDERS`` binders at once, on a control plane of its own serving ``dialect``."""
     result: dict = {"dialect": dialect}
     env = kube.KubeEnv(workdir)
+    context = multiprocessing.get_context("spawn")
     try:
         env.start()
+        kubeconfig = str(env.kubeconfig("admin"))
         with env.api("admin") as api:
             install_crds(api, dialect)
+            progress(dialect, "seeding", HOSTS, "hosts and", CLAIMS, "claims")
             started = time.monotonic()
-            create_world(api, "bench", with_hosts=True, dialect=dialect)
-            result["setup_seconds"] = round(time.monotonic() - started, 1)
+            sent = create_world(api, kubeconfig, "bench", with_hosts=True, dialect=dialect)
+            elapsed = time.monotonic() - started
+            result["setup_seconds"] = round(elapsed, 1)
+            result["seed_requests_per_second"] = round(sent / elapsed)
 
-        # one pass
-        with env.api("admin") as api:
-            io = m3client.KubeIO(api)
-            binder = metal3.Binder(io, binder_id="bench-1", workers=WORKERS)
-            started = time.monotonic()
-            report = binder.run()
-            pass_seconds = time.monotonic() - started
-            assert report["dialect"] == dialect, report["dialect"]
-            bound = report["summary"]["bound"]
-            counts = report["requests"]
-            raw = raw_consumer_ref_writes(m3client.KubeIO(api), bound)
-        lists = counts["list"]
+        # one pass, in a process of its own
+        progress(dialect, "one pass")
+        queue = context.Queue()
+        process = context.Process(target=pass_process, args=(kubeconfig, queue))
+        process.start()
+        single = queue.get(timeout=1800)
+        process.join(timeout=60)
+        assert single["dialect"] == dialect, single["dialect"]
+        counts, bound, raw = single["requests"], single["bound"], single["raw"]
         result["single_pass"] = {
-            "seconds": round(pass_seconds, 3),
+            "seconds": round(single["seconds"], 3),
             "bound": bound,
+            "errors": single["errors"],
             "requests": counts,
-            "lists_per_pass": lists,
+            "lists_per_pass": single["collections_listed"],
+            "list_requests_per_pass": counts["list"],
             "requests_per_bound_claim": round((counts["total"]) / max(1, bound), 3),
-            "non_list_requests_per_bound_claim": round((counts["total"] - lists) / max(1, bound), 3),
+            "non_list_requests_per_bound_claim": round((counts["total"] - counts["list"]) / max(1, bound), 3),
             "writes_per_bound_claim": round(counts["writes"] / max(1, bound), 3),
-            "timings": report["timings"],
+            "timings": single["timings"],
             "raw_consumer_ref_writes_seconds": round(raw, 3),
-            "ratio_to_raw_writes": round(pass_seconds / raw, 3) if raw else None,
+            "ratio_to_raw_writes": round(single["seconds"] / raw, 3) if raw else None,
+            "binder_rss_mib": {"before_pass": single["rss_before_pass_mib"], "peak": single["peak_rss_mib"]},
         }
+        progress(dialect, "pass", result["single_pass"]["seconds"], "s, raw", round(raw, 3), "s")
 
-        # four binders at once
+        # BINDERS binders at once
+        progress(dialect, "reset and", CLAIMS, "fresh claims")
+        started = time.monotonic()
+        reset(kubeconfig)
         with env.api("admin") as api:
-            reset(api)
-            create_world(api, "bench4", with_hosts=False, dialect=dialect)
-        context = multiprocessing.get_context("spawn")
+            create_world(api, kubeconfig, "benchn", with_hosts=False, dialect=dialect)
+        result["reset_seconds"] = round(time.monotonic() - started, 1)
+        progress(dialect, BINDERS, "binders at once")
         queue = context.Queue()
         started = time.monotonic()
-        processes = [
-            context.Process(target=binder_process, args=(str(env.kubeconfig("admin")), n, queue))
-            for n in range(BINDERS)
-        ]
+        processes = [context.Process(target=binder_process, args=(kubeconfig, n, queue)) for n in range(BINDERS)]
         for process in processes:
             process.start()
-        binders = [queue.get(timeout=900) for dummy in processes]
+        binders = [queue.get(timeout=1800) for dummy in processes]
         for process in processes:
             process.join(timeout=60)
         total = time.monotonic() - started
         with env.api("admin") as api:
             checked = check_bindings(api)
-        result["four_binders"] = {
+        binders.sort(key=lambda b: b["binder"])
+        result["binders_at_once"] = {
+            "binders": BINDERS,
+            "claims": CLAIMS,
             "seconds": round(total, 3),
-            "passes": [b["passes"] for b in sorted(binders, key=lambda b: b["binder"])],
+            "passes": [b["passes"] for b in binders],
             "conflicts_retried": sum(b["conflicts"] for b in binders),
+            "errors": sum(b["errors"] for b in binders),
             "requests": sum(b["requests"] for b in binders),
+            "peak_rss_mib": max(b["peak_rss_mib"] for b in binders),
             **checked,
         }
+        progress(dialect, "binders done", round(total, 1), "s", checked)
     finally:
         env.stop()
     return result
@@ -569,6 +666,7 @@ def main() -> None:
         "claims": CLAIMS,
         "namespaces": NAMESPACES,
         "workers": WORKERS,
+        "binders": BINDERS,
         "cpus": os.cpu_count(),
         "load_before": round(os.getloadavg()[0], 2),
     }

@@ -1,7 +1,8 @@
 #!/usr/bin/env python
 """Benchmark: an Ironic claim (allocation + deploy, wait) three ways, and 20 claims at once.
 
-Run standalone: ``.venv/bin/python bench/claim_ironic.py [--rounds N]``. It
+Run standalone: ``.venv/bin/python bench/claim_ironic.py [--rounds N] [--storm-projects P --storm-claims N]``
+(``--rounds 0`` leaves the one-claim comparisons out). It
 starts its own Keystone + Ironic (on PostgreSQL, so that the concurrent part
 measures Ironic and not sqlite's lock) with the harness, applies the
 ``ironic_tenancy`` policy, enrols fake-hardware nodes and prints ONE JSON
@@ -24,9 +25,41 @@ each from "start" (a new connection, as every module run has) to the node
 Also ``playbook_s`` (the module through ansible-playbook, start-up
 included) and ``module_requests`` (Ironic API requests of one module claim).
 
-Then ``concurrent``: 5 tenant projects x 4 claims at once (5
-ansible-playbook runs of ``playbooks/ironic_claim_hosts.yml``, each claiming
-its 4 in parallel): total time, errors, distinct nodes.
+Then ``concurrent``, the claim storm: ``--storm-projects`` tenant projects
+(5) making ``--storm-claims`` claims (20) at once, spread evenly (issue 20:
+``--storm-projects 10 --storm-claims 50``): one ansible-playbook run of
+``playbooks/ironic_claim_hosts.yml`` per project, started together, each
+claiming its share in parallel (async tasks), on as many ``fake-hardware``
+nodes as claims, each leased to one project (enrolled side by side
+beforehand). Reported: total time, errors (must be 0), distinct nodes (must
+equal the claims: each node used once), and per claim:
+
+- ``claim_to_active_s`` (p50, p95, max): from the start of the claim's module
+  run to its return with the node ``active``. Both ends are Ansible's own
+  marks: ``async_wrapper`` writes the job's status file when it starts the
+  module and replaces it with the result when the module ends, so the first
+  file's mtime (read while the job runs, the directory is polled every 50 ms)
+  is the start and the last one's the end;
+- where that time goes, from Ironic's own timestamps: the allocation's
+  ``created_at`` (the API stored it), the conductor's log lines "Node ... has
+  been successfully reserved for allocation ..." (the allocation worker is
+  done) and "Node ... moved to provision state "deploying"" / "... "active""
+  (the deploy worker started / finished; fake hardware deploys without a
+  callback). ``allocation_in_ironic`` is created -> reserved,
+  ``deploy_in_ironic`` deploying -> active: the time the claim waits on
+  Ironic's conductor workers (their queue included). The rest is the
+  module's: its start-up and Keystone login (start -> created), noticing the
+  allocation and sending instance_info and the deploy request with the config
+  drive (reserved -> deploying), noticing ``active`` and returning (active ->
+  end). ``ironic_conductor_share`` is the conductor time summed over claims
+  divided by the claims' module time summed; ``split_median_s`` gives each
+  part's median. All the clocks are this machine's wall clock (Python's
+  ``time.time()`` in Ansible, Ironic and its database layer);
+- as a second view, the CPU seconds that Ironic (API and conductor are one
+  process here), Keystone and PostgreSQL used during the storm
+  (``/proc/<pid>/stat`` of each service's process tree, reaped children
+  included) against the machine's busy CPU seconds (``/proc/stat``), whose
+  rest is Ansible, the modules and anything else running.
 """
 
 from __future__ import annotations
@@ -34,11 +67,16 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import contextlib
+import datetime
 import io
 import json
+import os
+import re
+import shutil
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -60,7 +98,13 @@ MV = "1.78"
 MD5 = "9f6c1a0f5e2b4c8d7a3e1f0b2c4d6e8f"
 IMAGE_URL = "http://images.example.com/os.img"
 USER_DATA = "#cloud-config\nhostname: bench\n"
-TENANTS = tuple("b%d" % i for i in range(1, 6))
+#: the async job directory is polled this often for the claims' start marks
+JOB_POLL = 0.05
+LOG_LINE = re.compile(
+    r"^(?P<at>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) \d+ \w+ \S+ .*?"
+    r"(?:Node (?P<node>[0-9a-f-]{36}) moved to provision state \"(?P<state>[^\"]+)\""
+    r"|Node (?P<reserved>[0-9a-f-]{36}) has been successfully reserved for allocation (?P<allocation>[0-9a-f-]{36}))"
+)
 
 
 def configdrive(name):
@@ -187,133 +231,354 @@ def apply_policy(env, workdir):
         raise RuntimeError(run.explain())
 
 
+class JobWatcher(threading.Thread):
+    """The start mark of each async job: the mtime of its status file when first seen (``async_wrapper`` writes it
+    as it starts the module; the result replaces it when the module ends)."""
+
+    def __init__(self, directories):
+        super().__init__(daemon=True)
+        self.directories = list(directories)
+        self.started: dict[str, float] = {}
+        self.stopping = threading.Event()
+
+    def run(self):
+        while not self.stopping.is_set():
+            self.look()
+            self.stopping.wait(JOB_POLL)
+
+    def look(self):
+        for directory in self.directories:
+            try:
+                entries = list(os.scandir(directory))
+            except FileNotFoundError:
+                continue
+            for entry in entries:
+                if entry.name.endswith(".tmp") or entry.path in self.started:
+                    continue
+                try:
+                    self.started[entry.path] = entry.stat().st_mtime
+                except FileNotFoundError:
+                    continue
+
+    def jobs(self):
+        """``{claim name: (start, end, result)}`` of the finished jobs."""
+        found = {}
+        for path, start in self.started.items():
+            try:
+                result = json.loads(Path(path).read_text())
+                end = os.stat(path).st_mtime
+            except (OSError, ValueError):
+                continue
+            claim = result.get("claim") or {}
+            if claim.get("name"):
+                found[claim["name"]] = (start, end, result)
+        return found
+
+
+def ironic_marks(log_path: Path) -> dict:
+    """From Ironic's log: ``{("state", node uuid, state): first time}`` and ``{("reserved", allocation uuid): time}``."""
+    marks = {}
+    for line in log_path.read_text(errors="replace").splitlines():
+        match = LOG_LINE.match(line)
+        if not match:
+            continue
+        at = datetime.datetime.strptime(match["at"], "%Y-%m-%d %H:%M:%S.%f").timestamp()
+        key = ("state", match["node"], match["state"]) if match["node"] else ("reserved", match["allocation"])
+        marks.setdefault(key, at)
+    return marks
+
+
+def iso_time(value: str) -> float:
+    """Epoch seconds of an API timestamp (ISO 8601, with or without zone: Ironic's are UTC)."""
+    parsed = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=datetime.timezone.utc)
+    return parsed.timestamp()
+
+
+def percentile(values, share):
+    """The nearest-rank percentile (``share`` 0.95 for p95)."""
+    ordered = sorted(values)
+    return ordered[max(0, min(len(ordered) - 1, int(-(-share * len(ordered) // 1)) - 1))]
+
+
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU seconds of a process, its living descendants and its reaped children (``/proc/<pid>/stat``)."""
+    parents, stats = {}, {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = Path("/proc/%s/stat" % entry).read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents.setdefault(int(fields[1]), []).append(int(entry))
+        stats[int(entry)] = [int(value) for value in fields[11:15]]  # utime stime cutime cstime
+    total, todo = 0, [pid]
+    while todo:
+        current = todo.pop()
+        if current in stats:
+            utime, stime, cutime, cstime = stats[current]
+            total += utime + stime + (cutime + cstime if current == pid else 0)
+        todo.extend(parents.get(current, ()))
+    return total / TICKS
+
+
+def machine_busy_cpu() -> float:
+    """Busy CPU seconds of the machine since boot (``/proc/stat``: all but idle and iowait)."""
+    fields = [int(value) for value in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return (sum(fields[:8]) - fields[3] - fields[4]) / TICKS
+
+
+def storm_split(jobs: dict, allocations: dict, marks: dict) -> tuple[dict, list]:
+    """Per claim: module time and its parts (see the module docstring); problems where a mark is missing."""
+    parts = {
+        "module_start_to_allocation": [],
+        "allocation_in_ironic": [],
+        "allocation_to_deploy_request": [],
+        "deploy_in_ironic": [],
+        "active_to_module_return": [],
+    }
+    walls, conductor, problems = [], [], []
+    for name, (start, end, _result) in sorted(jobs.items()):
+        allocation = allocations.get(name)
+        if allocation is None:
+            problems.append("%s: no allocation" % name)
+            continue
+        node = allocation["node_uuid"]
+        created = iso_time(allocation["created_at"])
+        reserved = marks.get(("reserved", allocation["uuid"]))
+        deploying = marks.get(("state", node, "deploying"))
+        active = marks.get(("state", node, "active"))
+        if None in (reserved, deploying, active):
+            problems.append("%s: Ironic's log lacks a mark (%s %s %s)" % (name, reserved, deploying, active))
+            continue
+        points = [start, created, reserved, deploying, active, end]
+        for key, first, second in zip(parts, points, points[1:]):
+            parts[key].append(second - first)
+        walls.append(end - start)
+        conductor.append((reserved - created) + (active - deploying))
+    split = {
+        "claims_measured": len(walls),
+        "split_median_s": dict((key, round(statistics.median(values), 3)) for key, values in parts.items() if values),
+        "ironic_conductor_share": round(sum(conductor) / sum(walls), 3) if walls else None,
+        "module_share": round(1 - sum(conductor) / sum(walls), 3) if walls else None,
+        "out_of_order_marks": sum(1 for values in parts.values() for value in values if value < -0.01),
+    }
+    return split, problems
+
+
+def shares(total: int, parts: int) -> list[int]:
+    """``total`` spread over ``parts`` as evenly as can be."""
+    return [total // parts + (1 if number < total % parts else 0) for number in range(parts)]
+
+
+def storm(env, workdir: Path, tenants: list[str], per_tenant: dict) -> dict:
+    """Every tenant's claims at once, one ansible-playbook run per tenant (see the module docstring)."""
+
+    def tenant_claims(tenant):
+        out = workdir / ("many-%s.json" % tenant)
+        run_env = dict(env.ansible_env(env.tenants[tenant].cloud_name("member")))
+        run_env["ANSIBLE_ASYNC_DIR"] = str(workdir / "async" / tenant)
+        result = run_playbook(
+            REPO / "playbooks" / "ironic_claim_hosts.yml",
+            run_env,
+            workdir / tenant,
+            extra_vars={
+                "claims_out": str(out),
+                "claim_wait_timeout": 900,
+                "claims": [
+                    {
+                        "name": "many-%s-%d" % (tenant, i),
+                        "resource_class": "rc-many",
+                        "image": {"url": IMAGE_URL, "checksum": MD5},
+                        "user_data": USER_DATA,
+                    }
+                    for i in range(per_tenant[tenant])
+                ],
+            },
+            timeout=1800,
+        )
+        return tenant, result, out
+
+    watcher = JobWatcher(workdir / "async" / tenant for tenant in tenants)
+    watcher.start()
+    services = {"ironic": env.ironic.pid, "keystone": env.keystone.pid}
+    if env.postgres_server is not None:
+        services["postgresql"] = env.postgres_server.service.pid
+    cpu_before = dict((name, tree_cpu(pid)) for name, pid in services.items())
+    busy_before = machine_busy_cpu()
+    started = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(tenants)) as pool:
+        results = list(pool.map(tenant_claims, tenants))
+    total = time.monotonic() - started
+    cpu = dict((name, round(tree_cpu(pid) - cpu_before[name], 1)) for name, pid in services.items())
+    busy = round(machine_busy_cpu() - busy_before, 1)
+    watcher.stopping.set()
+    watcher.join(timeout=5)
+    watcher.look()
+
+    errors, hosts, failures = 0, [], []
+    for tenant, result, out in results:
+        if not result.ok:
+            failed = sum(
+                1 for r in (result.tasks.get("Wait for the claims", {}).get("results") or []) if r.get("failed")
+            )
+            errors += failed or per_tenant[tenant]
+            failures.append(result.explain()[-1500:])
+            continue
+        for claim in json.loads(out.read_text()):
+            if claim["provision_state"] != "active":
+                errors += 1
+            hosts.append(claim["host"])
+    jobs = watcher.jobs()
+    names = set("many-%s-%d" % (tenant, i) for tenant in tenants for i in range(per_tenant[tenant]))
+    allocations = dict(
+        (a["name"], a)
+        for a in env.admin_conn.baremetal.get(
+            "/allocations?fields=uuid,name,node_uuid,created_at,state", microversion=MV
+        ).json()["allocations"]
+        if a["name"] in names
+    )
+    split, problems = storm_split(
+        dict((n, j) for n, j in jobs.items() if n in names), allocations, ironic_marks(env.ironic_server.proc.log_path)
+    )
+    walls = [end - start for name, (start, end, _r) in jobs.items() if name in names]
+    figures = {
+        "projects": len(tenants),
+        "claims": len(names),
+        "nodes_enrolled": len(names),
+        "total_s": round(total, 2),
+        "errors": errors,
+        "distinct_nodes": len(set(hosts)),
+        "claims_timed": len(walls),
+        "claim_to_active_s": {
+            "p50": round(statistics.median(walls), 2) if walls else None,
+            "p95": round(percentile(walls, 0.95), 2) if walls else None,
+            "max": round(max(walls), 2) if walls else None,
+        },
+        **split,
+        "cpu_s": dict(cpu, machine_busy=busy, rest=round(busy - sum(cpu.values()), 1)),
+        "ironic_cpu_share": round(cpu["ironic"] / busy, 3) if busy else None,
+    }
+    if problems or failures:
+        print("storm problems: %s\n%s" % (problems[:10], "\n".join(failures[:2])), file=sys.stderr)
+    return figures
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--storm-projects", type=int, default=int(os.environ.get("BENCH_STORM_PROJECTS", "5")))
+    parser.add_argument("--storm-claims", type=int, default=int(os.environ.get("BENCH_STORM_CLAIMS", "20")))
     args = parser.parse_args(argv)
+    tenants = ["b%d" % i for i in range(1, max(1, args.storm_projects) + 1)]
+    per_tenant = dict(zip(tenants, shares(args.storm_claims, len(tenants))))
     workdir = Path(tempfile.mkdtemp(prefix="bench-claim-ironic-"))
-    env = H.start_openstack(workdir / "services", tenants=TENANTS, sushy_systems=[], database="postgresql")
+    load_before = round(os.getloadavg()[0], 2)
+    env = H.start_openstack(workdir / "services", tenants=tenants, sushy_systems=[], database="postgresql")
     try:
         apply_policy(env, workdir / "policy")
         admin = env.admin_conn
-        first = env.tenants[TENANTS[0]]
-        H.enroll_fake_node(admin, "one-0", "rc-one", env.infra_project_id, lessee=first.project_id)
-        for tenant in TENANTS:
-            for i in range(4):
-                H.enroll_fake_node(
-                    admin,
-                    "many-%s-%d" % (tenant, i),
-                    "rc-many",
-                    env.infra_project_id,
-                    lessee=env.tenants[tenant].project_id,
+        first = env.tenants[tenants[0]]
+        nodes = [("one-0", "rc-one", first.project_id)]
+        nodes.extend(
+            ("many-%s-%d" % (tenant, i), "rc-many", env.tenants[tenant].project_id)
+            for tenant in tenants
+            for i in range(per_tenant[tenant])
+        )
+        started = time.monotonic()
+        with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+            list(
+                pool.map(
+                    lambda node: H.enroll_fake_node(
+                        H.connect(env.keystone_server.admin_auth("system")),
+                        node[0],
+                        node[1],
+                        env.infra_project_id,
+                        lessee=node[2],
+                    ),
+                    nodes,
                 )
+            )
+        enrol_s = time.monotonic() - started
+        print("enrolled %d nodes in %.1f s" % (len(nodes), enrol_s), file=sys.stderr)
 
         auth = first.member
         timings = {"module": [], "floor": [], "sdk_wait": []}
         methods = {"module": claim_module, "floor": claim_floor, "sdk_wait": claim_sdk_wait}
-        # one warm-up of each (token caches, first deploy of the node)
-        for label, method in methods.items():
-            method(auth, "warm-%s" % label)
-            release(admin, "warm-%s" % label)
         module_requests = None
-        for r in range(args.rounds):
+        playbook_s = None
+        if args.rounds > 0:
+            # one warm-up of each (token caches, first deploy of the node)
             for label, method in methods.items():
-                name = "r%d-%s" % (r, label)
-                before = REQUESTS["count"]
-                started = time.monotonic()
-                method(auth, name)
-                timings[label].append(time.monotonic() - started)
-                if label == "module":
-                    module_requests = REQUESTS["count"] - before
-                release(admin, name)
+                method(auth, "warm-%s" % label)
+                release(admin, "warm-%s" % label)
+            for r in range(args.rounds):
+                for label, method in methods.items():
+                    name = "r%d-%s" % (r, label)
+                    before = REQUESTS["count"]
+                    started = time.monotonic()
+                    method(auth, name)
+                    timings[label].append(time.monotonic() - started)
+                    if label == "module":
+                        module_requests = REQUESTS["count"] - before
+                    release(admin, name)
 
-        started = time.monotonic()
-        run = run_playbook(
-            localhost_play(
-                [
-                    {
-                        "name": "claim",
-                        "baremetal.tenancy.host_claim": {
-                            "backend": "ironic",
-                            "name": "via-playbook",
-                            "resource_class": "rc-one",
-                            "wait": True,
-                            "image": {"url": IMAGE_URL, "checksum": MD5},
-                            "user_data": USER_DATA,
-                        },
-                    }
-                ]
-            ),
-            env.ansible_env(first.cloud_name("member")),
-            workdir / "playbook",
-        )
-        playbook_s = time.monotonic() - started
-        if not run.ok:
-            raise RuntimeError(run.explain())
-        release(admin, "via-playbook")
-
-        def tenant_claims(tenant):
-            out = workdir / ("many-%s.json" % tenant)
-            result = run_playbook(
-                REPO / "playbooks" / "ironic_claim_hosts.yml",
-                env.ansible_env(env.tenants[tenant].cloud_name("member")),
-                workdir / tenant,
-                extra_vars={
-                    "claims_out": str(out),
-                    "claim_wait_timeout": 600,
-                    "claims": [
+            started = time.monotonic()
+            run = run_playbook(
+                localhost_play(
+                    [
                         {
-                            "name": "many-%s-%d" % (tenant, i),
-                            "resource_class": "rc-many",
-                            "image": {"url": IMAGE_URL, "checksum": MD5},
-                            "user_data": USER_DATA,
+                            "name": "claim",
+                            "baremetal.tenancy.host_claim": {
+                                "backend": "ironic",
+                                "name": "via-playbook",
+                                "resource_class": "rc-one",
+                                "wait": True,
+                                "image": {"url": IMAGE_URL, "checksum": MD5},
+                                "user_data": USER_DATA,
+                            },
                         }
-                        for i in range(4)
-                    ],
-                },
+                    ]
+                ),
+                env.ansible_env(first.cloud_name("member")),
+                workdir / "playbook",
             )
-            return result, out
+            playbook_s = time.monotonic() - started
+            if not run.ok:
+                raise RuntimeError(run.explain())
+            release(admin, "via-playbook")
 
-        started = time.monotonic()
-        with concurrent.futures.ThreadPoolExecutor(max_workers=len(TENANTS)) as pool:
-            results = list(pool.map(tenant_claims, TENANTS))
-        concurrent_s = time.monotonic() - started
-        errors, hosts = 0, []
-        for result, out in results:
-            if not result.ok:
-                errors += (
-                    sum(
-                        1 for r in (result.tasks.get("Wait for the claims", {}).get("results") or []) if r.get("failed")
-                    )
-                    or 4
-                )
-                continue
-            for claim in json.loads(out.read_text()):
-                if claim["provision_state"] != "active":
-                    errors += 1
-                hosts.append(claim["host"])
+        print("storm: %d claims from %d projects" % (args.storm_claims, len(tenants)), file=sys.stderr)
+        concurrent_figures = storm(env, workdir, tenants, per_tenant)
+        concurrent_figures["enrol_s"] = round(enrol_s, 1)
 
-        med = {k: statistics.median(v) for k, v in timings.items()}
+        med = {k: statistics.median(v) if v else None for k, v in timings.items()}
+
+        def rounded(value, digits=3):
+            return round(value, digits) if value is not None else None
+
         print(
             json.dumps(
                 {
                     "bench": "claim_ironic",
+                    "cpus": os.cpu_count(),
+                    "load_before": load_before,
+                    "load_after": round(os.getloadavg()[0], 2),
                     "rounds": args.rounds,
-                    "module_s": round(med["module"], 3),
-                    "floor_s": round(med["floor"], 3),
-                    "sdk_wait_s": round(med["sdk_wait"], 3),
-                    "module_vs_floor": round(med["module"] / med["floor"], 2),
-                    "sdk_wait_vs_module": round(med["sdk_wait"] / med["module"], 2),
+                    "module_s": rounded(med["module"]),
+                    "floor_s": rounded(med["floor"]),
+                    "sdk_wait_s": rounded(med["sdk_wait"]),
+                    "module_vs_floor": round(med["module"] / med["floor"], 2) if med["module"] else None,
+                    "sdk_wait_vs_module": round(med["sdk_wait"] / med["module"], 2) if med["module"] else None,
                     "module_requests": module_requests,
-                    "playbook_s": round(playbook_s, 3),
+                    "playbook_s": rounded(playbook_s),
                     "samples_s": {k: [round(x, 3) for x in v] for k, v in timings.items()},
-                    "concurrent": {
-                        "tenants": len(TENANTS),
-                        "claims": 4 * len(TENANTS),
-                        "total_s": round(concurrent_s, 2),
-                        "errors": errors,
-                        "distinct_nodes": len(set(hosts)),
-                    },
+                    "concurrent": concurrent_figures,
                     "poll": {
                         "first_s": polling.FIRST,
                         "fast_for_s": polling.FAST_SECONDS,
@@ -321,11 +586,13 @@ def main(argv=None):
                         "max_s": polling.LONGEST,
                     },
                     "ironic_db": "postgresql",
-                }
+                },
+                sort_keys=True,
             )
         )
     finally:
         env.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 if __name__ == "__main__":
