@@ -653,6 +653,7 @@ def measure(dialect: str, workdir: Path) -> dict:
             **checked,
         }
         progress(dialect, "binders done", round(total, 1), "s", checked)
+        progress(dialect, "figures", json.dumps(result, sort_keys=True))
     finally:
         env.stop()
     return result
