@@ -59,7 +59,7 @@ def existing_groups(names: list[str]) -> list[str]:
 
 def add_user(user: dict) -> None:
     name, home = user["name"], user["homedir"]
-    exists = subprocess.run(["id", "-u", name], capture_output=True).returncode == 0
+    exists = subprocess.run(["id", "-u", name], check=False, capture_output=True).returncode == 0
     if not exists:
         argv = ["useradd", "--create-home", "--home-dir", home, "--shell", user["shell"]]
         groups = existing_groups(user["groups"])

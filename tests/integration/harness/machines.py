@@ -21,7 +21,7 @@ root (``ip netns``, bridges, mounts) and Debian's ``openssh-server``
 
 A :class:`Machine` is
 
-- a network namespace ``bmt-<owner pid>-<name>`` with one veth per NIC of its
+- a network namespace ``bmt-<owner pid>-<k>-<name>`` with one veth per NIC of its
   BMC (the MAC Redfish reports, ``eth0``, ``eth1``... inside, the host end on
   the bridge), links down and no address while it is off;
 - a **disk**: a directory tree ``<workdir>/<name>/disk`` with ``etc`` (a copy
@@ -72,7 +72,7 @@ from .sushy import Bmc
 
 BOOT_SCRIPT = Path(__file__).resolve().parent / "machine_boot.py"
 SUPERNET = "10.247"  # 10.247.<k>.0/24 per test bed
-PREFIX = "bmt-"  # network namespaces: bmt-<owner pid>-<machine>
+PREFIX = "bmt-"  # network namespaces: bmt-<owner pid>-<bridge index>-<machine>
 BRIDGE_PREFIX = "bmtbr"
 FIRST_HOST = 10  # machines get .10 and up; .1 is the host's end of the bridge
 SSHD_DROP_IN = (
@@ -86,7 +86,7 @@ class MachineError(RuntimeError):
 
 
 def ip(*argv: str, check: bool = True) -> subprocess.CompletedProcess:
-    result = subprocess.run(["ip", *argv], capture_output=True, text=True)
+    result = subprocess.run(["ip", *argv], check=False, capture_output=True, text=True)
     if check and result.returncode != 0:
         raise MachineError(f"ip {' '.join(argv)}: {result.stderr.strip()}")
     return result
@@ -184,7 +184,7 @@ class Machine:
         self.name = bmc.name
         self.index = index
         self.nics = nics
-        self.netns = f"{PREFIX}{testbed.owner}-{bmc.name}"
+        self.netns = f"{testbed.netns_prefix}{bmc.name}"
         self.dir = testbed.workdir / bmc.name
         self.disk = self.dir / "disk"
         self.plan_path = self.dir / "config-drive.json"
@@ -235,18 +235,23 @@ class Machine:
                 self._boot()
 
     def wait_running(self, running: bool = True, timeout: float = 60) -> None:
-        """Wait until the machine has followed its BMC: sshd answering (``True``) or halted."""
+        """Wait until the machine has followed its BMC: sshd answering (``True``) or halted.
+        sshd is probed from inside the machine's network (its addresses may be static ones)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with self.lock:
-                if running and self.running:
-                    break
+                proc = self.proc
                 if not running and not self.running:
                     return
-            time.sleep(0.1)
-        else:
-            raise MachineError(f"machine {self.name}: not {'running' if running else 'halted'} after {timeout}s")
-        procs.wait_tcp(self.ip, 22, max(1.0, deadline - time.monotonic()), self.proc)
+            if running and proc is not None:
+                if not proc.alive():
+                    raise MachineError(f"machine {self.name}: its boot failed\n{proc.log_tail()}")
+                if self.exec("bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/22").returncode == 0:
+                    return
+            time.sleep(0.2)
+        state = "running" if running else "halted"
+        tail = self.proc.log_tail() if self.proc is not None else ""
+        raise MachineError(f"machine {self.name}: not {state} after {timeout:.0f}s\n{tail}")
 
     def ssh_argv(self, user: str, key: str | os.PathLike, command: str, address: str | None = None) -> list[str]:
         return [
@@ -271,11 +276,15 @@ class Machine:
 
     def ssh(self, user: str, key: str | os.PathLike, command: str, address: str | None = None):
         """Run ``command`` on the machine over SSH as ``user`` with the private ``key``."""
-        return subprocess.run(self.ssh_argv(user, key, command, address), capture_output=True, text=True, timeout=60)
+        return subprocess.run(
+            self.ssh_argv(user, key, command, address), check=False, capture_output=True, text=True, timeout=60
+        )
 
     def exec(self, *argv: str) -> subprocess.CompletedProcess:
         """Run a command in the machine's network namespace (not on its disk): for network checks."""
-        return subprocess.run(["ip", "netns", "exec", self.netns, *argv], capture_output=True, text=True, timeout=60)
+        return subprocess.run(
+            ["ip", "netns", "exec", self.netns, *argv], check=False, capture_output=True, text=True, timeout=60
+        )
 
     # -- hardware ----------------------------------------------------------
 
@@ -367,6 +376,7 @@ class TestBed:
         self._stopped = False
         sweep_stale()
         self.bridge, self.subnet = self._create_bridge()
+        self.netns_prefix = f"{PREFIX}{self.owner}-{self.bridge[len(BRIDGE_PREFIX) :]}-"
         self.gateway = str(next(self.subnet.hosts()))
         self._hosts = (str(h) for i, h in enumerate(self.subnet.hosts()) if i + 1 >= FIRST_HOST)
         atexit.register(self.stop)
@@ -473,7 +483,7 @@ class TestBed:
 
     def leftovers(self) -> list[str]:
         """What of this test bed is still on the host (namespaces, bridge, processes): empty once stopped."""
-        left = [n for n in netns_list() if n.startswith(f"{PREFIX}{self.owner}-")]
+        left = [n for n in netns_list() if n.startswith(self.netns_prefix)]
         if self.bridge in bridges():
             left.append(self.bridge)
         inodes = {m.netns_inode for m in self.machines.values()}
