@@ -45,12 +45,17 @@ def test_ssh_follows_power_state(machine_bed, ssh_keypair):
     machine = machine_bed.machines[0]
     key, pub = ssh_keypair("tenant")
     other_key, _ = ssh_keypair("other")
-    machine.insert_config_drive({"uuid": "instance-power", "hostname": "power-test"}, user_data("tenant", pub))
+    machine.insert_config_drive(
+        {"uuid": "instance-power", "hostname": "power-test"}, user_data("tenant", pub, default_key=pub)
+    )
     machine_bed.power(machine, True)
 
     result = machine.ssh("tenant", key, "hostname; id -un; echo kept > ~/file")
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["power-test", "tenant"]
+    # The image's default user has password-less sudo (Debian's cloud images); a named user none.
+    assert machine.ssh(cloud_config.DEFAULT_USER, key, "sudo -n id -u").stdout.strip() == "0"
+    assert machine.ssh("tenant", key, "sudo -n true").returncode != 0
     refused = machine.ssh("tenant", other_key, "true")
     assert refused.returncode == 255 and "Permission denied" in refused.stderr
 
@@ -86,9 +91,9 @@ def hand_over(machine_bed, machine, ssh_keypair, wipe: bool) -> list[str]:
     wrote = machine.ssh("tenant-a", key_a, "echo private > ~/notes && cat ~/notes")
     assert wrote.stdout.strip() == "private", wrote.stderr
     default_user = cloud_config.DEFAULT_USER
-    assert machine.ssh(default_user, key_a, "true").returncode == 0
-    # A root-owned trace as well (the test bed has no sudo: written as the tenant's root would).
-    (machine.disk / "srv" / "secret").write_text("tenant a was here\n")
+    # A root-owned trace as well, through the image's default user and sudo.
+    as_root = machine.ssh(default_user, key_a, "echo tenant a was here | sudo -n tee /srv/secret")
+    assert as_root.returncode == 0, as_root.stderr
     if wipe:
         machine.wipe()
     machine.insert_config_drive({"uuid": "instance-b"}, user_data("tenant-b", pub_b, hostname="host-of-b"))

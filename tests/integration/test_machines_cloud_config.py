@@ -22,8 +22,8 @@ def test_default_user_gets_top_level_and_meta_data_keys():
     )
     assert plan.instance_id == "u-1"
     assert plan.hostname == "web-1"
-    assert [(u.name, u.ssh_authorized_keys, u.homedir) for u in plan.users] == [
-        ("debian", [KEY_A, KEY_B], "/home/debian")
+    assert [(u.name, u.ssh_authorized_keys, u.homedir, u.sudo) for u in plan.users] == [
+        ("debian", [KEY_A, KEY_B], "/home/debian", ["ALL=(ALL) NOPASSWD:ALL"])
     ]
     assert plan.interfaces == [] and plan.ignored == []
 
@@ -32,16 +32,19 @@ def test_users_list_without_default_and_cloud_config_hostname_wins():
     user_data = "#cloud-config\n" + json.dumps(
         {
             "hostname": "from-user-data",
-            "users": [{"name": "app", "ssh_authorized_keys": [KEY_A], "groups": "adm, www-data"}, "ops"],
+            "users": [
+                {"name": "app", "ssh_authorized_keys": [KEY_A], "groups": "adm, www-data", "sudo": "ALL=(ALL) ALL"},
+                "ops",
+            ],
             "ssh_authorized_keys": [KEY_B],  # the default user's, and there is none
             "packages": ["nginx"],
         }
     )
     plan = cloud_config.plan({"hostname": "from-meta-data"}, user_data)
     assert plan.hostname == "from-user-data"
-    assert [(u.name, u.ssh_authorized_keys, u.groups) for u in plan.users] == [
-        ("app", [KEY_A], ["adm", "www-data"]),
-        ("ops", [], []),
+    assert [(u.name, u.ssh_authorized_keys, u.groups, u.sudo) for u in plan.users] == [
+        ("app", [KEY_A], ["adm", "www-data"], ["ALL=(ALL) ALL"]),
+        ("ops", [], [], []),
     ]
     assert plan.ignored == ["user_data key packages"]
     assert plan.instance_id.startswith("iid-")  # no uuid: a hash of the content
@@ -91,6 +94,7 @@ def test_scripts_are_not_run():
         (None, "#cloud-config\nusers: [{name: 'Bad Name'}]\n", None, "user_data users[0]: name 'Bad Name'"),
         ({"hostname": "no_underscores"}, None, None, "meta_data hostname: 'no_underscores' is not a valid host name"),
         (None, "#cloud-config\nusers: [{name: a, ssh_authorized_keys: 5}]\n", None, "users[0]: ssh_authorized_keys"),
+        (None, "#cloud-config\nusers: [{name: a, sudo: {x: 1}}]\n", None, "users[0]: sudo must be a sudoers rule"),
         (None, None, {"links": [{"id": "b", "type": "bond"}]}, "network_data links[0]: link type 'bond'"),
         (None, None, {"links": [], "networks": [{"link": "x", "type": "ipv4"}]}, "networks[0]: link 'x' is not"),
         (

@@ -19,8 +19,9 @@ machine's boot script reads it with the standard library only):
 - ``users``: the ``users`` list of ``#cloud-config`` (cloud-init's default is
   ``[default]``). ``default`` is the image's default user, ``debian`` (Debian's
   cloud images); it gets the top-level ``ssh_authorized_keys`` and the
-  ``meta_data.public_keys``, as cloud-init does. A named user gets its own
-  ``ssh_authorized_keys``, ``groups``, ``shell``, ``gecos``, ``homedir``.
+  ``meta_data.public_keys``, as cloud-init does, and password-less ``sudo``.
+  A named user gets its own ``ssh_authorized_keys``, ``groups``, ``shell``,
+  ``gecos``, ``homedir`` and ``sudo`` rules (a string or a list; none by default).
   A name given twice is merged, the first entry wins.
 - ``interfaces``: per MAC address (lower case), from ``network_data``:
   ``ipv4``/``ipv6`` networks give static addresses (``ip_address`` plus
@@ -46,6 +47,7 @@ DEFAULT_SHELL = "/bin/bash"
 USERNAME = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
 HOSTNAME_LABEL = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
 SUPPORTED_KEYS = {"hostname", "fqdn", "users", "ssh_authorized_keys"}
+DEFAULT_SUDO = ["ALL=(ALL) NOPASSWD:ALL"]  # Debian cloud images' default user
 
 
 class ConfigDriveError(ValueError):
@@ -60,6 +62,7 @@ class User:
     shell: str = DEFAULT_SHELL
     gecos: str = ""
     homedir: str = ""
+    sudo: list[str] = dataclasses.field(default_factory=list)  # sudoers rules, e.g. "ALL=(ALL) NOPASSWD:ALL"
 
     def __post_init__(self) -> None:
         self.homedir = self.homedir or ("/root" if self.name == "root" else f"/home/{self.name}")
@@ -157,6 +160,11 @@ def _user(entry: dict, index: int) -> User:
         groups = [g.strip() for g in groups.split(",") if g.strip()]
     if not isinstance(groups, list) or not all(isinstance(g, str) and USERNAME.match(g) for g in groups):
         raise ConfigDriveError(f"{where}: groups must be group names")
+    sudo = entry.get("sudo") or []
+    if isinstance(sudo, str):
+        sudo = [sudo]
+    if not isinstance(sudo, list) or not all(isinstance(r, str) and r.strip() and "\n" not in r for r in sudo):
+        raise ConfigDriveError(f"{where}: sudo must be a sudoers rule or a list of them")
     return User(
         name,
         _keys(entry.get("ssh_authorized_keys"), where),
@@ -164,6 +172,7 @@ def _user(entry: dict, index: int) -> User:
         str(entry.get("shell") or DEFAULT_SHELL),
         str(entry.get("gecos") or ""),
         str(entry.get("homedir") or ""),
+        sudo,
     )
 
 
@@ -179,7 +188,7 @@ def _users(config: dict, meta: dict) -> list[User]:
     users: dict[str, User] = {}
     for index, entry in enumerate(entries):
         if entry == "default":
-            user = User(DEFAULT_USER, default_keys, ["sudo"])
+            user = User(DEFAULT_USER, default_keys, ["adm", "sudo"], sudo=list(DEFAULT_SUDO))
         elif isinstance(entry, str):
             user = _user({"name": entry}, index)
         elif isinstance(entry, dict):

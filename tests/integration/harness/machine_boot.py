@@ -12,7 +12,7 @@ library only. It:
    are fresh tmpfs (gone at power-off, as on a machine that reboots);
 2. applies the config drive once per instance id (the ``plan`` file written
    by :mod:`harness.cloud_config`), as cloud-init does at first boot: host
-   name, users and their ``authorized_keys``, and the network configuration,
+   name, users, their ``authorized_keys`` and ``sudo`` rules, and the network configuration,
    which it keeps on the disk (``/etc/network/test-bed.json``) for later boots;
 3. sets the host name (UTS namespace), brings the NICs up with the network
    configuration on the disk or else the test bed's "DHCP" address;
@@ -96,6 +96,13 @@ def apply_plan(plan: dict) -> None:
             handle.write(f"127.0.0.1\tlocalhost\n127.0.1.1\t{plan['hostname']}\n::1\tlocalhost ip6-localhost\n")
     for user in plan["users"]:
         add_user(user)
+    rules = [f"{u['name']} {rule}\n" for u in plan["users"] for rule in u.get("sudo") or []]
+    if rules:
+        os.makedirs("/etc/sudoers.d", exist_ok=True)
+        path = "/etc/sudoers.d/90-cloud-init-users"
+        with open(path, "a") as handle:
+            handle.write("".join(rules))
+        os.chmod(path, 0o440)
     os.makedirs(os.path.dirname(NETWORK_FILE), exist_ok=True)
     with open(NETWORK_FILE, "w") as handle:
         json.dump(plan["interfaces"], handle)
