@@ -44,7 +44,7 @@ def user_data(user: str, key: str, *, hostname: str | None = None, default_key: 
 def test_ssh_follows_power_state(machine_bed, ssh_keypair):
     machine = machine_bed.machines[0]
     key, pub = ssh_keypair("tenant")
-    other_key, _ = ssh_keypair("other")
+    other_key, unused_pub = ssh_keypair("other")
     machine.insert_config_drive(
         {"uuid": "instance-power", "hostname": "power-test"}, user_data("tenant", pub, default_key=pub)
     )
@@ -239,9 +239,9 @@ def test_stop_leaves_nothing(machine_bed, tmp_path):
 
 
 def test_a_failed_session_cleans_up_at_exit(tmp_path):
-    child, (_, bridge, netns, _) = run_child(tmp_path, "raise")
+    child, (unused_owner, bridge, netns, unused_pid) = run_child(tmp_path, "raise")
     inode = netns_inode(netns)
-    _, err = child.communicate(timeout=120)
+    unused_out, err = child.communicate(timeout=120)
     assert child.returncode == 1 and "a test failed" in err
     assert netns not in machines_harness.netns_list()
     assert bridge not in machines_harness.bridges()
@@ -249,7 +249,7 @@ def test_a_failed_session_cleans_up_at_exit(tmp_path):
 
 
 def test_what_a_killed_session_left_is_swept(tmp_path):
-    child, (_, bridge, netns, emulator_pid) = run_child(tmp_path, "kill")
+    child, (unused_owner, bridge, netns, emulator_pid) = run_child(tmp_path, "kill")
     inode = netns_inode(netns)
     assert processes_in(inode)
     os.kill(child.pid, signal.SIGKILL)

@@ -143,7 +143,7 @@ def _hostname(config: dict, meta: dict) -> str | None:
     ):
         if value is None:
             continue
-        label = str(value).split(".")[0]
+        label = str(value).split(".", maxsplit=1)[0]
         if not HOSTNAME_LABEL.match(label):
             raise ConfigDriveError(f"{source}: {value!r} is not a valid host name")
         return label

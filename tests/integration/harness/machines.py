@@ -114,7 +114,7 @@ def bridges() -> dict[str, str]:
 
 def _kill_netns_processes(netns: str) -> None:
     """SIGKILL whatever still runs in ``netns`` (only a namespace this module made)."""
-    for _ in range(20):
+    for unused_attempt in range(20):
         pids = [int(p) for p in ip("netns", "pids", netns, check=False).stdout.split()]
         if not pids:
             return
