@@ -8,12 +8,15 @@ Real namespaces, bridge, sshd and sushy-tools BMCs, driven through Redfish and S
    the same hand-over without the wipe shows them to the next tenant;
 3. two machines reach each other over the bridge, also at a static address from
    ``network_data`` (which then replaces the "DHCP" one);
+   a machine applies the config drive image in its BMC's virtual USB stick (Ironic's ramdisk deploy);
 4. stopping a test bed leaves no namespace, bridge or process, also when the
    session ends with an exception, and what a killed session left is swept by the next.
 """
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import os
 import signal
@@ -25,6 +28,8 @@ from pathlib import Path
 import pytest
 from harness import cloud_config
 from harness import machines as machines_harness
+from harness import sushy as sushy_harness
+from openstack.baremetal import configdrive
 
 pytestmark = pytest.mark.machines
 
@@ -170,6 +175,38 @@ def test_two_machines_reach_each_other_over_the_bridge(machine_bed, ssh_keypair)
     assert f"inet {second.nics[1].address}" in second.exec("ip", "-o", "address", "show", "dev", "eth1").stdout
     machine_bed.power(first, False)
     machine_bed.power(second, False)
+
+
+def test_config_drive_from_the_bmc_virtual_usb_stick(machine_bed, ssh_keypair, tmp_path):
+    """The image Ironic builds (openstacksdk's configdrive.build, as on a ramdisk deploy) inserted in the
+    BMC's USB stick through Redfish: the machine applies it at boot; ejected and wiped, nothing is left."""
+    machine = machine_bed.machines[2]
+    key, pub = ssh_keypair("tenant")
+    drive = configdrive.build(
+        {"uuid": "instance-media", "hostname": "from-the-stick"}, user_data=user_data("tenant", pub)
+    )
+    plain, url = sushy_harness.start_plain_http(tmp_path / "http")
+    try:
+        (tmp_path / "http" / "www" / "configdrive.img").write_bytes(gzip.decompress(base64.b64decode(drive)))
+        media = machine.bmc.system_id + "/VirtualMedia/Floppy"
+        status, body = machine_bed.emulator.request(
+            "POST",
+            media + "/Actions/VirtualMedia.InsertMedia",
+            body={"Image": url + "/configdrive.img", "Inserted": True},
+        )
+        assert status in (200, 204), body
+        machine_bed.power(machine, True)
+        result = machine.ssh("tenant", key, "hostname")
+        assert result.returncode == 0 and result.stdout.strip() == "from-the-stick", result
+        machine_bed.power(machine, False)
+        status, body = machine_bed.emulator.request("POST", media + "/Actions/VirtualMedia.EjectMedia", body={})
+        assert status in (200, 204), body
+        machine.wipe()
+        machine_bed.power(machine, True)
+        assert machine.ssh("tenant", key, "true").returncode == 255
+        machine_bed.power(machine, False)
+    finally:
+        plain.stop()
 
 
 CHILD = textwrap.dedent(

@@ -40,7 +40,11 @@ A :class:`Machine` is
   parts (``meta_data``, ``user_data``, ``network_data``) as Ironic holds them,
   plans what cloud-init would do (:mod:`harness.cloud_config`) and the machine
   applies it at its next boot, once per instance id (a running machine is
-  rebooted, as a deployment does).
+  rebooted, as a deployment does). At each boot the machine also looks in its
+  BMC's virtual media: a config drive image in the ``USBStick`` (where Ironic's
+  ``ramdisk`` deploy through ``redfish-virtual-media`` inserts it;
+  :mod:`harness.config_drive_iso`) is applied instead, as cloud-init finds a
+  ``config-2`` volume.
 
 :meth:`TestBed.stop` (also registered with :mod:`atexit`, so it runs after a
 failed test or an interrupted session) halts every machine, deletes the
@@ -67,7 +71,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from . import cloud_config, procs
+from . import cloud_config, config_drive_iso, procs
 from .sushy import Bmc
 
 BOOT_SCRIPT = Path(__file__).resolve().parent / "machine_boot.py"
@@ -146,6 +150,15 @@ def sweep_stale() -> list[str]:
     return removed
 
 
+def redfish_get(bmc: Bmc, path: str) -> dict:
+    """GET a Redfish resource of ``bmc`` with its credentials."""
+    req = urllib.request.Request(bmc.base_url + path)
+    token = base64.b64encode(f"{bmc.username}:{bmc.password}".encode()).decode()
+    req.add_header("Authorization", f"Basic {token}")
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        return json.loads(resp.read())
+
+
 def _host_networks() -> list[ipaddress.IPv4Network]:
     nets = []
     for line in ip("-4", "-o", "address").stdout.splitlines():
@@ -188,6 +201,7 @@ class Machine:
         self.dir = testbed.workdir / bmc.name
         self.disk = self.dir / "disk"
         self.plan_path = self.dir / "config-drive.json"
+        self.media_plan_path = self.dir / "virtual-media-config-drive.json"
         self.proc: procs.Proc | None = None
         self.netns_inode: int | None = None
         self.lock = threading.RLock()
@@ -318,10 +332,42 @@ class Machine:
             (tmp / name).mkdir(mode=0o755)
         tmp.rename(self.disk)
 
+    def _virtual_media_plan(self) -> Path | None:
+        """The config drive in the BMC's virtual USB stick (where Ironic's ``ramdisk`` deploy through
+        ``redfish-virtual-media`` inserts it), planned, or ``None``. A medium that cannot be read is
+        skipped (logged in ``virtual-media.log``), as firmware boots without an unreadable stick."""
+        self.media_plan_path.unlink(missing_ok=True)
+        try:
+            collection = redfish_get(self.bmc, self.bmc.system_id + "/VirtualMedia")
+        except (OSError, ValueError) as exc:
+            self._media_log(f"cannot list virtual media: {exc!r}")
+            return None
+        for member in collection.get("Members", []):
+            try:
+                medium = redfish_get(self.bmc, member["@odata.id"])
+                types = medium.get("MediaTypes") or []
+                if not medium.get("Inserted") or not medium.get("Image") or not {"USBStick", "Floppy"} & set(types):
+                    continue
+                with urllib.request.urlopen(medium["Image"], timeout=30) as resp:
+                    drive = config_drive_iso.read(resp.read())
+                plan = cloud_config.plan(drive["meta_data"], drive["user_data"], drive["network_data"])
+            except (OSError, ValueError, KeyError) as exc:  # ConfigDriveError is a ValueError
+                self._media_log(f"{member.get('@odata.id')}: {exc!r}")
+                continue
+            self.media_plan_path.write_text(plan.to_json())
+            self._media_log(f"{medium['Image']}: config drive of instance {plan.instance_id}")
+            return self.media_plan_path
+        return None
+
+    def _media_log(self, line: str) -> None:
+        with open(self.dir / "virtual-media.log", "a") as handle:
+            handle.write(f"{time.strftime('%H:%M:%S')} boot {self.boots + 1}: {line}\n")
+
     def _boot(self) -> None:
+        plan_path = self._virtual_media_plan() or self.plan_path
         boot = {
             "disk": str(self.disk),
-            "plan": str(self.plan_path),
+            "plan": str(plan_path),
             "nics": [
                 {"ifname": n.ifname, "mac": n.mac, "address": n.address, "gateway": self.testbed.gateway}
                 for n in self.nics
@@ -443,11 +489,7 @@ class TestBed:
     @staticmethod
     def power_state(bmc: Bmc) -> str:
         """The BMC's ``PowerState`` (``On``/``Off``...) through Redfish."""
-        req = urllib.request.Request(bmc.base_url + bmc.system_id)
-        token = base64.b64encode(f"{bmc.username}:{bmc.password}".encode()).decode()
-        req.add_header("Authorization", f"Basic {token}")
-        with urllib.request.urlopen(req, timeout=10) as resp:
-            return json.loads(resp.read())["PowerState"]
+        return redfish_get(bmc, bmc.system_id)["PowerState"]
 
     def _poll(self) -> None:
         while not self._stop.is_set():
