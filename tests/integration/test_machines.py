@@ -8,7 +8,8 @@ Real namespaces, bridge, sshd and sushy-tools BMCs, driven through Redfish and S
    the same hand-over without the wipe shows them to the next tenant;
 3. two machines reach each other over the bridge, also at a static address from
    ``network_data`` (which then replaces the "DHCP" one);
-   a machine applies the config drive image in its BMC's virtual USB stick (Ironic's ramdisk deploy);
+   a machine applies the config drive image in its BMC's virtual USB stick, inserted through Redfish
+   and by a real Ironic's ramdisk deployment;
 4. stopping a test bed leaves no namespace, bridge or process, also when the
    session ends with an exception, and what a killed session left is swept by the next.
 """
@@ -28,6 +29,7 @@ from pathlib import Path
 import pytest
 from harness import cloud_config
 from harness import machines as machines_harness
+from harness import openstack as openstack_harness
 from harness import sushy as sushy_harness
 from openstack.baremetal import configdrive
 
@@ -207,6 +209,48 @@ def test_config_drive_from_the_bmc_virtual_usb_stick(machine_bed, ssh_keypair, t
         machine_bed.power(machine, False)
     finally:
         plain.stop()
+
+
+def test_an_ironic_ramdisk_deployment_gives_the_machine_its_config_drive(
+    machine_bed, openstack_env, ssh_keypair, tmp_path
+):
+    """Real Ironic (ramdisk deploy, redfish-virtual-media boot) deploys the node behind a machine with a
+    config drive: Ironic builds the image, puts it in the BMC's USB stick and powers on; the machine
+    applies it. Undeploying ejects it and powers off. (Not yet wired: nothing wipes the disk on cleaning.)"""
+    machine = machine_bed.machines[2]  # its MACs are of no other suite's BMC: Ironic refuses a MAC twice
+    admin = openstack_env.admin_conn
+    key, pub = ssh_keypair("tenant")
+    iso_src = tmp_path / "iso"
+    iso_src.mkdir()
+    (iso_src / "README.txt").write_text("a live image nothing boots\n")
+    iso = openstack_env.ironic_server.http_root / "machines-live.iso"
+    subprocess.run(["genisoimage", "-quiet", "-o", str(iso), "-V", "LIVE", str(iso_src)], check=True)
+    node = openstack_harness.enroll_redfish_node(
+        admin, machine.bmc, "machines-ironic-0", "rc-machines", openstack_env.infra_project_id
+    )
+    try:
+        admin.baremetal.update_node(
+            node,
+            deploy_interface="ramdisk",
+            boot_interface="redfish-virtual-media",
+            instance_info={"boot_iso": f"{openstack_env.ironic_server.http_url}/{iso.name}"},
+        )
+        drive = {"meta_data": {"hostname": "deployed-by-ironic"}, "user_data": user_data("tenant", pub)}
+        node = admin.baremetal.set_node_provision_state(node, "active", config_drive=drive, wait=True, timeout=300)
+        assert node.provision_state == "active", node.last_error
+        machine.wait_running(True)
+        result = machine.ssh("tenant", key, "hostname")
+        assert result.returncode == 0 and result.stdout.strip() == "deployed-by-ironic", result
+        node = admin.baremetal.set_node_provision_state(node, "deleted", wait=True, timeout=300)
+        assert node.provision_state == "available", node.last_error
+        machine.wait_running(False)
+        status, stick = machine_bed.emulator.request("GET", machine.bmc.system_id + "/VirtualMedia/Floppy")
+        assert status == 200 and not stick.get("Inserted"), stick
+    finally:
+        admin.baremetal.set_node_maintenance(node, "the machines test is done")
+        admin.baremetal.delete_node(node)
+        machine_bed.power(machine, False)
+        machine.wipe()
 
 
 CHILD = textwrap.dedent(
