@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Install the Debian packages the tests and the demo need, when missing.
-# For ansible-test sanity (shellcheck), Ironic config drives (genisoimage)
-# and the Ironic database of the concurrency tests (postgresql).
+# For ansible-test sanity (shellcheck), Ironic config drives (genisoimage),
+# the Ironic database of the concurrency tests (postgresql), and the sshd and
+# sudo of the test-bed machines (openssh-server, whose service is never started:
+# the harness runs an sshd per machine; sudo, as on Debian's cloud images).
 set -euo pipefail
-PACKAGES=(shellcheck genisoimage postgresql)
+PACKAGES=(shellcheck genisoimage postgresql openssh-server sudo)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
