@@ -108,7 +108,7 @@ def check_credential_type(credential_type: Mapping) -> None:
     if missing:
         raise AwxDataError("%s: required names no field: %s" % (where, ", ".join(sorted(missing))))
     injectors = credential_type.get("injectors") or {}
-    labels = list((injectors.get("file") or {}))
+    labels = list(injectors.get("file") or {})
     for label in labels:
         if label != "template" and not re.fullmatch(r"template\.\w+", label):
             raise AwxDataError("%s: file injector %r is not template or template.<name>" % (where, label))
