@@ -351,6 +351,15 @@ class PrivateDataDir:
     cmdline: str
 
 
+def _credential_file_path(prefix: str, index: int) -> Callable[[str], str]:
+    """Where the files of the job's ``index``-th credential go: ``<root>/env/credential-<index>-<label>``."""
+
+    def file_path(label: str) -> str:
+        return "%senv/credential-%d-%s" % (prefix, index, label.replace(".", "-"))
+
+    return file_path
+
+
 def job_private_data_dir(
     root: str,
     template: Mapping,
@@ -375,16 +384,10 @@ def job_private_data_dir(
     files: dict[str, str] = {}
     envvars = dict(base_env or {})
     credential_vars: dict[str, Any] = {}
+    prefix = root.rstrip("/") + "/"
     for index, (credential_type, inputs) in enumerate(credentials):
-        relative = {}
-
-        def file_path(label, index=index, relative=relative):
-            name = "env/credential-%d-%s" % (index, label.replace(".", "-"))
-            relative[root.rstrip("/") + "/" + name] = name
-            return root.rstrip("/") + "/" + name
-
-        injected = render_credential(credential_type, inputs, file_path)
-        files.update({relative[path]: content for path, content in injected.files.items()})
+        injected = render_credential(credential_type, inputs, _credential_file_path(prefix, index))
+        files.update({path[len(prefix) :]: content for path, content in injected.files.items()})
         envvars.update(injected.env)
         credential_vars.update(injected.extra_vars)
     extravars = survey_extra_vars(
