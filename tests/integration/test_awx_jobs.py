@@ -53,6 +53,7 @@ class Job:
     stdout: str
     events: list[dict]
     directory: Path
+    stats: dict
 
     def artifacts_text(self) -> str:
         """What AWX keeps of a job: its events and its stdout."""
@@ -145,7 +146,7 @@ class Awx:
             private_data_dir=str(directory), playbook=template["playbook"], ident="job", quiet=True
         )
         stdout = (directory / "artifacts" / "job" / "stdout").read_text()
-        job = Job(template_name, runner.status, runner.rc, stdout, list(runner.events), directory)
+        job = Job(template_name, runner.status, runner.rc, stdout, list(runner.events), directory, runner.stats or {})
         self.jobs.append(job)
         return job
 
@@ -298,6 +299,9 @@ def test_owner_expires_leases_with_its_openstack_and_bmc_credentials(awx):
         update.listing,
     )
     assert job.status == "successful", job.stdout[-3000:]
+    # the nodes are leased by their lessee field, without lease records: nothing is due, nothing changes
+    assert job.stats.get("changed") == {}, job.stdout[-3000:]
+    assert "End expired leases and start due ones" in job.stdout
 
 
 def test_tenants_release_and_the_owner_offboards_them(awx):
