@@ -82,8 +82,12 @@ options:
     description:
       - The namespaces whose C(HostClaims) make the inventory (O(backend=metal3)); required with that backend.
       - A tenant can list C(HostClaims) only in its own namespaces.
+      - The environment variable E(BMT_CLAIM_NAMESPACES) (names separated by commas) is used when the option is not
+        set, so that one source file serves every tenant (an AWX source's environment variables).
     type: list
     elements: str
+    env:
+      - name: BMT_CLAIM_NAMESPACES
   hostname:
     description:
       - A template for the host names, evaluated with the host variables of each host (named with O(hostvar_prefix)).

@@ -1,0 +1,343 @@
+"""The shipped AWX objects (extensions/awx/) run the way AWX runs them, on the session's real services.
+
+For every job, a private data directory is rendered from the shipped credential types and job templates
+(``harness.awx_job``: credential injectors into ``env/envvars`` and files, survey answers into
+``env/extravars``, the inventory its source's last update imported into ``inventory/hosts``, the
+collection's playbooks as ``project/``) and handed to ``ansible-runner``. Inventory updates run
+``ansible-inventory --list --export`` on the shipped source files through ``ansible-runner`` too, with the
+source's credential and environment variables, as AWX's inventory updates do.
+
+Actors: the owner (the cluster administrator's and the binder's Kubernetes credentials, the system
+administrator's OpenStack credential and a BMC credential) and two tenants, each with its own Kubernetes
+token and its own project's OpenStack user. Metal3 runs on the cluster without baremetal-operator
+(``metal3_env``: no host becomes available, so claims stay pending and the binder says why); Ironic on the
+session's Keystone and Ironic, where ``inventory_ironic`` gave each tenant claimed nodes.
+
+The steps share the module's jobs and run in order; the last one scans every job's artifacts
+(``job_events``, ``stdout``) and every inventory update's output for each secret the jobs were given.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import ansible_runner
+import pytest
+import yaml
+from harness import awx_job
+from harness.ansible import REPO_ROOT, ansible_env
+from harness.keystone import REGION
+from harness.kube import IDENTITIES
+from kubernetes import client
+
+AWX = REPO_ROOT / "extensions" / "awx"
+CREDENTIAL_TYPES = {
+    t["name"]: t for t in yaml.safe_load((AWX / "credential_types.yml").read_text())["credential_types"]
+}
+TEMPLATES = {t["name"]: t for t in yaml.safe_load((AWX / "job_templates.yml").read_text())["job_templates"]}
+SOURCES = {s["name"]: s for s in yaml.safe_load((AWX / "inventory_sources.yml").read_text())["inventory_sources"]}
+KUBE, OPENSTACK, BMC = (CREDENTIAL_TYPES["baremetal.tenancy %s" % n] for n in ("Kubernetes", "OpenStack", "BMC"))
+NAMESPACES = {"tenant-a": "awx-a", "tenant-b": "awx-b"}
+GROUP, VERSION = "metal3.io", "v1alpha1"
+
+
+@dataclasses.dataclass
+class Job:
+    name: str
+    status: str
+    rc: int
+    stdout: str
+    events: list[dict]
+    directory: Path
+    stats: dict
+
+    def artifacts_text(self) -> str:
+        """What AWX keeps of a job: its events and its stdout."""
+        artifacts = self.directory / "artifacts" / "job"
+        texts = [path.read_text() for path in sorted((artifacts / "job_events").glob("*.json"))]
+        return "\n".join([*texts, (artifacts / "stdout").read_text()])
+
+    def debug_messages(self) -> list:
+        return [
+            e["event_data"]["res"]["msg"]
+            for e in self.events
+            if e.get("event") == "runner_on_ok" and "msg" in (e.get("event_data", {}).get("res") or {})
+        ]
+
+
+@dataclasses.dataclass
+class Update:
+    source: str
+    rc: int
+    listing: dict
+    output: str  # everything the update printed (AWX keeps it as the update's stdout)
+
+
+class Awx:
+    """The jobs of this module, each in a private data directory of its own under ``workdir``."""
+
+    def __init__(self, workdir: Path):
+        self.workdir = workdir
+        self.jobs: list[Job] = []
+        self.updates: list[Update] = []
+        self.private_files: list[str] = []  # every file AWX would have written (secrets included)
+        self._count = 0
+
+    def _directory(self, kind: str) -> Path:
+        self._count += 1
+        directory = self.workdir / ("%s-%03d" % (kind, self._count))
+        (directory / "project").mkdir(parents=True)
+        for part in ("playbooks", "extensions/awx/inventories"):
+            shutil.copytree(REPO_ROOT / part, directory / "project" / part)
+        return directory
+
+    def base_env(self, directory: Path) -> dict[str, str]:
+        """What the execution environment gives every job: this checkout as the installed collection."""
+        env = ansible_env({}, directory)
+        return {k: v for k, v in env.items() if k.startswith("ANSIBLE_") or k in ("PATH", "HOME")}
+
+    def update(self, source_name: str, credential: tuple[dict, dict], source_vars: dict | None = None) -> Update:
+        """An inventory update of a shipped source with ``credential``, as AWX runs it."""
+        source = SOURCES[source_name]
+        directory = self._directory("update")
+        injected = awx_job.render_credential(
+            credential[0], credential[1], lambda label: str(directory / "env" / ("credential-" + label))
+        )
+        # AWX fails an update whose source does not parse (else ansible-inventory prints an empty inventory)
+        envvars = dict(self.base_env(directory), **injected.env, **(source_vars or {}))
+        envvars["ANSIBLE_INVENTORY_UNPARSED_FAILED"] = "True"
+        files = {str(Path(p).relative_to(directory)): content for p, content in injected.files.items()}
+        files["env/envvars"] = json.dumps(envvars)
+        awx_job.write_tree(directory, files)
+        self.private_files += files.values()
+        out = directory / "listing.json"
+        response, error, rc = ansible_runner.run_command(
+            executable_cmd="ansible-inventory",
+            cmdline_args=[
+                "-i",
+                str(directory / "project" / source["source_path"]),
+                "--list",
+                "--export",
+                "--output",
+                str(out),
+            ],
+            private_data_dir=str(directory),
+            envvars=envvars,
+            quiet=True,
+        )
+        listing = json.loads(out.read_text()) if rc == 0 else {}
+        update = Update(source_name, rc, listing, response + error + (out.read_text() if rc == 0 else ""))
+        self.updates.append(update)
+        return update
+
+    def launch(self, template_name: str, credentials: list[tuple[dict, dict]], answers: dict, listing: dict) -> Job:
+        template = TEMPLATES[template_name]
+        directory = self._directory("job")
+        pdd = awx_job.job_private_data_dir(
+            str(directory), template, credentials, answers, listing, self.base_env(directory)
+        )
+        awx_job.write_tree(directory, pdd.files, pdd.modes)
+        self.private_files += pdd.files.values()
+        runner = ansible_runner.run(
+            private_data_dir=str(directory), playbook=template["playbook"], ident="job", quiet=True
+        )
+        stdout = (directory / "artifacts" / "job" / "stdout").read_text()
+        job = Job(template_name, runner.status, runner.rc, stdout, list(runner.events), directory, runner.stats or {})
+        self.jobs.append(job)
+        return job
+
+
+def kube_credential(kube_env, identity: str) -> tuple[dict, dict]:
+    return KUBE, {
+        "host": kube_env.server,
+        "bearer_token": kube_env.tokens[identity],
+        "ca_cert": Path(kube_env.ca_file).read_text(),
+    }
+
+
+def openstack_credential(auth: dict) -> tuple[dict, dict]:
+    inputs = {k: v for k, v in auth.items() if k in {f["id"] for f in OPENSTACK["inputs"]["fields"]}}
+    return OPENSTACK, dict(inputs, region_name=REGION)
+
+
+@pytest.fixture(scope="module")
+def awx(metal3_env, inventory_ironic, tmp_path_factory):
+    """The module's AWX: the owner's and both tenants' credentials, and the secrets they hold."""
+    kube_env = metal3_env.kube
+    openstack = inventory_ironic.openstack
+    bmc = openstack.bmcs[1]  # the redfish node's BMC (inventory_ironic)
+    state = Awx(tmp_path_factory.mktemp("awx"))
+    state.kube = {identity: kube_credential(kube_env, identity) for identity in ("admin", "binder", *NAMESPACES)}
+    state.openstack = {
+        tenant: openstack_credential(openstack.tenants[tenant].credentials["member"]) for tenant in NAMESPACES
+    }
+    state.openstack["owner"] = openstack_credential(openstack.keystone_server.admin_auth("system"))
+    state.bmc = (BMC, {"bmc_username": bmc.username, "bmc_password": bmc.password, "bmc_address": bmc.address})
+    state.secrets = [kube_env.tokens[i] for i in ("admin", "binder", *NAMESPACES)]
+    state.secrets += [c[1]["password"] for c in state.openstack.values()]
+    state.bmc_secrets = [v for v in inventory_ironic.bmc_values if v]
+    state.secrets += state.bmc_secrets
+    state.metal3 = metal3_env
+    state.ironic = inventory_ironic
+    yield state
+    for namespace in NAMESPACES.values():
+        if _exists(metal3_env, namespace):
+            metal3_env.forget_claims(namespace)
+
+
+def _exists(metal3_env, namespace: str) -> bool:
+    with metal3_env.api() as api:
+        return any(n.metadata.name == namespace for n in client.CoreV1Api(api).list_namespace().items)
+
+
+def _claims(metal3_env, namespace: str) -> dict[str, dict]:
+    return {c["metadata"]["name"]: c for c in metal3_env.claims(namespace)}
+
+
+def test_owner_onboards_two_tenants_through_the_onboard_template(awx):
+    for tenant, namespace in NAMESPACES.items():
+        job = awx.launch(
+            "baremetal.tenancy onboard tenant (Metal3)",
+            [awx.kube["admin"]],
+            {"tenant": namespace, "tenant_user": IDENTITIES[tenant].user, "tenant_host_classes": "small"},
+            {},
+        )
+        assert job.status == "successful", job.stdout[-3000:]
+    with awx.metal3.api() as api:
+        rbac = client.RbacAuthorizationV1Api(api)
+        for tenant, namespace in NAMESPACES.items():
+            subjects = [s.name for b in rbac.list_namespaced_role_binding(namespace).items for s in b.subjects or []]
+            assert IDENTITIES[tenant].user in subjects
+            assert IDENTITIES[next(t for t in NAMESPACES if t != tenant)].user not in subjects
+
+
+def test_each_tenant_claims_in_its_namespace_and_not_in_the_other(awx):
+    for tenant, namespace in NAMESPACES.items():
+        job = awx.launch(
+            "baremetal.tenancy claim hosts (Metal3)",
+            [awx.kube[tenant]],
+            {"claim_namespace": namespace, "claim_name": "web", "claim_labels": "infra-kind=small"},
+            {},
+        )
+        assert job.status == "successful", job.stdout[-3000:]
+        claim = _claims(awx.metal3, namespace)["web"]
+        assert claim["spec"]["hostSelector"]["matchLabels"] == {"infra-kind": "small"}
+        assert claim["spec"]["online"] is False
+    intrusion = awx.launch(
+        "baremetal.tenancy claim hosts (Metal3)",
+        [awx.kube["tenant-a"]],
+        {"claim_namespace": NAMESPACES["tenant-b"], "claim_name": "intruder"},
+        {},
+    )
+    assert intrusion.status == "failed" and "forbidden" in intrusion.stdout.lower()
+    assert "intruder" not in _claims(awx.metal3, NAMESPACES["tenant-b"])
+
+
+def test_survey_answers_are_checked_before_any_job_runs(awx):
+    with pytest.raises(awx_job.AwxDataError, match="survey answer claim_online"):
+        awx.launch(
+            "baremetal.tenancy claim hosts (Metal3)",
+            [awx.kube["tenant-a"]],
+            {"claim_namespace": "awx-a", "claim_name": "x", "claim_online": "yes"},
+            {},
+        )
+
+
+def test_reconcile_template_runs_binder_passes_that_say_why_claims_wait(awx):
+    job = awx.launch(
+        "baremetal.tenancy reconcile claims (Metal3)",
+        [awx.kube["binder"]],
+        {"reconcile_namespaces": ",".join(NAMESPACES.values()), "reconcile_passes": 2, "reconcile_interval": 0},
+        {},
+    )
+    assert job.status == "successful", job.stdout[-3000:]
+    for namespace in NAMESPACES.values():
+        status = _claims(awx.metal3, namespace)["web"].get("status") or {}
+        assert status.get("conditions"), (namespace, status)  # the binder wrote why the claim waits
+
+
+def test_metal3_inventory_source_serves_each_tenant_its_namespace_only(awx):
+    for tenant, namespace in NAMESPACES.items():
+        update = awx.update("claimed hosts (Metal3)", awx.kube[tenant], {"BMT_CLAIM_NAMESPACES": namespace})
+        assert update.rc == 0, update.output[-3000:]
+        assert awx_job.listed_hosts(update.listing) == set()  # pending claims have no host yet
+    other = awx.update("claimed hosts (Metal3)", awx.kube["tenant-a"], {"BMT_CLAIM_NAMESPACES": NAMESPACES["tenant-b"]})
+    assert other.rc != 0 and "forbidden" in other.output.lower()
+
+
+def test_each_ironic_job_sees_exactly_its_tenants_hosts(awx):
+    claims = {t: {c.allocation for c in awx.ironic.claims[t]} for t in NAMESPACES}
+    nodes = {t: {c.node for c in awx.ironic.claims[t]} for t in NAMESPACES}
+    for tenant in NAMESPACES:
+        update = awx.update("claimed hosts (Ironic)", awx.openstack[tenant])
+        assert update.rc == 0, update.output[-3000:]
+        assert awx_job.listed_hosts(update.listing) == claims[tenant]
+        job = awx.launch("baremetal.tenancy show my hosts (Ironic)", [awx.openstack[tenant]], {}, update.listing)
+        assert job.status == "successful", job.stdout[-3000:]
+        # the job's inventory is exactly the tenant's hosts, and so is what its credential shows it
+        script = job.directory / "inventory" / "hosts"
+        inventory = json.loads(subprocess.run([str(script)], capture_output=True, text=True, check=True).stdout)
+        assert awx_job.listed_hosts(inventory) == claims[tenant]
+        shown = next(m for m in job.debug_messages() if isinstance(m, dict) and "claims" in m)
+        assert {line.split(" -> ")[0] for line in shown["claims"]} == claims[tenant]
+        assert set(shown["visible_nodes"]) == nodes[tenant]
+
+
+def test_owner_expires_leases_with_its_openstack_and_bmc_credentials(awx):
+    update = awx.update("claimed hosts (Ironic)", awx.openstack["owner"])
+    assert update.rc == 0, update.output[-3000:]
+    every = {c.allocation for claims in awx.ironic.claims.values() for c in claims}
+    assert every <= awx_job.listed_hosts(update.listing)  # the owner sees both tenants' hosts
+    job = awx.launch(
+        "baremetal.tenancy expire leases (Ironic)",
+        [awx.openstack["owner"], awx.bmc],
+        {"expire_nodes": ",".join(c.node for claims in awx.ironic.claims.values() for c in claims)},
+        update.listing,
+    )
+    assert job.status == "successful", job.stdout[-3000:]
+    # the nodes are leased by their lessee field, without lease records: nothing is due, nothing changes
+    assert job.stats.get("changed") == {}, job.stdout[-3000:]
+    assert "End expired leases and start due ones" in job.stdout
+
+
+def test_tenants_release_and_the_owner_offboards_them(awx):
+    for tenant, namespace in NAMESPACES.items():
+        job = awx.launch(
+            "baremetal.tenancy release hosts (Metal3)",
+            [awx.kube[tenant]],
+            {"claim_namespace": namespace, "release_claims": "web", "release_wait": "false"},
+            {},
+        )
+        assert job.status == "successful", job.stdout[-3000:]
+    for namespace in NAMESPACES.values():
+        job = awx.launch("baremetal.tenancy offboard tenant (Metal3)", [awx.kube["admin"]], {"tenant": namespace}, {})
+        assert job.status == "successful", job.stdout[-3000:]
+        assert _claims(awx.metal3, namespace) == {}
+    with awx.metal3.api() as api:
+        for namespace in NAMESPACES.values():
+            ns = [n for n in client.CoreV1Api(api).list_namespace().items if n.metadata.name == namespace]
+            assert not ns or ns[0].metadata.deletion_timestamp, namespace
+
+
+def test_no_secret_appears_in_any_job_artifacts_or_inventory_update(awx):
+    assert len(awx.jobs) >= 10 and len(awx.updates) >= 5
+    # the scan can fail: each token and password was handed to some job, in its private data directory
+    given = "\n".join(awx.private_files)
+    handed = [*(c[1]["bearer_token"] for c in awx.kube.values()), *(c[1]["password"] for c in awx.openstack.values())]
+    assert [s for s in [*handed, awx.bmc[1]["bmc_password"]] if s not in given] == []
+    for job in awx.jobs:
+        text = job.artifacts_text()
+        assert [s for s in awx.secrets if s in text] == [], job.name
+    for update in awx.updates:
+        assert [s for s in awx.secrets if s in update.output] == [], update.source
+    # Tokens and passwords travel in files, never in the environment, which ansible-runner records in
+    # artifacts/command (AWX deletes the private data directory after the job): only the BMC credential,
+    # read from the environment by host_lease and bmc_account, is there.
+    for job in awx.jobs:
+        command = (job.directory / "artifacts" / "job" / "command").read_text()
+        leaked = [s for s in awx.secrets if s in command]
+        assert leaked == [] or ("expire" in job.name and set(leaked) <= set(awx.bmc_secrets)), (job.name, leaked)
