@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Install the Debian packages the tests and the demo need, when missing.
-# For ansible-test sanity (shellcheck), Ironic config drives (genisoimage)
-# and the Ironic database of the concurrency tests (postgresql).
+# For ansible-test sanity (shellcheck), Ironic config drives (genisoimage),
+# the Ironic database of the concurrency tests (postgresql) and the Java 17
+# runtime of ansible-rulebook's Drools engine (openjdk-17-jre-headless: the
+# Event-Driven Ansible rulebooks in extensions/eda).
 set -euo pipefail
-PACKAGES=(shellcheck genisoimage postgresql)
+PACKAGES=(shellcheck genisoimage postgresql openjdk-17-jre-headless)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -104,6 +104,7 @@ class Rulebook:
             "-v",
         ]
         self.lines: list[str] = []
+        self.log = workdir / "rulebook.log"
         self.proc = subprocess.Popen(
             argv,
             env=run_env,
@@ -117,8 +118,11 @@ class Rulebook:
         self.reader.start()
 
     def _read(self):
-        for line in self.proc.stdout:
-            self.lines.append(line)
+        with open(self.log, "w", encoding="utf-8") as log:
+            for line in self.proc.stdout:
+                self.lines.append(line)
+                log.write(line)
+                log.flush()
 
     @property
     def output(self) -> str:
@@ -226,7 +230,7 @@ def test_a_killed_and_restarted_rulebook_loses_no_claim(eda):
 
 
 def test_the_watches_follow_an_api_server_restart(eda):
-    env, state, workdir = eda
+    env, state, dummy = eda
     rulebook = state["rulebook"]
     apiserver = state["apiserver"]
     port = apiserver.service.port

@@ -80,7 +80,9 @@ def source_options(args: Mapping[str, Any] | None, environ: Mapping[str, str] | 
         names[option] = option
         for alias in spec.get("aliases") or ():
             names[alias] = option
-    unknown = sorted(key for key in args if key not in names and key not in SOURCE_OPTIONS and not key.startswith("eda_"))
+    unknown = sorted(
+        key for key in args if key not in names and key not in SOURCE_OPTIONS and not key.startswith("eda_")
+    )
     if unknown:
         raise InvalidInput(
             "event source baremetal.tenancy.metal3_events",

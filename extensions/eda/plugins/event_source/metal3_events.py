@@ -80,28 +80,28 @@ def _importable() -> None:
 _importable()
 
 # pylint: disable=wrong-import-position
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import TenancyError  # noqa: E402
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import (  # noqa: E402
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import TenancyError
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import (
     API_VERSION,
     CLAIMS,
     HOSTS,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO, api_path  # noqa: E402
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import (  # noqa: E402
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO, api_path
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import (
     kube_api_client,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.event_source_options import (  # noqa: E402
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.event_source_options import (
     source_options,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.events import (  # noqa: E402
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.events import (
     DELETED,
     LISTED,
     TenancyState,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.pass_coalescer import (  # noqa: E402
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.pass_coalescer import (
     PassCoalescer,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.watch_cursor import (  # noqa: E402
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.watch_cursor import (
     LIST,
     WatchCursor,
     object_key,
@@ -135,7 +135,9 @@ class Follower(threading.Thread):
             except TenancyError as exc:
                 status = exc.details.get("status")
                 delay = self.cursor.failed(status if isinstance(status, int) else None)
-                LOG.warning("%s: %s; %s in %.1f s", self.what, exc, "listing again" if status == 410 else "retrying", delay)
+                LOG.warning(
+                    "%s: %s; %s in %.1f s", self.what, exc, "listing again" if status == 410 else "retrying", delay
+                )
                 self.stop.wait(delay)
             except Exception as exc:  # pylint: disable=broad-except
                 delay = self.cursor.failed(None)
@@ -255,7 +257,12 @@ async def main(queue: asyncio.Queue, args: dict):
             done_file = os.path.join(done_dir, "pass-%d.json" % request["id"]) if options["wait_for_pass"] else None
             coalescer.running["done_file"] = done_file
             event = dict(request, host_namespaces=options["host_namespaces"], done_file=done_file)
-            LOG.info("binder pass %d for %s (%d changes)", request["id"], ", ".join(request["namespaces"]), request["changes"])
+            LOG.info(
+                "binder pass %d for %s (%d changes)",
+                request["id"],
+                ", ".join(request["namespaces"]),
+                request["changes"],
+            )
             await queue.put({"binder_pass": event})
             if done_file is None:
                 coalescer.finished(request["id"], ok=True, settled=True, now=now)
