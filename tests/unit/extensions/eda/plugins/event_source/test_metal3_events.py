@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The event source plugin's loop (extensions/eda/plugins/event_source/metal3_events.py) on a scripted API server.
 
-The plugin file is loaded as ansible-rulebook loads it (``runpy.run_path``); its
+The plugin file is loaded as a module of its own, as ansible-rulebook loads it; its
 client is replaced by a fake that answers lists and watches from a script:
 a watch that ends is resumed from the last resourceVersion, a ``410 Gone``
 makes a new list whose difference is delivered, and a second ``binder_pass``
@@ -11,9 +11,9 @@ waits until the first one's ``done_file`` is written.  No event carries BMC data
 """
 
 import asyncio
+import importlib.util
 import json
 import queue
-import runpy
 import time
 from pathlib import Path
 
@@ -79,10 +79,14 @@ class ScriptedIO:
 
 
 def load_main(io):
-    main = runpy.run_path(str(PLUGIN))["main"]
-    main.__globals__["KubeIO"] = lambda *args, **kwargs: io
-    main.__globals__["kube_api_client"] = lambda params: None
-    return main
+    """The plugin's ``main`` with its client replaced (the file runs as a module of its own, as runpy runs it:
+    ansible-test's collection path hook claims every path, so ``runpy.run_path`` itself cannot be used here)."""
+    spec = importlib.util.spec_from_file_location("metal3_events_under_test", str(PLUGIN))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.KubeIO = lambda *args, **kwargs: io
+    module.kube_api_client = lambda params: None
+    return module.main
 
 
 async def until(seen, wanted, timeout=10.0):
