@@ -2,6 +2,7 @@
 #   make demo   the main job on loopback: the Ironic story, then the Metal3 one on the real baremetal-operator (DEMO_ONLY=ironic|metal3)
 #   make test   everything CI runs: sanity, lint, docs lint, units, integration (with the real BMO), molecule
 #   make check  the inner loop: sanity, lint, docs lint and units (a few minutes, no services)
+#   make test-machines  the test-bed machines (namespaces, bridge, sshd; root; not in make test yet)
 #   make fmt    format and lint-fix the Python (ruff)
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -30,7 +31,7 @@ COLL := $(COLL_ROOT)/ansible_collections/baremetal/tenancy
 ANSIBLE_TEST := cd $(COLL) && $(BIN)/ansible-test
 PYTEST_ARGS ?=
 
-.PHONY: help setup system venv kube bmo collection fmt test check test-bmo sanity units unit lint docs-lint integration molecule demo bench lock clean
+.PHONY: help setup system venv kube bmo collection fmt test check test-bmo test-machines sanity units unit lint docs-lint integration molecule demo bench lock clean
 
 help:
 	@grep -E '^#   make' Makefile | sed 's/^#   //'
@@ -106,6 +107,11 @@ integration: system venv kube bmo
 
 test-bmo: system venv kube bmo
 	$(PYTEST) $(INTEGRATION) -m real_bmo $(PYTEST_ARGS)
+
+# The test-bed machines (tests marked machines: network namespaces, a bridge, sshd per machine; needs root).
+# Not part of make test yet.
+test-machines: system venv
+	$(PYTEST) tests/integration -m machines $(PYTEST_ARGS)
 
 molecule: venv kube
 	@if ls -d extensions/molecule/*/ >/dev/null 2>&1; then scripts/molecule-all.sh; else echo "no molecule scenarios yet"; fi

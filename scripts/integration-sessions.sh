@@ -2,7 +2,7 @@
 # Run the two integration pytest sessions side by side and report both.
 #
 # The first session is the cluster without baremetal-operator plus the Ironic suites (-m 'not real_bmo'),
-# the second the clusters with the real operator (-m real_bmo). Each starts its own services on free
+# the second the clusters with the real operator (-m real_bmo); neither takes the suites marked machines. Each starts its own services on free
 # loopback ports and its own temporary directories, and the shared seeds under the cache directory are
 # built atomically, so the two can run at once: most of their time is spent waiting for Ironic, the
 # operator and the BMCs, and together they keep both cores busy. Each session writes its own log
@@ -22,7 +22,8 @@ selection=("$@")
 
 mkdir -p .tmp
 names=(plain real_bmo)
-markers=("not real_bmo" "real_bmo")
+# Test-bed machine suites (marker machines: namespaces, a bridge, sshd; root) run in make test-machines only.
+markers=("not real_bmo and not machines" "real_bmo and not machines")
 pids=()
 start=$SECONDS
 

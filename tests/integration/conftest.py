@@ -7,4 +7,5 @@ pytest_plugins = [
     "fixtures_redfish",
     "fixtures_inventory",
     "fixtures_bmo",
+    "fixtures_machines",
 ]

@@ -93,8 +93,15 @@ def str_map(value: Any) -> dict[str, str]:
 
 def pick(value: Any, fields: Iterable[str]) -> dict[str, str]:
     """The string fields of ``value`` named in ``fields`` (others dropped)."""
-    value = as_dict(value)
-    return dict((field, value[field]) for field in fields if as_str(value.get(field)))
+    if not isinstance(value, dict):
+        return {}
+    # a plain loop: this runs for every condition of every claim an inventory of thousands reads
+    result = {}
+    for field in fields:
+        item = value.get(field)
+        if isinstance(item, str) and item:
+            result[field] = item
+    return result
 
 
 def address_family(address: Any) -> str | None:

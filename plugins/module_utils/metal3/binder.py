@@ -148,6 +148,8 @@ class Binder(PassState, Binding, Releasing):
         self.hosts = []
         self.host_index = {}
         self.by_ref = {}
+        self.by_label = {}
+        self.host_positions = {}
         self.namespace_labels = {}
         self.copies = {}
         self.bmc_rules = {}

@@ -260,8 +260,8 @@ class Binding:
         label = (get_path(claim, "metadata", "labels") or {}).get(BINDING_LABEL)
         if not label or label == binding_label_value(host_name(host)):
             return False
-        for other in list(self.hosts):
-            if binding_label_value(host_name(other)) == label and host_key(other) != host_key(host):
+        for other in self.labelled_hosts(label):
+            if host_key(other) != host_key(host):
                 fresh = self.io.get_host(*host_key(other))
                 if fresh is not None and claim_ref_matches(fresh, claim):
                     return True

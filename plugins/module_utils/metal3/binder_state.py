@@ -167,22 +167,55 @@ class PassState:
         self.hosts_watch = self.claims_watch = None
 
     def set_hosts(self, hosts):
+        """A new view of the hosts, and its indexes: by key, by the claim ``consumerRef`` names, by binding label."""
         self.host_index = dict((host_key(host), host) for host in hosts)
-        self._index()
+        self.hosts = list(self.host_index.values())
+        self.host_positions = dict((key, position) for position, key in enumerate(self.host_index))
+        self.by_ref = {}
+        self.by_label = {}
+        for host in self.hosts:
+            self._add_ref(host)
+            self.by_label.setdefault(binding_label_value(host_name(host)), []).append(host_key(host))
 
     def replace_host(self, host):
+        """A newer read of one host, in place: only that host's entries of the indexes change (a pass replaces
+        thousands of hosts when binders run side by side)."""
+        key = host_key(host)
         with self._lock:
-            self.host_index[host_key(host)] = host
-            self._index()
+            old = self.host_index.get(key)
+            if old is not None:
+                self._drop_ref(old)
+                self.hosts[self.host_positions[key]] = host
+            else:
+                self.host_positions[key] = len(self.hosts)
+                self.hosts.append(host)
+                self.by_label.setdefault(binding_label_value(host_name(host)), []).append(key)
+            self.host_index[key] = host
+            self._add_ref(host)
 
-    def _index(self):
-        hosts = list(self.host_index.values())
-        by_ref = {}
-        for host in hosts:
-            ref = get_path(host, "spec", "consumerRef")
-            if is_claim_ref(ref):
-                by_ref.setdefault((ref.get("namespace"), ref.get("name")), []).append(host)
-        self.hosts, self.by_ref = hosts, by_ref
+    @staticmethod
+    def _ref_key(host):
+        ref = get_path(host, "spec", "consumerRef")
+        return (ref.get("namespace"), ref.get("name")) if is_claim_ref(ref) else None
+
+    def _add_ref(self, host):
+        ref_key = self._ref_key(host)
+        if ref_key is not None:
+            # a new list, not an append: readers iterate the lists without the lock
+            self.by_ref[ref_key] = [*self.by_ref.get(ref_key, []), host]
+
+    def _drop_ref(self, host):
+        ref_key = self._ref_key(host)
+        if ref_key is not None:
+            remaining = [other for other in self.by_ref.get(ref_key, []) if other is not host]
+            if remaining:
+                self.by_ref[ref_key] = remaining
+            else:
+                self.by_ref.pop(ref_key, None)
+
+    def labelled_hosts(self, label):
+        """The hosts of the current view whose binding label value is ``label``."""
+        return [self.host_index[key] for key in self.by_label.get(label, [])]
 
     def bound_hosts(self, claim):
         """Hosts of the current view whose consumerRef points at ``claim``."""
@@ -193,14 +226,11 @@ class PassState:
 
     def confirm_labels(self, claims):
         """Re-read the host a binding label names when the host list does not confirm it (it may be newer)."""
-        by_label = {}
-        for host in self.hosts:
-            by_label.setdefault(binding_label_value(host_name(host)), []).append(host)
         for claim in claims:
             label = (get_path(claim, "metadata", "labels") or {}).get(BINDING_LABEL)
             if not label or self.bound_hosts(claim):
                 continue
-            for host in by_label.get(label, []):
+            for host in self.labelled_hosts(label):
                 fresh = self.io.get_host(*host_key(host))
                 if fresh is not None:
                     self.replace_host(fresh)

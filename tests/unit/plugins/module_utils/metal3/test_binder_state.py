@@ -12,6 +12,11 @@ from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal
     hosts_labelled_with_their_bmc_user,
     world,
 )
+from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.metal3_objects import (
+    make_claim,
+    make_host,
+    ref_to,
+)
 
 
 def test_labels_repeating_the_bmc_credentials_are_withheld_and_reported_to_the_owner():
@@ -101,3 +106,32 @@ def test_one_pending_claim_among_many_free_hosts_reads_one_secret_not_the_namesp
     requests = fake.requests[-report["requests"]["total"] :]
     assert not [r for r in requests if r[1] == "/api/v1/namespaces/infra/secrets"]
     assert len([r for r in requests if "/secrets/" in r[1]]) == 1
+
+
+def test_a_newer_host_replaces_the_old_one_in_place_and_only_its_index_entries_change():
+    """A pass replaces hosts one at a time (binders side by side): the view and its indexes follow each one."""
+    claim, other = make_claim("web-1"), make_claim("web-2")
+    hosts = [make_host("h%d" % number) for number in range(4)]
+    hosts[3] = make_host("h3", consumer=ref_to(other))
+    state = binder(world(hosts=0))
+    state.set_hosts(hosts)
+    assert state.bound_hosts(claim) == [] and [h["metadata"]["name"] for h in state.bound_hosts(other)] == ["h3"]
+
+    taken = make_host("h1", consumer=ref_to(claim), resource_version="101")
+    state.replace_host(taken)
+    assert [h["metadata"]["name"] for h in state.hosts] == ["h0", "h1", "h2", "h3"]
+    assert state.hosts[1] is taken and state.host_index[(INFRA, "h1")] is taken
+    assert state.bound_hosts(claim) == [taken]
+    assert [h["metadata"]["name"] for h in state.bound_hosts(other)] == ["h3"]
+    assert state.labelled_hosts("h1") == [taken]
+
+    released = make_host("h1", resource_version="102")
+    state.replace_host(released)
+    assert state.bound_hosts(claim) == [] and state.labelled_hosts("h1") == [released]
+
+    moved = make_host("h3", resource_version="103")  # its claim's host released, another host appears
+    state.replace_host(moved)
+    state.replace_host(make_host("h9", consumer=ref_to(other)))
+    assert state.bound_hosts(other) == [state.host_index[(INFRA, "h9")]]
+    assert [h["metadata"]["name"] for h in state.hosts] == ["h0", "h1", "h2", "h3", "h9"]
+    assert state.labelled_hosts("h9") == [state.host_index[(INFRA, "h9")]] and state.labelled_hosts("h8") == []
