@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Install the Debian packages the tests and the demo need, when missing.
 # For ansible-test sanity (shellcheck), Ironic config drives (genisoimage),
-# For ansible-test sanity (shellcheck), Ironic config drives (genisoimage),
 # the Ironic database of the concurrency tests (postgresql), the sshd and
 # sudo of the test-bed machines (openssh-server, whose service is never started:
 # the harness runs an sshd per machine; sudo, as on Debian's cloud images), and
