@@ -241,7 +241,9 @@ async def main(queue: asyncio.Queue, args: dict):
             if running is not None and running.get("done_file"):
                 result = _read_done(running["done_file"])
                 if result is not None:
-                    coalescer.finished(running["id"], bool(result.get("ok")), bool(result.get("settled")), now)
+                    ok, settled = result.get("ok") is True, result.get("settled") is True
+                    LOG.info("binder pass %d ended: ok=%s settled=%s", running["id"], ok, settled)
+                    coalescer.finished(running["id"], ok, settled, now)
                     try:
                         os.unlink(running["done_file"])
                     except OSError:
