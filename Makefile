@@ -19,6 +19,12 @@ BMO_DIR := $(BMT_CACHE_DIR)/bmo-$(BMO_COMMIT)
 export BMT_BMO_DIR := $(BMO_DIR)
 export KUBE_VERSION BMT_CACHE_DIR
 export BMT_KUBE_BIN := $(KUBE_BIN)
+# ansible-rulebook (extensions/eda) needs Java 17: Debian's openjdk-17-jre-headless (make system), whatever
+# other JDK the machine has on its PATH.
+JAVA_HOME ?= $(firstword $(wildcard /usr/lib/jvm/java-17-openjdk-*))
+ifneq ($(JAVA_HOME),)
+export JAVA_HOME
+endif
 # ansible-test needs the collection under ansible_collections/<namespace>/<name>.
 COLL_ROOT := $(abspath .tmp/collections)
 COLL := $(COLL_ROOT)/ansible_collections/baremetal/tenancy
@@ -75,12 +81,12 @@ units unit: collection
 
 # Python style: ruff formats and lints plugins/, tests/, bench/ and scripts/ (pyproject.toml).
 fmt: venv
-	$(BIN)/ruff check --fix plugins tests bench scripts
-	$(BIN)/ruff format plugins tests bench scripts
+	$(BIN)/ruff check --fix plugins tests bench scripts extensions
+	$(BIN)/ruff format plugins tests bench scripts extensions
 
 lint: collection
-	$(BIN)/ruff format --check --quiet plugins tests bench scripts
-	$(BIN)/ruff check --quiet plugins tests bench scripts
+	$(BIN)/ruff format --check --quiet plugins tests bench scripts extensions
+	$(BIN)/ruff check --quiet plugins tests bench scripts extensions
 	cd $(COLL) && NO_COLOR=1 ANSIBLE_COLLECTIONS_PATH=$(COLL_ROOT) $(BIN)/ansible-lint --offline --profile production
 
 docs-lint: collection

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Install the Debian packages the tests and the demo need, when missing.
 # For ansible-test sanity (shellcheck), Ironic config drives (genisoimage),
-# the Ironic database of the concurrency tests (postgresql), and the sshd and
+# the Ironic database of the concurrency tests (postgresql), the sshd and
 # sudo of the test-bed machines (openssh-server, whose service is never started:
-# the harness runs an sshd per machine; sudo, as on Debian's cloud images).
+# the harness runs an sshd per machine; sudo, as on Debian's cloud images), and
+# the Java 17 runtime of ansible-rulebook's Drools engine
+# (openjdk-17-jre-headless: the Event-Driven Ansible rulebooks in extensions/eda).
 set -euo pipefail
-PACKAGES=(shellcheck genisoimage postgresql openssh-server sudo)
+PACKAGES=(shellcheck genisoimage postgresql openssh-server sudo openjdk-17-jre-headless)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -253,6 +253,55 @@ class KubeIO:
         watcher.start()
         return watcher
 
+    def watch_events(self, path, resource_version, obj, timeout_seconds=300, on_open=None):
+        """The events of one watch of ``path`` from ``resource_version``, decoded, as they come (blocking).
+
+        Ends when the API server ends the watch (``timeoutSeconds``) or closes
+        the stream.  An error answer raises its TenancyError (``410 Gone``: a
+        :class:`errors.BackendError` with ``details['status'] == 410``); a
+        connection that fails or drops a :class:`errors.BackendError` about the
+        API server.  ``on_open`` receives the open response (to shut it down
+        from another thread).  The event source follows collections with it.
+        """
+        import urllib3
+
+        query = urlencode(
+            [
+                ("watch", "1"),
+                ("resourceVersion", resource_version),
+                ("timeoutSeconds", str(int(timeout_seconds))),
+                ("allowWatchBookmarks", "true"),
+            ]
+        )
+        self.count("watch")
+        try:
+            response = self.pool.request(
+                "GET",
+                self.base + path + "?" + query,
+                headers=self.headers(None),
+                preload_content=False,
+                timeout=urllib3.Timeout(connect=10, read=timeout_seconds + 30),
+                retries=False,
+            )
+        except urllib3.exceptions.HTTPError as exc:
+            raise BackendError("Kubernetes API %s" % self.base, "cannot connect: %s" % connection_reason(exc)) from exc
+        try:
+            if response.status != 200:
+                raise http_error(obj, response.status, response.reason, response.read())
+            if on_open is not None:
+                on_open(response)
+            buffered = b""
+            for chunk in response.stream(65536):
+                buffered += chunk
+                while b"\n" in buffered:
+                    line, buffered = buffered.split(b"\n", 1)
+                    if line.strip():
+                        yield json.loads(line.decode("utf-8"))
+        except urllib3.exceptions.HTTPError as exc:
+            raise BackendError("Kubernetes API %s" % self.base, "watch dropped: %s" % connection_reason(exc)) from exc
+        finally:
+            response.release_conn()
+
     def get_or_none(self, path, obj):
         try:
             return self.request("get", "GET", path, obj)

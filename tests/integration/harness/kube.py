@@ -536,14 +536,16 @@ class KubeEnv:
         name: str,
         *,
         authorization_mode: str = "RBAC",
+        port: int | None = None,
     ) -> ApiServer:
         """Start a kube-apiserver on the shared etcd and wait for /readyz.
 
         Extra apiservers (for example ``authorization_mode="AlwaysAllow"``)
         share etcd, PKI and tokens with the main one. They are stopped with
-        the environment, or earlier with :meth:`ApiServer.stop`.
+        the environment, or earlier with :meth:`ApiServer.stop`. ``port``: the
+        port of one stopped before (its clients see a restarted API server).
         """
-        port = free_port()
+        port = port or free_port()
         url = f"https://{LOOPBACK}:{port}"
         workdir = self.workdir / name
         workdir.mkdir(parents=True, exist_ok=True)
