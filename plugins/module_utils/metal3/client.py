@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 from urllib.parse import quote, urlencode
@@ -79,6 +80,17 @@ def claim_label(namespace: str, name: str) -> str:
 
 def host_label(namespace: str, name: str) -> str:
     return "BareMetalHost %s/%s" % (namespace, name)
+
+
+def watch_lines(response) -> Iterator[dict]:
+    """The events of a watch response as they arrive: one JSON document per line."""
+    buffered = b""
+    for chunk in response.stream(65536):
+        buffered += chunk
+        while b"\n" in buffered:
+            line, buffered = buffered.split(b"\n", 1)
+            if line.strip():
+                yield json.loads(line.decode("utf-8"))
 
 
 class KubeIO:
@@ -290,13 +302,7 @@ class KubeIO:
                 raise http_error(obj, response.status, response.reason, response.read())
             if on_open is not None:
                 on_open(response)
-            buffered = b""
-            for chunk in response.stream(65536):
-                buffered += chunk
-                while b"\n" in buffered:
-                    line, buffered = buffered.split(b"\n", 1)
-                    if line.strip():
-                        yield json.loads(line.decode("utf-8"))
+            yield from watch_lines(response)
         except urllib3.exceptions.HTTPError as exc:
             raise BackendError("Kubernetes API %s" % self.base, "watch dropped: %s" % connection_reason(exc)) from exc
         finally:
@@ -475,13 +481,8 @@ class Watcher:
             self._response = response
             if self._stopped or response.status != 200:
                 return
-            buffered = b""
-            for chunk in response.stream(65536):
-                buffered += chunk
-                while b"\n" in buffered:
-                    line, buffered = buffered.split(b"\n", 1)
-                    if line.strip():
-                        self._event(json.loads(line.decode("utf-8")))
+            for event in watch_lines(response):
+                self._event(event)
         except Exception:  # pylint: disable=broad-except
             return  # the pass goes on without early news
 
