@@ -604,6 +604,9 @@ class KubeEnv:
             f"--cluster-signing-cert-file={self.pki.ca_cert}",
             f"--cluster-signing-key-file={self.pki.ca_key}",
             "--controllers=*",
+            # short timers in the test bed: a quota created just after a CRD (the hostclaims count of
+            # tenant_namespace) gets its usage at the next full quota sync, 5 min by default
+            "--resource-quota-sync-period=10s",
             "--profiling=false",
         ]
         started = self._run(
