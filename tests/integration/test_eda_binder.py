@@ -163,13 +163,21 @@ def bindings(env):
 
 
 def bound_claims(env):
+    """The claims bound as their tenant sees it: the host points at the claim, and the claim carries the binding label
+    and the AssociateBMH condition (the binder writes the claim's status last: a claim between its commit and its
+    status write is not bound yet)."""
     claims, consumers = bindings(env)
     bound = set()
     for host, (namespace, name, uid) in consumers.items():
         claim = claims.get((namespace, name))
         if claim is None or claim["metadata"]["uid"] != uid:
             continue
-        if (claim["metadata"].get("labels") or {}).get("hostclaim.metal3.io/host") == host:
+        conditions = (claim.get("status") or {}).get("conditions") or []
+        associated = any(
+            (c.get("type"), c.get("status"), c.get("message")) == ("AssociateBMH", "True", "bound to host %s" % host)
+            for c in conditions
+        )
+        if associated and (claim["metadata"].get("labels") or {}).get("hostclaim.metal3.io/host") == host:
             bound.add((namespace, name))
     return bound
 
