@@ -194,6 +194,15 @@ def host_event(change: str, state: dict) -> dict:
 # ------------------------------------------------------------------ the tenancy state the source follows
 
 
+def _remember(store: dict, change: str, key: tuple, new: dict) -> dict | None:
+    """Record ``new`` as the state of ``key`` in ``store`` (forgotten on ``DELETED``); the state it had before."""
+    if change == DELETED:
+        return store.pop(key, None)
+    old = store.get(key)
+    store[key] = new
+    return old
+
+
 class TenancyState:
     """The claims and hosts the source has seen, and the claim namespaces each change needs a pass for.
 
@@ -239,11 +248,7 @@ class TenancyState:
         if not self.follows_claims_of(key[0]):
             return None, set()
         new = claim_state(obj)
-        if change == DELETED:
-            old = self.claims.pop(key, None)
-        else:
-            old = self.claims.get(key)
-            self.claims[key] = new
+        old = _remember(self.claims, change, key, new)
         needed = {key[0]} if claim_needs_pass(change, old, new) else set()
         return claim_event(change, new), needed
 
@@ -252,11 +257,7 @@ class TenancyState:
         if not self.follows_hosts_of(key[0]):
             return None, set()
         new = host_state(obj)
-        if change == DELETED:
-            old = self.hosts.pop(key, None)
-        else:
-            old = self.hosts.get(key)
-            self.hosts[key] = new
+        old = _remember(self.hosts, change, key, new)
         needed = set()
         changed = old is None or change == DELETED or old["fingerprint"] != new["fingerprint"]
         if changed:
