@@ -2,7 +2,7 @@
 #   make demo   the main job on loopback: the Ironic story, then the Metal3 one on the real baremetal-operator (DEMO_ONLY=ironic|metal3)
 #   make test   everything CI runs: sanity, lint, docs lint, units, integration (with the real BMO), molecule
 #   make check  the inner loop: sanity, lint, docs lint and units (a few minutes, no services)
-#   make test-machines  the test-bed machines (namespaces, bridge, sshd; root; not in make test yet)
+#   make test-machines  the test-bed machines alone (namespaces, bridge, sshd; root; make test runs them too)
 #   make fmt    format and lint-fix the Python (ruff)
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -108,8 +108,8 @@ integration: system venv kube bmo
 test-bmo: system venv kube bmo
 	$(PYTEST) $(INTEGRATION) -m real_bmo $(PYTEST_ARGS)
 
-# The test-bed machines (tests marked machines: network namespaces, a bridge, sshd per machine; needs root).
-# Not part of make test yet: test_what_a_killed_session_left_is_swept failed once from a fresh clone.
+# The test-bed machines alone (tests marked machines: network namespaces, a bridge, sshd per machine; needs root).
+# make integration runs them in the session of their cluster.
 test-machines: system venv
 	$(PYTEST) tests/integration -m machines $(PYTEST_ARGS)
 

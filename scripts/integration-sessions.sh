@@ -2,7 +2,9 @@
 # Run the two integration pytest sessions side by side and report both.
 #
 # The first session is the cluster without baremetal-operator plus the Ironic suites (-m 'not real_bmo'),
-# the second the clusters with the real operator (-m real_bmo); neither takes the suites marked machines. Each starts its own services on free
+# the second the clusters with the real operator (-m real_bmo); suites marked machines (test-bed machines: network
+# namespaces, a bridge and sshd per machine; root) run in the session of their cluster. Suites marked faults or gitops
+# have make targets of their own (make test-faults, make test-gitops). Each starts its own services on free
 # loopback ports and its own temporary directories, and the shared seeds under the cache directory are
 # built atomically, so the two can run at once: most of their time is spent waiting for Ironic, the
 # operator and the BMCs, and together they keep both cores busy. Each session writes its own log
@@ -22,8 +24,8 @@ selection=("$@")
 
 mkdir -p .tmp
 names=(plain real_bmo)
-# Test-bed machine suites (marker machines: namespaces, a bridge, sshd; root) run in make test-machines only.
-markers=("not real_bmo and not machines" "real_bmo and not machines")
+own=" and not faults and not gitops"
+markers=("not real_bmo$own" "real_bmo$own")
 pids=()
 start=$SECONDS
 

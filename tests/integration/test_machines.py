@@ -264,7 +264,7 @@ CHILD = textwrap.dedent(
     try:
         machine = bed.add_machines(emulator.bmcs)[0]
         emulator.request("POST", machine.bmc.system_id + "/Actions/ComputerSystem.Reset", body={{"ResetType": "On"}})
-        machine.wait_running(True)
+        machine.wait_running(True, timeout=180)
         print(bed.owner, bed.bridge, machine.netns, emulator.proc.pid, flush=True)
         if {mode!r} == "kill":
             import time
@@ -280,6 +280,10 @@ def run_child(tmp_path, mode: str) -> tuple[subprocess.Popen, list[str]]:
     code = CHILD.format(parent=HARNESS_PARENT, workdir=str(tmp_path / mode), mode=mode)
     child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     line = child.stdout.readline().split()
+    if len(line) != 4:  # the child failed before its machine ran: show why instead of an unpacking error
+        child.kill()
+        unused_out, err = child.communicate(timeout=60)
+        raise AssertionError(f"the {mode} child printed {line!r} instead of its test bed; its stderr:\n{err}")
     return child, line
 
 
