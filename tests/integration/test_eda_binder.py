@@ -22,16 +22,11 @@ leaves the session's API server alone.
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import signal
-import subprocess
-import threading
 import time
 
 import pytest
-from harness.ansible import VENV_BIN, ansible_env
+from harness import rulebook as harness_rulebook
 from kubernetes import client
 
 INFRA = "eda-infra"
@@ -75,68 +70,15 @@ def eda(metal3_env, tmp_path_factory):
     env.delete_hosts(INFRA)
 
 
-class Rulebook:
-    """One ``ansible-rulebook`` process (its own process group) and its output, read as it comes."""
+class Rulebook(harness_rulebook.Rulebook):
+    """``binder.yml`` as the binder identity, on the test's own API server."""
 
     def __init__(self, env, apiserver, workdir):
-        workdir.mkdir(parents=True, exist_ok=True)
-        variables = workdir / "vars.yml"
-        variables.write_text(
-            json.dumps(
-                {
-                    "binder_namespaces": sorted(TENANTS),
-                    "binder_host_namespaces": [INFRA],
-                    "binder_resync": 0,
-                }
-            )
-        )
-        inventory = workdir / "inventory.yml"
-        inventory.write_text("all:\n  hosts:\n    localhost:\n      ansible_connection: local\n")
-        run_env = ansible_env(apiserver.ansible_env("binder"), workdir)
-        argv = [
-            str(VENV_BIN / "ansible-rulebook"),
-            "--rulebook",
-            "baremetal.tenancy.binder",
-            "-i",
-            str(inventory),
-            "--vars",
-            str(variables),
-            "-v",
-        ]
-        self.lines: list[str] = []
-        self.log = workdir / "rulebook.log"
-        self.proc = subprocess.Popen(
-            argv,
-            env=run_env,
-            cwd=str(workdir),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            start_new_session=True,
-        )
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-
-    def _read(self):
-        with open(self.log, "w", encoding="utf-8") as log:
-            for line in self.proc.stdout:
-                self.lines.append(line)
-                log.write(line)
-                log.flush()
-
-    @property
-    def output(self) -> str:
-        return "".join(self.lines)
+        variables = {"binder_namespaces": sorted(TENANTS), "binder_host_namespaces": [INFRA], "binder_resync": 0}
+        super().__init__("baremetal.tenancy.binder", variables, apiserver.ansible_env("binder"), workdir)
 
     def passes(self) -> list[int]:
         return [int(match.group(1)) for match in PASS_LINE.finditer(self.output)]
-
-    def kill(self):
-        """SIGKILL the rulebook and everything it started (its process group)."""
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(timeout=30)
-        self.reader.join(timeout=10)
 
 
 def create_claims(env, names, spread: float):

@@ -130,6 +130,7 @@ async def main(queue: asyncio.Queue, args: dict):
     reader = PoolReader(options)
     loop = asyncio.get_running_loop()
     reported = set()
+    polls = 0
     while True:
         started = time.monotonic()
         try:
@@ -137,6 +138,16 @@ async def main(queue: asyncio.Queue, args: dict):
         except Exception as exc:  # pylint: disable=broad-except
             LOG.warning("reading Ironic: %s: %s; retrying in %.1f s", type(exc).__name__, exc, options["interval"])
         else:
+            polls += 1
+            if polls == 1:
+                LOG.info(
+                    "following %d nodes and %d allocations every %.1f s (lead time %.1f s, warnings %.1f s ahead)",
+                    len(nodes),
+                    len(allocations),
+                    options["interval"],
+                    options["lead_time"],
+                    options["warn_ahead"],
+                )
             now = datetime.datetime.now(datetime.timezone.utc)
             events, problems = tracker.poll(nodes, allocations, now)
             for problem in problems:
