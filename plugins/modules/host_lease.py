@@ -30,10 +30,10 @@ description:
     O(bmc_password) when such accounts may exist. A node whose accounts cannot be deleted keeps its lessee and is
     listed in RV(deferred) with the reason.
   - With O(state=expired), O(warn_before) warns lessees ahead of the end of their lease, with a notice in the node's
-    C(properties) under C(baremetal_tenancy_lease_notice) (C(lease), C(project), C(end), C(warned), C(message)): the
+    C(properties) under C(baremetal_tenancy_lease_notice) (C(lease), C(project), C(end), C(warned), C(message)). The
     lessee reads it on its node with its own credentials and cannot write it. The notice goes when the lease ends.
   - With O(state=expired), O(lead_time) ends the leases that end within that many seconds at their end, the run waiting
-    until then; so a job started ahead of an end (as the C(lease_keeper) rulebook does) ends the lease on time.
+    until then, so that a job started ahead of an end (as the C(lease_keeper) rulebook does) ends the lease on time.
   - O(state=query) lists leases and changes nothing.
   - Lease records are kept in the node's C(properties) under C(baremetal_tenancy_leases) (a list of C(id), C(project),
     C(start), C(end), C(created)). A lessee cannot write C(properties) under Ironic's default policy, so a tenant cannot

@@ -113,7 +113,11 @@ class PoolReader:
             self.client = Ironic.from_params(self.options["auth"])
         try:
             if self.options["nodes"]:
-                nodes = [self.client.get_node(ident, fields=SOURCE_NODE_FIELDS) for ident in self.options["nodes"]]
+                found = [
+                    self.client.get_node(ident, fields=SOURCE_NODE_FIELDS, missing_ok=True)
+                    for ident in self.options["nodes"]
+                ]
+                nodes = [node for node in found if node is not None]  # a node deleted since has no lease to end
             else:
                 nodes = self.client.list_nodes(fields=SOURCE_NODE_FIELDS, resource_class=self.options["resource_class"])
             allocations = self.client.list_allocations(fields=SOURCE_ALLOCATION_FIELDS)
