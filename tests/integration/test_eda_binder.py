@@ -11,7 +11,9 @@ passes (``playbooks/metal3_bind_event.yml``), as the binder identity. Shown here
   claims created while it was down: none is lost;
 - an API server restarted under the running rulebook (the watches drop, and
   come back on the same address) is followed again: claims created while it was
-  down are bound once it is back.
+  down are bound once it is back;
+- ``binder_worker.yml`` (the same source with ``worker: true``) binds claims with
+  one long-running ``host_bind_worker`` started once, not a playbook per pass.
 
 The cluster runs the proposal's HostClaim CRD and the collection's own BareMetalHost
 CRD with no operator (``metal3_env``): the test writes the hosts' status
@@ -71,11 +73,11 @@ def eda(metal3_env, tmp_path_factory):
 
 
 class Rulebook(harness_rulebook.Rulebook):
-    """``binder.yml`` as the binder identity, on the test's own API server."""
+    """``binder.yml`` (or ``binder_worker.yml``) as the binder identity, on the test's own API server."""
 
-    def __init__(self, env, apiserver, workdir):
+    def __init__(self, env, apiserver, workdir, rulebook="baremetal.tenancy.binder"):
         variables = {"binder_namespaces": sorted(TENANTS), "binder_host_namespaces": [INFRA], "binder_resync": 0}
-        super().__init__("baremetal.tenancy.binder", variables, apiserver.ansible_env("binder"), workdir)
+        super().__init__(rulebook, variables, apiserver.ansible_env("binder"), workdir)
 
     def passes(self) -> list[int]:
         return [int(match.group(1)) for match in PASS_LINE.finditer(self.output)]
@@ -191,4 +193,24 @@ def test_the_watches_follow_an_api_server_restart(eda):
     wait_bound(env, rulebook, 62)
     assert_one_host_per_claim(env, 62)
     assert_passes_in_order(rulebook)
+    rulebook.kill()
+
+
+def test_the_worker_rulebook_binds_with_one_long_running_worker(eda):
+    env, state, workdir = eda
+    if state.get("rulebook") is not None:
+        state.pop("rulebook").kill()
+    rulebook = Rulebook(env, state["apiserver"], workdir / "worker", rulebook="baremetal.tenancy.binder_worker")
+    state["rulebook"] = rulebook
+    create_claims(env, ["w%02d" % number for number in range(8)], spread=2)
+    wait_bound(env, rulebook, 70)
+    assert_one_host_per_claim(env, 70)
+    assert_passes_in_order(rulebook)
+    assert len(rulebook.passes()) >= 2, rulebook.output[-4000:]  # the startup pass and the burst's
+    # One worker for every pass: one binder_worker event, one playbook, and no per-pass playbook.
+    assert rulebook.output.count("asking for a binder worker") == 1, rulebook.output[-4000:]
+    assert rulebook.output.count("PLAY [A binder worker for an Event-Driven Ansible event]") == 1
+    assert "One binder pass for an Event-Driven Ansible event" not in rulebook.output
+    for value in env.bmc_values(INFRA, ["eda-h%02d" % index for index in range(HOSTS)]):
+        assert value not in rulebook.output
     rulebook.kill()

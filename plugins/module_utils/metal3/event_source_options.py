@@ -37,6 +37,8 @@ SOURCE_OPTIONS = {
     "object_events": ("bool", True),
     "resync": ("float", 600.0),
     "watch_timeout": ("float", 300.0),
+    "worker": ("bool", False),
+    "worker_timeout": ("float", 60.0),
 }
 AUTH_SPECS = dict(KUBERNETES_AUTH_SPEC, **TLS_SPEC)
 
@@ -51,6 +53,8 @@ def source_options(args: Mapping[str, Any] | None, environ: Mapping[str, str] | 
                 raise InvalidInput("event source option %s" % option, "namespace name %r %s" % (namespace, problem))
     if options["max_delay"] < options["debounce"]:
         raise InvalidInput("event source option max_delay", "must be at least debounce (%s)" % options["debounce"])
+    if options["worker"] and not options["wait_for_pass"]:
+        raise InvalidInput("event source option worker", "needs wait_for_pass (the worker reports each pass's end)")
     if options["pass_timeout"] <= 0 or options["watch_timeout"] < 1:
         raise InvalidInput("event source options pass_timeout/watch_timeout", "must be positive (watch_timeout >= 1)")
     return options
