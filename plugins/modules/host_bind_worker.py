@@ -30,7 +30,8 @@ extends_documentation_fragment:
 attributes:
   check_mode:
     support: none
-    details: A worker writes; run M(baremetal.tenancy.host_bind) in check mode to see what a pass would do.
+    details: A worker writes (Ansible skips it in check mode); run M(baremetal.tenancy.host_bind) in check mode to see
+      what a pass would do.
   diff_mode:
     support: none
 options:
@@ -128,7 +129,6 @@ errors:
 """
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base import TenancyModule
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.bind_options import (
     BIND_SPEC,
     check_bind_options,
@@ -142,13 +142,12 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connectio
 class HostBindWorkerModule(TenancyModule):
     object_kind = "host_bind_worker"
     backends = ("metal3",)
+    module_kwargs = dict(supports_check_mode=False)  # a worker writes: Ansible skips it in check mode
     argument_spec = dict(
         ((key, value) for key, value in BIND_SPEC.items() if key != "name"), spool=dict(type="path", required=True)
     )
 
     def run(self):
-        if self.check_mode:
-            raise InvalidInput("host_bind_worker", "does not run in check mode (run host_bind in check mode instead)")
         params = dict(self.params, name=None)
         check_bind_options(params)
         io = KubeIO(kube_api_client(params))
