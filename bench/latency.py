@@ -7,7 +7,11 @@ creates ``2 x BENCH_LATENCY_CLAIMS`` available hosts (their status written as an
 operator would) and then, for each binder in turn:
 
 - ``rulebook``: ``ansible-rulebook --rulebook baremetal.tenancy.binder`` (the
-  event source and one ``host_bind`` pass per coalesced burst);
+  event source and one ``host_bind`` pass per coalesced burst, each a new
+  ``ansible-playbook``);
+- ``worker``: ``ansible-rulebook --rulebook baremetal.tenancy.binder_worker``
+  (the same source and coalescing; the passes run one after the other in one
+  long-running ``host_bind_worker`` module started once);
 - ``loop``: ``ansible-playbook baremetal.tenancy.metal3_bind_claims`` as a
   long-running loop (``reconcile_until_quiet=false``) at its default interval
   (``reconcile_interval`` 2 s between passes, one ansible-playbook process);
@@ -16,7 +20,8 @@ after a warm-up claim is bound, ``BENCH_LATENCY_CLAIMS`` (100) claims are create
 every ``BENCH_LATENCY_SPACING`` seconds (0.2) in 3 namespaces of the binder's own,
 and the time from each claim's creation to the first time a reader sees it bound
 (``AssociateBMH`` True and the binding label, read every 0.1 s) is recorded: p50,
-p95 and max per binder, and ``loop_to_rulebook_p95``.
+p95 and max per binder, ``loop_to_rulebook_p95`` and ``loop_to_worker_p95``.
+``BENCH_LATENCY_BINDERS`` (comma-separated) picks the binders.
 
 Prints ONE JSON line (progress on stderr). Usage: ``.venv/bin/python bench/latency.py``.
 """
@@ -50,7 +55,8 @@ INFRA = "lat-infra"
 GROUP, VERSION = "metal3.io", "v1alpha1"
 MERGE = "application/merge-patch+json"
 POLL = 0.1
-BINDERS = ("rulebook", "loop")
+BINDERS = tuple(os.environ.get("BENCH_LATENCY_BINDERS", "rulebook,worker,loop").split(","))
+RULEBOOKS = {"rulebook": "baremetal.tenancy.binder", "worker": "baremetal.tenancy.binder_worker"}
 
 
 def progress(*words) -> None:
@@ -116,7 +122,7 @@ def start_binder(binder: str, env: kube.KubeEnv, workdir: Path) -> subprocess.Po
     workdir.mkdir(parents=True, exist_ok=True)
     run_env = ansible_env(env.ansible_env("admin"), workdir)
     namespaces = namespaces_of(binder)
-    if binder == "rulebook":
+    if binder in RULEBOOKS:
         (workdir / "vars.yml").write_text(
             json.dumps({"binder_namespaces": namespaces, "binder_host_namespaces": [INFRA], "binder_resync": 0})
         )
@@ -124,7 +130,7 @@ def start_binder(binder: str, env: kube.KubeEnv, workdir: Path) -> subprocess.Po
         argv = [
             str(VENV_BIN / "ansible-rulebook"),
             "--rulebook",
-            "baremetal.tenancy.binder",
+            RULEBOOKS[binder],
             "-i",
             str(workdir / "inventory.yml"),
             "--vars",
@@ -208,7 +214,7 @@ def measure(binder: str, env: kube.KubeEnv, workdir: Path) -> dict:
         "max_seconds": round(max(latencies), 3),
         "claims": len(latencies),
     }
-    if binder == "rulebook":
+    if binder in RULEBOOKS:
         result["passes"] = log.count("baremetal.tenancy.metal3_events - INFO - binder pass ")
     else:
         result["interval_seconds"] = 2
@@ -235,8 +241,10 @@ def main() -> None:
         for binder in BINDERS:
             result[binder] = measure(binder, env, workdir)
         result["load_after"] = round(os.getloadavg()[0], 2)
-        rulebook, loop = result["rulebook"]["p95_seconds"], result["loop"]["p95_seconds"]
-        result["loop_to_rulebook_p95"] = round(loop / rulebook, 2) if rulebook else None
+        loop = (result.get("loop") or {}).get("p95_seconds")
+        for binder in set(RULEBOOKS) & set(BINDERS):
+            p95 = result[binder]["p95_seconds"]
+            result["loop_to_%s_p95" % binder] = round(loop / p95, 2) if loop and p95 else None
     finally:
         env.stop()
         shutil.rmtree(workdir, ignore_errors=True)

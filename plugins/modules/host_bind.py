@@ -327,13 +327,11 @@ taken_over:
 """
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base import TenancyModule
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import (
-    dns1123_label_problem,
-    dns1123_subdomain_problem,
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.bind_options import (
+    BIND_SPEC,
+    check_bind_options,
+    make_binder,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder import Binder
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_dialect import AUTO, DIALECT_CHOICES
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import kube_api_client
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_policy import legacy_warning
@@ -342,51 +340,11 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_p
 class HostBindModule(TenancyModule):
     object_kind = "host_bind"
     backends = ("metal3",)
-    argument_spec = dict(
-        namespaces=dict(type="list", elements="str"),
-        name=dict(type="str"),
-        host_namespaces=dict(type="list", elements="str"),
-        binder_id=dict(type="str"),
-        import_annotation_domains=dict(type="list", elements="str", default=["export.hostclaim.metal3.io"]),
-        sweep=dict(type="bool", default=True),
-        workers=dict(type="int", default=8),
-        dialect=dict(type="str", choices=list(DIALECT_CHOICES), default=AUTO),
-        unanchored_name_matches=dict(type="bool", default=False),
-        take_over=dict(type="bool", default=False),
-    )
-
-    def check_options(self):
-        for option in ("namespaces", "host_namespaces"):
-            for namespace in self.params[option] or []:
-                problem = dns1123_label_problem(namespace)
-                if problem:
-                    raise InvalidInput("option %s" % option, "namespace name %r %s" % (namespace, problem))
-        if self.params["name"]:
-            problem = dns1123_subdomain_problem(self.params["name"])
-            if problem:
-                raise InvalidInput("option name", "%r %s" % (self.params["name"], problem))
-            if len(self.params["namespaces"] or []) != 1:
-                raise InvalidInput("option name", "needs exactly one namespace in namespaces")
-        if self.params["workers"] < 1:
-            raise InvalidInput("option workers", "must be 1 or more, got %s" % self.params["workers"])
+    argument_spec = dict(BIND_SPEC)
 
     def run(self):
-        self.check_options()
-        io = KubeIO(kube_api_client(self.params))
-        binder = Binder(
-            io,
-            binder_id=self.params["binder_id"],
-            namespaces=self.params["namespaces"],
-            name=self.params["name"],
-            host_namespaces=self.params["host_namespaces"],
-            annotation_domains=self.params["import_annotation_domains"],
-            sweep=self.params["sweep"],
-            check_mode=self.check_mode,
-            workers=self.params["workers"],
-            dialect=self.params["dialect"],
-            unanchored=self.params["unanchored_name_matches"],
-            take_over=self.params["take_over"],
-        )
+        check_bind_options(self.params)
+        binder = make_binder(KubeIO(kube_api_client(self.params)), self.params, self.check_mode)
         report = binder.run()
         bindings = report.pop("bindings")
         self.changed(report.pop("changed"))

@@ -29,6 +29,11 @@ description:
     name, see M(baremetal.tenancy.bmc_account)) are deleted. Ironic masks the stored BMC password, so give
     O(bmc_password) when such accounts may exist. A node whose accounts cannot be deleted keeps its lessee and is
     listed in RV(deferred) with the reason.
+  - With O(state=expired), O(warn_before) warns lessees ahead of the end of their lease, with a notice in the node's
+    C(properties) under C(baremetal_tenancy_lease_notice) (C(lease), C(project), C(end), C(warned), C(message)). The
+    lessee reads it on its node with its own credentials and cannot write it. The notice goes when the lease ends.
+  - With O(state=expired), O(lead_time) ends the leases that end within that many seconds at their end, the run waiting
+    until then, so that a job started ahead of an end (as the C(lease_keeper) rulebook does) ends the lease on time.
   - O(state=query) lists leases and changes nothing.
   - Lease records are kept in the node's C(properties) under C(baremetal_tenancy_leases) (a list of C(id), C(project),
     C(start), C(end), C(created)). A lessee cannot write C(properties) under Ironic's default policy, so a tenant cannot
@@ -106,6 +111,19 @@ options:
     description:
       - The ID of one lease to end (O(state=absent)).
     type: str
+  warn_before:
+    description:
+      - With O(state=expired), write the end-of-lease notice on each node whose lessee's access ends within this many
+        seconds (and has not ended yet). A notice already announcing the same end is left as it is; a notice whose
+        lease is no longer the one ending (ended, or its end moved) is removed by any O(state=expired) run.
+    type: int
+  lead_time:
+    description:
+      - With O(state=expired), the leases whose end comes within this many seconds are ended at their end, the module
+        waiting until then (the nodes are read again at the end). Each is announced first, as with O(warn_before).
+      - V(0) (the default) ends only the leases whose end has passed.
+    type: int
+    default: 0
   bmc_password:
     description:
       - Password of the BMC user stored in the node's C(driver_info), used to delete the temporary BMC accounts of
@@ -166,6 +184,13 @@ EXAMPLES = r"""
     state: expired
     wait: true
 
+- name: Warn the lessees whose lease ends within the hour, end those ending within 30 s at their end
+  baremetal.tenancy.host_lease:
+    cloud: admin
+    state: expired
+    warn_before: 3600
+    lead_time: 30
+
 - name: End every lease of tenant-a now
   baremetal.tenancy.host_lease:
     cloud: admin
@@ -224,7 +249,8 @@ actions:
       type: str
     action:
       description: V(created), V(updated) (end moved), V(started), V(ended) (access ended, node undeployed if it was
-        deployed) or V(removed) (a record dropped without ending access).
+        deployed), V(removed) (a record dropped without ending access) or V(warned) (end-of-lease notice written, see
+        O(warn_before)).
       type: str
     bmc_accounts_removed:
       description: User names of the lessee's temporary BMC accounts deleted when its access ended.
@@ -280,6 +306,8 @@ class HostLeaseModule(TenancyModule):
         lease_id=dict(type="str"),
         bmc_password=dict(type="str", no_log=True, fallback=(env_fallback, ["BMT_BMC_PASSWORD"])),
         verify_projects=dict(type="bool", default=True),
+        warn_before=dict(type="int"),
+        lead_time=dict(type="int", default=0),
         **WAIT_SPEC,
     )
     module_kwargs = dict(

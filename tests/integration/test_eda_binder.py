@@ -11,7 +11,9 @@ passes (``playbooks/metal3_bind_event.yml``), as the binder identity. Shown here
   claims created while it was down: none is lost;
 - an API server restarted under the running rulebook (the watches drop, and
   come back on the same address) is followed again: claims created while it was
-  down are bound once it is back.
+  down are bound once it is back;
+- ``binder_worker.yml`` (the same source with ``worker: true``) binds claims with
+  one long-running ``host_bind_worker`` started once, not a playbook per pass.
 
 The cluster runs the proposal's HostClaim CRD and the collection's own BareMetalHost
 CRD with no operator (``metal3_env``): the test writes the hosts' status
@@ -22,16 +24,11 @@ leaves the session's API server alone.
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import signal
-import subprocess
-import threading
 import time
 
 import pytest
-from harness.ansible import VENV_BIN, ansible_env
+from harness import rulebook as harness_rulebook
 from kubernetes import client
 
 INFRA = "eda-infra"
@@ -75,68 +72,15 @@ def eda(metal3_env, tmp_path_factory):
     env.delete_hosts(INFRA)
 
 
-class Rulebook:
-    """One ``ansible-rulebook`` process (its own process group) and its output, read as it comes."""
+class Rulebook(harness_rulebook.Rulebook):
+    """``binder.yml`` (or ``binder_worker.yml``) as the binder identity, on the test's own API server."""
 
-    def __init__(self, env, apiserver, workdir):
-        workdir.mkdir(parents=True, exist_ok=True)
-        variables = workdir / "vars.yml"
-        variables.write_text(
-            json.dumps(
-                {
-                    "binder_namespaces": sorted(TENANTS),
-                    "binder_host_namespaces": [INFRA],
-                    "binder_resync": 0,
-                }
-            )
-        )
-        inventory = workdir / "inventory.yml"
-        inventory.write_text("all:\n  hosts:\n    localhost:\n      ansible_connection: local\n")
-        run_env = ansible_env(apiserver.ansible_env("binder"), workdir)
-        argv = [
-            str(VENV_BIN / "ansible-rulebook"),
-            "--rulebook",
-            "baremetal.tenancy.binder",
-            "-i",
-            str(inventory),
-            "--vars",
-            str(variables),
-            "-v",
-        ]
-        self.lines: list[str] = []
-        self.log = workdir / "rulebook.log"
-        self.proc = subprocess.Popen(
-            argv,
-            env=run_env,
-            cwd=str(workdir),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            start_new_session=True,
-        )
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-
-    def _read(self):
-        with open(self.log, "w", encoding="utf-8") as log:
-            for line in self.proc.stdout:
-                self.lines.append(line)
-                log.write(line)
-                log.flush()
-
-    @property
-    def output(self) -> str:
-        return "".join(self.lines)
+    def __init__(self, env, apiserver, workdir, rulebook="baremetal.tenancy.binder"):
+        variables = {"binder_namespaces": sorted(TENANTS), "binder_host_namespaces": [INFRA], "binder_resync": 0}
+        super().__init__(rulebook, variables, apiserver.ansible_env("binder"), workdir)
 
     def passes(self) -> list[int]:
         return [int(match.group(1)) for match in PASS_LINE.finditer(self.output)]
-
-    def kill(self):
-        """SIGKILL the rulebook and everything it started (its process group)."""
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(timeout=30)
-        self.reader.join(timeout=10)
 
 
 def create_claims(env, names, spread: float):
@@ -249,4 +193,24 @@ def test_the_watches_follow_an_api_server_restart(eda):
     wait_bound(env, rulebook, 62)
     assert_one_host_per_claim(env, 62)
     assert_passes_in_order(rulebook)
+    rulebook.kill()
+
+
+def test_the_worker_rulebook_binds_with_one_long_running_worker(eda):
+    env, state, workdir = eda
+    if state.get("rulebook") is not None:
+        state.pop("rulebook").kill()
+    rulebook = Rulebook(env, state["apiserver"], workdir / "worker", rulebook="baremetal.tenancy.binder_worker")
+    state["rulebook"] = rulebook
+    create_claims(env, ["w%02d" % number for number in range(8)], spread=2)
+    wait_bound(env, rulebook, 70)
+    assert_one_host_per_claim(env, 70)
+    assert_passes_in_order(rulebook)
+    assert len(rulebook.passes()) >= 2, rulebook.output[-4000:]  # the startup pass and the burst's
+    # One worker for every pass: one binder_worker event, one playbook, and no per-pass playbook.
+    assert rulebook.output.count("asking for a binder worker") == 1, rulebook.output[-4000:]
+    assert rulebook.output.count("PLAY [A binder worker for an Event-Driven Ansible event]") == 1
+    assert "One binder pass for an Event-Driven Ansible event" not in rulebook.output
+    for value in env.bmc_values(INFRA, ["eda-h%02d" % index for index in range(HOSTS)]):
+        assert value not in rulebook.output
     rulebook.kill()

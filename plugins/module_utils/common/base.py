@@ -60,7 +60,9 @@ class TenancyModule:
         spec.update(copy.deepcopy(self.argument_spec))
         if len(self.backends) > 1 and "backend" not in spec:
             spec["backend"] = dict(type="str", choices=list(self.backends), default=self.backends[0])
-        self.module = argv_module or AnsibleModule(argument_spec=spec, supports_check_mode=True, **self.module_kwargs)
+        kwargs = dict(supports_check_mode=True)  # module_kwargs may say otherwise
+        kwargs.update(self.module_kwargs)
+        self.module = argv_module or AnsibleModule(argument_spec=spec, **kwargs)
         self.params = self.module.params
         self.result = dict(changed=False)
         self.check_libraries()

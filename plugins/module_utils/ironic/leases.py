@@ -25,7 +25,9 @@ the node is read again and a lost write is reported as a conflict.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import datetime
+import time
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
@@ -36,6 +38,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.params import check_timeout
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import lease_model as model
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import lease_notice as notices
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.client import Ironic, node_settled, node_where
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model import CLAIM_KEY, UNDEPLOYABLE_STATES
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.projects import PROJECT_SKIPPED, resolve_project
@@ -112,11 +115,12 @@ def end_access_patch(
     """``(ops, undeploy)`` that end the current lessee's access, ESI-Leap style.
 
     The lessee is removed (or replaced by ``new_lessee``), the lease list
-    updated; a node that is not deployed also loses ``instance_info`` and the
+    updated and the lease notice (:mod:`lease_notice`) removed; a node that is not deployed also loses ``instance_info`` and the
     allocation (through ``instance_uuid``); a deployed one is undeployed
     after the patch (``undeploy`` is then ``True``).
     """
     ops = list(leases_patch(node, new_leases)) if not _same_leases(node, new_leases) else []
+    ops.extend(notices.notice_patch(node, None))
     if new_lessee:
         ops.append({"op": "add", "path": "/lessee", "value": new_lessee})
     elif node.get("lessee"):
@@ -152,8 +156,19 @@ def busy(node: dict) -> str | None:
 class LeaseRun:
     """One host_lease run: reads, plans, writes, reports."""
 
-    def __init__(self, mod, client=None, now=None, revoke=None):
+    def __init__(
+        self,
+        mod,
+        client=None,
+        now=None,
+        revoke=None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], datetime.datetime] | None = None,
+    ):
         self.mod = mod
+        self.sleep = sleep
+        # the wall clock the run waits on for lead_time (microseconds kept, unlike model.utcnow)
+        self.clock = clock or (lambda: datetime.datetime.now(model.UTC))
         # revoke(node_uuid, lessee) -> revoke_host_accounts() result
         self.revoke = revoke or self._revoke_on_bmc
         self.p = mod.params
@@ -170,6 +185,9 @@ class LeaseRun:
     def run(self) -> None:
         p = self.p
         check_timeout(p["wait_timeout"])
+        for option in ("warn_before", "lead_time"):
+            if (p.get(option) or 0) < 0:
+                raise InvalidInput("option %s" % option, "must be 0 or more seconds, got %s" % p[option])
         if p["count"] is not None and p["count"] < 1:
             raise InvalidInput("option count", "must be 1 or more, got %s" % p["count"])
         start = model.parse_time(p["start"], "option start")
@@ -315,6 +333,66 @@ class LeaseRun:
     def _expired(self):
         p = self.p
         nodes = read_nodes(self.client, p["nodes"], p["resource_class"])
+        warn_before = p.get("warn_before")
+        lead_time = p.get("lead_time") or 0
+        if lead_time:
+            warn_before = max(warn_before or 0, lead_time)
+        # Announce first (a lease this run ends at its end was announced before), and drop stale notices.
+        nodes = [self._announce(node, warn_before) for node in nodes]
+        done = {}
+        for end, group in self._ends_ahead(nodes, lead_time):
+            self._wait_until(end)
+            fresh = [self.client.get_node(node["uuid"], fields=LEASE_NODE_FIELDS, missing_ok=True) for node in group]
+            fresh = [node for node in fresh if node is not None]
+            self._expire_nodes(fresh)
+            done.update((node["uuid"], node) for node in fresh)
+        if done and not self.mod.check_mode:
+            self.now = max(self.now, self.clock().replace(microsecond=0))
+        rest = [node for node in nodes if node["uuid"] not in done]
+        self._expire_nodes(rest)
+        return [done.get(node["uuid"], node) for node in nodes]
+
+    def _ends_ahead(self, nodes, lead_time):
+        """``[(end, nodes)]``: the nodes whose lessee's access ends within ``lead_time`` seconds, grouped by end."""
+        if not lead_time:
+            return []
+        groups = {}
+        for end, node in notices.ends_within(nodes, self.now, lead_time):
+            groups.setdefault(end, []).append(node)
+        return sorted(groups.items(), key=lambda item: item[0])
+
+    def _wait_until(self, end):
+        """Sleep until ``end`` (in check mode, only move the run's clock there)."""
+        if not self.mod.check_mode:
+            left = (end - self.clock()).total_seconds()
+            if left > 0:
+                self.sleep(left + 0.01)
+        self.now = max(self.now, end)
+
+    def _announce(self, node, warn_before):
+        """Write, keep or drop the node's lease notice (:mod:`lease_notice`); returns the node as it is now."""
+        label = model.node_label(node)
+        notice, change = notices.plan_notice(node, self.now, warn_before)
+        if not change:
+            return node
+        self.mod.changed()
+        if notice is not None:
+            self.actions.append(
+                {"node": label, "lease": notice["lease"], "project": notice["project"], "action": "warned"}
+            )
+        if self.mod.check_mode:
+            return node
+        ops = notices.notice_patch(node, notice)
+        if not self._write(node, ops):
+            return node
+        properties = dict(node.get("properties") or {})
+        if notice is None:
+            properties.pop(notices.NOTICE_KEY, None)
+        else:
+            properties[notices.NOTICE_KEY] = notice
+        return dict(node, properties=properties)
+
+    def _expire_nodes(self, nodes):
         for node in nodes:
             plan = model.plan_reconcile(node, self.now)
             label = model.node_label(node)

@@ -9,22 +9,21 @@
 
 The Kubernetes auth options are the modules' (:data:`auth.KUBERNETES_AUTH_SPEC`,
 :data:`auth.TLS_SPEC`), with the same aliases and the same environment
-fallbacks (``K8S_AUTH_*``), so that the credentials an EDA controller or AWX
-injects as environment variables work unchanged.  A bad option is one
+fallbacks (``K8S_AUTH_*``), checked by :mod:`common.source_options` (shared
+with the Ironic lease source), so that the credentials an EDA controller or
+AWX injects as environment variables work unchanged.  A bad option is one
 :class:`errors.InvalidInput` naming it.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any
-
-from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.auth import KUBERNETES_AUTH_SPEC, TLS_SPEC
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import dns1123_label_problem
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.source_options import check_source_options
 
 #: option -> (type, default)
 SOURCE_OPTIONS = {
@@ -38,73 +37,15 @@ SOURCE_OPTIONS = {
     "object_events": ("bool", True),
     "resync": ("float", 600.0),
     "watch_timeout": ("float", 300.0),
+    "worker": ("bool", False),
+    "worker_timeout": ("float", 60.0),
 }
 AUTH_SPECS = dict(KUBERNETES_AUTH_SPEC, **TLS_SPEC)
 
 
-def _env_names(spec: Mapping[str, Any]) -> list[str]:
-    fallback = spec.get("fallback") or ()
-    return list(fallback[1]) if len(fallback) > 1 else []
-
-
-def _convert(option: str, kind: str, value: Any) -> Any:
-    try:
-        if kind == "bool":
-            return boolean(value, strict=True)
-        if kind == "float":
-            if isinstance(value, bool):
-                raise TypeError("a boolean")
-            number = float(value)
-            if number < 0:
-                raise ValueError("negative")
-            return number
-        if kind == "list":
-            if isinstance(value, str):
-                value = [part.strip() for part in value.split(",") if part.strip()]
-            if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-                raise TypeError("not a list of strings")
-            return value
-        if kind == "path":
-            return os.path.expanduser(str(value))
-        return str(value)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInput("event source option %s" % option, "%r is not a valid %s (%s)" % (value, kind, exc)) from exc
-
-
 def source_options(args: Mapping[str, Any] | None, environ: Mapping[str, str] | None = None) -> dict:
     """The checked options: ``auth`` (for :func:`connection.kube_api_client`) and the source's own."""
-    environ = os.environ if environ is None else environ
-    args = dict(args or {})
-    names = {}
-    for option, spec in AUTH_SPECS.items():
-        names[option] = option
-        for alias in spec.get("aliases") or ():
-            names[alias] = option
-    unknown = sorted(
-        key for key in args if key not in names and key not in SOURCE_OPTIONS and not key.startswith("eda_")
-    )
-    if unknown:
-        raise InvalidInput(
-            "event source baremetal.tenancy.metal3_events",
-            "unknown option(s) %s (known: %s)"
-            % (", ".join(unknown), ", ".join(sorted(set(names.values()) | set(SOURCE_OPTIONS)))),
-        )
-    auth = {}
-    for key, value in args.items():
-        if key in names and value is not None:
-            option = names[key]
-            auth[option] = _convert(option, AUTH_SPECS[option].get("type", "str"), value)
-    for option, spec in AUTH_SPECS.items():
-        if option in auth:
-            continue
-        for variable in _env_names(spec):
-            if environ.get(variable) not in (None, ""):
-                auth[option] = _convert(option, spec.get("type", "str"), environ[variable])
-                break
-    options = {"auth": auth}
-    for option, (kind, default) in SOURCE_OPTIONS.items():
-        value = args.get(option)
-        options[option] = default if value is None else _convert(option, kind, value)
+    options = check_source_options("baremetal.tenancy.metal3_events", args, AUTH_SPECS, SOURCE_OPTIONS, environ)
     for option in ("namespaces", "host_namespaces"):
         for namespace in options[option] or []:
             problem = dns1123_label_problem(namespace)
@@ -112,6 +53,8 @@ def source_options(args: Mapping[str, Any] | None, environ: Mapping[str, str] | 
                 raise InvalidInput("event source option %s" % option, "namespace name %r %s" % (namespace, problem))
     if options["max_delay"] < options["debounce"]:
         raise InvalidInput("event source option max_delay", "must be at least debounce (%s)" % options["debounce"])
+    if options["worker"] and not options["wait_for_pass"]:
+        raise InvalidInput("event source option worker", "needs wait_for_pass (the worker reports each pass's end)")
     if options["pass_timeout"] <= 0 or options["watch_timeout"] < 1:
         raise InvalidInput("event source options pass_timeout/watch_timeout", "must be positive (watch_timeout >= 1)")
     return options

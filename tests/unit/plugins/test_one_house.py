@@ -27,7 +27,15 @@ RULES = {
     ),
     "wait loop": (
         re.compile(r"\btime\.sleep\(|\bsleep\(|\bdeadline\b"),
-        {"module_utils/common/polling.py", "module_utils/metal3/client.py", "module_utils/ironic/client.py"},
+        # leases.py sleeps once until a lease's end (host_lease lead_time: a wall-clock instant, no state polled);
+        # bind_worker.py is host_bind_worker's serve loop between spool reads, not a wait for a state.
+        {
+            "module_utils/common/polling.py",
+            "module_utils/metal3/client.py",
+            "module_utils/ironic/client.py",
+            "module_utils/ironic/leases.py",
+            "module_utils/metal3/bind_worker.py",
+        },
     ),
     "parallel map": (
         re.compile(r"\bThreadPoolExecutor\b|\bthreading\.Thread\(|\bmultiprocessing\b"),

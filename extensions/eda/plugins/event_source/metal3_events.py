@@ -25,7 +25,15 @@ What it does:
   runs: with ``wait_for_pass`` (default) the next ``binder_pass`` waits until
   the pass wrote ``{"ok": .., "settled": ..}`` to ``done_file`` (the playbook
   ``baremetal.tenancy.metal3_bind_event`` does) or ``pass_timeout`` passed.
-  A failed pass is asked for again after a back-off, an unsettled one at once.
+  A failed pass is asked for again after a back-off, an unsettled one at once;
+* with ``worker`` true, emits no ``binder_pass`` events: it emits one
+  ``{binder_worker: {spool, namespaces, host_namespaces}}`` event (the
+  rulebook ``binder_worker.yml`` runs the playbook
+  ``baremetal.tenancy.metal3_bind_worker``: the module ``host_bind_worker``,
+  one process for many passes) and hands each pass to it as a request file in
+  ``spool`` (the same coalescing, the same done-file handshake); it asks for a
+  new worker when the worker's heartbeat is older than ``worker_timeout``
+  seconds (60), and removes ``spool`` when it stops, which ends the worker.
 
 Options (each auth option falls back to the environment variable the modules
 read): ``kubeconfig`` (K8S_AUTH_KUBECONFIG), ``context`` (K8S_AUTH_CONTEXT),
@@ -35,7 +43,8 @@ read): ``kubeconfig`` (K8S_AUTH_KUBECONFIG), ``context`` (K8S_AUTH_CONTEXT),
 ``namespaces`` and ``host_namespaces`` (default: all), ``debounce`` (0.1 s),
 ``max_delay`` (1 s), ``pass_timeout`` (900 s), ``retry_delay`` (1 s),
 ``wait_for_pass`` (true), ``object_events`` (true), ``resync`` (600 s, 0:
-never), ``watch_timeout`` (300 s).  The credentials need ``list`` and
+never), ``watch_timeout`` (300 s), ``worker`` (false), ``worker_timeout``
+(60 s).  The credentials need ``list`` and
 ``watch`` on ``hostclaims`` and ``baremetalhosts`` (the binder's ClusterRole
 of ``baremetal.tenancy.hostclaim_setup`` has them).
 
@@ -85,6 +94,11 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api impor
     API_VERSION,
     CLAIMS,
     HOSTS,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.bind_worker import (
+    put_request,
+    source_alive,
+    worker_age,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO, api_path
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import (
@@ -215,6 +229,8 @@ async def main(queue: asyncio.Queue, args: dict):
     ]
     done_dir = tempfile.mkdtemp(prefix="baremetal-tenancy-eda-")
     listed = set()
+    worker_asked = None  # when the last binder_worker event was emitted (monotonic)
+    said_alive = float("-inf")  # when the source last touched source.alive for its worker (monotonic)
     resync = options["resync"]
     next_resync = time.monotonic() + resync if resync else None
     try:
@@ -253,6 +269,21 @@ async def main(queue: asyncio.Queue, args: dict):
                 next_resync = now + resync
             if listed != {"claim", "host"}:
                 continue  # the first pass waits for both listings
+            if options["worker"]:
+                if now - said_alive >= 1:
+                    source_alive(done_dir)
+                    said_alive = now
+                age = worker_age(done_dir)
+                stale = age is None or age > options["worker_timeout"]
+                if stale and (worker_asked is None or now - worker_asked > options["worker_timeout"]):
+                    worker_asked = now
+                    LOG.info("asking for a binder worker (spool %s)", done_dir)
+                    spool_event = {
+                        "spool": done_dir,
+                        "namespaces": options["namespaces"],
+                        "host_namespaces": options["host_namespaces"],
+                    }
+                    await queue.put({"binder_worker": spool_event})
             request = coalescer.take(now)
             if request is None:
                 continue
@@ -265,7 +296,10 @@ async def main(queue: asyncio.Queue, args: dict):
                 ", ".join(request["namespaces"]),
                 request["changes"],
             )
-            await queue.put({"binder_pass": event})
+            if options["worker"]:
+                put_request(done_dir, event)
+            else:
+                await queue.put({"binder_pass": event})
             if done_file is None:
                 coalescer.finished(request["id"], ok=True, settled=True, now=now)
     finally:

@@ -14,6 +14,7 @@ import pytest
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common import merge_patch as mpatch
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import bind_options
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claims as mc
 from ansible_collections.baremetal.tenancy.plugins.modules import host_bind, host_claim, host_claim_info, host_release
 
@@ -149,7 +150,7 @@ def test_host_bind_reports_the_pass(capsys, monkeypatch):
         def run(self):
             return dict(report)
 
-    monkeypatch.setattr(host_bind, "Binder", FakeBinder)
+    monkeypatch.setattr(bind_options, "Binder", FakeBinder)
     warned = []
     monkeypatch.setattr(host_bind.HostBindModule, "warn", lambda self, message: warned.append(message))
     rc, out = run(

@@ -16,6 +16,7 @@ import pytest
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict, InvalidInput, NotFound
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import lease_model as L
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import lease_notice as N
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.leases import LeaseRun
 
 UTC = datetime.timezone.utc
@@ -407,3 +408,127 @@ def test_ending_access_clears_instance_name():
     ironic = FakeIronic([node("n1", lessee=A, instance_name="planted", instance_info={"planted": "x"})])
     run(ironic, state="absent", project=A, nodes=["n1"])
     assert ironic.nodes["n1-uuid"]["instance_name"] is None and ironic.nodes["n1-uuid"]["instance_info"] == {}
+
+
+# ------------------------------------------------------------------ notices and lead time (the lease keeper)
+
+
+class FakeClock:
+    """The wall clock of a run: sleeping moves it."""
+
+    def __init__(self, now):
+        self.time = now
+        self.slept = []
+
+    def now(self):
+        return self.time
+
+    def sleep(self, seconds):
+        self.slept.append(seconds)
+        self.time += datetime.timedelta(seconds=seconds)
+
+
+def leased_until(name, end, project=A, **extra):
+    return node(
+        name,
+        lessee=project,
+        properties={L.LEASES_KEY: [L.make_lease(project, NOW - datetime.timedelta(hours=1), end, NOW)]},
+        **extra,
+    )
+
+
+def keeper_run(ironic, clock, check_mode=False, **params):
+    mod = FakeModule(check_mode=check_mode, state="expired", **params)
+    LeaseRun(mod, client=ironic, now=clock.now(), revoke=FakeRevoke(ironic), sleep=clock.sleep, clock=clock.now).run()
+    return mod
+
+
+def test_warn_before_writes_a_notice_the_lessee_can_read_and_keeps_it():
+    soon, later = NOW + datetime.timedelta(minutes=30), NOW + datetime.timedelta(hours=5)
+    ironic = FakeIronic([leased_until("n1", soon), leased_until("n2", later, project=B)])
+    clock = FakeClock(NOW)
+    mod = keeper_run(ironic, clock, warn_before=3600)
+    assert mod.result["changed"] is True and clock.slept == []
+    lease = ironic.nodes["n1-uuid"]["properties"][L.LEASES_KEY][0]
+    notice = ironic.nodes["n1-uuid"]["properties"][N.NOTICE_KEY]
+    assert notice["lease"] == lease["id"] and notice["project"] == A and notice["end"] == L.format_time(soon)
+    assert notice["warned"] == L.format_time(NOW) and L.format_time(soon) in notice["message"]
+    assert [(a["node"], a["action"]) for a in mod.result["actions"]] == [("n1", "warned")]
+    assert N.NOTICE_KEY not in ironic.nodes["n2-uuid"]["properties"]  # ends in 5 h: not yet
+    # only the notice key is written: the lease list is never rewritten for a notice
+    assert ironic.writes == [("patch", "n1", [{"op": "add", "path": "/properties/" + N.NOTICE_KEY, "value": notice}])]
+    clock.time += datetime.timedelta(minutes=5)
+    assert keeper_run(ironic, clock, warn_before=3600).result["changed"] is False  # same end: kept as it is
+    assert ironic.nodes["n1-uuid"]["properties"][N.NOTICE_KEY] == notice
+
+
+def test_a_notice_whose_end_moved_is_replaced_and_one_of_an_ended_lease_dropped():
+    ironic = FakeIronic([leased_until("n1", NOW + datetime.timedelta(minutes=30))])
+    clock = FakeClock(NOW)
+    keeper_run(ironic, clock, warn_before=3600)
+    n1 = ironic.nodes["n1-uuid"]
+    n1["properties"][L.LEASES_KEY][0]["end"] = L.format_time(NOW + datetime.timedelta(hours=3))
+    mod = keeper_run(ironic, clock, warn_before=3600)  # moved beyond the warning: the notice goes
+    assert mod.result["changed"] is True and N.NOTICE_KEY not in n1["properties"]
+    n1["properties"][L.LEASES_KEY][0]["end"] = L.format_time(NOW + datetime.timedelta(minutes=50))
+    keeper_run(ironic, clock, warn_before=3600)
+    assert n1["properties"][N.NOTICE_KEY]["end"] == L.format_time(NOW + datetime.timedelta(minutes=50))
+    n1["lessee"] = None  # ended by hand: a plain expiry run drops the notice
+    assert keeper_run(ironic, clock).result["changed"] is True and N.NOTICE_KEY not in n1["properties"]
+
+
+def test_lead_time_waits_for_the_end_then_ends_the_lease_and_its_notice():
+    end = NOW + datetime.timedelta(seconds=20)
+    ironic = FakeIronic(
+        [leased_until("n1", end, instance_uuid="alloc-1"), leased_until("n2", NOW + datetime.timedelta(hours=1))]
+    )
+    clock = FakeClock(NOW)
+    check = keeper_run(ironic, clock, check_mode=True, lead_time=30)
+    assert check.result["changed"] is True and ironic.writes == [] and clock.slept == []
+    assert [(a["node"], a["action"]) for a in check.result["actions"]] == [("n1", "warned"), ("n1", "ended")]
+    mod = keeper_run(ironic, clock, lead_time=30)
+    assert [(a["node"], a["action"]) for a in mod.result["actions"]] == [("n1", "warned"), ("n1", "ended")]
+    assert len(clock.slept) == 1 and clock.time >= end and (clock.time - end).total_seconds() < 1
+    n1 = ironic.nodes["n1-uuid"]
+    assert n1["lessee"] is None and n1["instance_uuid"] is None
+    assert L.LEASES_KEY not in n1["properties"] and N.NOTICE_KEY not in n1["properties"]
+    # the notice was written before the end; the end patch removed it with the lessee
+    n1_writes = [w[2] for w in ironic.writes if w[1] == "n1"]
+    assert n1_writes[0][0]["path"] == "/properties/" + N.NOTICE_KEY and n1_writes[0][0]["op"] == "add"
+    assert {"op": "remove", "path": "/properties/" + N.NOTICE_KEY} in n1_writes[1]
+    assert {"op": "remove", "path": "/lessee"} in n1_writes[1]
+    assert ironic.nodes["n2-uuid"]["lessee"] == A  # ends in an hour: untouched
+
+
+def test_lead_time_ends_several_leases_each_at_its_own_end():
+    ends = [NOW + datetime.timedelta(seconds=s) for s in (5, 12)]
+    ironic = FakeIronic([leased_until("n1", ends[1]), leased_until("n2", ends[0], project=B)])
+    clock = FakeClock(NOW)
+    ended_at = {}
+    patch = ironic.patch_node
+
+    def recording_patch(ident, ops, label=None):
+        if {"op": "remove", "path": "/lessee"} in ops:
+            ended_at[label] = clock.time
+        return patch(ident, ops, label)
+
+    ironic.patch_node = recording_patch
+    keeper_run(ironic, clock, lead_time=30)
+    assert ended_at["n2"] >= ends[0] and (ended_at["n2"] - ends[0]).total_seconds() < 1
+    assert ended_at["n1"] >= ends[1] and (ended_at["n1"] - ends[1]).total_seconds() < 1
+
+
+def test_a_lease_followed_by_another_of_the_same_project_is_not_announced():
+    end = NOW + datetime.timedelta(minutes=10)
+    first = L.make_lease(A, NOW - datetime.timedelta(hours=1), end, NOW)
+    second = L.make_lease(A, end, end + datetime.timedelta(hours=2), NOW)
+    ironic = FakeIronic([node("n1", lessee=A, properties={L.LEASES_KEY: [first, second]})])
+    assert keeper_run(ironic, FakeClock(NOW), warn_before=3600).result["changed"] is False
+
+
+@pytest.mark.parametrize("option", ["warn_before", "lead_time"])
+def test_negative_warning_or_lead_time_is_refused(option):
+    ironic = FakeIronic([leased_until("n1", NOW + datetime.timedelta(minutes=1))])
+    with pytest.raises(InvalidInput) as info:
+        keeper_run(ironic, FakeClock(NOW), **{option: -1})
+    assert info.value.obj == "option %s" % option and ironic.writes == []

@@ -67,3 +67,11 @@ def test_an_api_key_never_appears_in_an_error():
     with pytest.raises(InvalidInput) as error:
         source_options({"api_key": "sekret-token", "bogus": 1}, environ={})
     assert "sekret-token" not in str(error.value)
+
+
+def test_a_worker_needs_the_done_file_handshake():
+    options = source_options({"worker": "true"}, environ={})
+    assert options["worker"] is True and options["worker_timeout"] == 60
+    with pytest.raises(InvalidInput) as info:
+        source_options({"worker": True, "wait_for_pass": False}, environ={})
+    assert info.value.obj == "event source option worker"
