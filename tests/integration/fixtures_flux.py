@@ -10,8 +10,10 @@ the default integration sessions neither build nor start Flux. They need
 Fixtures (session scope):
 
 - ``git_server``: a started :class:`harness.git_server.GitServer`.
-- ``flux_env``: a started :class:`harness.flux.FluxEnv` (source-, kustomize-
-  and helm-controller under the multi-tenancy lockdown) on ``kube_env``.
+- ``flux_env``: a started :class:`harness.flux.FluxEnv` on ``kube_env``:
+  source- and kustomize-controller under the multi-tenancy lockdown (what the
+  suites use so far; add helm-controller to :data:`SESSION_CONTROLLERS` with
+  the first HelmRelease suite).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from harness import flux
 from harness.git_server import GitServer
 
 MARKER = "gitops"
+SESSION_CONTROLLERS = ("source-controller", "kustomize-controller")
 _ENVS: list[flux.FluxEnv] = []
 _GIT: list[GitServer] = []
 
@@ -57,10 +60,10 @@ def git_server(tmp_path_factory):
 @pytest.fixture(scope="session")
 def flux_env(kube_env, tmp_path_factory):
     try:
-        directory = flux.require_flux()
+        directory = flux.require_flux(controllers=SESSION_CONTROLLERS)
     except flux.FluxMissing as exc:
         pytest.fail(str(exc), pytrace=False)
-    env = flux.FluxEnv(kube_env, tmp_path_factory.mktemp("flux"), directory)
+    env = flux.FluxEnv(kube_env, tmp_path_factory.mktemp("flux"), directory, SESSION_CONTROLLERS)
     _ENVS.append(env)
     env.start()
     try:

@@ -100,9 +100,9 @@ def flux_dir() -> Path:
     return Path(cache).expanduser() / f"flux-{version}-hc{HELM_CONTROLLER_COMMIT}"
 
 
-def require_flux(directory: Path | None = None) -> Path:
+def require_flux(directory: Path | None = None, controllers: tuple[str, ...] = CONTROLLERS) -> Path:
     directory = directory or flux_dir()
-    missing = [c for c in CONTROLLERS if not os.access(directory / "bin" / c, os.X_OK)]
+    missing = [c for c in controllers if not os.access(directory / "bin" / c, os.X_OK)]
     if missing or not list((directory / "crds").glob("*.yaml")):
         raise FluxMissing(
             f"Flux controllers missing in {directory}: {', '.join(missing) or 'CRDs'}. "
@@ -127,10 +127,17 @@ class FluxEnv:
     ``artifact_url`` (source-controller's artifact server), ``timings``.
     """
 
-    def __init__(self, kube_env, workdir: str | os.PathLike, directory: Path | None = None):
+    def __init__(
+        self,
+        kube_env,
+        workdir: str | os.PathLike,
+        directory: Path | None = None,
+        controllers: tuple[str, ...] = CONTROLLERS,
+    ):
         self.kube_env = kube_env
         self.workdir = Path(workdir)
-        self.directory = require_flux(directory)
+        self.wanted = tuple(c for c in CONTROLLERS if c in controllers)
+        self.directory = require_flux(directory, self.wanted)
         self.controllers: dict[str, Controller] = {}  # running
         self.history: list[Controller] = []  # every controller started here
         self.timings: dict[str, float] = {}
@@ -144,28 +151,34 @@ class FluxEnv:
             with self.kube_env.api("admin") as admin:
                 self.install_crds(admin)
                 self._grant_rbac(admin)
-                kubeconfigs = {c: self._kubeconfig(admin, c) for c in CONTROLLERS}
+                kubeconfigs = {c: self._kubeconfig(admin, c) for c in self.wanted}
             self.timings["crds and rbac"] = time.monotonic() - t0
-            storage_port = free_port()
-            self.artifact_url = f"http://{LOOPBACK}:{storage_port}"
-            storage = self.workdir / "source-controller" / "storage"
-            storage.mkdir(parents=True, exist_ok=True)
-            self._run(
-                "source-controller",
-                kubeconfigs,
-                [
-                    f"--storage-path={storage}",
-                    f"--storage-addr={LOOPBACK}:{storage_port}",
-                    f"--storage-adv-addr={LOOPBACK}:{storage_port}",
-                ],
-            )
+            if "source-controller" in self.wanted:
+                self._start_source_controller(kubeconfigs)
             lockdown = ["--no-cross-namespace-refs=true", f"--default-service-account={DEFAULT_SERVICE_ACCOUNT}"]
-            self._run("kustomize-controller", kubeconfigs, [*lockdown, "--no-remote-bases=true"])
-            self._run("helm-controller", kubeconfigs, lockdown)
+            if "kustomize-controller" in self.wanted:
+                self._run("kustomize-controller", kubeconfigs, [*lockdown, "--no-remote-bases=true"])
+            if "helm-controller" in self.wanted:
+                self._run("helm-controller", kubeconfigs, lockdown)
         except BaseException:
             self.stop()
             raise
         return self
+
+    def _start_source_controller(self, kubeconfigs: dict[str, Path]) -> None:
+        storage_port = free_port()
+        self.artifact_url = f"http://{LOOPBACK}:{storage_port}"
+        storage = self.workdir / "source-controller" / "storage"
+        storage.mkdir(parents=True, exist_ok=True)
+        self._run(
+            "source-controller",
+            kubeconfigs,
+            [
+                f"--storage-path={storage}",
+                f"--storage-addr={LOOPBACK}:{storage_port}",
+                f"--storage-adv-addr={LOOPBACK}:{storage_port}",
+            ],
+        )
 
     def stop(self) -> None:
         for controller in reversed(list(self.controllers.values())):
@@ -261,7 +274,7 @@ class FluxEnv:
             "--events-addr=",
             "--enable-leader-election=false",
             "--watch-all-namespaces=true",
-            "--log-level=debug",
+            "--log-level=info",
             "--log-encoding=json",
             *extra,
         ]
