@@ -3,6 +3,7 @@
 #   make test   everything CI runs: sanity, lint, docs lint, units, integration (with the real BMO), molecule
 #   make check  the inner loop: sanity, lint, docs lint and units (a few minutes, no services)
 #   make test-machines  the test-bed machines alone (namespaces, bridge, sshd; root; make test runs them too)
+#   make flux   build Flux's controllers (cached); make test-gitops runs the GitOps suites on them (not in make test yet)
 #   make fmt    format and lint-fix the Python (ruff)
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -17,7 +18,12 @@ KUBE_BIN := $(BMT_CACHE_DIR)/kube-$(KUBE_VERSION)/bin
 BMO_COMMIT := 02aa5059e
 BMO_DIR := $(BMT_CACHE_DIR)/bmo-$(BMO_COMMIT)
 export BMT_BMO_DIR := $(BMO_DIR)
-export KUBE_VERSION BMT_CACHE_DIR
+# Flux's source- and kustomize-controller from their Go modules, helm-controller from the snapshot in
+# ../shared/vendor/ (scripts/build-flux.sh says why FLUX_VERSION is v1.9.6 with Go 1.26).
+FLUX_VERSION ?= v1.9.6
+FLUX_DIR := $(BMT_CACHE_DIR)/flux-$(FLUX_VERSION)-hc0f61a8607
+export BMT_FLUX_DIR := $(FLUX_DIR)
+export KUBE_VERSION BMT_CACHE_DIR FLUX_VERSION
 export BMT_KUBE_BIN := $(KUBE_BIN)
 # ansible-rulebook (extensions/eda) needs Java 17: Debian's openjdk-17-jre-headless (make system), whatever
 # other JDK the machine has on its PATH.
@@ -31,7 +37,7 @@ COLL := $(COLL_ROOT)/ansible_collections/baremetal/tenancy
 ANSIBLE_TEST := cd $(COLL) && $(BIN)/ansible-test
 PYTEST_ARGS ?=
 
-.PHONY: help setup system venv kube bmo collection fmt test check test-bmo test-machines sanity units unit lint docs-lint integration molecule demo bench lock clean
+.PHONY: help setup system venv kube bmo flux collection fmt test check test-bmo test-machines test-gitops sanity units unit lint docs-lint integration molecule demo bench lock clean
 
 help:
 	@grep -E '^#   make' Makefile | sed 's/^#   //'
@@ -62,6 +68,10 @@ $(KUBE_BIN)/.built-$(KUBE_VERSION):
 # The script returns at once when the cached build matches its pinned commit and patch.
 bmo:
 	scripts/build-bmo.sh $(BMO_DIR)
+
+# Flux's three controllers and their CRDs (cached; returns at once when the cache matches the pins).
+flux:
+	scripts/build-flux.sh $(FLUX_DIR)
 
 # A copy of the tracked (and new, unignored) files in an ansible_collections tree.
 collection: venv
@@ -112,6 +122,11 @@ test-bmo: system venv kube bmo
 # make integration runs them in the session of their cluster.
 test-machines: system venv
 	$(PYTEST) tests/integration -m machines $(PYTEST_ARGS)
+
+# GitOps with the real Flux controllers (tests marked gitops; fixtures_flux deselects them in every other
+# selection). Not part of make test yet.
+test-gitops: system venv kube flux
+	$(PYTEST) tests/integration -m gitops $(PYTEST_ARGS)
 
 molecule: venv kube
 	@if ls -d extensions/molecule/*/ >/dev/null 2>&1; then scripts/molecule-all.sh; else echo "no molecule scenarios yet"; fi

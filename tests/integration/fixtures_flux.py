@@ -1,0 +1,85 @@
+"""pytest plugin: real Flux controllers and a Git server for the GitOps suites (marker ``gitops``).
+
+Loaded from ``tests/integration/conftest.py`` (``pytest_plugins``).
+
+Tests marked ``gitops`` run only when the ``-m`` expression names ``gitops``
+(``make test-gitops``): in any other selection they are deselected here, so
+the default integration sessions neither build nor start Flux. They need
+``make flux`` (scripts/build-flux.sh).
+
+Fixtures (session scope):
+
+- ``git_server``: a started :class:`harness.git_server.GitServer`.
+- ``flux_env``: a started :class:`harness.flux.FluxEnv` on ``kube_env``:
+  source- and kustomize-controller under the multi-tenancy lockdown (what the
+  suites use so far; add helm-controller to :data:`SESSION_CONTROLLERS` with
+  the first HelmRelease suite).
+"""
+
+from __future__ import annotations
+
+import pytest
+from harness import flux
+from harness.git_server import GitServer
+
+MARKER = "gitops"
+SESSION_CONTROLLERS = ("source-controller", "kustomize-controller")
+_ENVS: list[flux.FluxEnv] = []
+_GIT: list[GitServer] = []
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", f"{MARKER}: real Flux controllers and a Git server (make flux; make test-gitops)"
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    """Deselect the gitops tests unless the marker expression asks for them."""
+    if MARKER in (config.option.markexpr or ""):
+        return
+    keep, drop = [], []
+    for item in items:
+        (drop if item.get_closest_marker(MARKER) else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+@pytest.fixture(scope="session")
+def git_server(tmp_path_factory):
+    server = GitServer(tmp_path_factory.mktemp("git"))
+    _GIT.append(server)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def flux_env(kube_env, tmp_path_factory):
+    try:
+        directory = flux.require_flux(controllers=SESSION_CONTROLLERS)
+    except flux.FluxMissing as exc:
+        pytest.fail(str(exc), pytrace=False)
+    env = flux.FluxEnv(kube_env, tmp_path_factory.mktemp("flux"), directory, SESSION_CONTROLLERS)
+    _ENVS.append(env)
+    env.start()
+    try:
+        yield env
+    finally:
+        env.stop()
+
+
+def pytest_terminal_summary(terminalreporter):
+    """One line per Flux controller and Git server started in this session."""
+    if not _ENVS and not _GIT:
+        return
+    terminalreporter.section("flux and git (real, loopback)")
+    for server in _GIT:
+        if server.service:
+            terminalreporter.write_line(server.service.summary())
+    for env in _ENVS:
+        for controller in env.history:
+            terminalreporter.write_line(f"{controller.service.summary()}, ready in {controller.seconds:.1f}s")
