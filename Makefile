@@ -3,6 +3,7 @@
 #   make test   everything CI runs: sanity, lint, docs lint, units, integration (with the real BMO), molecule
 #   make check  the inner loop: sanity, lint, docs lint and units (a few minutes, no services)
 #   make test-machines  the test-bed machines (namespaces, bridge, sshd; root; not in make test yet)
+#   make test-faults  the fault suites (bad input, killed binders and claims, slow services; marker faults)
 #   make fmt    format and lint-fix the Python (ruff)
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -31,7 +32,7 @@ COLL := $(COLL_ROOT)/ansible_collections/baremetal/tenancy
 ANSIBLE_TEST := cd $(COLL) && $(BIN)/ansible-test
 PYTEST_ARGS ?=
 
-.PHONY: help setup system venv kube bmo collection fmt test check test-bmo test-machines sanity units unit lint docs-lint integration molecule demo bench lock clean
+.PHONY: help setup system venv kube bmo collection fmt test check test-bmo test-machines test-faults sanity units unit lint docs-lint integration molecule demo bench lock clean
 
 help:
 	@grep -E '^#   make' Makefile | sed 's/^#   //'
@@ -112,6 +113,11 @@ test-bmo: system venv kube bmo
 # Not part of make test yet: test_what_a_killed_session_left_is_swept failed once from a fresh clone.
 test-machines: system venv
 	$(PYTEST) tests/integration -m machines $(PYTEST_ARGS)
+
+# The fault suites (tests marked faults: a bad-input matrix, ansible-playbook killed mid-way, services delayed or
+# cut off), in one pytest session on the services of the first integration session (no baremetal-operator).
+test-faults: system venv kube
+	$(PYTEST) tests/integration -m faults $(PYTEST_ARGS)
 
 molecule: venv kube
 	@if ls -d extensions/molecule/*/ >/dev/null 2>&1; then scripts/molecule-all.sh; else echo "no molecule scenarios yet"; fi

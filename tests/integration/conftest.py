@@ -8,4 +8,5 @@ pytest_plugins = [
     "fixtures_inventory",
     "fixtures_bmo",
     "fixtures_machines",
+    "fixtures_faults",
 ]
