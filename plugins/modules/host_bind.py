@@ -366,7 +366,11 @@ class HostBindModule(TenancyModule):
             if problem:
                 raise InvalidInput("option name", "%r %s" % (self.params["name"], problem))
             if len(self.params["namespaces"] or []) != 1:
-                raise InvalidInput("option name", "needs exactly one namespace in namespaces")
+                raise InvalidInput(
+                    "option name",
+                    "%r needs exactly one namespace in namespaces, got %s"
+                    % (self.params["name"], ", ".join(self.params["namespaces"] or []) or "none"),
+                )
         if self.params["workers"] < 1:
             raise InvalidInput("option workers", "must be 1 or more, got %s" % self.params["workers"])
 
