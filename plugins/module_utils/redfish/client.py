@@ -84,6 +84,8 @@ REDFISH_SCHEMES = {
     "https": "https",
     "http": "http",
 }
+# A host name, an IPv4 address or an IPv6 address (without its brackets, as urlsplit gives it).
+_HOST_RE = re.compile(r"[A-Za-z0-9:]([A-Za-z0-9._:%-]*[A-Za-z0-9:])?\Z")
 # The driver families of REDFISH_SCHEMES, as the error for an unknown scheme lists them.
 DRIVER_FAMILIES = tuple(sorted(set(s.split("+", 1)[0] for s in REDFISH_SCHEMES) - {"http", "https"}))
 _REASONS = (
@@ -137,6 +139,8 @@ def parse_bmc_address(address: Any) -> tuple[str, str | None]:
         raise InvalidInput(where, "must not carry credentials: give username and password")
     if not parts.hostname:
         raise InvalidInput(where, "has no host")
+    if not _HOST_RE.match(parts.hostname):
+        raise InvalidInput(where, "has no valid host name or IP address")
     host = parts.hostname
     if ":" in host:
         host = "[%s]" % host

@@ -51,6 +51,8 @@ def test_parse_bmc_address(address, base, path):
         ("https://bmc/redfish/v1/Systems/1/Bios", "path must be"),
         ("https://bmc:notaport/", "not a valid URL"),
         ("https:///redfish/v1/Systems/1", "has no host"),
+        ("not a url", "has no valid host name or IP address"),
+        ("redfish+http://bmc one:8000/redfish/v1/Systems/1", "has no valid host name or IP address"),
     ],
 )
 def test_bad_addresses(address, fragment):
