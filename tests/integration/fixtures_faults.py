@@ -251,10 +251,12 @@ class KillablePlaybook:
         return False
 
     def wait_module(self, module: str, timeout: float = 180) -> bool:
-        """Wait until the module's process runs (``True``) or the playbook ended (``False``)."""
+        """Wait until the module's process runs (``True``; its start in ``module_started``) or the playbook
+        ended (``False``)."""
         deadline = time.monotonic() + timeout
         while self.proc.poll() is None:
             if self.module_running(module):
+                self.module_started = time.monotonic()
                 return True
             assert time.monotonic() < deadline, "module %s did not start in %s s" % (module, timeout)
             time.sleep(0.02)
@@ -283,8 +285,16 @@ class KillablePlaybook:
 
     def wait(self, timeout: float = 900) -> int:
         rc = self.proc.wait(timeout=timeout)
+        self.ended = time.monotonic()
         self._log.close()
         return rc
+
+    @property
+    def module_seconds(self) -> float | None:
+        """From the module's process start to the playbook's end (after :meth:`wait_module` and :meth:`wait`)."""
+        started = getattr(self, "module_started", None)
+        ended = getattr(self, "ended", None)
+        return None if started is None or ended is None else ended - started
 
 
 def saved_result(task: dict, register: str, path: Path) -> list[dict]:

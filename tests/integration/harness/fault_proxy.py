@@ -13,7 +13,8 @@ in one of three modes, changeable at any time (new data follows the new mode):
 
 The proxy knows nothing about HTTP or TLS, so it stands in front of any service
 (kube-apiserver over TLS, Ironic, Keystone, a BMC). ``connections`` counts the
-connections accepted. ``stop()`` closes everything.
+connections accepted, ``requests`` the first line of each plain-HTTP request
+(method and path). ``stop()`` closes everything.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ class FaultProxy:
     def __init__(self, upstream_host: str, upstream_port: int, *, mode: str = "pass", delay: float = 0.0):
         self.upstream = (upstream_host, upstream_port)
         self.connections = 0
+        #: the first line of each plain-HTTP request seen (``"POST /v1/allocations"``), in order
+        self.requests: list[str] = []
         self.set(mode, delay)
         self._sockets: list[socket.socket] = []
         self._lock = threading.Lock()
@@ -84,6 +87,8 @@ class FaultProxy:
                 data = source.recv(65536)
                 if not data:
                     break
+                if from_client:
+                    self._record(data)
                 if from_client and self.mode == "delay":
                     time.sleep(self.delay)
                 if from_client and (self.mode == "blackhole" or target is None):
@@ -95,6 +100,12 @@ class FaultProxy:
             if target is not None:
                 with contextlib.suppress(OSError):
                     target.shutdown(socket.SHUT_WR)
+
+    def _record(self, data: bytes) -> None:
+        line = data.split(b"\r\n", 1)[0].decode("latin-1")
+        parts = line.split(" ")
+        if len(parts) == 3 and parts[0] in ("GET", "POST", "PUT", "PATCH", "DELETE") and parts[2].startswith("HTTP/"):
+            self.requests.append("%s %s" % (parts[0], parts[1].split("?", 1)[0]))
 
     def stop(self) -> None:
         self._stopped.set()
