@@ -538,7 +538,7 @@ def _failure(case: Case, body: dict, metal3_env, openstack_env, workdir: Path) -
     output = run.stdout + run.stderr
     assert not run.ok, "the run did not fail:\n" + run.explain()
     failed = [(name, result) for name, result in run.tasks.items() if result.get("failed")]
-    assert len(failed) == 1, "expected one failed task, got %s\n%s" % ([n for n, _ in failed], run.explain())
+    assert len(failed) == 1, "expected one failed task, got %s\n%s" % ([pair[0] for pair in failed], run.explain())
     result = failed[0][1]
     return result.get("msg") or "", result, output
 
