@@ -289,12 +289,16 @@ class KillablePlaybook:
         self._log.close()
         return rc
 
-    @property
-    def module_seconds(self) -> float | None:
-        """From the module's process start to the playbook's end (after :meth:`wait_module` and :meth:`wait`)."""
+    def module_seconds(self, module: str, timeout: float = 900) -> float | None:
+        """After :meth:`wait_module`: wait until the module's process has ended, and return how long it ran."""
         started = getattr(self, "module_started", None)
-        ended = getattr(self, "ended", None)
-        return None if started is None or ended is None else ended - started
+        if started is None:
+            return None
+        deadline = time.monotonic() + timeout
+        while self.module_running(module):
+            assert time.monotonic() < deadline, "module %s still runs after %s s" % (module, timeout)
+            time.sleep(0.02)
+        return time.monotonic() - started
 
 
 def saved_result(task: dict, register: str, path: Path) -> list[dict]:
