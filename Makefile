@@ -4,6 +4,7 @@
 #   make check  the inner loop: sanity, lint, docs lint and units (a few minutes, no services)
 #   make test-machines  the test-bed machines alone (namespaces, bridge, sshd; root; make test runs them too)
 #   make flux   build Flux's controllers (cached); make test-gitops runs the GitOps suites on them (not in make test yet)
+#   make test-faults  the fault suites (bad input, killed binders and claims, slow services; marker faults)
 #   make fmt    format and lint-fix the Python (ruff)
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -37,7 +38,7 @@ COLL := $(COLL_ROOT)/ansible_collections/baremetal/tenancy
 ANSIBLE_TEST := cd $(COLL) && $(BIN)/ansible-test
 PYTEST_ARGS ?=
 
-.PHONY: help setup system venv kube bmo flux collection fmt test check test-bmo test-machines test-gitops sanity units unit lint docs-lint integration molecule demo bench lock clean
+.PHONY: help setup system venv kube bmo flux collection fmt test check test-bmo test-machines test-gitops test-faults sanity units unit lint docs-lint integration molecule demo bench lock clean
 
 help:
 	@grep -E '^#   make' Makefile | sed 's/^#   //'
@@ -127,6 +128,11 @@ test-machines: system venv
 # selection). Not part of make test yet.
 test-gitops: system venv kube flux
 	$(PYTEST) tests/integration -m gitops $(PYTEST_ARGS)
+
+# The fault suites (tests marked faults: a bad-input matrix, ansible-playbook killed mid-way, services delayed or
+# cut off), in one pytest session on the services of the first integration session (no baremetal-operator).
+test-faults: system venv kube
+	$(PYTEST) tests/integration -m faults $(PYTEST_ARGS)
 
 molecule: venv kube
 	@if ls -d extensions/molecule/*/ >/dev/null 2>&1; then scripts/molecule-all.sh; else echo "no molecule scenarios yet"; fi

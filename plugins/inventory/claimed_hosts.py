@@ -349,6 +349,7 @@ from ansible.utils.vars import combine_vars
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.auth import openstack_auth_from_env
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput, TenancyError
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.params import check_at_least
 from ansible_collections.baremetal.tenancy.plugins.plugin_utils import inventory_model as model
 from ansible_collections.baremetal.tenancy.plugins.plugin_utils.unsafe import HAS_DATA_TAGGING, make_unsafe
 
@@ -487,6 +488,8 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         backend = self.get_option("backend")
         if backend not in model.BACKENDS:
             raise InvalidInput("option backend", "%r is not one of %s" % (backend, ", ".join(model.BACKENDS)))
+        for option in ("page_size", "api_timeout"):
+            check_at_least(self.get_option(option), option)
         params = self._auth_params(backend)
         ports = backend == "ironic" and model.needs_ports(self.get_option("host_variables"))
         use_cache = bool(self.get_option("cache"))

@@ -365,6 +365,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.registrat
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.registration_model import (
     claim_namespaces_problems,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.client import parse_bmc_address
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.registration import run_host_register
 
 
@@ -420,10 +421,17 @@ class HostRegisterModule(TenancyModule):
 
     def _check(self):
         params = self.params
+        for index, host in enumerate(params["hosts"]):
+            try:
+                parse_bmc_address(host["address"])
+            except InvalidInput as exc:
+                # the owner wrote the address: it is quoted back (owner's output only), unless it carries credentials
+                shown = "an address with credentials" if "@" in str(host["address"]) else repr(host["address"])
+                raise InvalidInput("option hosts[%d].address" % index, "%s %s" % (shown, exc.cause)) from None
         if params["workers"] < 1:
-            raise InvalidInput("option workers", "must be at least 1")
+            raise InvalidInput("option workers", "must be at least 1, got %s" % params["workers"])
         if params["bmc_timeout"] < 1:
-            raise InvalidInput("option bmc_timeout", "must be at least 1 second")
+            raise InvalidInput("option bmc_timeout", "must be at least 1 second, got %s" % params["bmc_timeout"])
         for key in params.get("interfaces") or {}:
             if not key.endswith("_interface"):
                 raise InvalidInput("option interfaces", "key %s does not end with _interface" % key)
@@ -471,7 +479,9 @@ class HostRegisterModule(TenancyModule):
         """Resolve option owner in Keystone once, before any BMC is read (bad input changes nothing)."""
         params = self.params
         self._conn = openstack_connection(params)
-        self._owner, check = resolve_project(self._conn, params.get("owner"), verify=params["verify_projects"])
+        self._owner, check = resolve_project(
+            self._conn, params.get("owner"), verify=params["verify_projects"], option="owner"
+        )
         self.result["project_check"] = check
         if check == PROJECT_SKIPPED:
             self.warn("project %s was not checked in Keystone (verify_projects=false)" % self._owner)

@@ -9,4 +9,5 @@ pytest_plugins = [
     "fixtures_bmo",
     "fixtures_machines",
     "fixtures_flux",
+    "fixtures_faults",
 ]

@@ -282,7 +282,7 @@ def test_ironic_bad_input_and_tenant_credentials_change_nothing(nodes, tmp_path)
         (
             "admin",
             [{"name": "hs-node-0", "owner": "no-such-project"}],
-            "project no-such-project: does not exist in Keystone",
+            "option owner: project no-such-project: does not exist in Keystone",
         ),
         (
             "admin",

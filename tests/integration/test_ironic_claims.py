@@ -167,7 +167,7 @@ def test_two_tenants_claim_at_once_and_stay_apart(openstack_env, pool, tmp_path)
     steal = run.result("claim a's node")
     assert steal["failed"] and steal["changed"] is False
     assert steal["msg"] == (
-        "claim ic-b-steal: candidate node %s does not exist or is neither owned by nor "
+        "claim ic-b-steal: option candidate_nodes: node %s does not exist or is neither owned by nor "
         "leased to project %s" % (a_node, pool["b_id"])
     )
     same_name = run.result("claim a's claim name")

@@ -613,13 +613,15 @@ def test_lease_and_register_refuse_unknown_projects(openstack_env, enroll_node, 
     )
     unknown = run.result("unknown id")
     assert unknown.get("failed") is True and unknown["changed"] is False, unknown
-    assert unknown["msg"] == "project %s: does not exist in Keystone" % UNKNOWN_PROJECT, unknown["msg"]
+    assert unknown["msg"] == "option project: project %s: does not exist in Keystone" % UNKNOWN_PROJECT, unknown["msg"]
     by_name = run.result("unknown name")
-    assert by_name.get("failed") is True and by_name["msg"] == "project no-such-project: does not exist in Keystone"
+    assert by_name.get("failed") is True and by_name["msg"] == (
+        "option project: project no-such-project: does not exist in Keystone"
+    )
     assert admin.get_node("isec-ghost-0").lessee is None
     register = run.result("register for an unknown owner")
     assert register.get("failed") is True and register["changed"] is False, register
-    assert register["msg"] == "project %s: does not exist in Keystone" % UNKNOWN_PROJECT, register["msg"]
+    assert register["msg"] == "option owner: project %s: does not exist in Keystone" % UNKNOWN_PROJECT, register["msg"]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -113,19 +113,19 @@ def test_bad_input_fails_clearly_and_changes_nothing(world):
     expected = {
         "unknown operator": (
             "InvalidInput",
-            "HostClaim mod-a/web: spec.hostSelector.matchExpressions[0]: unknown operator 'Near'",
+            "HostClaim mod-a/web: option host_selector: spec.hostSelector.matchExpressions[0]: unknown operator 'Near'",
         ),
         "missing secret": (
             "InvalidInput",
-            "HostClaim mod-a/web: spec.userData: Secret 'no-such-secret' was not found in namespace mod-a",
+            "HostClaim mod-a/web: option user_data_secret: spec.userData: Secret 'no-such-secret' was not found in namespace mod-a",
         ),
         "missing secret on update": (
             "InvalidInput",
-            "HostClaim mod-a/kept: spec.networkData: Secret 'no-such-secret' was not found",
+            "HostClaim mod-a/kept: option network_data_secret: spec.networkData: Secret 'no-such-secret' was not found",
         ),
         "image without checksum": (
             "InvalidInput",
-            "HostClaim mod-a/web: spec.image: a checksum is required unless format is live-iso",
+            "HostClaim mod-a/web: option image: spec.image: a checksum is required unless format is live-iso",
         ),
         "negative timeout": ("InvalidInput", "option wait_timeout: must be zero or more seconds, got -1"),
         "namespace missing (tenant)": ("Forbidden", "HostClaim mod-nope/web: "),
@@ -138,7 +138,10 @@ def test_bad_input_fails_clearly_and_changes_nothing(world):
         "release negative timeout": ("InvalidInput", "option wait_timeout: must be zero or more seconds, got -5"),
         "info missing namespace": ("InvalidInput", "option namespace: namespace or namespaces is required"),
         "bind missing namespace": ("InvalidInput", "option namespaces: namespace(s) mod-nope do not exist"),
-        "bind name without namespace": ("InvalidInput", "option name: needs exactly one namespace in namespaces"),
+        "bind name without namespace": (
+            "InvalidInput",
+            "option name: 'web' needs exactly one namespace in namespaces, got none",
+        ),
         "bind zero workers": ("InvalidInput", "option workers: must be 1 or more, got 0"),
     }
     for task, (error_type, message) in expected.items():

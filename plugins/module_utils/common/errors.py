@@ -198,6 +198,14 @@ def http_error(what, status, reason, body, hint_404=None):
     return from_exception(what, HttpError(status, message, None))
 
 
+def timeout_cause(service, request, seconds, option):
+    """The cause of a request ``service`` did not answer in time: names the service, the request (without its
+    query) and the time-out with the option that sets it."""
+    request = str(request).split("?", 1)[0]
+    limit = "within %s s (%s)" % (seconds, option) if seconds else "before the connection's time-out (%s)" % option
+    return "%s did not answer %s %s" % (service, request, limit)
+
+
 def connection_reason(exc):
     """A short reason for a urllib3 failure (no object reprs)."""
     reason = getattr(exc, "reason", None) or exc

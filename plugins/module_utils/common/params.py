@@ -19,3 +19,12 @@ def check_timeout(value: float | None, name: str = "wait_timeout") -> float | No
     if value < 0:
         raise InvalidInput("option %s" % name, "must be zero or more seconds, got %s" % value)
     return value
+
+
+def check_at_least(value: float | None, name: str, minimum: int = 1) -> float | None:
+    """A count or size (workers, page size, seconds) must be ``minimum`` or more; ``None`` is unset."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < minimum:
+        raise InvalidInput("option %s" % name, "must be %s or more, got %r" % (minimum, value))
+    return value

@@ -132,12 +132,12 @@ def _check_candidates(client, project, resource_class, traits, candidates, obj):
             if found is None:
                 raise NotFound(
                     obj,
-                    "candidate node %s does not exist or is neither owned by nor leased to "
+                    "option candidate_nodes: node %s does not exist or is neither owned by nor leased to "
                     "project %s" % (ident, project),
                 )
             raise InvalidInput(
                 obj,
-                "candidate node %s has resource class %s, not %s"
+                "option candidate_nodes: node %s has resource class %s, not %s"
                 % (ident, found.get("resource_class"), resource_class),
             )
 

@@ -36,10 +36,12 @@ from typing import Any
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common import polling
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
+    BackendError,
     InvalidInput,
     api_message,
     from_exception,
     status_error,
+    timeout_cause,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connection import openstack_connection
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model import (
@@ -98,6 +100,8 @@ class Ironic:
     ) -> None:
         self.conn = conn
         self.api = conn.baremetal
+        #: seconds of the connection's api_timeout (None: openstacksdk's default, no limit)
+        self.timeout = getattr(getattr(conn, "config", None), "config", {}).get("api_timeout")
         # openstacksdk would retry every 409 and 503 up to 5 times (15 s of
         # back-off): a taken name or a refused transition must fail at once.
         self.api.status_code_retries = 0
@@ -159,7 +163,11 @@ class Ironic:
                 kwargs["json"] = body
             try:
                 response = getattr(self.api, method)(path, **kwargs)
-            except Exception as exc:  # connection refused, TLS, token errors
+            except Exception as exc:  # connection refused, TLS, token errors, time-outs
+                if "timeout" in exc.__class__.__name__.lower():
+                    raise BackendError(
+                        obj, timeout_cause("Ironic", "%s %s" % (method.upper(), path), self.timeout, "api_timeout")
+                    ) from exc
                 raise from_exception(obj, exc) from exc
             status = response.status_code
             if status in ok:

@@ -74,7 +74,7 @@ def resolve_lessee(
     leases also accepts the ID of a project deleted since (its records must
     remain endable).
     """
-    return resolve_project(client.conn, project, verify=verify, must_exist=state == "present")
+    return resolve_project(client.conn, project, verify=verify, must_exist=state == "present", option="project")
 
 
 def read_nodes(client: Ironic, idents: Iterable[str] | None = None, resource_class: str | None = None) -> list[dict]:
@@ -86,7 +86,7 @@ def read_nodes(client: Ironic, idents: Iterable[str] | None = None, resource_cla
             node = client.get_node(ident, fields=LEASE_NODE_FIELDS, missing_ok=True)
             if node is None:
                 raise NotFound(
-                    "node %s" % ident,
+                    "option nodes: node %s" % ident,
                     "does not exist or is not visible to these credentials (a lease "
                     "needs a system administrator or a member of the owner project)",
                 )

@@ -142,7 +142,7 @@ def validate_traits(traits: Collection[str] | None, obj: str) -> list[str]:
         if not isinstance(trait, str) or not _TRAIT_RE.match(trait) or len(trait) > 255:
             raise InvalidInput(
                 obj,
-                "trait %r is not a valid trait name (upper case letters, digits and _, "
+                "option traits: %r is not a valid trait name (upper case letters, digits and _, "
                 "for example CUSTOM_GPU or HW_CPU_X86_AVX2)" % (trait,),
             )
     return sorted(set(traits or ()))

@@ -38,7 +38,7 @@ def project_id_like(value: Any) -> bool:
 
 
 def resolve_project(
-    conn: Any, project: str | None, verify: bool = True, must_exist: bool = True
+    conn: Any, project: str | None, verify: bool = True, must_exist: bool = True, option: str | None = None
 ) -> tuple[str | None, str | None]:
     """``(project_id, check)`` of a project reference (an ID or a name), resolved in Keystone.
 
@@ -48,11 +48,12 @@ def resolve_project(
     know (to end what was recorded for a project deleted since).  A project
     Keystone does not know is :class:`NotFound`; credentials that may not read
     it give :class:`InvalidInput` saying that ``verify_projects: false``
-    skips the check.  ``(None, None)`` for no project.
+    skips the check.  ``(None, None)`` for no project.  ``option``, the option the reference
+    came from, is named in the errors.
     """
     if project is None:
         return None, None
-    obj = "project %s" % project
+    obj = ("option %s: project %s" % (option, project)) if option else "project %s" % project
     if not isinstance(project, str) or not project.strip():
         raise InvalidInput(obj, "must be a project ID or name")
     try:

@@ -38,7 +38,9 @@ def run_host_share(module: Any) -> None:
     nodes = ironic.list_nodes(fields=NODE_FIELDS)
     owner_ids, checks = {}, {}
     for ref in owner_refs(entries):
-        owner_ids[ref], checks[ref] = resolve_project(ironic.conn, ref, verify=params["verify_projects"])
+        owner_ids[ref], checks[ref] = resolve_project(
+            ironic.conn, ref, verify=params["verify_projects"], option="owner"
+        )
     plan = plan_owners(nodes, entries, owner_ids)
     if params["strict"]:
         error = refusal(plan)

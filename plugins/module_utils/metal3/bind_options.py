@@ -48,7 +48,11 @@ def check_bind_options(params: dict) -> None:
         if problem:
             raise InvalidInput("option name", "%r %s" % (params["name"], problem))
         if len(params["namespaces"] or []) != 1:
-            raise InvalidInput("option name", "needs exactly one namespace in namespaces")
+            raise InvalidInput(
+                "option name",
+                "%r needs exactly one namespace in namespaces, got %s"
+                % (params["name"], ", ".join(params["namespaces"] or []) or "none"),
+            )
     if params["workers"] < 1:
         raise InvalidInput("option workers", "must be 1 or more, got %s" % params["workers"])
 

@@ -43,6 +43,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_pat
     get_path,
     minimal_patch,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.option_errors import naming_options
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.params import check_timeout
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.polling import poll
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import (
@@ -78,6 +79,18 @@ SECRET_OPTIONS = (
     ("userData", "user_data_secret"),
     ("networkData", "network_data_secret"),
     ("metaData", "meta_data_secret"),
+)
+#: the option that fills each spec field of a claim (both dialects), named in errors about the field
+CLAIM_FIELD_OPTIONS = dict(
+    SECRET_OPTIONS,
+    online="online",
+    poweredOn="online",
+    hostSelector="host_selector",
+    image="image",
+    **{"hostSelector.inNamespace": "in_namespace"},
+    nodeReuse="node_reuse",
+    failureDomain="failure_domain",
+    customDeploy="custom_deploy",
 )
 
 # ------------------------------------------------------------------ views (pure)
@@ -262,11 +275,11 @@ def annotation_changes(params: dict) -> dict:
 # ------------------------------------------------------------------ checks
 
 
-def _check_names(params):
+def _check_names(params, namespace_option="namespace"):
     namespace, name = params.get("namespace"), params.get("name")
     problem = dns1123_label_problem(namespace)
     if problem:
-        raise InvalidInput("option namespace", "namespace name %r %s" % (namespace, problem))
+        raise InvalidInput("option %s" % namespace_option, "namespace name %r %s" % (namespace, problem))
     if name is not None:
         problem = dns1123_subdomain_problem(name)
         if problem:
@@ -379,7 +392,8 @@ def run_host_claim(mod: TenancyModule) -> None:
     io = _client(mod)
     dialect = settle_dialect(mod, io)
     if params["state"] != "absent":
-        refuse_what_the_dialect_lacks(dialect, params, name, namespace)
+        with naming_options(CLAIM_FIELD_OPTIONS):
+            refuse_what_the_dialect_lacks(dialect, params, name, namespace)
     existing = io.get_claim(namespace, name)
     if params["state"] == "absent":
         return _delete_claim(mod, io, existing)
@@ -391,6 +405,27 @@ def run_host_claim(mod: TenancyModule) -> None:
             "is being deleted (its host is being released); "
             "wait until it is gone before claiming again under this name",
         )
+    with naming_options(CLAIM_FIELD_OPTIONS):
+        after, patch = _claim_after(params, io, existing, dialect, annotations)
+    if existing is None or patch:
+        mod.changed()
+        mod.set_diff(_diff_view(existing), _diff_view(after))
+        if not mod.check_mode:
+            if existing is None:
+                after = io.create_claim(namespace, after)
+            else:
+                after = io.patch_claim(namespace, name, patch)
+    if params.get("wait") and not mod.check_mode:
+        if params["wait_for"] == "associated":
+            after = _wait(io, namespace, name, claim_is_bound, params["wait_timeout"], "not bound to a host")
+        else:
+            after = _wait(io, namespace, name, _condition_true("Ready"), params["wait_timeout"], "not ready")
+    mod.result["claim"] = claim_view(after)
+
+
+def _claim_after(params, io, existing, dialect, annotations):
+    """The claim the options ask for and the patch from ``existing``, checked (its spec, its Secrets)."""
+    namespace, name = params["namespace"], params["name"]
     if dialect == claim_dialect.BMO:
         changes, check = _bmo_changes(params, existing, name, namespace)
     else:
@@ -408,20 +443,7 @@ def run_host_claim(mod: TenancyModule) -> None:
         patch,
     )
     _check_secrets(io, namespace, name, check(after.get("spec")))
-    if existing is None or patch:
-        mod.changed()
-        mod.set_diff(_diff_view(existing), _diff_view(after))
-        if not mod.check_mode:
-            if existing is None:
-                after = io.create_claim(namespace, after)
-            else:
-                after = io.patch_claim(namespace, name, patch)
-    if params.get("wait") and not mod.check_mode:
-        if params["wait_for"] == "associated":
-            after = _wait(io, namespace, name, claim_is_bound, params["wait_timeout"], "not bound to a host")
-        else:
-            after = _wait(io, namespace, name, _condition_true("Ready"), params["wait_timeout"], "not ready")
-    mod.result["claim"] = claim_view(after)
+    return after, patch
 
 
 def _bmo_changes(params, existing, name, namespace):
@@ -463,7 +485,10 @@ def claim_info(mod: TenancyModule) -> list[dict]:
     if not namespaces:
         raise InvalidInput("option namespace", "namespace or namespaces is required with backend metal3")
     for namespace in namespaces:
-        _check_names(dict(namespace=namespace, name=params.get("name")))
+        _check_names(
+            dict(namespace=namespace, name=params.get("name")),
+            "namespace" if params.get("namespace") else "namespaces",
+        )
     io = _client(mod)
     settle_dialect(mod, io)
     claims = []
@@ -484,7 +509,8 @@ def run_host_release(mod: TenancyModule) -> None:
     namespace, name = params["namespace"], params["name"]
     node_reuse = params.get("node_reuse")
     if node_reuse is not None:
-        validate_claim_spec({"nodeReuse": node_reuse}, name, namespace)
+        with naming_options(CLAIM_FIELD_OPTIONS):
+            validate_claim_spec({"nodeReuse": node_reuse}, name, namespace)
     io = _client(mod)
     refuse_what_the_dialect_lacks(settle_dialect(mod, io), params, name, namespace)
     existing = io.get_claim(namespace, name)

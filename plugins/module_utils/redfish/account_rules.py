@@ -78,7 +78,7 @@ def is_collection_username(name: Any) -> bool:
 
 def validate_username(name: Any, max_length: int = DEFAULT_MAX_USERNAME) -> str:
     """Check a user name the collection may manage; return it or raise InvalidInput."""
-    where = "BMC account %s" % (name,)
+    where = "option username: BMC account %r" % (name,)
     if not isinstance(name, str) or not name:
         raise InvalidInput("option username", "must be a non-empty string")
     if not is_collection_username(name):

@@ -107,7 +107,7 @@ def _truthy(value):
 
 def _where(index, rule):
     name = rule.get("name") if isinstance(rule, dict) else None
-    return "classification rule %s" % (repr(name) if name else "#%d" % index)
+    return "option rules[%d] (classification rule %s)" % (index, repr(name) if name else "#%d" % index)
 
 
 def compile_rule(index: int, rule: Any) -> Rule:
@@ -131,7 +131,9 @@ def compile_rule(index: int, rule: Any) -> Rule:
         try:
             expression = jmespath.compile(when)
         except JMESPathError as exc:
-            raise InvalidInput(where, "invalid JMESPath expression %r: %s" % (when, exc)) from exc
+            raise InvalidInput(
+                where, "when: invalid JMESPath expression %r: %s" % (when, " ".join(str(exc).split()))
+            ) from exc
     labels = rule.get("labels") or {}
     if not isinstance(labels, dict):
         raise InvalidInput(where, "labels must be a mapping")

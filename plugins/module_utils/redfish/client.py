@@ -84,6 +84,8 @@ REDFISH_SCHEMES = {
     "https": "https",
     "http": "http",
 }
+# A host name, an IPv4 address or an IPv6 address (without its brackets, as urlsplit gives it).
+_HOST_RE = re.compile(r"[A-Za-z0-9:]([A-Za-z0-9._:%-]*[A-Za-z0-9:])?\Z")
 # The driver families of REDFISH_SCHEMES, as the error for an unknown scheme lists them.
 DRIVER_FAMILIES = tuple(sorted(set(s.split("+", 1)[0] for s in REDFISH_SCHEMES) - {"http", "https"}))
 _REASONS = (
@@ -137,6 +139,8 @@ def parse_bmc_address(address: Any) -> tuple[str, str | None]:
         raise InvalidInput(where, "must not carry credentials: give username and password")
     if not parts.hostname:
         raise InvalidInput(where, "has no host")
+    if not _HOST_RE.match(parts.hostname):
+        raise InvalidInput(where, "has no valid host name or IP address")
     host = parts.hostname
     if ":" in host:
         host = "[%s]" % host
@@ -266,15 +270,19 @@ def _cpu_arch(value):
 # ------------------------------------------------------------------ errors
 
 
-def bmc_error(obj: str, exc: BaseException, what: str | None = None) -> TenancyError:
-    """A TenancyError about BMC ``obj`` for any exception sushy/requests raised."""
+def bmc_error(obj: str, exc: BaseException, what: str | None = None, timeout: float | None = None) -> TenancyError:
+    """A TenancyError about BMC ``obj`` for any exception sushy/requests raised; a time-out names ``timeout``
+    (the module's ``bmc_timeout``)."""
     if isinstance(exc, TenancyError):
         return exc
     status = getattr(exc, "status_code", None)
     text = str(exc)
     prefix = (what + ": ") if what else ""
     if sushy_exc is not None and isinstance(exc, sushy_exc.ConnectionError):
-        return BackendError(obj, prefix + "BMC unreachable: %s" % connection_reason(text), {"bmc_error": "unreachable"})
+        reason = connection_reason(text)
+        if reason == "connection timed out" and timeout:
+            reason = "no answer within %s s (bmc_timeout)" % timeout
+        return BackendError(obj, prefix + "BMC unreachable: %s" % reason, {"bmc_error": "unreachable"})
     if status == 401:
         return Forbidden(
             obj, prefix + "the BMC rejected the credentials (HTTP 401)", {"bmc_error": "unauthorized", "status": 401}
@@ -334,6 +342,7 @@ class Bmc:
         if not HAS_SUSHY:
             raise MissingLibrary(SUSHY, SUSHY_IMPORT_ERROR)
         self.obj = obj
+        self.timeout = timeout
         self.base_url, self.system_path = parse_bmc_address(address)
         verify = ca_cert if (validate_certs and ca_cert) else bool(validate_certs)
         self._root = None
@@ -349,7 +358,7 @@ class Bmc:
                 read_timeout=timeout,
             )
         except Exception as exc:  # sushy raises its own classes, ValueError on non-JSON
-            err = bmc_error(obj, exc)
+            err = bmc_error(obj, exc, timeout=timeout)
             if err.details.get("bmc_error") == "not_found":
                 err = BackendError(
                     obj, "not a Redfish service: %s answered HTTP 404" % ROOT, {"bmc_error": "not_redfish"}
@@ -384,7 +393,7 @@ class Bmc:
             response = self.conn.get(path)
             return response.json() if response.content else {}, response.headers
         except Exception as exc:
-            raise bmc_error(self.obj, exc, what) from exc
+            raise bmc_error(self.obj, exc, what, self.timeout) from exc
 
     def get_json(self, path: str, what: str | None = None) -> dict:
         return self.get(path, what)[0]
@@ -393,7 +402,7 @@ class Bmc:
         try:
             response = self.conn.post(path, data=body)
         except Exception as exc:
-            raise bmc_error(self.obj, exc, what) from exc
+            raise bmc_error(self.obj, exc, what, self.timeout) from exc
         return _json_or_empty(response), response.headers
 
     def patch(self, path: str, body: dict, etag: str | None = None, what: str | None = None) -> dict:
@@ -401,14 +410,14 @@ class Bmc:
         try:
             response = self.conn.patch(path, data=body, headers=headers)
         except Exception as exc:
-            raise bmc_error(self.obj, exc, what) from exc
+            raise bmc_error(self.obj, exc, what, self.timeout) from exc
         return _json_or_empty(response)
 
     def delete(self, path: str, what: str | None = None) -> None:
         try:
             self.conn.delete(path)
         except Exception as exc:
-            raise bmc_error(self.obj, exc, what) from exc
+            raise bmc_error(self.obj, exc, what, self.timeout) from exc
 
     # -- systems --------------------------------------------------------
     def system_path_or_only(self) -> str:

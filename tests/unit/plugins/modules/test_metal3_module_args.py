@@ -101,7 +101,7 @@ def test_host_release_refuses_bad_options(capsys):
     out = failure(
         host_release.HostReleaseModule, {"name": "web", "namespace": "tenant-a", "node_reuse": "x" * 60}, capsys
     )
-    assert out["msg"].startswith("HostClaim tenant-a/web: spec.nodeReuse:")
+    assert out["msg"].startswith("HostClaim tenant-a/web: option node_reuse: spec.nodeReuse:")
 
 
 def test_host_claim_info_needs_a_namespace(capsys):
@@ -112,8 +112,11 @@ def test_host_claim_info_needs_a_namespace(capsys):
 @pytest.mark.parametrize(
     "args,message",
     [
-        ({"name": "web"}, "option name: needs exactly one namespace in namespaces"),
-        ({"name": "web", "namespaces": ["a", "b"]}, "option name: needs exactly one namespace in namespaces"),
+        ({"name": "web"}, "option name: 'web' needs exactly one namespace in namespaces, got none"),
+        (
+            {"name": "web", "namespaces": ["a", "b"]},
+            "option name: 'web' needs exactly one namespace in namespaces, got a, b",
+        ),
         ({"workers": 0}, "option workers: must be 1 or more, got 0"),
         ({"namespaces": ["Bad"]}, "option namespaces: namespace name 'Bad' must consist of"),
         ({"host_namespaces": ["-x"]}, "option host_namespaces: namespace name '-x' must consist of"),

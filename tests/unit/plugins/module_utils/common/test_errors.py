@@ -131,3 +131,14 @@ def test_one_status_table_for_raw_answers_and_library_exceptions(status, cls):
     assert raw.message == "node n-1: went wrong (HTTP %s)" % status
     assert raw.details == {"status": status}
     assert errors.from_exception("node n-1", FakeHttpException(status, "went wrong")).__class__ is cls
+
+
+def test_a_time_out_names_the_service_the_request_and_the_option():
+    from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import timeout_cause
+
+    assert timeout_cause("Ironic", "GET /allocations/web?fields=uuid", 3, "api_timeout") == (
+        "Ironic did not answer GET /allocations/web within 3 s (api_timeout)"
+    )
+    assert timeout_cause("Ironic", "GET /nodes", None, "api_timeout") == (
+        "Ironic did not answer GET /nodes before the connection's time-out (api_timeout)"
+    )

@@ -300,7 +300,7 @@ def test_lessee_must_exist_only_to_be_leased():
     ironic.conn.identity = Identity()
     with pytest.raises(NotFound) as info:
         IL.resolve_lessee(ironic, "a" * 32)
-    assert info.value.message == "project %s: does not exist in Keystone" % ("a" * 32)
+    assert info.value.message == "option project: project %s: does not exist in Keystone" % ("a" * 32)
     # ending or listing the leases of a project deleted since
     assert IL.resolve_lessee(ironic, "a" * 32, state="absent") == ("a" * 32, "unknown")
     with pytest.raises(NotFound):

@@ -387,7 +387,7 @@ def test_unknown_project_leases_nothing_and_is_named():
     ironic.conn = FakeKeystone(known={"tenant-a": A})
     with pytest.raises(NotFound) as info:
         run(ironic, project=B, nodes=["n1"])
-    assert info.value.message == "project %s: does not exist in Keystone" % B
+    assert info.value.message == "option project: project %s: does not exist in Keystone" % B
     assert ironic.writes == []
     mod = run(ironic, project="tenant-a", nodes=["n1"])
     assert mod.result["project_check"] == "verified" and ironic.nodes["n1-uuid"]["lessee"] == A

@@ -297,12 +297,15 @@ def test_a_claim_written_by_hand_in_another_spelling_is_left_as_it_is(fake):
             {"custom_deploy": "m", "image": dict(IMAGE)},
             "HostClaim t1/web: spec: image and customDeploy are alternatives",
         ),
-        ({"failure_domain": "bad value!"}, "HostClaim t1/web: spec.failureDomain: 'bad value!'"),
-        ({"in_namespace": "Not_A_Namespace"}, "HostClaim t1/web: spec.hostSelector.inNamespace"),
-        ({"user_data_secret": "missing"}, "HostClaim t1/web: spec.userData: Secret 'missing' was not found"),
+        ({"failure_domain": "bad value!"}, "HostClaim t1/web: option failure_domain: spec.failureDomain: 'bad value!'"),
+        ({"in_namespace": "Not_A_Namespace"}, "HostClaim t1/web: option in_namespace: spec.hostSelector.inNamespace"),
+        (
+            {"user_data_secret": "missing"},
+            "HostClaim t1/web: option user_data_secret: spec.userData: Secret 'missing' was not found",
+        ),
         (
             {"host_selector": {"matchExpressions": [{"key": "a", "operator": "in", "values": ["x"]}]}},
-            "HostClaim t1/web: spec.hostSelector.matchExpressions[0]: unknown operator 'in'",
+            "HostClaim t1/web: option host_selector: spec.hostSelector.matchExpressions[0]: unknown operator 'in'",
         ),
     ],
 )

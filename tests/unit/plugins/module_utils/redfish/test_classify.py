@@ -155,7 +155,7 @@ def test_invalid_rules_name_the_rule_and_the_cause(rules, fragment):
 def test_second_rule_is_named_by_index_in_errors():
     with pytest.raises(InvalidInput) as err:
         cl.compile_rules([{"labels": {"a": "b"}}, {"traits": ["x"]}])
-    assert err.value.obj == "classification rule #1"
+    assert err.value.obj == "option rules[1] (classification rule #1)"
 
 
 def test_numbers_and_none_become_label_strings():

@@ -51,6 +51,8 @@ def test_parse_bmc_address(address, base, path):
         ("https://bmc/redfish/v1/Systems/1/Bios", "path must be"),
         ("https://bmc:notaport/", "not a valid URL"),
         ("https:///redfish/v1/Systems/1", "has no host"),
+        ("not a url", "has no valid host name or IP address"),
+        ("redfish+http://bmc one:8000/redfish/v1/Systems/1", "has no valid host name or IP address"),
     ],
 )
 def test_bad_addresses(address, fragment):
@@ -337,3 +339,16 @@ def test_a_bmc_without_sushy_is_a_missing_library(monkeypatch):
     with pytest.raises(MissingLibrary) as err:
         redfish.Bmc("BMC of h1", "redfish://127.0.0.1/redfish/v1/Systems/1", "root", "pw")
     assert "(sushy)" in err.value.message and err.value.details["exception"] == "Traceback: no sushy"
+
+
+@pytest.mark.skipif(not redfish.HAS_SUSHY, reason="sushy is not installed")
+def test_a_bmc_time_out_names_the_timeout():
+    from sushy import exceptions
+
+    exc = exceptions.ConnectionError(url="http://10.9.9.9/redfish/v1/", error="Read timed out. (read timeout=3)")
+    assert redfish.bmc_error("BMC #0", exc, timeout=3).message == (
+        "BMC #0: BMC unreachable: no answer within 3 s (bmc_timeout)"
+    )
+    assert redfish.bmc_error("BMC #0", exc).message == "BMC #0: BMC unreachable: connection timed out"
+    refused = exceptions.ConnectionError(url="http://10.9.9.9/redfish/v1/", error="[Errno 111] Connection refused")
+    assert redfish.bmc_error("BMC #0", refused, timeout=3).message == "BMC #0: BMC unreachable: connection refused"

@@ -1,0 +1,579 @@
+"""The bad-input matrix: every module, role and the inventory plugin, fed wrong values as a user would.
+
+One table (:data:`CASES`), one test run per row. Each row is a task, a role or an
+inventory source, run through ``ansible-playbook`` / ``ansible-inventory`` with the
+credentials a real user of it has (a tenant, the binder, the owner), on the session's
+real services: the kube-apiserver with the collection's HostClaim and BareMetalHost
+CRDs (``metal3_env``) and Keystone + Ironic + sushy-tools (``openstack_env``). The
+inputs cover types, ranges, names, selectors, regular expressions, images, Secrets,
+projects, nodes, dates, states and files. Each row asserts:
+
+- the task (or the inventory source) fails;
+- its message names the option and the bad value (an option named in words, such as
+  ``resource class`` for ``resource_class``, counts);
+- no Python traceback anywhere in the output or in the result (the collection's catch-all
+  for errors it did not expect puts one in ``exception``);
+- nothing changed on any service: every object the collection can write, read as the
+  administrator before and after (:func:`fixtures_faults.kube_snapshot`,
+  :func:`fixtures_faults.ironic_snapshot`, which include Ironic's policy file and the
+  BMC's accounts), is the same.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from fixtures_faults import has_traceback, ironic_snapshot, kube_snapshot, snapshot_diff
+from harness.ansible import localhost_play, run_inventory, run_playbook
+from kubernetes import client
+
+pytestmark = pytest.mark.faults
+
+INFRA = "bad-infra"
+TENANT_NS = "bad-a"
+HOST = "bad-h0"
+CLAIM = "bad-c0"
+NODE = "bad-n0"
+RC = "rc-badin"
+MD5 = "9f6c1a0f5e2b4c8d7a3e1f0b2c4d6e8f"
+IMAGE = {"url": "http://images.example.com/os.qcow2", "checksum": MD5, "checksum_type": "md5", "format": "qcow2"}
+SELECTOR = {"matchLabels": {"suite": "bad-input"}}
+GROUP, VERSION = "metal3.io", "v1alpha1"
+MERGE = "application/merge-patch+json"
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """One bad input: ``kind`` task (``body`` is the task), role (``{"role", "vars"}``) or inventory (the source);
+    ``stack`` kube or ironic; ``who`` the identity (kube) or cloud (ironic); ``words`` what the message must name."""
+
+    id: str
+    stack: str
+    who: str
+    kind: str
+    body: dict
+    words: tuple[str, ...]
+
+
+def m3claim(**args: Any) -> dict:
+    base = {"name": "bad-new", "namespace": TENANT_NS, "host_selector": SELECTOR, "online": False}
+    base.update(args)
+    return {"baremetal.tenancy.host_claim": base}
+
+
+def irclaim(**args: Any) -> dict:
+    base = {"backend": "ironic", "name": "bad-new", "resource_class": RC}
+    base.update(args)
+    return {"baremetal.tenancy.host_claim": base}
+
+
+def module(which: str, /, **args: Any) -> dict:
+    return {"baremetal.tenancy.%s" % which: args}
+
+
+def lease(**args: Any) -> dict:
+    base = {"project": "tenant-a", "nodes": [NODE]}
+    base.update(args)
+    return {"baremetal.tenancy.host_lease": base}
+
+
+def bmc(**args: Any) -> dict:
+    # bmc_address and the admin credentials are filled in from the session's emulator
+    return {"baremetal.tenancy.bmc_account": dict({"username": "bmt-bad", "bmc_validate_certs": False}, **args)}
+
+
+def role(which: str, /, **variables: Any) -> dict:
+    return {"role": "baremetal.tenancy.%s" % which, "vars": variables}
+
+
+def metal3_source(**options: Any) -> dict:
+    return dict(
+        {"plugin": "baremetal.tenancy.claimed_hosts", "backend": "metal3", "namespaces": [TENANT_NS]}, **options
+    )
+
+
+def ironic_source(**options: Any) -> dict:
+    return dict({"plugin": "baremetal.tenancy.claimed_hosts", "backend": "ironic"}, **options)
+
+
+K, IR = "kube", "ironic"
+T, R, V = "task", "role", "inventory"
+CASES = [
+    # -- host_claim, metal3 (the tenant) ------------------------------------------------------
+    Case("claim-name", K, "tenant-a", T, m3claim(name="Bad_Claim"), ("name", "Bad_Claim")),
+    Case("claim-namespace", K, "tenant-a", T, m3claim(namespace="Tenant A"), ("namespace", "Tenant A")),
+    Case(
+        "claim-selector-operator",
+        K,
+        "tenant-a",
+        T,
+        m3claim(host_selector={"matchExpressions": [{"key": "suite", "operator": "Like", "values": ["x"]}]}),
+        ("operator", "Like"),
+    ),
+    Case(
+        "claim-selector-label-value",
+        K,
+        "tenant-a",
+        T,
+        m3claim(host_selector={"matchLabels": {"suite": "no spaces here"}}),
+        ("matchLabels", "no spaces here"),
+    ),
+    Case(
+        "claim-image-scheme",
+        K,
+        "tenant-a",
+        T,
+        m3claim(image=dict(IMAGE, url="ftp://images.example.com/os.qcow2")),
+        ("image", "ftp://images.example.com/os.qcow2"),
+    ),
+    Case(
+        "claim-image-checksum-type",
+        K,
+        "tenant-a",
+        T,
+        m3claim(image=dict(IMAGE, checksum_type="crc32")),
+        ("checksum_type", "crc32"),
+    ),
+    Case("claim-online-type", K, "tenant-a", T, m3claim(online="maybe"), ("online", "maybe")),
+    Case("claim-wait-timeout", K, "tenant-a", T, m3claim(wait=True, wait_timeout=-5), ("wait_timeout", "-5")),
+    Case("claim-state", K, "tenant-a", T, m3claim(state="gone"), ("state", "gone")),
+    Case(
+        "claim-secret-name",
+        K,
+        "tenant-a",
+        T,
+        m3claim(user_data_secret="Bad_Secret"),
+        ("user_data_secret", "Bad_Secret"),
+    ),
+    Case(
+        "claim-annotation-key",
+        K,
+        "tenant-a",
+        T,
+        m3claim(annotations={"bad key!": "x"}),
+        ("annotations", "bad key!"),
+    ),
+    Case("claim-foreign-option", K, "tenant-a", T, m3claim(resource_class="baremetal"), ("resource_class", "metal3")),
+    Case("claim-node-reuse", K, "tenant-a", T, m3claim(node_reuse="Bad Reuse"), ("node_reuse", "Bad Reuse")),
+    Case("claim-dialect", K, "tenant-a", T, m3claim(dialect="v9"), ("dialect", "v9")),
+    # -- host_claim, ironic (the tenant) -----------------------------------------------------------
+    Case("claim-resource-class", IR, "tenant-a", T, irclaim(resource_class="rc-nope"), ("resource_class", "rc-nope")),
+    Case("claim-trait", IR, "tenant-a", T, irclaim(traits=["gpu"]), ("traits", "gpu")),
+    Case(
+        "claim-candidate-node",
+        IR,
+        "tenant-a",
+        T,
+        irclaim(candidate_nodes=["no-such-node"]),
+        ("candidate_nodes", "no-such-node"),
+    ),
+    Case(
+        "claim-image-file-url",
+        IR,
+        "tenant-a",
+        T,
+        irclaim(image=dict(IMAGE, url="file:///etc/passwd")),
+        ("image", "file:///etc/passwd"),
+    ),
+    Case(
+        "claim-network-data-type",
+        IR,
+        "tenant-a",
+        T,
+        irclaim(image=IMAGE, network_data="eth0"),
+        # ansible-core's own conversion error names the option and the type of the value, not the value
+        ("network_data", "str"),
+    ),
+    Case(
+        "claim-user-data-yaml",
+        IR,
+        "tenant-a",
+        T,
+        irclaim(image=IMAGE, user_data="#cloud-config\nusers: [\n"),
+        ("user_data", "#cloud-config"),
+    ),
+    Case("claim-cloud", IR, "tenant-a", T, irclaim(cloud="no-such-cloud"), ("cloud", "no-such-cloud")),
+    Case("claim-ironic-namespace", IR, "tenant-a", T, irclaim(namespace=TENANT_NS), ("namespace", "ironic")),
+    # -- host_claim_info, host_release ------------------------------------------------------------
+    Case(
+        "info-namespaces",
+        K,
+        "tenant-a",
+        T,
+        module("host_claim_info", namespaces=["UPPER"]),
+        ("namespaces", "UPPER"),
+    ),
+    Case("info-backend", K, "tenant-a", T, module("host_claim_info", backend="vmware"), ("backend", "vmware")),
+    Case(
+        "release-namespace",
+        K,
+        "tenant-a",
+        T,
+        module("host_release", name=CLAIM, namespace="Bad_NS"),
+        ("namespace", "Bad_NS"),
+    ),
+    Case(
+        "release-timeout-type",
+        K,
+        "tenant-a",
+        T,
+        module("host_release", name=CLAIM, namespace=TENANT_NS, wait=True, wait_timeout="soon"),
+        ("wait_timeout", "soon"),
+    ),
+    # -- host_lease (the owner) ------------------------------------------------------------------
+    Case("lease-project", IR, "admin", T, lease(project="no-such-project"), ("project", "no-such-project")),
+    Case("lease-node", IR, "admin", T, lease(nodes=["no-such-node"]), ("nodes", "no-such-node")),
+    Case("lease-end-date", IR, "admin", T, lease(end="tomorrow"), ("end", "tomorrow")),
+    Case(
+        "lease-start-after-end",
+        IR,
+        "admin",
+        T,
+        lease(start="2031-01-02T00:00:00Z", end="2031-01-01T00:00:00Z"),
+        ("start", "2031-01-02"),
+    ),
+    Case("lease-count", IR, "admin", T, lease(nodes=None, resource_class=RC, count=-1), ("count", "-1")),
+    Case("lease-state", IR, "admin", T, lease(state="renewed"), ("state", "renewed")),
+    # -- host_share (the owner) ------------------------------------------------------------------
+    Case(
+        "share-matches",
+        K,
+        "admin",
+        T,
+        module("host_share", backend="metal3", namespace=INFRA, hosts=[{"name": HOST, "share": {"matches": "("}}]),
+        ("matches", "("),
+    ),
+    Case(
+        "share-label",
+        K,
+        "admin",
+        T,
+        module("host_share", backend="metal3", namespace=INFRA, hosts=[{"name": HOST, "labels": {"bad key!": "x"}}]),
+        ("labels", "bad key!"),
+    ),
+    Case(
+        "share-namespace",
+        K,
+        "admin",
+        T,
+        module("host_share", backend="metal3", namespace="Bad_NS", hosts=[{"name": HOST, "class": "small"}]),
+        ("namespace", "Bad_NS"),
+    ),
+    Case(
+        "share-owner",
+        IR,
+        "admin",
+        T,
+        module("host_share", backend="ironic", hosts=[{"name": NODE, "owner": "no-such-project"}]),
+        ("owner", "no-such-project"),
+    ),
+    Case(
+        "share-node",
+        IR,
+        "admin",
+        T,
+        module("host_share", backend="ironic", hosts=[{"name": "no-such-node", "owner": "infra"}]),
+        ("no-such-node",),
+    ),
+    # -- host_bind (the binder) ------------------------------------------------------------------
+    Case("bind-workers", K, "binder", T, module("host_bind", workers=0), ("workers", "0")),
+    Case("bind-namespaces", K, "binder", T, module("host_bind", namespaces=["UPPER"]), ("namespaces", "UPPER")),
+    Case(
+        "bind-name-two-namespaces",
+        K,
+        "binder",
+        T,
+        module("host_bind", name=CLAIM, namespaces=[TENANT_NS, INFRA]),
+        ("name", TENANT_NS),
+    ),
+    Case("bind-dialect", K, "binder", T, module("host_bind", dialect="v9"), ("dialect", "v9")),
+    # -- host_register (the owner) ---------------------------------------------------------------
+    Case(
+        "register-address",
+        IR,
+        "admin",
+        T,
+        module(
+            "host_register",
+            backend="ironic",
+            allow_partial=False,
+            hosts=[{"address": "not a url", "username": "u", "password": "p"}],
+        ),
+        ("address", "not a url"),
+    ),
+    Case(
+        "register-workers",
+        IR,
+        "admin",
+        T,
+        module("host_register", backend="ironic", workers=0, hosts=[]),
+        ("workers", "0"),
+    ),
+    Case(
+        "register-interfaces",
+        IR,
+        "admin",
+        T,
+        module("host_register", backend="ironic", interfaces={"power": "redfish"}, hosts=[]),
+        ("interfaces", "power"),
+    ),
+    Case(
+        "register-rule",
+        IR,
+        "admin",
+        T,
+        module("host_register", backend="ironic", rules=[{"when": "[[[", "resource_class": "x"}], hosts=[]),
+        ("rules[0]", "when", "[[["),
+    ),
+    Case(
+        "register-owner",
+        IR,
+        "admin",
+        T,
+        module("host_register", backend="ironic", owner="no-such-project", hosts=[]),
+        ("owner", "no-such-project"),
+    ),
+    # -- bmc_account (the owner, on a BMC) -------------------------------------------------------
+    Case("bmc-expires-in", IR, "admin", T, bmc(expires_in="forever"), ("expires_in", "forever")),
+    Case("bmc-expires-at-past", IR, "admin", T, bmc(expires_at="2020-01-01T00:00:00Z"), ("expires_at", "2020-01-01")),
+    Case("bmc-role", IR, "admin", T, bmc(role="God"), ("role", "God")),
+    Case("bmc-username", IR, "admin", T, bmc(username="bad user!"), ("username", "bad user!")),
+    Case("bmc-state", IR, "admin", T, bmc(state="locked"), ("state", "locked")),
+    # -- tenant_check ----------------------------------------------------------------------------
+    Case("check-tenant-name", K, "admin", T, module("tenant_check", tenants=[{"name": "Bad_Name"}]), ("Bad_Name",)),
+    Case(
+        "check-policy-action",
+        K,
+        "admin",
+        T,
+        module("tenant_check", tenants=[{"name": "ok"}], policy_actions=["Explode"]),
+        ("policy_actions", "Explode"),
+    ),
+    # -- roles -----------------------------------------------------------------------------------
+    Case("role-setup-state", K, "admin", R, role("hostclaim_setup", hostclaim_setup_state="gone"), ("state", "gone")),
+    Case(
+        "role-setup-namespace",
+        K,
+        "admin",
+        R,
+        role("hostclaim_setup", hostclaim_setup_infra_namespace="Bad_NS"),
+        ("hostclaim_setup_infra_namespace", "Bad_NS"),
+    ),
+    Case(
+        "role-setup-binder-name",
+        K,
+        "admin",
+        R,
+        role("hostclaim_setup", hostclaim_setup_binder_name="Bad Binder"),
+        ("hostclaim_setup_binder_name", "Bad Binder"),
+    ),
+    Case(
+        "role-tenant-name",
+        K,
+        "admin",
+        R,
+        role("tenant_namespace", tenant_namespace_tenants=[{"name": "Bad_Tenant"}]),
+        ("name", "Bad_Tenant"),
+    ),
+    Case(
+        "role-tenant-timeout",
+        K,
+        "admin",
+        R,
+        role("tenant_namespace", tenant_namespace_tenants=[{"name": "bad-t"}], tenant_namespace_wait_timeout="soon"),
+        ("tenant_namespace_wait_timeout", "soon"),
+    ),
+    Case(
+        "role-pool-label",
+        K,
+        "admin",
+        R,
+        role("host_pool", host_pool_namespace=INFRA, host_pool_hosts=[{"name": HOST, "labels": {"bad key!": "x"}}]),
+        ("labels", "bad key!"),
+    ),
+    Case(
+        "role-pool-share",
+        K,
+        "admin",
+        R,
+        role("host_pool", host_pool_namespace=INFRA, host_pool_share={"matches": "("}),
+        ("matches", "("),
+    ),
+    Case(
+        "role-ironic-node",
+        IR,
+        "admin",
+        R,
+        role("ironic_tenancy", ironic_tenancy_nodes=[{"name": "no-such-node", "owner": "infra"}]),
+        ("no-such-node",),
+    ),
+    Case(
+        "role-ironic-owner",
+        IR,
+        "admin",
+        R,
+        role("ironic_tenancy", ironic_tenancy_nodes=[{"name": NODE, "owner": "no-such-project"}]),
+        ("owner", "no-such-project"),
+    ),
+    Case(
+        "role-ironic-user-password",
+        IR,
+        "admin",
+        R,
+        role(
+            "ironic_tenancy",
+            ironic_tenancy_projects=[{"name": "bad-p", "users": [{"name": "bad-u", "update_password": "sometimes"}]}],
+        ),
+        ("update_password", "sometimes"),
+    ),
+    # -- the inventory plugin --------------------------------------------------------------------
+    Case("inventory-backend", K, "tenant-a", V, metal3_source(backend="vmware"), ("backend", "vmware")),
+    Case("inventory-namespaces", K, "tenant-a", V, metal3_source(namespaces=["Bad_NS"]), ("namespaces", "Bad_NS")),
+    Case("inventory-families", K, "tenant-a", V, metal3_source(address_families=["ipx"]), ("address_families", "ipx")),
+    Case(
+        "inventory-qualify",
+        K,
+        "tenant-a",
+        V,
+        metal3_source(qualify_host_names="sometimes"),
+        ("qualify_host_names", "sometimes"),
+    ),
+    Case(
+        "inventory-host-variables",
+        K,
+        "tenant-a",
+        V,
+        metal3_source(host_variables=["password"]),
+        ("host_variables", "password"),
+    ),
+    Case("inventory-page-size", K, "tenant-a", V, metal3_source(page_size=-1), ("page_size", "-1")),
+    Case("inventory-cloud", IR, "tenant-a", V, ironic_source(cloud="no-such-cloud"), ("cloud", "no-such-cloud")),
+]
+
+
+@pytest.fixture(scope="module")
+def kube_world(metal3_env):
+    """A host and a pending claim of tenant-a on the cluster."""
+    env = metal3_env
+    env.tenant_namespace(INFRA, None)
+    env.tenant_namespace(TENANT_NS, "tenant-a")
+    env.create_host(INFRA, HOST, index=990, policy={"matches": "bad-.*"}, labels={"suite": "bad-input"})
+    with env.api() as api:
+        client.CustomObjectsApi(api).patch_namespaced_custom_object_status(
+            GROUP,
+            VERSION,
+            INFRA,
+            "baremetalhosts",
+            HOST,
+            {"status": {"provisioning": {"state": "available"}, "operationalStatus": "OK", "poweredOn": False}},
+            _content_type=MERGE,
+        )
+    env.create_claim(TENANT_NS, CLAIM, {"online": False, "hostSelector": SELECTOR}, identity="tenant-a")
+    yield env
+    env.forget_claims(TENANT_NS)
+    env.delete_hosts(INFRA)
+
+
+@pytest.fixture(scope="module")
+def ironic_world(openstack_env, enroll_node, ironic_tenancy_policy):
+    """A node leased to tenant-a."""
+    enroll_node(NODE, resource_class=RC, lessee=openstack_env.tenants["tenant-a"].project_id)
+    return openstack_env
+
+
+def _fill(case: Case, openstack_env) -> dict:
+    """The task or role of ``case`` with what only the session knows (project IDs, the BMC)."""
+    body = json.loads(json.dumps(case.body))
+    if openstack_env is None:
+        return body
+    task = body.get("baremetal.tenancy.host_lease")
+    if task is not None and task.get("project") == "tenant-a":
+        task["project"] = openstack_env.tenants["tenant-a"].project_id
+    if task is not None and task.get("nodes") is None:
+        task.pop("nodes", None)
+    task = body.get("baremetal.tenancy.bmc_account")
+    if task is not None:
+        emulator = openstack_env.sushy_server
+        task.update(
+            bmc_address=emulator.bmcs[0].address, bmc_username=emulator.username, bmc_password=emulator.password
+        )
+    if case.kind == R and case.stack == IR:
+        body["vars"].setdefault("ironic_tenancy_cloud", "admin")
+        body["vars"].setdefault("ironic_tenancy_policy_file", str(openstack_env.policy_path))
+    return body
+
+
+def _snapshot(case: Case, metal3_env, openstack_env) -> dict[str, str]:
+    if case.stack == K:
+        with metal3_env.api() as api:
+            return kube_snapshot(api)
+    return ironic_snapshot(openstack_env, files=[openstack_env.policy_path], emulators=[openstack_env.sushy_server])
+
+
+def _failure(case: Case, body: dict, metal3_env, openstack_env, workdir: Path) -> tuple[str, dict, str]:
+    """Run the case; returns (its failure message, the failed result, all output). Asserts it failed."""
+    env = metal3_env.kube.ansible_env(case.who) if case.stack == K else openstack_env.ansible_env(case.who)
+    if case.kind == V:
+        workdir.mkdir(parents=True, exist_ok=True)
+        source = workdir / "bad.claimed_hosts.yml"
+        source.write_text(yaml.safe_dump(body))
+        # as AWX runs an inventory update: a source that does not parse fails the update
+        env = dict(
+            env, ANSIBLE_INVENTORY_UNPARSED_FAILED="True", ANSIBLE_INVENTORY_ENABLED="baremetal.tenancy.claimed_hosts"
+        )
+        proc = run_inventory(source, env, workdir)
+        output = proc.stdout + proc.stderr
+        assert proc.returncode != 0, "the inventory did not fail:\n" + output[-3000:]
+        return " ".join(proc.stderr.split()), {}, output
+    if case.kind == R:
+        play = localhost_play([], roles=[body])
+    else:
+        play = localhost_play([dict({"name": "case"}, **body)])
+    run = run_playbook(play, env, workdir)
+    output = run.stdout + run.stderr
+    assert not run.ok, "the run did not fail:\n" + run.explain()
+    failed = [(name, result) for name, result in run.tasks.items() if result.get("failed")]
+    assert len(failed) == 1, "expected one failed task, got %s\n%s" % ([pair[0] for pair in failed], run.explain())
+    result = failed[0][1]
+    return result.get("msg") or "", result, output
+
+
+def _names(message: str, word: str) -> bool:
+    """``word`` appears in ``message`` (an option name may also appear with spaces for underscores)."""
+    return word in message or word.replace("_", " ") in message
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+def test_bad_input_fails_clearly_and_changes_nothing(case, request, tmp_path):
+    # only the stack the case runs on is started
+    metal3_env = request.getfixturevalue("kube_world") if case.stack == K else None
+    openstack_env = request.getfixturevalue("ironic_world") if case.stack == IR else None
+    body = _fill(case, openstack_env)
+    before = _snapshot(case, metal3_env, openstack_env)
+    message, result, output = _failure(case, body, metal3_env, openstack_env, tmp_path)
+    after = _snapshot(case, metal3_env, openstack_env)
+    assert not has_traceback(output, json.dumps(result)), "traceback:\n" + output[-4000:]
+    missing = [word for word in case.words if not _names(message, word)]
+    assert not missing, "the message does not name %s: %s" % (missing, message)
+    assert result.get("changed") in (None, False), result
+    changes = snapshot_diff(before, after)
+    assert not changes, "bad input changed: %s (message: %s)" % (changes, message)
+
+
+def test_the_matrix_covers_every_module_role_and_the_inventory():
+    """The table names each module of plugins/modules, each role and the inventory plugin."""
+    from harness.ansible import REPO_ROOT
+
+    text = json.dumps([dataclasses.asdict(case) for case in CASES])
+    modules = sorted(p.stem for p in (REPO_ROOT / "plugins" / "modules").glob("*.py"))
+    roles = sorted(p.name for p in (REPO_ROOT / "roles").iterdir() if p.is_dir())
+    missing = [m for m in modules if "baremetal.tenancy.%s" % m not in text]
+    missing += [r for r in roles if "baremetal.tenancy.%s" % r not in text]
+    assert not missing, missing
+    assert any(case.kind == V for case in CASES)
+    assert len(CASES) >= 40
