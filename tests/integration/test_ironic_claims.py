@@ -182,7 +182,7 @@ def test_two_tenants_claim_at_once_and_stay_apart(openstack_env, pool, tmp_path)
     assert release["changed"] is False and release["released"] is False
     lease = run.result("lease a's node to myself")
     assert lease["failed"] and lease["error_type"] == "NotFound"
-    assert lease["msg"].startswith("node %s: does not exist or is not visible" % a_node)
+    assert lease["msg"].startswith("option nodes: node %s: does not exist or is not visible" % a_node)
 
     # ... and through Ironic's API with tenant-b's token: 404 everywhere.
     b_api = openstack_env.tenants["tenant-b"].conn("member").baremetal
