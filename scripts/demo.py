@@ -9,16 +9,25 @@ started (also when a step fails). ``--only ironic`` or ``--only metal3``
 (``make demo DEMO_ONLY=metal3``) runs one half. Exit status 0 when every step
 of every half run did what it should.
 
-The Ironic half: Keystone, Ironic and four sushy-tools Redfish BMCs.
+The Ironic half: Keystone, Ironic and four sushy-tools Redfish BMCs, each with a
+test-bed machine behind it (tests/integration/harness/machines.py: a network
+namespace with sshd that follows its BMC's power and applies the config drive
+Ironic puts in the BMC's virtual USB stick; needs root, else the half runs
+without machines and tenant-a claims with ironic_claim_hosts.yml instead of 2b).
 
 1. the owner (a system administrator) enrols the servers from their BMCs
    (ironic_enroll_hosts.yml: redfish hardware type, resource class from the
    hardware), creates two tenant projects with a user each and writes the
    owner/lessee policy file (ironic_setup_tenancy.yml), then leases nodes to them
-   (ironic_lease_hosts.yml), one of tenant-b's leases for an hour only;
-2. both tenants claim and deploy their hosts at the same time
-   (ironic_claim_hosts.yml: a live ISO over virtual media, cloud-init user-data),
-   with their own project-scoped credentials;
+   (ironic_lease_hosts.yml), one of tenant-b's leases for an hour only, and
+   records the nodes' addresses (node extra.addresses, where the claimed_hosts
+   inventory reads them; the owner's IPAM in real life);
+2. both tenants claim and deploy their hosts at the same time, with their own
+   project-scoped credentials (a live ISO over virtual media, cloud-init
+   user-data): tenant-b with ironic_claim_hosts.yml, and
+2b. tenant-a with examples/deploy_web.yml: its SSH key in the user-data, then,
+   through the claimed_hosts inventory, a small web service installed over SSH
+   on both hosts, each checking that the other answers;
 3. each tenant's view shows only its own hosts (ironic_show_claims.yml);
 4. the owner moves the end of that lease to a few seconds later; when it has
    passed, the owner's expiry run (ironic_expire_leases.yml) undeploys the host,
@@ -85,13 +94,15 @@ import sys
 import tempfile
 import time
 import traceback
+import urllib.request
 from pathlib import Path
 
 import yaml
-from demo_common import HALF, PLAYBOOKS, STARTED, DemoError, print_table, say
+from demo_common import HALF, PLAYBOOKS, REPO, STARTED, DemoError, print_table, say
 from demo_metal3 import metal3_half
 from harness import baremetal_operator as bmo_harness
 from harness import kube as kube_harness
+from harness import machines as machines_harness
 from harness import openstack as openstack_harness
 from harness import sushy as sushy_harness
 from harness.ansible import run_playbook
@@ -99,7 +110,9 @@ from harness.ansible import run_playbook
 TENANTS = {"tenant-a": "alice", "tenant-b": "bob"}
 BMC_COUNT = 4  # bmc-0..3: 32 GiB (small) and 64 GiB (large) systems alternate
 SHORT_LEASE = 3600  # seconds: tenant-b's second lease, moved to end soon once its host is deployed
-EXPIRE_IN = 10  # seconds from the owner's change of that lease's end to the end
+# Seconds from the owner's change of that lease's end to the end: the change's playbook must reach Ironic
+# before then (13 s at load ~20).
+EXPIRE_IN = 30
 
 
 def play(name: str, cloud: str, clouds_yaml: Path, workdir: Path, extra_vars: dict | None = None):
@@ -220,20 +233,31 @@ def main(argv=None) -> int:
 
 
 def ironic_half(args, workdir: Path) -> list[tuple[list[str], list[list[str]]]]:
-    """Keystone + Ironic + sushy-tools; the Ironic story; the table of its claims."""
+    """Keystone + Ironic + sushy-tools (+ test-bed machines); the Ironic story; the table of its claims."""
     say(f"starting Keystone, Ironic ({args.database}) and sushy-tools on 127.0.0.1 ...")
-    env = None
+    env = bed = None
+    systems = sushy_harness.default_systems(BMC_COUNT)
     try:
+        if os.geteuid() == 0:
+            bed = machines_harness.TestBed(workdir / "machines")
+            bed.address_systems(systems)
+        else:
+            say("not root: no test-bed machines (tenant-a claims without deploy_web)")
         env = openstack_harness.start_openstack(
-            workdir / "services",
-            tenants=(),
-            sushy_systems=sushy_harness.default_systems(BMC_COUNT),
-            database=args.database,
+            workdir / "services", tenants=(), sushy_systems=systems, database=args.database
         )
         for service in env.services:
             say(f"  {service.summary()}")
-        rows = run_ironic(env, workdir)
+        if bed is not None:
+            machines = bed.add_machines(env.bmcs)
+            say(
+                f"  test-bed machines on {bed.bridge} ({bed.subnet}): "
+                + ", ".join(f"{m.name} {m.ip}" for m in machines)
+            )
+        rows = run_ironic(env, workdir, bed)
     finally:
+        if bed is not None:
+            bed.stop()
         if env is not None:
             say("stopping the services")
             env.stop()
@@ -252,7 +276,66 @@ def ironic_half(args, workdir: Path) -> list[tuple[list[str], list[list[str]]]]:
     return [(headers, lines)]
 
 
-def run_ironic(env, workdir: Path) -> list[dict]:
+def deploy_web(env, clouds_yaml: Path, workdir: Path, image: dict):
+    """tenant-a (alice) runs examples/deploy_web.yml with the claimed_hosts inventory: claims a-web-0 and
+    a-web-1 with alice's SSH key, then deploys the web service on them over SSH."""
+    keys = workdir / "alice-ssh"
+    keys.mkdir(parents=True, exist_ok=True)
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "alice@demo", "-f", str(keys / "id")], check=True
+    )
+    started = time.monotonic()
+    env_vars = dict(os.environ)
+    env_vars.update({"OS_CLIENT_CONFIG_FILE": str(clouds_yaml), "OS_CLOUD": TENANTS["tenant-a"]})
+    run = run_playbook(
+        REPO / "examples" / "deploy_web.yml",
+        env_vars,
+        workdir / "deploy_web-alice",
+        inventory=str(REPO / "examples" / "inventory" / "deploy_web.ironic.claimed_hosts.yml"),
+        extra_vars={
+            "backend": "ironic",
+            "deploy_web_prefix": "a-",
+            "deploy_web_image": image,
+            "deploy_web_resource_class": "baremetal-small",
+            "deploy_web_public_key_file": str(keys / "id.pub"),
+            "deploy_web_known_hosts": str(keys / "known_hosts"),
+            "deploy_web_wait_timeout": 600,
+            "ansible_ssh_private_key_file": str(keys / "id"),
+            # run_playbook points Ansible's remote temp at the controller's work directory; hosts use their own
+            "ansible_remote_tmp": "~/.ansible/tmp",
+        },
+        timeout=1800,
+    )
+    if not run.ok:
+        raise DemoError(f"deploy_web.yml as alice failed:\n{run.explain()}")
+    stats = (run.report or {}).get("stats", {})
+    web_hosts = sorted(h for h in stats if h != "localhost")
+    if web_hosts != ["a-web-0", "a-web-1"] or any(
+        stats[h].get("failures") or stats[h].get("unreachable") for h in stats
+    ):
+        raise DemoError(f"deploy_web.yml ran on {web_hosts}: {stats}")
+    return run, time.monotonic() - started
+
+
+def record_addresses(env, bed) -> dict[str, str]:
+    """The owner records each node's address where the claimed_hosts inventory reads it (node extra.addresses)."""
+    addresses = {}
+    for i, bmc in enumerate(env.bmcs):
+        address = bed.machine(bmc.name).ip
+        env.admin_conn.baremetal.patch_node(
+            f"node-{i}",
+            [{"op": "add", "path": "/extra/addresses", "value": [{"type": "InternalIP", "address": address}]}],
+        )
+        addresses[f"node-{i}"] = address
+    return addresses
+
+
+def page(address: str) -> str:
+    with urllib.request.urlopen(f"http://{address}:8080/", timeout=10) as resp:
+        return resp.read().decode().strip()
+
+
+def run_ironic(env, workdir: Path, bed=None) -> list[dict]:
     clouds = env.clouds_yaml
     iso = env.ironic_server.http_url + "/" + live_iso(env.ironic_server.http_root)
 
@@ -374,7 +457,16 @@ def run_ironic(env, workdir: Path) -> list[dict]:
             },
         ],
     }
-    say("tenants: tenant-a (alice) and tenant-b (bob) claim and deploy their hosts at the same time ...")
+    web_claimers = [p for p in TENANTS if not (p == "tenant-a" and bed is not None)]
+    if bed is not None:
+        addresses = record_addresses(env, bed)
+        say("owner: recorded the nodes' addresses: " + ", ".join(f"{n} {a}" for n, a in sorted(addresses.items())))
+        say(
+            "tenants: tenant-b (bob) claims and deploys its hosts; at the same time tenant-a (alice) runs "
+            "examples/deploy_web.yml (claims two hosts with its SSH key, then a web service on them over SSH) ..."
+        )
+    else:
+        say("tenants: tenant-a (alice) and tenant-b (bob) claim and deploy their hosts at the same time ...")
     rows = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         futures = {
@@ -387,10 +479,16 @@ def run_ironic(env, workdir: Path) -> list[dict]:
                 {"claims": claims[project], "claim_wait_timeout": 600},
             )
             for project in TENANTS
+            if not (project == "tenant-a" and bed is not None)
         }
+        if bed is not None:
+            futures["tenant-a"] = pool.submit(deploy_web, env, clouds, workdir, {"url": iso, "format": "live-iso"})
         for project, future in futures.items():
             run, took = future.result()
-            for item in result(run, "Wait for the claims")["results"]:
+            task = (
+                "Wait for the claims" if project in web_claimers else "Wait until the hosts are deployed and powered on"
+            )
+            for item in result(run, task)["results"]:
                 claim = item["claim"]
                 if not claim["ready"] or claim["provision_state"] != "active":
                     raise DemoError(f"{project}: claim {claim['name']} is not ready: {claim['conditions']}")
@@ -405,7 +503,18 @@ def run_ironic(env, workdir: Path) -> list[dict]:
                 f"{project}: claimed and deployed "
                 + ", ".join(f"{c['name']} on {rows[c['name']]['host']}" for c in claims[project])
                 + f" in {took:.1f}s"
+                + (" (deploy_web.yml, the web service included)" if project not in web_claimers else "")
             )
+    if bed is not None:
+        answers = {}
+        for name in ("a-web-0", "a-web-1"):
+            answers[name] = page(addresses[rows[name]["host"]])
+            if answers[name] != f"deploy_web on {name}":
+                raise DemoError(f"{name} at {addresses[rows[name]['host']]} answers {answers[name]!r}")
+        say(
+            "tenant-a: deploy_web ran over SSH through the claimed_hosts inventory; each host reached the other, and "
+            + ", ".join(f"{addresses[rows[n]['host']]}:8080 answers {a!r}" for n, a in answers.items())
+        )
 
     # 3. each tenant sees only its own hosts
     views = {}

@@ -269,6 +269,16 @@ deferred:
     reason:
       description: Why it was not changed.
       type: str
+cleaning_off:
+  description:
+    - Names (or UUIDs) of the nodes this run leases (or whose lease it starts) that Ironic never cleans between
+      tenants (their C(automated_clean) is V(false)), also named in a warning. What the previous tenant left on
+      their disks is found by the lessee. The lease is written all the same. A node whose C(automated_clean) is null
+      follows the conductor's setting, which the API does not show, and is not listed.
+  returned: always
+  type: list
+  elements: str
+  sample: [node-04]
 now:
   description: The time the run compared the lease windows with (ISO 8601, UTC).
   returned: always

@@ -304,6 +304,16 @@ problems:
   type: list
   elements: str
   sample: ["hosts[1]: no BareMetalHost named node-99 in namespace metal3"]
+cleaning_off:
+  description:
+    - Names (or UUIDs) of the nodes of O(hosts) that Ironic never cleans between tenants (their C(automated_clean) is
+      V(false)), also named in a warning (O(backend=ironic)). What a tenant leaves on their disks is found by the
+      next tenant. A node whose C(automated_clean) is null follows the conductor's setting, which the API does not
+      show, and is not listed.
+  returned: when O(backend=ironic)
+  type: list
+  elements: str
+  sample: [node-04]
 projects:
   description: How each O(hosts[].owner) was resolved (O(backend=ironic)).
   returned: when O(backend=ironic)

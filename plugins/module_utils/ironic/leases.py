@@ -21,6 +21,10 @@ another project's allocation.
 Ironic's PATCH has no precondition, so two host_lease runs on the same node
 at the same moment could overwrite each other's lease list: after writing,
 the node is read again and a lost write is reported as a conflict.
+
+A lease given (or started) on a node that is never cleaned between tenants
+(``automated_clean: false``) is reported in a warning naming the node and in
+``cleaning_off`` (:mod:`cleaning`); the lease is still written.
 """
 
 from __future__ import annotations
@@ -39,6 +43,10 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.params import check_timeout
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import lease_model as model
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import lease_notice as notices
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.cleaning import (
+    cleaning_off_warning,
+    never_cleaned,
+)
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.client import Ironic, node_settled, node_where
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model import CLAIM_KEY, UNDEPLOYABLE_STATES
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.projects import PROJECT_SKIPPED, resolve_project
@@ -59,6 +67,7 @@ LEASE_NODE_FIELDS = (
     "instance_info",
     "resource_class",
     "traits",
+    "automated_clean",
 )
 
 
@@ -180,6 +189,7 @@ class LeaseRun:
         self.after = {}
         self.undeployed = []
         self.project_check = None
+        self.leased = []  # the nodes this run leases to a project (or whose lease it starts)
 
     # -- entry
     def run(self) -> None:
@@ -247,6 +257,7 @@ class LeaseRun:
                         ", in maintenance" if node.get("maintenance") else "",
                     ),
                 )
+        self.leased.extend(node for node, plan in plans)
         for node, plan in plans:
             label = model.node_label(node)
             self.before[label] = model.node_leases(node)
@@ -413,6 +424,7 @@ class LeaseRun:
                     }
                 )
             if plan["start"]:
+                self.leased.append(node)
                 self.actions.append(
                     {
                         "node": label,
@@ -570,6 +582,10 @@ class LeaseRun:
         mod.result["project_check"] = self.project_check
         for item in self.deferred:
             mod.warn("node %s: %s" % (item["node"], item["reason"]))
+        mod.result["cleaning_off"] = never_cleaned(self.leased)
+        warning = cleaning_off_warning(mod.result["cleaning_off"], "leased to a tenant")
+        if warning:
+            mod.warn(warning)
         mod.set_diff(dict(self.before), dict(self.after))
 
 

@@ -11,13 +11,19 @@ The nodes are listed once (UUID, name and owner only), each owner reference
 is resolved once in Keystone (:func:`connection.resolve_project`: an unknown
 project is an error naming it, before any write), and only the nodes whose
 owner differs get one PATCH.  Ironic's PATCH has no precondition; the owner
-is the only field written.  Check mode writes nothing.
+is the only field written.  Check mode writes nothing.  The nodes of the
+entries that are never cleaned between tenants (``automated_clean: false``)
+are named in a warning and in ``cleaning_off`` (:mod:`cleaning`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.cleaning import (
+    cleaning_off_warning,
+    never_cleaned,
+)
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.client import Ironic
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.projects import resolve_project
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.share_plan import (
@@ -28,7 +34,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.share_pla
     validate_entries,
 )
 
-NODE_FIELDS = ("uuid", "name", "owner")
+NODE_FIELDS = ("uuid", "name", "owner", "automated_clean")
 
 
 def run_host_share(module: Any) -> None:
@@ -48,6 +54,10 @@ def run_host_share(module: Any) -> None:
             raise error
     for problem in plan_problems(plan):
         module.warn(problem)
+    cleaning_off = never_cleaned(plan["nodes"])
+    warning = cleaning_off_warning(cleaning_off, "put in the pool")
+    if warning:
+        module.warn(warning)
     writes = 0
     for change in plan["changes"]:
         if not module.check_mode:
@@ -63,6 +73,7 @@ def run_host_share(module: Any) -> None:
     module.result.update(
         changes=changes,
         problems=plan_problems(plan),
+        cleaning_off=cleaning_off,
         projects=[{"project": ref, "id": owner_ids[ref], "check": checks[ref]} for ref in owner_ids],
         requests={"total": ironic.requests, "writes": writes},
     )

@@ -77,11 +77,12 @@ def _index(nodes):
 
 
 def plan_owners(nodes: Iterable[dict], entries: Iterable[tuple[list[str], str]], owner_ids: Mapping[str, str]) -> dict:
-    """``{"changes": [...], "missing": [(index, name)]}`` for the nodes listed by Ironic.
+    """``{"changes": [...], "missing": [(index, name)], "nodes": [...]}`` for the nodes listed by Ironic.
 
     ``owner_ids`` maps each owner reference to its project ID.  A change is
     ``{"name", "uuid", "before", "after"}`` (owners as project IDs), one per
-    node whose owner must change, in the order of the entries.
+    node whose owner must change, in the order of the entries; ``nodes`` are the
+    listed nodes the entries name, changed or not, in that order.
     """
     by_ref = _index(nodes)
     wanted, order, missing = {}, [], []
@@ -99,7 +100,7 @@ def plan_owners(nodes: Iterable[dict], entries: Iterable[tuple[list[str], str]],
         for node, owner in ((node, wanted[node["uuid"]]) for node in order)
         if (node.get("owner") or None) != owner
     ]
-    return {"changes": changes, "missing": missing}
+    return {"changes": changes, "missing": missing, "nodes": order}
 
 
 def plan_problems(plan: dict, where: str = "hosts") -> list[str]:

@@ -270,6 +270,7 @@ def start_openstack(
     timeout: float = 120,
     database: str = "sqlite",
     ironic_config: str | None = None,
+    sushy_notification_url: str | None = None,
 ) -> OpenStackEnv:
     """Start Keystone, Ironic and sushy-tools under ``workdir``; provision tenants.
 
@@ -277,6 +278,8 @@ def start_openstack(
     ``ironic_config``: extra Ironic options (an ini text read after the
     harness's own, see :func:`harness.ironic.start_ironic`), for example
     ``[api] max_limit`` to make Ironic's pages small.
+    ``sushy_notification_url``: where the systems with ``external_notifier: True`` announce their
+    power changes (FakeIPA, :mod:`harness.ironic_machines`).
     On failure everything already started is stopped again.
     """
     started_at = time.monotonic()
@@ -295,7 +298,9 @@ def start_openstack(
             "ironic": pool.submit(
                 _start_ironic_with_db, workdir, keystone_url, service_user, database, timeout, ironic_config
             ),
-            "sushy": pool.submit(start_sushy, workdir / "sushy", sushy_systems, timeout),
+            "sushy": pool.submit(
+                start_sushy, workdir / "sushy", sushy_systems, timeout, notification_url=sushy_notification_url
+            ),
         }
         errors = []
         postgres = None

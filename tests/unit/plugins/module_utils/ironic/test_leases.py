@@ -205,6 +205,17 @@ def test_lease_named_nodes_then_rerun():
     assert again.result["actions"] == []
 
 
+def test_leasing_a_node_that_is_never_cleaned_warns_and_names_it():
+    ironic = FakeIronic([node("n1", automated_clean=False), node("n2", automated_clean=None), node("n3")])
+    mod = run(ironic, project=A, nodes=["n1", "n2", "n3"])
+    assert ironic.nodes["n1-uuid"]["lessee"] == A  # the lease is written all the same
+    assert mod.result["cleaning_off"] == ["n1"]
+    assert len(mod.warnings) == 1
+    assert mod.warnings[0].startswith("automated cleaning is off (automated_clean: false) on node n1, leased to a ")
+    again = run(ironic, project=A, nodes=["n2", "n3"])
+    assert again.result["cleaning_off"] == [] and again.warnings == []
+
+
 def test_check_mode_writes_nothing_and_shows_the_diff():
     ironic = FakeIronic([node("n1")])
     mod = run(ironic, check_mode=True, project=A, nodes=["n1"])

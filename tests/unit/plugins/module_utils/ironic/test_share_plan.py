@@ -30,6 +30,8 @@ def test_owners_are_set_only_where_they_differ():
         {"name": "u-2", "uuid": "u-2", "before": "", "after": INFRA},
     ]
     assert result["missing"] == []
+    # Every node the entries name, changed or not (the owner's cleaning check reads them).
+    assert [n["uuid"] for n in result["nodes"]] == ["u-0", "u-1", "u-2"]
 
 
 def test_a_later_entry_wins_and_a_node_is_changed_once():
