@@ -32,6 +32,11 @@ from harness import sushy as sushy_harness
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "machines: starts test-bed machines (root, openssh-server; make test-machines)")
+    config.addinivalue_line(
+        "markers",
+        "handover: a host handed from one tenant to the next through cleaning (make test-handover; not in make test"
+        " until it has passed on a quiet machine)",
+    )
 
 
 @dataclasses.dataclass
