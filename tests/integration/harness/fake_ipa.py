@@ -14,7 +14,11 @@ Ironic's own agent code paths run unchanged.
 
 :func:`start_fake_ipa` unpacks the snapshot once per machine into the harness
 cache (checked against its sha256) and runs it on 127.0.0.1 with Flask's
-debugger and reloader off (its ``main()`` asks for both).
+debugger and reloader off (its ``main()`` asks for both) and the patches of
+:mod:`harness.fake_ipa_hooks`: the agent keeps the token Ironic gave it across
+its boots, its errors carry ``faultstring``, and, with a test bed's bus
+directory, its ``write_image`` and disk-erasing steps act on the test-bed
+machines (config drive delivered, disk wiped).
 
 Measured (2026-11-23, notes/real-services.md): the simulated boot must take
 6-8 s; with 1-2 s the inspection data reaches Ironic before the node is in
@@ -79,12 +83,15 @@ def source_dir() -> Path:
 _LAUNCHER = """
 import sys
 sys.path.insert(0, {src!r})
+sys.path.insert(0, {harness_parent!r})
 import flask
 _run = flask.Flask.run
 def run(self, *args, **kwargs):
     kwargs.update(debug=False, use_reloader=False)
     return _run(self, *args, **kwargs)
 flask.Flask.run = run
+from harness import fake_ipa_hooks
+fake_ipa_hooks.install({bus!r})
 from fake_ipa.main import main
 sys.argv = ["fake-ipa", "--config", {config!r}]
 sys.exit(main())
@@ -99,9 +106,14 @@ def start_fake_ipa(
     redfish_user: str,
     redfish_password: str,
     timeout: float = 30,
+    machine_bus: str | Path | None = None,
 ) -> FakeIpa:
     """Run FakeIPA on ``port`` (the emulator's ``notification_url`` names it) for
-    the systems of the sushy-tools emulator at ``redfish_url``."""
+    the systems of the sushy-tools emulator at ``redfish_url``.
+
+    ``machine_bus``: the bus directory of a :class:`harness.machines.TestBed`
+    (``TestBed.bus``): the agent's disk steps then act on the systems' machines
+    (:mod:`harness.fake_ipa_hooks`)."""
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     src = source_dir()
@@ -121,7 +133,12 @@ def start_fake_ipa(
         "FAKE_IPA_REDFISH_PASSWORD": redfish_password,
     }
     config.write_text("".join(f"{key} = {value!r}\n" for key, value in settings.items()))
-    launcher = _LAUNCHER.format(src=str(src), config=str(config))
+    launcher = _LAUNCHER.format(
+        src=str(src),
+        harness_parent=str(Path(__file__).resolve().parents[1]),
+        bus=None if machine_bus is None else str(machine_bus),
+        config=str(config),
+    )
     proc = procs.start_process("fake-ipa", [sys.executable, "-c", launcher], workdir)
     url = f"http://{procs.LOOPBACK}:{port}"
     procs.wait_tcp(procs.LOOPBACK, port, timeout, proc)

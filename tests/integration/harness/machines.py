@@ -45,6 +45,14 @@ A :class:`Machine` is
   ``ramdisk`` deploy through ``redfish-virtual-media`` inserts it;
   :mod:`harness.config_drive_iso`) is applied instead, as cloud-init finds a
   ``config-2`` volume.
+- the **agent**: FakeIPA (Ironic's agent for the ``direct`` deploy, inspection
+  and cleaning) reaches the machine through files in the test bed's bus
+  directory (:attr:`TestBed.bus`, :mod:`harness.machine_bus`): its
+  ``write_image`` step hands over the deployment's config drive, its
+  ``erase_devices``/``erase_devices_metadata`` clean steps wipe the disk (or
+  fail with :attr:`Machine.wipe_failure`), and while the agent ramdisk runs on
+  the system the machine's own OS (its sshd) does not. The poller does what
+  the agent asks.
 
 :meth:`TestBed.stop` (also registered with :mod:`atexit`, so it runs after a
 failed test or an interrupted session) halts every machine, deletes the
@@ -71,7 +79,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from . import cloud_config, config_drive_iso, procs
+from . import cloud_config, config_drive_iso, machine_bus, procs
 from .sushy import Bmc
 
 BOOT_SCRIPT = Path(__file__).resolve().parent / "machine_boot.py"
@@ -204,8 +212,13 @@ class Machine:
         self.media_plan_path = self.dir / "virtual-media-config-drive.json"
         self.proc: procs.Proc | None = None
         self.netns_inode: int | None = None
+        self.bus_dir = testbed.bus / machine_bus.system_key(bmc.uuid)
         self.lock = threading.RLock()
         self.boots = 0
+        # What the agent did to this machine (harness.machine_bus): "config drive <instance id>", "wipe <step>".
+        self.events: list[str] = []
+        # A reason to refuse the agent's disk erasure with (a disk that cannot be wiped), or None.
+        self.wipe_failure: str | None = None
 
     # -- what tests use --------------------------------------------------
 
@@ -302,8 +315,38 @@ class Machine:
 
     # -- hardware ----------------------------------------------------------
 
+    def handle_agent_requests(self) -> None:
+        """Do what the agent ramdisk asked (:mod:`harness.machine_bus`) and answer it."""
+        for reply, request in machine_bus.requests(self.bus_dir):
+            try:
+                error = self._agent_request(request)
+            except (OSError, ValueError, KeyError, MachineError) as exc:  # ConfigDriveError is a ValueError
+                error = f"machine {self.name}: {exc}"
+            machine_bus.answer(reply, error)
+
+    def _agent_request(self, request: dict) -> str | None:
+        op = request.get("op")
+        if op == "wipe":
+            if self.wipe_failure:
+                self.events.append(f"wipe refused: {self.wipe_failure}")
+                return self.wipe_failure
+            self.wipe()
+            self.events.append(f"wipe {request.get('step')}")
+            return None
+        if op == "config_drive":
+            if request.get("config_drive") is None:
+                self.remove_config_drive()
+                self.events.append("no config drive")
+                return None
+            drive = config_drive_iso.read(base64.b64decode(request["config_drive"]))
+            plan = self.insert_config_drive(drive["meta_data"], drive["user_data"], drive["network_data"])
+            self.events.append(f"config drive {plan.instance_id}")
+            return None
+        return f"machine {self.name}: unknown request {op!r}"
+
     def _create(self) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
+        self.bus_dir.mkdir(parents=True, exist_ok=True)
         ip("netns", "add", self.netns)
         self.netns_inode = os.stat(f"/run/netns/{self.netns}").st_ino
         for nic in self.nics:
@@ -417,6 +460,8 @@ class TestBed:
         self.machines: dict[str, Machine] = {}
         self.reserved: dict[str, str] = {}  # MAC -> "address/prefix"
         self.poll_errors: list[str] = []
+        self.bus = self.workdir / "bus"  # shared with FakeIPA (harness.machine_bus)
+        self.bus.mkdir(exist_ok=True)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._stopped = False
@@ -503,7 +548,9 @@ class TestBed:
                     del self.poll_errors[:-20]
                     continue
                 try:
-                    machine.follow(state == "On")
+                    machine.handle_agent_requests()
+                    # While the agent ramdisk runs on the system, the machine's own OS does not.
+                    machine.follow(state == "On" and not machine_bus.agent_booted(machine.bus_dir))
                 except (MachineError, OSError) as exc:
                     self.poll_errors.append(f"{machine.name}: {exc!r}")
             self._stop.wait(self.poll_interval)
