@@ -124,14 +124,30 @@ class Metal3Machines:
         cleaning: str = "metadata",
         labels: dict | None = None,
         annotations: dict | None = None,
+        inspect: bool = False,
     ) -> dict:
         """A BareMetalHost of machine ``index`` on the agent route; ``cleaning``: its
-        ``automatedCleaningMode`` (``metadata``, or ``disabled`` as an owner may set it)."""
+        ``automatedCleaningMode`` (``metadata``, or ``disabled`` as an owner may set it).
+        ``inspect=False``: no agent inspection, what it would find in BMO's hardwaredetails annotation
+        (at load 30 FakeIPA posted its inspection data before Ironic waited for it, and inspection
+        failed); cleaning and the deploy still go through the agent."""
         bmc = self.stack.bmcs[index]
         manifest = baremetal_operator.host_manifest(
             name, bmc, f"{name}-bmc", namespace=self.namespace, labels=labels, agent=True
         )
         manifest["spec"]["automatedCleaningMode"] = cleaning
+        if not inspect:
+            # What inspection would report: the machine's NIC and the address the test bed gives it.
+            machine = self.bed.machine(bmc.name)
+            nics = [{"name": nic.ifname, "mac": nic.mac, "ip": nic.ip} for nic in machine.nics]
+            manifest["metadata"]["annotations"].update(
+                {
+                    "inspect.metal3.io": "disabled",
+                    "inspect.metal3.io/hardwaredetails": json.dumps(
+                        baremetal_operator.hardware_details(index, nics=nics)
+                    ),
+                }
+            )
         manifest["metadata"]["annotations"].update(annotations or {})
         return manifest
 

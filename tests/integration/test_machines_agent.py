@@ -39,7 +39,7 @@ def test_direct_deploy_delivers_the_config_drive_and_cleaning_wipes_the_disk(kub
     t0 = time.monotonic()
     with kube_env.api("admin") as api:
         custom = client.CustomObjectsApi(api)
-        bed.create_host(api, name, 0)
+        bed.create_host(api, name, 0, inspect=True)
         bed.wait_state(api, [name], "available")
         timings["available"] = time.monotonic() - t0
         assert not machine.running, "the agent ran on the system during inspection and cleaning, not its OS"
