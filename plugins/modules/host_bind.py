@@ -62,6 +62,8 @@ description:
     (copied next to the host) and reboot requests (C(reboot.metal3.io[/<suffix>]) on the claim, as upstream's webhook
     validates them, or C(host.metal3.io/reboot[.<suffix>])) reach the host; a deleted claim's host is deprovisioned
     and cleaned before it is bound again."
+  - "Hosts handed to tenants whose cleaning is off (C(spec.automatedCleaningMode=disabled)) are named in
+    RV(cleaning_disabled) and a warning, on both dialects: a released host is then not cleaned before the next tenant."
   - "It refuses to run beside upstream's own HostClaim controller (C(--hostclaims)), which would hand hosts on still
     provisioned: the API server records which field manager wrote each claim's status, and a claim whose status another
     manager wrote after this module's last write is reported with the manager's name, and nothing is written. After
@@ -261,6 +263,16 @@ legacy_policies:
   type: list
   elements: str
   sample: [metal3/host-4]
+cleaning_disabled:
+  description:
+    - Hosts (C(namespace/name)) handed to tenants (bound to a claim, carrying the sharing annotation, or in a namespace
+      with a C(HostDeployPolicy)) whose C(spec.automatedCleaningMode) is V(disabled). Their disks are not cleaned when
+      a claim is released, so what a tenant left on them (files, users, SSH keys) reaches the next tenant. One warning
+      lists them. The binder still binds them (something else may wipe the hosts).
+  returned: always
+  type: list
+  elements: str
+  sample: [metal3/host-4]
 withheld:
   description:
     - The host labels and annotations that were not copied to a claim because they repeat the host's BMC data or look
@@ -332,6 +344,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.bind_opti
     check_bind_options,
     make_binder,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.cleaning_check import cleaning_warning
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import kube_api_client
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_policy import legacy_warning
@@ -356,6 +369,8 @@ class HostBindModule(TenancyModule):
             self.warn("; ".join(problem["problems"]))
         if report["legacy_policies"]:
             self.warn(legacy_warning(report["legacy_policies"]))
+        if report["cleaning_disabled"]:
+            self.warn(cleaning_warning(report["cleaning_disabled"]))
 
 
 def main():

@@ -323,10 +323,11 @@ def test_agent_route_inspects_and_cleans(kube_env, metal3_operator):
     the system's NICs and addresses into the host's status, and metadata cleaning
     runs on registration and again on deprovisioning.
 
-    The host is deployed by the live-ISO route: Ironic's ``direct`` deploy through
-    FakeIPA fails here (a second agent lookup gets the masked token, FakeIPA then
-    answers ``get_partition_uuids`` with 401, and Ironic 39's agent client raises
-    a TypeError on the error body without ``faultstring``); BMO retries it forever.
+    The host is deployed by the live-ISO route here; the ``direct`` deploy through
+    FakeIPA (which once failed: a second agent lookup got the masked token, FakeIPA
+    answered ``get_partition_uuids`` with 401 and Ironic 39's agent client raised a
+    TypeError on an error body without ``faultstring``; harness.fake_ipa_hooks now
+    keeps the token and sends ``faultstring``) is test_machines_agent's.
     """
     stack = metal3_operator
     index = 4  # a system of its own: BMO refuses a second host with the same boot MAC

@@ -69,6 +69,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binding i
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_dialect import AUTO, BMO
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_writers import BINDER_FIELD_MANAGER
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.cleaning_check import uncleaned_hosts
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import (
     claim_label,
 )
@@ -340,6 +341,7 @@ class Binder(PassState, Binding, Releasing):
             "errors": errors,
             "host_problems": self.host_problems(),
             "legacy_policies": self.legacy_policies(),
+            "cleaning_disabled": uncleaned_hosts(self.hosts, self.deploy_policies),
             "withheld": sorted(
                 withheld, key=lambda item: (item["host"], item["claim"], item["kind"], str(item["key"]))
             ),

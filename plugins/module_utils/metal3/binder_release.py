@@ -39,6 +39,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder_st
     ref_claim,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binding import (
+    deprovision_failure,
     find_adopted_host,
     host_key,
     release_plan,
@@ -88,6 +89,13 @@ class Releasing:
             if step == "deprovision":
                 outcome.action, outcome.reason = "releasing", "Deprovisioning"
                 outcome.message = "waiting for host %s to be deprovisioned" % outcome.host
+                failure = deprovision_failure(host)
+                if failure:
+                    outcome.reason = "DeprovisioningFailed"
+                    outcome.message = (
+                        "host %s is out of the pool until its owner repairs it: deprovisioning failed (%s)"
+                        % (outcome.host, failure)
+                    )
                 status = self.bound_status(claim, host)
                 try:
                     self.writer.write_claim(

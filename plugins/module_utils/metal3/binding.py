@@ -331,6 +331,16 @@ def release_finished(host: dict) -> bool:
     return get_path(host, "status", "provisioning", "state") not in BUSY_STATES
 
 
+def deprovision_failure(host: dict) -> str | None:
+    """Why the operator cannot finish deprovisioning ``host`` (``errorType: errorMessage``, as the owner reads them
+    on the host), or ``None``. For the owner's report only: an ``errorMessage`` can quote the BMC, so it never goes
+    up to a claim."""
+    status = get_path(host, "status") or {}
+    if not isinstance(status, dict) or not (status.get("errorType") or status.get("errorMessage")):
+        return None
+    return "%s: %s" % (status.get("errorType") or "error", status.get("errorMessage") or "(no message)")
+
+
 def release_step(host: dict, claim: dict, node_reuse: str | None) -> tuple[str, dict]:
     """The next write releasing ``host`` from the deleted ``claim``: ``(step, patch)``.
 

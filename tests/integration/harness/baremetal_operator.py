@@ -23,6 +23,10 @@ the apiserver of a :class:`harness.kube.KubeEnv`:
     it Ironic answers "Couldn't get the URL of the Ironic API service");
   * ``[agent] require_tls = false``, ``[api] ramdisk_heartbeat_timeout = 10``,
     ``[deploy] erase_devices_priority = 0`` (as Metal3's ironic-image);
+  * ``[agent] post_deploy_get_power_state_retries = 1`` (and a 1 s interval):
+    FakeIPA never carries out the soft power-off Ironic asks for after writing
+    the image, and the default waited 30 s or more per deployment before the
+    hard power-off;
 - **sushy-tools** Redfish BMCs, one fake system per host (the harness's
   :func:`harness.sushy.start_sushy`);
 - **BMO's CRDs** from its source (not a stand-in), except the ``HostClaim``
@@ -46,7 +50,10 @@ Hosts are provisioned with a live ISO (``image.format: live-iso``: BMO uses
 Ironic's ``ramdisk`` deploy, no agent) and inspection disabled
 (``inspect.metal3.io: disabled``), the route measured at about 8 s from
 creation to ``available`` and 18 s to ``provisioned``. :func:`host_manifest`
-writes such a host.
+writes such a host. Hosts that are test-bed machines (``machine_bus``) go the
+``direct`` route instead (``host_manifest(agent=True)``): :func:`disk_image`
+serves a raw image with its sha256, FakeIPA writes it and hands the config
+drive to the machine (:mod:`harness.fake_ipa_hooks`).
 """
 
 from __future__ import annotations
@@ -127,6 +134,11 @@ def _ironic_overrides(htpasswd: Path) -> str:
             "",
             "[agent]",
             "require_tls = false",
+            # After the image is written Ironic asks the agent to power off and polls the power state (6 x 5 s by
+            # default) before it forces the power off: FakeIPA runs a command only when Ironic polls the agent's
+            # commands, which it does not do then, so every deployment waited the whole time.
+            "post_deploy_get_power_state_retries = 1",
+            "post_deploy_get_power_state_retry_interval = 1",
             "",
             "[api]",
             "ramdisk_heartbeat_timeout = 10",
@@ -332,6 +344,7 @@ def start_metal3(
     accounts: list[dict] | None = None,
     notify: int | None = None,
     postgresql: bool = False,
+    machine_bus: Path | None = None,
 ) -> Metal3:
     """Start Ironic, sushy-tools and BMO for ``kube``'s apiserver; install BMO's CRDs.
 
@@ -349,6 +362,8 @@ def start_metal3(
     FakeIPA (agent route); ``None``: all of them.
     ``postgresql``: Ironic on a private PostgreSQL server (several hosts move at
     once: sqlite answers "database is locked"), stopped with the stack.
+    ``machine_bus``: a :class:`harness.machines.TestBed`'s bus directory: FakeIPA's
+    deploy and clean steps then act on the test-bed machines of the systems.
     """
     directory = require_bmo(directory)
     workdir = Path(workdir)
@@ -363,8 +378,8 @@ def start_metal3(
 
     t1 = time.monotonic()
     # Every system announces its power changes to FakeIPA, the agent of the hosts
-    # that boot the deploy ramdisk (inspection and cleaning; its direct deploy
-    # fails against Ironic 39, see test_metal3_operator).
+    # that boot the deploy ramdisk (inspection, cleaning and the direct deploy:
+    # harness.fake_ipa_hooks; test_machines_agent).
     systems = [
         dict(s, external_notifier=notify is None or i < notify) for i, s in enumerate(systems or default_systems())
     ]
@@ -384,7 +399,13 @@ def start_metal3(
         ironic, ironic_password = start_metal3_ironic(workdir, database_url)
         timings["ironic"] = time.monotonic() - t1
         fake_ipa = start_fake_ipa(
-            workdir / "fake-ipa", ipa_port, ironic.url, sushy.base_url, sushy.username, sushy.password
+            workdir / "fake-ipa",
+            ipa_port,
+            ironic.url,
+            sushy.base_url,
+            sushy.username,
+            sushy.password,
+            machine_bus=machine_bus,
         )
         # Deploy kernel/ramdisk/ISO: BMO requires the URLs; nothing boots them
         # (FakeIPA plays the agent they would start).
@@ -528,6 +549,21 @@ def host_manifest(
             },
         },
     }
+
+
+def disk_image(stack: Metal3, name: str = "disk.img", size: int = 1 << 20) -> dict:
+    """``spec.image`` of a raw whole-disk image served by Ironic's HTTP root, with its sha256: BMO
+    uses Ironic's ``direct`` deploy, the agent (FakeIPA) writes it and gets the config drive."""
+    import hashlib
+
+    path = stack.ironic.http_root / name
+    if not path.exists():
+        data = b"test-bed disk image\n".ljust(size, b"\0")
+        tmp = path.with_name(f".{name}.{os.getpid()}")
+        tmp.write_bytes(data)
+        tmp.replace(path)
+    checksum = hashlib.sha256(path.read_bytes()).hexdigest()
+    return {"url": f"{stack.ironic.http_url}/{name}", "checksum": checksum, "checksumType": "sha256", "format": "raw"}
 
 
 def live_iso_image(url: str) -> dict:

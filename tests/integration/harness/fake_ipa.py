@@ -30,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import shutil
 import sys
 import tarfile
 from pathlib import Path
@@ -77,6 +78,7 @@ def source_dir() -> Path:
     found = next(tmp.rglob("fake_ipa/main.py")).parent.parent
     target.mkdir(parents=True, exist_ok=True)
     found.replace(target / "fake-ipa")
+    shutil.rmtree(tmp, ignore_errors=True)
     return target / "fake-ipa"
 
 

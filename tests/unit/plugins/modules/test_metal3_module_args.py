@@ -138,6 +138,7 @@ def test_host_bind_reports_the_pass(capsys, monkeypatch):
             {"host": "infra/h1", "problems": ["BareMetalHost infra/h1: annotation x: matches is not valid"]}
         ],
         "legacy_policies": ["infra/h2"],
+        "cleaning_disabled": ["infra/h3"],
         "summary": {"bound": 1},
         "requests": {"total": 5},
         "timings": {"total": 0.1},
@@ -164,7 +165,10 @@ def test_host_bind_reports_the_pass(capsys, monkeypatch):
     assert out["claims"] == report["claims"] and "bindings" not in out
     assert warned[0] == "BareMetalHost infra/h1: annotation x: matches is not valid"
     assert warned[1].startswith("1 BareMetalHost(s) carry spec.hostClaimNamespaces") and "(infra/h2)" in warned[1]
-    assert len(warned) == 2 and out["legacy_policies"] == ["infra/h2"]
+    assert warned[2].startswith(
+        "1 BareMetalHost(s) handed to tenants have spec.automatedCleaningMode disabled (infra/h3)"
+    )
+    assert len(warned) == 3 and out["legacy_policies"] == ["infra/h2"] and out["cleaning_disabled"] == ["infra/h3"]
 
 
 # ------------------------------------------------------------------ pure helpers

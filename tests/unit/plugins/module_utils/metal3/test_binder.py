@@ -53,6 +53,17 @@ def test_hosts_with_invalid_or_legacy_policies_are_reported_and_not_bound():
     assert report["legacy_policies"] == ["infra/h1"]
 
 
+def test_hosts_handed_to_tenants_without_cleaning_are_reported_and_still_bound():
+    fake = world(hosts=3, claims=1)
+    for name in ("h0", "h1", "h2"):
+        fake.write("baremetalhosts", INFRA, name, {"spec": {"automatedCleaningMode": "disabled"}})
+    fake.write("baremetalhosts", INFRA, "h2", {"metadata": {"annotations": {SHARING_ANNOTATION: None}}})  # not shared
+    fake.write("baremetalhosts", INFRA, "h1", {"spec": {"automatedCleaningMode": "metadata"}})
+    report = binder(fake, binder_id="b1").run()
+    assert report["cleaning_disabled"] == ["infra/h0"]
+    assert report["summary"]["bound"] == 1
+
+
 def test_missing_namespace_is_refused_before_any_write():
     fake = world()
     with pytest.raises(InvalidInput) as exc:

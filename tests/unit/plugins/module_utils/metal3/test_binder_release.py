@@ -43,6 +43,18 @@ def test_release_in_two_steps_and_sweep():
     assert "image" not in fake.get("baremetalhosts", INFRA, host)["spec"]
     assert bound(fake) == {"c0": host}
     assert binder(fake).run()["changed"] is False  # waiting for the operator
+    # cleaning fails: the owner reads why in the pass's result; the host stays bound, out of the pool
+    failed = {"errorType": "provisioning error", "errorMessage": "Cleaning failed: disk locked"}
+    fake.write("baremetalhosts", INFRA, host, {"status": dict(failed, provisioning={"state": "deprovisioning"})})
+    (stuck,) = binder(fake).run()["claims"]
+    assert stuck["action"] == "releasing" and stuck["reason"] == "DeprovisioningFailed"
+    assert stuck["message"] == (
+        "host %s is out of the pool until its owner repairs it: deprovisioning failed "
+        "(provisioning error: Cleaning failed: disk locked)" % host
+    )
+    assert bound(fake) == {"c0": host}
+    assert "disk locked" not in str(fake.get("hostclaims", "tenant-a", "c0").get("status"))  # never up to the tenant
+    fake.write("baremetalhosts", INFRA, host, {"status": {"errorType": None, "errorMessage": None}})
     fake.write("baremetalhosts", INFRA, host, {"status": {"provisioning": {"state": "available"}, "poweredOn": False}})
     second = binder(fake).run()
     assert second["claims"][0]["action"] == "released"
