@@ -38,7 +38,7 @@ COLL := $(COLL_ROOT)/ansible_collections/baremetal/tenancy
 ANSIBLE_TEST := cd $(COLL) && $(BIN)/ansible-test
 PYTEST_ARGS ?=
 
-.PHONY: help setup system venv kube bmo flux collection fmt test check test-bmo test-machines test-gitops test-faults test-handover sanity units unit lint docs-lint integration molecule demo bench lock clean
+.PHONY: help setup system venv kube bmo flux collection fmt test check test-bmo test-machines test-gitops test-faults test-pending sanity units unit lint docs-lint integration molecule demo bench lock clean
 
 help:
 	@grep -E '^#   make' Makefile | sed 's/^#   //'
@@ -122,12 +122,12 @@ test-bmo: system venv kube bmo
 # The test-bed machines alone (tests marked machines: network namespaces, a bridge, sshd per machine; needs root).
 # make integration runs them in the session of their cluster.
 test-machines: system venv
-	$(PYTEST) tests/integration -m machines $(PYTEST_ARGS)
+	$(PYTEST) tests/integration -m 'machines and not pending' $(PYTEST_ARGS)
 
-# A host handed from one tenant to the next through cleaning, on both backends (tests marked handover). Not in make
-# test yet: written at load 20-38 and not yet passed whole there.
-test-handover: system venv kube bmo
-	$(PYTEST) tests/integration -m handover $(PYTEST_ARGS)
+# Machine suites not yet passed whole (tests marked pending: the hand-over through cleaning on both backends, deploy_web
+# on Metal3). Not in make test until they have: written at load 20-38, where their runs did not finish.
+test-pending: system venv kube bmo
+	$(PYTEST) tests/integration -m pending $(PYTEST_ARGS)
 
 # GitOps with the real Flux controllers (tests marked gitops; fixtures_flux deselects them in every other
 # selection). Not part of make test yet.

@@ -4,7 +4,7 @@
 # The first session is the cluster without baremetal-operator plus the Ironic suites (-m 'not real_bmo'),
 # the second the clusters with the real operator (-m real_bmo); suites marked machines (test-bed machines: network
 # namespaces, a bridge and sshd per machine; root) run in the session of their cluster. Suites marked faults or gitops
-# have make targets of their own (make test-faults, make test-gitops), and so do the hand-over suites (make test-handover). Each starts its own services on free
+# have make targets of their own (make test-faults, make test-gitops), and so do machine suites not yet passed whole (marker pending, make test-pending). Each starts its own services on free
 # loopback ports and its own temporary directories, and the shared seeds under the cache directory are
 # built atomically, so the two can run at once: most of their time is spent waiting for Ironic, the
 # operator and the BMCs, and together they keep both cores busy. Each session writes its own log
@@ -24,7 +24,7 @@ selection=("$@")
 
 mkdir -p .tmp
 names=(plain real_bmo)
-own=" and not faults and not gitops and not handover"
+own=" and not faults and not gitops and not pending"
 markers=("not real_bmo$own" "real_bmo$own")
 pids=()
 start=$SECONDS

@@ -52,8 +52,8 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "machines: starts test-bed machines (root, openssh-server; make test-machines)")
     config.addinivalue_line(
         "markers",
-        "handover: a host handed from one tenant to the next through cleaning (make test-handover; not in make test"
-        " until it has passed on a quiet machine)",
+        "pending: a machine suite written under heavy load that has not passed whole yet (make test-pending; joins"
+        " make test once it has)",
     )
 
 

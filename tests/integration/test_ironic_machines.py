@@ -349,7 +349,7 @@ def lease_item(run, project: str) -> dict:
     )
 
 
-@pytest.mark.handover
+@pytest.mark.pending
 def test_hand_over_through_cleaning_leaves_nothing_of_the_previous_tenant(stack, tmp_path):
     started = time.monotonic()
     outcome = hand_over(stack, "handover-node", tmp_path)
@@ -360,7 +360,7 @@ def test_hand_over_through_cleaning_leaves_nothing_of_the_previous_tenant(stack,
     assert lease_item(outcome["lease_run"], "tenant-b")["cleaning_off"] == []
 
 
-@pytest.mark.handover
+@pytest.mark.pending
 def test_without_cleaning_the_next_tenant_finds_the_previous_one_and_the_owner_is_warned(stack, tmp_path):
     """Negative control of the hand-over test: the owner switched cleaning off on the node."""
     node = "no-clean-node"
@@ -409,7 +409,7 @@ def test_without_cleaning_the_next_tenant_finds_the_previous_one_and_the_owner_i
 # --------------------------------------------------------------------------- 5. cleaning fails
 
 
-@pytest.mark.handover
+@pytest.mark.pending
 def test_a_release_whose_cleaning_fails_keeps_the_node_out_of_the_pool(stack, tmp_path):
     node = "clean-fails-node"
     machine = machine_of(stack, node)

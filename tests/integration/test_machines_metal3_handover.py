@@ -42,7 +42,7 @@ from fixtures_machines import binder_loop
 from fixtures_metal3 import SHARING_ANNOTATION, sharing_value
 from harness import cloud_config
 
-pytestmark = [pytest.mark.machines, pytest.mark.real_bmo]
+pytestmark = [pytest.mark.machines, pytest.mark.real_bmo, pytest.mark.pending]
 
 TENANT_A, TENANT_B = "mh-a", "mh-b"
 # machine index of the metal3_machines stack -> host name (label slot=<name>); machine 0 is test_machines_agent's
