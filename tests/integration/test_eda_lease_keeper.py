@@ -239,9 +239,11 @@ def test_a_restarted_rulebook_warns_nobody_twice_and_ends_on_time(keeper_nodes, 
     second = None
     try:
         first.wait_for_line(FIRST_POLL)
-        end = math.ceil(time.time()) + 45
+        # an end far enough ahead that the warning run (a playbook start: 5-15 s on loaded cores) comes before the
+        # ending run, which starts lead_time (18 s) ahead of it
+        end = math.ceil(time.time()) + 75
         record = move_end(admin, "lk-3", end)
-        deadline = time.time() + 40
+        deadline = time.time() + 70
         while NOTICE_KEY not in read_node(admin, "lk-3")["properties"]:
             assert time.time() < deadline and time.time() < end - 19, "no notice:\n" + first.output[-6000:]
             time.sleep(0.2)
