@@ -664,7 +664,10 @@ def test_non_admin_owner_powers_deploys_and_leases(openstack_env, enroll_node, i
     assert admin.get_node("isec-own-0").power_state == "power off"
     verified = run.result("lease by id, verified")
     assert verified.get("failed") is True and verified["changed"] is False, verified
-    assert verified["msg"].startswith("option project: project %s: " % a.project_id) and "verify_projects" in verified["msg"]
+    assert (
+        verified["msg"].startswith("option project: project %s: " % a.project_id)
+        and "verify_projects" in verified["msg"]
+    )
     leased = run.result("lease by id, unverified")
     assert leased.get("failed") is not True and leased["changed"] is True, leased
     assert leased["project_check"] == "skipped"
