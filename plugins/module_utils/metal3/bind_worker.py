@@ -137,6 +137,8 @@ def serve(
     count of passes, of failed ones, whether any pass changed something, and the last
     failures (at most 10, as text).
     """
+    if os.path.isdir(spool):
+        touch(os.path.join(spool, ALIVE))  # alive from the start, not once the heartbeat thread first runs
     beat = _Heartbeat(spool, heartbeat)
     beat.start()
     summary = {"passes": 0, "failed": 0, "changed": False, "errors": []}
