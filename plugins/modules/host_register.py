@@ -365,7 +365,6 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.registrat
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.registration_model import (
     claim_namespaces_problems,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.client import parse_bmc_address
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.registration import run_host_register
 
 
@@ -421,13 +420,6 @@ class HostRegisterModule(TenancyModule):
 
     def _check(self):
         params = self.params
-        for index, host in enumerate(params["hosts"]):
-            try:
-                parse_bmc_address(host["address"])
-            except InvalidInput as exc:
-                # the owner wrote the address: it is quoted back (owner's output only), unless it carries credentials
-                shown = "an address with credentials" if "@" in str(host["address"]) else repr(host["address"])
-                raise InvalidInput("option hosts[%d].address" % index, "%s %s" % (shown, exc.cause)) from None
         if params["workers"] < 1:
             raise InvalidInput("option workers", "must be at least 1, got %s" % params["workers"])
         if params["bmc_timeout"] < 1:
