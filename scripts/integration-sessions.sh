@@ -10,6 +10,8 @@
 # operator and the BMCs, and together they keep both cores busy. Each session writes its own log
 # (.tmp/integration-<name>.log), printed whole when both have ended. A selection without tests for one
 # of them (pytest exit 5, "no tests ran") is fine. INTEGRATION_SERIAL=1 runs them one after the other.
+# INTEGRATION_WORKERS=N (N > 1) splits each session over N pytest-xdist workers, a test file per worker at a
+# time (--dist loadfile): each worker is a session of its own, with its own services.
 #
 # Usage: integration-sessions.sh PYTEST_COMMAND... -- SELECTION...
 set -euo pipefail
@@ -21,6 +23,10 @@ while [ $# -gt 0 ] && [ "$1" != "--" ]; do
 done
 [ $# -gt 0 ] && shift
 selection=("$@")
+workers=${INTEGRATION_WORKERS:-1}
+if [ "$workers" -gt 1 ]; then
+    pytest+=(-n "$workers" --dist loadfile)
+fi
 
 mkdir -p .tmp
 names=(plain real_bmo)

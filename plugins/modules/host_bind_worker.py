@@ -14,7 +14,8 @@ description:
     playbook C(baremetal.tenancy.metal3_bind_worker) runs this module) and then hands it each coalesced pass through the
     spool directory O(spool) instead of starting an C(ansible-playbook) per pass (5-7 s of start-up on loaded cores).
   - Each pass is a M(baremetal.tenancy.host_bind) pass with the same options and the same code, for the claim
-    namespaces the source asks for; the client and its connections stay open between passes. At the end of each pass
+    namespaces the source asks for (O(namespaces) when a request names none); the client and its connections stay
+    open between passes. At the end of each pass
     the module writes C({id, ok, settled}) to the pass's done file, as the playbook C(baremetal.tenancy.metal3_bind_event)
     does, so the source asks for the next pass only then. A pass that fails is reported to the source, which asks
     again after its back-off; the worker goes on.
@@ -23,6 +24,7 @@ description:
 author:
   - Baremetal Tenancy Contributors (@baremetal-tenancy)
 extends_documentation_fragment:
+  - baremetal.tenancy.bind_pass
   - baremetal.tenancy.kubernetes_auth
   - baremetal.tenancy.tls
   - baremetal.tenancy.attributes
@@ -40,62 +42,6 @@ options:
       - The spool directory of the event source (the C(spool) of its C(binder_worker) event).
     type: path
     required: true
-  namespaces:
-    description:
-      - The claim namespaces a pass covers when its request names none (a request names the namespaces concerned).
-      - Only reconcile the claims of these namespaces (and sweep only hosts bound to claims of these namespaces).
-      - All namespaces when not given.
-    type: list
-    elements: str
-  host_namespaces:
-    description:
-      - Only consider C(BareMetalHosts) (and Secret copies) in these namespaces. All namespaces when not given.
-    type: list
-    elements: str
-  binder_id:
-    description:
-      - Identity of this binder. Concurrent binders with different identities spread over the candidate hosts instead of
-        racing for the same one. Defaults to C(<hostname>:<pid>).
-    type: str
-  import_annotation_domains:
-    description:
-      - Domains of the host annotations that are copied to the claim (for example V(export.hostclaim.metal3.io) copies
-        C(export.hostclaim.metal3.io/rack)). Host labels are copied unless their domain is reserved; annotations only
-        from these domains. Keys or values that look like BMC data are never copied.
-    type: list
-    elements: str
-    default: [export.hostclaim.metal3.io]
-  sweep:
-    description:
-      - Release hosts bound to claims that no longer exist (or bound twice) and delete orphaned Secret copies.
-    type: bool
-    default: true
-  workers:
-    description:
-      - How many claims are written at the same time.
-    type: int
-    default: 8
-  dialect:
-    description:
-      - Which C(HostClaim) API the cluster serves. V(auto) tells it from the claims themselves (baremetal-operator's
-        CRD requires C(spec.poweredOn), the proposal's has no such field); V(proposal) or V(bmo) is checked against the
-        API server's OpenAPI document and fails, changing nothing, when the cluster serves the other one or neither.
-    type: str
-    choices: [auto, proposal, bmo]
-    default: auto
-  unanchored_name_matches:
-    description:
-      - On baremetal-operator's dialect, search C(HostDeployPolicy) C(nameMatches) patterns anywhere in the namespace
-        name, as upstream's controller does (C(prod) then admits C(not-prod)). By default the pattern must match the
-        whole name.
-    type: bool
-    default: false
-  take_over:
-    description:
-      - On baremetal-operator's dialect, take over claims whose status another controller wrote (upstream's own
-        HostClaim controller), once it is stopped. Without it such claims stop the pass with an error naming them.
-    type: bool
-    default: false
 notes:
   - Needs the binder's credentials (the ClusterRole that the C(baremetal.tenancy.hostclaim_setup) role creates), never a
     tenant's.
