@@ -58,6 +58,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model imp
     UNDEPLOYING_STATES,
     allocation_mismatch,
     candidate_problems,
+    cleaning_failed,
     claim_marker,
     deploy_action,
     desired_instance_info,
@@ -595,7 +596,7 @@ def _release(mod, wait):
             return n is None or (node_settled(n, provision_state="available") and not n.get("target_power_state"))
 
         def failed(n):
-            if n is not None and n.get("provision_state") == "clean failed" and not n.get("target_provision_state"):
+            if cleaning_failed(n):
                 return "cleaning failed: the owner must repair the node"
             return None
 

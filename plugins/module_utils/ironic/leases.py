@@ -48,7 +48,11 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.cleaning 
     never_cleaned,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.client import Ironic, node_settled, node_where
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model import CLAIM_KEY, UNDEPLOYABLE_STATES
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model import (
+    CLAIM_KEY,
+    UNDEPLOYABLE_STATES,
+    cleaning_failed,
+)
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.projects import PROJECT_SKIPPED, resolve_project
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.accounts import revoke_host_accounts
 
@@ -537,7 +541,7 @@ class LeaseRun:
             label = model.node_label(node)
 
             def failed(n: dict) -> str | None:
-                if n.get("provision_state") == "clean failed" and not n.get("target_provision_state"):
+                if cleaning_failed(n):
                     return "cleaning failed after the lease ended: the node needs the owner's attention"
                 return None
 

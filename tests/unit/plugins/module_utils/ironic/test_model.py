@@ -457,3 +457,23 @@ def test_reboot_request_refuses_what_ironic_cannot_do(annotations, words):
     with pytest.raises(InvalidInput) as info:
         M.reboot_request(annotations, "claim c")
     assert info.value.obj == "claim c" and words in info.value.cause
+
+
+@pytest.mark.parametrize(
+    "fields, expected",
+    [
+        # Ironic 39 keeps the undeployment's target on a node whose automated cleaning failed.
+        ({"provision_state": "clean failed", "target_provision_state": "available"}, True),
+        ({"provision_state": "clean failed", "target_provision_state": None}, True),
+        ({"provision_state": "clean wait", "target_provision_state": "available"}, False),
+        ({"provision_state": "cleaning", "target_provision_state": "available"}, False),
+        ({"provision_state": "available", "target_provision_state": None}, False),
+        ({"provision_state": "deploy failed", "target_provision_state": "active"}, False),
+    ],
+)
+def test_cleaning_failed_whatever_the_target_says(fields, expected):
+    assert M.cleaning_failed(node(**fields)) is expected
+
+
+def test_no_node_has_not_failed_cleaning():
+    assert M.cleaning_failed(None) is False and M.cleaning_failed({}) is False
