@@ -364,7 +364,7 @@ def test_hand_over_through_cleaning_leaves_nothing_of_the_previous_tenant(stack,
 def test_without_cleaning_the_next_tenant_finds_the_previous_one_and_the_owner_is_warned(stack, tmp_path):
     """Negative control of the hand-over test: the owner switched cleaning off on the node."""
     node = "no-clean-node"
-    assert stack.env.admin_conn.baremetal.get_node(node).automated_clean is False
+    assert stack.env.admin_conn.baremetal.get_node(node).is_automated_clean_enabled is False
     # The owner's lease of the node to tenant-a (the module fixture) already warned, naming it.
     first_lease = lease_item(stack.lease_run, "tenant-a")
     assert first_lease["cleaning_off"] == [node], first_lease
@@ -441,7 +441,7 @@ def test_a_release_whose_cleaning_fails_keeps_the_node_out_of_the_pool(stack, tm
         owner = connect(stack.env.infra.member)
         seen = owner.baremetal.get_node(node)
         assert seen.provision_state == "clean failed", seen.provision_state
-        assert seen.maintenance is True
+        assert seen.is_maintenance is True
         assert "secure erase refused" in (seen.last_error or "") + (seen.maintenance_reason or ""), seen.last_error
         # Out of the pool: the tenant's new claim on it gets no node.
         again = run_playbook(
