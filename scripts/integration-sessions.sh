@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# Run the two integration pytest sessions side by side and report both.
+# Run the integration pytest sessions side by side and report each.
 #
-# The first session is the cluster without baremetal-operator plus the Ironic suites (-m 'not real_bmo'),
-# the second the clusters with the real operator (-m real_bmo); suites marked machines (test-bed machines: network
-# namespaces, a bridge and sshd per machine; root) run in the session of their cluster. Suites marked faults or gitops
-# have make targets of their own (make test-faults, make test-gitops), and so do machine suites not yet passed whole (marker pending, make test-pending). Each starts its own services on free
-# loopback ports and its own temporary directories, and the shared seeds under the cache directory are
-# built atomically, so the two can run at once: most of their time is spent waiting for Ironic, the
-# operator and the BMCs, and together they keep both cores busy. Each session writes its own log
-# (.tmp/integration-<name>.log), printed whole when both have ended. A selection without tests for one
-# of them (pytest exit 5, "no tests ran") is fine. INTEGRATION_SERIAL=1 runs them one after the other.
-# INTEGRATION_WORKERS=N (N > 1) splits each session over N pytest-xdist workers, a test file per worker at a
-# time (--dist loadfile): each worker is a session of its own, with its own services.
+# Three sessions, each with its own services: plain (the cluster without baremetal-operator plus the Ironic
+# suites, -m 'not real_bmo'), real_bmo (the clusters with the real operator) and bmo_machines (the suites on
+# the real operator whose hosts are test-bed machines: network namespaces, a bridge and sshd per machine; root;
+# they start an operator stack of their own, so they run beside the other real_bmo suites instead of after
+# them). Suites marked faults or gitops have make targets of their own (make test-faults, make test-gitops),
+# and so do machine suites not yet passed whole (marker pending, make test-pending). Each session starts its
+# services on free loopback ports and its own temporary directories, and the shared seeds under the cache
+# directory are built atomically, so they can run at once: most of their time is spent waiting for Ironic,
+# the operator and the BMCs. Each session writes its own log (.tmp/integration-<name>.log), printed whole
+# when all have ended. A selection without tests for a session (pytest exit 5, "no tests ran") is fine.
+# INTEGRATION_SERIAL=1 runs them one after the other. INTEGRATION_WORKERS=N (N > 1) splits each session
+# over N pytest-xdist workers, a test file per worker at a time (--dist loadfile): each worker is a session
+# of its own, with its own services.
 #
 # Usage: integration-sessions.sh PYTEST_COMMAND... -- SELECTION...
 set -euo pipefail
@@ -29,9 +31,9 @@ if [ "$workers" -gt 1 ]; then
 fi
 
 mkdir -p .tmp
-names=(plain real_bmo)
+names=(plain real_bmo bmo_machines)
 own=" and not faults and not gitops and not pending"
-markers=("not real_bmo$own" "real_bmo$own")
+markers=("not real_bmo$own" "real_bmo and not machines$own" "real_bmo and machines$own")
 pids=()
 start=$SECONDS
 
@@ -45,27 +47,27 @@ run_session() {
 
 if [ "${INTEGRATION_SERIAL:-0}" = 1 ]; then
     status=0
-    for i in 0 1; do
+    for i in "${!names[@]}"; do
         run_session "${names[$i]}" "${markers[$i]}" || status=1
         cat ".tmp/integration-${names[$i]}.log"
     done
     exit "$status"
 fi
 
-for i in 0 1; do
+for i in "${!names[@]}"; do
     run_session "${names[$i]}" "${markers[$i]}" &
     pids+=($!)
 done
-# Stop both sessions (and the services they started, which their fixtures end) if make is interrupted.
+# Stop the sessions (and the services they started, which their fixtures end) if make is interrupted.
 trap 'kill -INT "${pids[@]}" 2>/dev/null || true' INT TERM
 
 status=0
-for i in 0 1; do
+for i in "${!names[@]}"; do
     wait "${pids[$i]}" || status=1
 done
 for name in "${names[@]}"; do
     echo "=================== integration session: $name ==================="
     cat ".tmp/integration-$name.log"
 done
-echo "integration: both sessions ended after $((SECONDS - start)) s, status $status"
+echo "integration: all sessions ended after $((SECONDS - start)) s, status $status"
 exit "$status"

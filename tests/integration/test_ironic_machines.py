@@ -349,7 +349,6 @@ def lease_item(run, project: str) -> dict:
     )
 
 
-@pytest.mark.pending
 def test_hand_over_through_cleaning_leaves_nothing_of_the_previous_tenant(stack, tmp_path):
     started = time.monotonic()
     outcome = hand_over(stack, "handover-node", tmp_path)

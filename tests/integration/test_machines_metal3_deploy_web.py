@@ -23,7 +23,7 @@ from fixtures_machines import binder_loop
 from fixtures_metal3 import SHARING_ANNOTATION, sharing_value
 from harness.ansible import REPO_ROOT, run_playbook
 
-pytestmark = [pytest.mark.machines, pytest.mark.real_bmo, pytest.mark.pending]
+pytestmark = [pytest.mark.machines, pytest.mark.real_bmo]
 
 NAMESPACE = "mw-a"
 HOSTS = {"web-host-0": 5, "web-host-1": 6}  # machine indexes of the metal3_machines stack
