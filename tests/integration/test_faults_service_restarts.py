@@ -175,8 +175,11 @@ def test_bind_passes_across_api_server_restarts(pool, apiserver):
         if how == "completed":
             result = json.loads((bind.workdir / "result.json").read_text())
             for error in result["errors"]:
+                # the API server unreachable, or its own words while it stops ("apiserver is shutting down", 503) or
+                # starts (403 until its authorization caches are filled)
                 text = json.dumps(error)
-                assert "Kubernetes API" in text and not has_traceback(text), error
+                assert not has_traceback(text), error
+                assert any(words in text for words in ("Kubernetes API", "apiserver", "(HTTP 403)")), error
             if result["errors"]:
                 how = "completed with errors"
         hits["%s: %s" % (when, how)] += 1

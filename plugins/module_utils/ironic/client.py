@@ -33,7 +33,6 @@
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -48,7 +47,11 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
     status_error,
     timeout_cause,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connection import openstack_connection
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connection import (
+    connect_failure,
+    openstack_connection,
+    unreachable,
+)
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model import (
     ALLOCATION_FIELDS,
     INSTANCE_NAME_MICROVERSION,
@@ -61,23 +64,6 @@ __all__ = ["INSTANCE_NAME_MICROVERSION", "IRONIC_MICROVERSION", "Ironic", "node_
 
 LOCK_RETRY_SECONDS = 20.0
 OK = (200, 201, 202, 204)
-#: keystoneauth's words for a connection refused or cut: "Unable to establish connection to <url>: <reason>"
-_UNABLE = re.compile(r"Unable to establish connection to (\S+?): ")
-_NEW_CONNECTION = "Failed to establish a new connection: "
-
-
-def unreachable(obj: str, exc: BaseException) -> BackendError:
-    """The error of a connection refused or cut (keystoneauth's ``ConnectFailure``): the service (Keystone while a
-    token was fetched, else Ironic), its URL without the query and the reason, marked ``service_unreachable``."""
-    text = str(exc)
-    match = _UNABLE.search(text)
-    url = match.group(1).split("?", 1)[0] if match else None
-    reason = text[match.end() :] if match else text
-    if _NEW_CONNECTION in reason:
-        reason = reason[reason.index(_NEW_CONNECTION) + len(_NEW_CONNECTION) :].rstrip("\"')")
-    service = "Keystone" if url and "/auth/tokens" in url else "Ironic"
-    where = " at %s" % url if url else ""
-    return BackendError(obj, "%s%s cannot be reached: %s" % (service, where, reason), {"service_unreachable": True})
 
 
 def _message(response: Any) -> str:
@@ -208,7 +194,7 @@ class Ironic:
                     raise BackendError(
                         obj, timeout_cause("Ironic", "%s %s" % (method.upper(), path), self.timeout, "api_timeout")
                     ) from exc
-                if exc.__class__.__name__ == "ConnectFailure":
+                if connect_failure(exc):
                     raise unreachable(obj, exc) from exc
                 raise from_exception(obj, exc) from exc
             status = response.status_code
