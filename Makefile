@@ -4,7 +4,7 @@
 #   make check  the inner loop: sanity, lint, docs lint and units (a few minutes, no services)
 #   make test-machines  the test-bed machines alone (namespaces, bridge, sshd; root; make test runs them too)
 #   make flux   build Flux's controllers (cached); make test-gitops runs the GitOps suites on them (not in make test yet)
-#   make test-faults  the fault suites (bad input, killed binders and claims, slow services; marker faults)
+#   make test-faults  the fault suites (bad input, killed binders and claims, slow and restarted services; marker faults)
 #   make fmt    format and lint-fix the Python (ruff)
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -135,8 +135,8 @@ test-pending: system venv kube bmo
 test-gitops: system venv kube flux
 	$(PYTEST) tests/integration -m gitops $(PYTEST_ARGS)
 
-# The fault suites (tests marked faults: a bad-input matrix, ansible-playbook killed mid-way, services delayed or
-# cut off), in one pytest session on the services of the first integration session (no baremetal-operator).
+# The fault suites (tests marked faults: a bad-input matrix, ansible-playbook killed mid-way, services delayed, cut off
+# or restarted), in one pytest session on the services of the first integration session (no baremetal-operator).
 test-faults: system venv kube
 	$(PYTEST) tests/integration -m faults $(PYTEST_ARGS)
 

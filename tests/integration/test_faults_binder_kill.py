@@ -67,7 +67,11 @@ PHASES = ("start-up", "bind", "mid-bind", "sync", "copy", "release", "sweep")
 
 @pytest.fixture(scope="module")
 def pool(metal3_env, tmp_path_factory):
-    env = metal3_env
+    yield from make_pool(metal3_env, tmp_path_factory.mktemp("binder-kill"))
+
+
+def make_pool(env, workdir: Path):
+    """The pool (yields ``(env, workdir)``; deleted after), for the fixture of each suite that uses it."""
     env.tenant_namespace(INFRA, None)
     for namespace, identity in TENANTS.items():
         env.tenant_namespace(namespace, identity)
@@ -94,7 +98,7 @@ def pool(metal3_env, tmp_path_factory):
                 {"status": {"provisioning": {"state": "available"}, "operationalStatus": "OK", "poweredOn": False}},
                 _content_type=MERGE,
             )
-    yield env, tmp_path_factory.mktemp("binder-kill")
+    yield env, workdir
     for namespace in TENANTS:
         env.forget_claims(namespace)
     env.delete_hosts(INFRA)
@@ -104,16 +108,17 @@ def pool(metal3_env, tmp_path_factory):
 
 
 class BindPass(KillablePlaybook):
-    """One ``ansible-playbook`` running ``host_bind`` as the binder (killable); its result in ``result.json``."""
+    """One ``ansible-playbook`` running ``host_bind`` as the binder (killable); its result in ``result.json``.
+    ``apiserver``: an API server of the session's etcd other than the main one (its ``ansible_env``)."""
 
-    def __init__(self, env, workdir: Path):
+    def __init__(self, env, workdir: Path, apiserver=None):
         task = {
             "name": "bind",
             "baremetal.tenancy.host_bind": {"namespaces": sorted(TENANTS), "host_namespaces": [INFRA]},
         }
         super().__init__(
             localhost_play(saved_result(task, "bound", workdir / "result.json")),
-            env.kube.ansible_env("binder"),
+            (apiserver or env.kube).ansible_env("binder"),
             workdir,
         )
 

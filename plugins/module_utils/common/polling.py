@@ -11,7 +11,13 @@
 every ``FIRST`` seconds for the first ``FAST_SECONDS`` (fake hardware and quick
 steps finish within it), then at intervals growing by ``FACTOR`` up to
 ``LONGEST``.  An object that disappears while it is awaited ends the wait at
-once (``gone``), rather than running to the timeout.
+once (``gone``), rather than running to the timeout.  A service that cannot be
+reached while it is read (an error whose ``details`` say ``service_unreachable``: a
+restarted API server, Ironic or Keystone) does not end the wait: it is read
+again until it answers or the time runs out, and then that error is raised.
+For ``COMING_BACK`` seconds after such an error, the answers of a service that
+is starting again (403 while a kube-apiserver's authorization caches fill, 429,
+503) are read again too.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from typing import Callable, TypeVar
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     BackendError,
     NotFound,
+    TenancyError,
     WaitTimeout,
 )
 
@@ -29,6 +36,10 @@ FIRST = 0.05
 FAST_SECONDS = 1.0
 FACTOR = 1.25
 LONGEST = 1.0
+#: seconds after a service was unreachable during which its start-up answers are retried
+COMING_BACK = 30.0
+#: the HTTP statuses of a service starting again
+_STARTING = (403, 429, 503)
 
 T = TypeVar("T")
 
@@ -56,8 +67,22 @@ def poll(
     started = clock()
     deadline = started + max(0.0, float(timeout or 0))
     delay = FIRST
+    coming_back = None  # until when a service that was unreachable may still be starting
     while True:
-        value = fetch()
+        try:
+            value = fetch()
+        except TenancyError as error:
+            now = clock()
+            unreachable = bool(error.details.get("service_unreachable"))
+            starting = coming_back is not None and now < coming_back and error.details.get("status") in _STARTING
+            if not (unreachable or starting) or now >= deadline:
+                if (unreachable or starting) and now > started:
+                    error.cause = "%s (still so when the wait of %s seconds ran out)" % (error.cause, timeout)
+                raise
+            if unreachable:
+                coming_back = now + COMING_BACK
+            sleep(min(max(delay, 0.5), deadline - now))
+            continue
         if done(value):
             return value
         if value is None and gone:

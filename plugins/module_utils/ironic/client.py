@@ -17,14 +17,18 @@
   caller needs, and follow Ironic's ``next`` links to the last page (a fleet
   larger than Ironic's ``[api] max_limit`` is read whole).
 - openstacksdk retries every 409 with a back-off of up to 15 s; here a 409
-  that means "node locked by the conductor", a 503 and sqlite's "database is
-  locked" are retried briefly and any other error (a name already taken, a
-  state transition refused) is reported at once.
+  that means "node locked by the conductor", a 503, sqlite's "database is
+  locked" and a 500 saying Ironic's database server went away (restarted) are
+  retried briefly and any other error (a name already taken, a state
+  transition refused) is reported at once.
 - Waiting is :func:`common.polling.poll` (the collection's one wait loop) on
   this client's clock; openstacksdk's ``wait=True`` polls every 2 s.
 - Every failure becomes a :class:`errors.TenancyError` that names the object
   (``node n-3``, ``claim web-0``) and carries Ironic's own message, through
-  the collection's one status table and error-body parser (``common/errors``).
+  the collection's one status table and error-body parser (``common/errors``);
+  a connection refused or cut names the service (Ironic, or Keystone when the
+  token was being fetched) and its URL, and is marked ``service_unreachable``: a wait
+  reads again until the service is back (a restart) or its time runs out.
 """
 
 from __future__ import annotations
@@ -43,7 +47,11 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
     status_error,
     timeout_cause,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connection import openstack_connection
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connection import (
+    connect_failure,
+    openstack_connection,
+    unreachable,
+)
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model import (
     ALLOCATION_FIELDS,
     INSTANCE_NAME_MICROVERSION,
@@ -67,14 +75,32 @@ def _message(response: Any) -> str:
     return text[:500] or getattr(response, "reason", None) or "HTTP %s" % response.status_code
 
 
+#: Ironic's 500 answers when its database server went away (restarted, failed over): the request's transaction
+#: failed, a new connection will be made for the next one
+_DATABASE_GONE = (
+    "server closed the connection unexpectedly",
+    "terminating connection due to administrator command",
+    "could not connect to server",
+    "connection refused",
+    "dbconnectionerror",
+    "connection to server at",
+)
+
+
+def _database_gone(status: int, message: str) -> bool:
+    lowered = message.lower()
+    return status == 500 and any(words in lowered for words in _DATABASE_GONE)
+
+
 def _transient(status: int, message: str) -> bool:
     """Whether an error answer is worth retrying as it is: a node locked by the
-    conductor (409), an unavailable service (503), a busy sqlite (500)."""
+    conductor (409), an unavailable service (503), a busy sqlite or a database
+    server gone away (500)."""
     lowered = message.lower()
     if status == 409:
         return "locked" in lowered or "reserved" in lowered
     if status == 500:
-        return "database is locked" in lowered
+        return "database is locked" in lowered or _database_gone(status, message)
     return status == 503
 
 
@@ -168,6 +194,8 @@ class Ironic:
                     raise BackendError(
                         obj, timeout_cause("Ironic", "%s %s" % (method.upper(), path), self.timeout, "api_timeout")
                     ) from exc
+                if connect_failure(exc):
+                    raise unreachable(obj, exc) from exc
                 raise from_exception(obj, exc) from exc
             status = response.status_code
             if status in ok:
@@ -184,6 +212,14 @@ class Ironic:
                 self.sleep(delay)
                 delay = min(delay * 2, 1.0)
                 continue
+            if _database_gone(status, message):
+                # the driver's first line, not the SQL statement and its parameters; a wait reads again
+                reason = message.strip().splitlines()[0]
+                raise BackendError(
+                    obj,
+                    "Ironic cannot reach its database: %s (HTTP %s)" % (reason, status),
+                    {"status": status, "service_unreachable": True},
+                )
             raise status_error(obj, status, message)
 
     def list(

@@ -12,10 +12,12 @@ file that imports openstacksdk).  Project references are resolved in
 from __future__ import annotations
 
 import os
+import re
 import traceback
 from typing import Any
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
+    BackendError,
     InvalidInput,
     from_exception,
 )
@@ -57,6 +59,38 @@ def _cloud_region(cloud: str | None, kwargs: dict) -> Any:
     return config.get_one(cloud=cloud, **kwargs)
 
 
+#: keystoneauth's words for a connection refused or cut: "Unable to establish connection to <url>: <reason>"
+_UNABLE = re.compile(r"Unable to establish connection to (\S+?): ")
+_NEW_CONNECTION = "Failed to establish a new connection: "
+
+
+def connect_failure(exc: BaseException | None) -> bool:
+    """Whether ``exc`` is keystoneauth's ``ConnectFailure`` (a connection refused or cut), also as the cause of the
+    exception openstacksdk wraps it in."""
+    for dummy in range(3):
+        if exc is None:
+            return False
+        if exc.__class__.__name__ == "ConnectFailure":
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def unreachable(obj: str, exc: BaseException, service: str | None = None) -> BackendError:
+    """The error of a connection refused or cut (keystoneauth's ``ConnectFailure``): the ``service`` (by default
+    Keystone while a token was fetched, else Ironic), its URL without the query and the reason, marked
+    ``service_unreachable``."""
+    text = str(exc)
+    match = _UNABLE.search(text)
+    url = match.group(1).split("?", 1)[0] if match else None
+    reason = text[match.end() :] if match else text
+    if _NEW_CONNECTION in reason:
+        reason = reason[reason.index(_NEW_CONNECTION) + len(_NEW_CONNECTION) :].rstrip("\"')")
+    service = service or ("Keystone" if url and "/auth/tokens" in url else "Ironic")
+    where = " at %s" % url if url else ""
+    return BackendError(obj, "%s%s cannot be reached: %s" % (service, where, reason), {"service_unreachable": True})
+
+
 def openstack_connection(params: dict) -> Any:
     """An ``openstack.connection.Connection`` for the options in ``params``."""
     if not HAS_OPENSTACKSDK:
@@ -89,5 +123,7 @@ def openstack_connection(params: dict) -> Any:
         conn = openstack.connection.Connection(config=region)
         conn.authorize()
     except Exception as exc:
+        if connect_failure(exc):  # logging in talks to Keystone alone
+            raise unreachable(what, exc, "Keystone") from exc
         raise from_exception(what, exc) from exc
     return conn

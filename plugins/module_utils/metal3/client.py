@@ -186,7 +186,16 @@ class KubeIO:
                 **self._urllib3_options(),
             )
         except urllib3.exceptions.HTTPError as exc:
-            raise BackendError("Kubernetes API %s" % self.base, "cannot connect: %s" % connection_reason(exc)) from exc
+            # refused or cut connections (a restarting API server) are worth another try in a wait; time-outs are not
+            # (urllib3's NewConnectionError, a refused connection, is a ConnectTimeoutError by inheritance only)
+            reason = getattr(exc, "reason", None) or exc
+            timed_out = isinstance(reason, urllib3.exceptions.TimeoutError) and not isinstance(
+                reason, urllib3.exceptions.NewConnectionError
+            )
+            details = {} if timed_out else {"service_unreachable": True}
+            raise BackendError(
+                "Kubernetes API %s" % self.base, "cannot connect: %s" % connection_reason(exc), details
+            ) from exc
         data = response.data
         if not 200 <= response.status <= 299:
             raise http_error(obj, response.status, response.reason, data, hint_404=hint_404)

@@ -115,6 +115,14 @@ class Ironic:
         self.proc.stop()
         self.http_proc.stop()
 
+    def restart(self, timeout: float = 120) -> None:
+        """Stop Ironic (API and conductor: one process) and start it again on the same port over the same
+        database; wait until the API answers and the conductor has registered again."""
+        self.proc.restart()
+        self.service.pid = self.proc.pid
+        procs.wait_http(self.url + "/", timeout, self.proc, ok_statuses=(200,))
+        _wait_conductor(self.database_url or self.db_path, timeout, self.proc)
+
 
 def _config(
     root: Path,

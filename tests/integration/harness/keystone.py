@@ -183,6 +183,14 @@ class Keystone:
     def stop(self) -> None:
         self.proc.stop()
 
+    def restart(self, timeout: float = 120) -> None:
+        """Stop Keystone and start it again on the same port over the same database and keys; wait until it
+        issues tokens."""
+        self.proc.restart()
+        self.service.pid = self.proc.pid
+        procs.wait_http(self.auth_url, timeout, self.proc, ok_statuses=(200,))
+        _wait_token(self.auth_url, timeout, self.proc)
+
 
 def start_keystone(workdir: str | Path, port: int | None = None, timeout: float = 120) -> Keystone:
     """Start Keystone with its state in ``workdir`` (created).

@@ -128,15 +128,26 @@ class Postgres:
         finally:
             conn.close()
 
-    def stop(self) -> None:
+    def _shutdown(self) -> None:
         if self.proc.alive():
             try:
                 os.killpg(self.proc.pid, signal.SIGINT)  # fast shutdown
                 self.proc.popen.wait(15)
             except (ProcessLookupError, PermissionError, subprocess.TimeoutExpired):
                 pass
+
+    def stop(self) -> None:
+        self._shutdown()
         self.proc.stop()
         shutil.rmtree(self.root, ignore_errors=True)
+
+    def restart(self, timeout: float = 60) -> None:
+        """Fast shutdown (open connections are cut), then the server again on the same port and data
+        directory; wait until it accepts connections."""
+        self._shutdown()
+        self.proc.restart()
+        self.service.pid = self.proc.pid
+        _wait_ready(self, timeout)
 
 
 def start_postgres(workdir: str | Path, timeout: float = 60) -> Postgres:

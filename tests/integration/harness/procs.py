@@ -6,7 +6,9 @@ Small, dependency-free API (stdlib only) shared by every service module:
 - ``start_process(name, argv, workdir, env=None) -> Proc``: start ``argv`` in
   its own session with stdout+stderr appended to ``<workdir>/<name>.log``.
 - ``Proc``: ``.name``, ``.pid``, ``.log_path``, ``.alive()``, ``.log_tail()``,
-  ``.stop(timeout=10)`` (SIGTERM to the process group, then SIGKILL).
+  ``.stop(timeout=10)`` (SIGTERM to the process group, then SIGKILL),
+  ``.restart()`` (stop, then the same command again, as a service manager restarts it;
+  the caller waits for it to be ready).
 - ``wait_http(url, timeout, proc=None, ok_statuses=range(200, 500))``: poll a
   URL until it answers with one of ``ok_statuses``.
 - ``wait_tcp(host, port, timeout, proc=None)``: poll until a TCP connect works.
@@ -81,11 +83,12 @@ def recorded_services() -> list[Service]:
 class Proc:
     """A process started by :func:`start_process`."""
 
-    def __init__(self, name: str, popen: subprocess.Popen, log_path: Path):
+    def __init__(self, name: str, popen: subprocess.Popen, log_path: Path, command: tuple | None = None):
         self.name = name
         self.popen = popen
         self.pid = popen.pid
         self.log_path = log_path
+        self._command = command  # (argv, workdir, env) it was started with
 
     def alive(self) -> bool:
         return self.popen.poll() is None
@@ -110,6 +113,14 @@ class Proc:
         # Workers left behind in the group (e.g. gunicorn children) get SIGKILL.
         # The group id cannot be reused while any of them is alive.
         self._signal(signal.SIGKILL)
+
+    def restart(self, timeout: float = 10.0) -> None:
+        """Stop the process (SIGTERM, as :meth:`stop`), then start the same command in place (same argv,
+        directory and environment; its log appended to): this object then stands for the new process."""
+        self.stop(timeout)
+        argv, workdir, env = self._command
+        self.popen = _spawn(argv, workdir, env, self.log_path)
+        self.pid = self.popen.pid
 
     def _signal(self, sig: int) -> None:
         # The child was started with start_new_session=True, so its process
@@ -140,17 +151,21 @@ def start_process(
     log_path = workdir / f"{name}.log"
     full_env = dict(os.environ)
     full_env.update(env or {})
+    popen = _spawn(argv, workdir, full_env, log_path)
+    return Proc(name, popen, log_path, (list(argv), workdir, full_env))
+
+
+def _spawn(argv: Sequence[str], workdir: Path, env: Mapping[str, str], log_path: Path) -> subprocess.Popen:
     with open(log_path, "ab") as log:
-        popen = subprocess.Popen(
+        return subprocess.Popen(
             list(argv),
             cwd=workdir,
-            env=full_env,
+            env=dict(env),
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-    return Proc(name, popen, log_path)
 
 
 def _fail(what: str, timeout: float, proc: Proc | None, detail: str) -> ServiceStartError:

@@ -89,3 +89,71 @@ def test_never_sleeps_past_the_deadline():
     with pytest.raises(WaitTimeout):
         polling.poll(lambda: 1, lambda v: False, 1.5, "t", sleep=clock.sleep, clock=clock)
     assert clock.now == pytest.approx(101.5)
+
+
+def _reads(answers):
+    """A fetch answering each of ``answers`` in turn; an exception is raised."""
+    seq = iter(answers)
+
+    def fetch():
+        answer = next(seq)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    return fetch
+
+
+def _away():
+    return BackendError("Kubernetes API https://k", "cannot connect: refused", {"service_unreachable": True})
+
+
+def test_a_service_away_for_a_while_does_not_end_the_wait():
+    clock = Clock()
+    fetch = _reads(["a", _away(), _away(), "done"])
+    assert polling.poll(fetch, lambda v: v == "done", 60, "thing x", sleep=clock.sleep, clock=clock) == "done"
+    assert min(clock.sleeps[1:]) >= 0.5
+
+
+def test_a_service_away_until_the_deadline_fails_with_its_error_and_the_wait():
+    clock = Clock()
+    with pytest.raises(BackendError) as err:
+        polling.poll(_reads(["a"] + [_away()] * 100), lambda v: False, 5, "thing x", sleep=clock.sleep, clock=clock)
+    assert err.value.message == (
+        "Kubernetes API https://k: cannot connect: refused (still so when the wait of 5 seconds ran out)"
+    )
+    assert clock.now == pytest.approx(105)
+
+
+def test_other_errors_end_the_wait_at_once():
+    clock = Clock()
+    with pytest.raises(BackendError) as err:
+        polling.poll(
+            _reads([BackendError("node n", "HTTP 500"), "done"]), bool, 60, "thing x", sleep=clock.sleep, clock=clock
+        )
+    assert err.value.message == "node n: HTTP 500" and clock.sleeps == []
+
+
+def _starting():
+    return BackendError("HostClaim t/c", "forbidden (HTTP 403)", {"status": 403})
+
+
+def test_a_service_starting_again_is_read_again_for_a_while():
+    clock = Clock()
+    fetch = _reads(["a", _away(), _starting(), _starting(), "done"])
+    assert polling.poll(fetch, lambda v: v == "done", 60, "thing x", sleep=clock.sleep, clock=clock) == "done"
+
+
+def test_a_403_without_an_outage_before_it_ends_the_wait():
+    clock = Clock()
+    with pytest.raises(BackendError) as err:
+        polling.poll(_reads(["a", _starting(), "done"]), lambda v: v == "done", 60, "t", sleep=clock.sleep, clock=clock)
+    assert err.value.message == "HostClaim t/c: forbidden (HTTP 403)"
+
+
+def test_a_403_long_after_the_outage_ends_the_wait():
+    clock = Clock()
+    answers = ["a", _away()] + ["b"] * 100 + [_starting(), "done"]
+    with pytest.raises(BackendError):
+        polling.poll(_reads(answers), lambda v: v == "done", 600, "t", sleep=clock.sleep, clock=clock)
+    assert clock.now - 100 > polling.COMING_BACK

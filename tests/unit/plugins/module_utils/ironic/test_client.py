@@ -151,6 +151,68 @@ def test_connection_errors_are_backend_errors():
     assert "connection refused" in info.value.message
 
 
+class ConnectFailure(Exception):
+    """keystoneauth's exception for a connection refused or cut (by name: no library is imported)."""
+
+
+@pytest.mark.parametrize(
+    "text, cause",
+    [
+        (
+            "Unable to establish connection to http://127.0.0.1:6385/v1/nodes/n1?fields=uuid: "
+            "HTTPConnectionPool(host='127.0.0.1', port=6385): Max retries exceeded with url: /v1/nodes/n1 (Caused by "
+            "NewConnectionError('<urllib3.connection.HTTPConnection object at 0x7f>: Failed to establish a new "
+            "connection: [Errno 111] Connection refused'))",
+            "Ironic at http://127.0.0.1:6385/v1/nodes/n1 cannot be reached: [Errno 111] Connection refused",
+        ),
+        (
+            "Unable to establish connection to http://127.0.0.1:5000/v3/auth/tokens: ('Connection aborted.', "
+            "RemoteDisconnected('Remote end closed connection without response'))",
+            "Keystone at http://127.0.0.1:5000/v3/auth/tokens cannot be reached: ('Connection aborted.', "
+            "RemoteDisconnected('Remote end closed connection without response'))",
+        ),
+    ],
+)
+def test_a_connection_refused_or_cut_names_the_service_and_is_unreachable(text, cause):
+    ironic, _dummy = client([ConnectFailure(text)])
+    with pytest.raises(BackendError) as info:
+        ironic.get_node("n1")
+    assert info.value.message == "node n1: " + cause
+    assert info.value.details == {"service_unreachable": True}
+
+
+def test_a_wait_reads_again_while_ironic_cannot_be_reached():
+    refused = ConnectFailure("Unable to establish connection to http://i/v1/nodes/n1: refused")
+    ironic, _clock = client([Response(200, {"provision_state": "deploying"}), refused, refused])
+    ironic.api.answers.append(Response(200, {"provision_state": "active"}))
+    node = ironic.poll(lambda: ironic.get_node("n1"), lambda n: n["provision_state"] == "active", 60, "node n1")
+    assert node == {"provision_state": "active"} and len(ironic.api.calls) == 4
+
+
+GONE = (
+    "(psycopg2.OperationalError) server closed the connection unexpectedly\n\tThis probably means the server "
+    "terminated abnormally\n[SQL: SELECT conductors.hostname FROM conductors]\n[parameters: {}]"
+)
+
+
+def test_a_database_server_gone_away_is_retried():
+    ironic, clock = client([Response(500, fault(GONE)), Response(200, {"nodes": []})])
+    assert ironic.list_nodes(fields=("uuid",)) == []
+    assert clock.sleeps == [0.1]
+
+
+def test_a_database_server_away_for_long_names_ironic_s_database_not_the_sql():
+    ironic, clock = client([Response(500, fault(GONE))] * 100)
+    with pytest.raises(BackendError) as info:
+        ironic.get_node("n1")
+    assert info.value.message == (
+        "node n1: Ironic cannot reach its database: (psycopg2.OperationalError) server closed the connection "
+        "unexpectedly (HTTP 500)"
+    )
+    assert info.value.details == {"status": 500, "service_unreachable": True}
+    assert clock.now >= IR.LOCK_RETRY_SECONDS
+
+
 def test_a_busy_sqlite_database_is_retried():
     busy = Response(500, fault("(sqlite3.OperationalError) database is locked"))
     ironic, clock = client([busy, Response(200, {"nodes": []})])

@@ -72,4 +72,8 @@ def test_an_unreachable_cloud_is_named_with_its_endpoint(clouds_yaml, tmp_path, 
         OC.openstack_connection({"cloud": "tenant-a", "auth": None, "api_timeout": 5})
     text = str(info.value)
     assert "OpenStack cloud tenant-a (http://127.0.0.1:%d/v3)" % port in text
+    assert "Keystone at http://127.0.0.1:%d/v3" % port in text and text.endswith(
+        "cannot be reached: [Errno 111] Connection refused"
+    ), text
+    assert info.value.details == {"service_unreachable": True}
     assert "secret-pw" not in text

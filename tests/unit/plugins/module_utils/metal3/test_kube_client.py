@@ -6,6 +6,7 @@
 import pytest
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
+    BackendError,
     Conflict,
     Forbidden,
 )
@@ -45,3 +46,34 @@ def test_errors_name_the_object():
     with pytest.raises(Forbidden) as exc:
         io.list_claims(["tenant-b"])
     assert exc.value.message == "HostClaims in namespace tenant-b: no way (HTTP 403)"
+
+
+@pytest.mark.parametrize(
+    "reason, unreachable",
+    [
+        ("refused", True),  # NewConnectionError: a ConnectTimeoutError by inheritance, not a time-out
+        ("dropped", True),
+        ("read timeout", False),
+        ("connect timeout", False),
+    ],
+)
+def test_a_refused_or_cut_connection_is_unreachable_a_time_out_is_not(reason, unreachable):
+    import urllib3
+
+    fake = world()
+    io = m3client.KubeIO(FakeApiClient(fake))
+    cause = {
+        "refused": urllib3.exceptions.NewConnectionError(None, "Failed to establish a new connection: refused"),
+        "dropped": urllib3.exceptions.ProtocolError("Connection aborted."),
+        "read timeout": urllib3.exceptions.ReadTimeoutError(None, "/", "Read timed out. (read timeout=3)"),
+        "connect timeout": urllib3.exceptions.ConnectTimeoutError(None, "timed out"),
+    }[reason]
+
+    def failing(method, url, **kwargs):
+        raise urllib3.exceptions.MaxRetryError(None, url, cause)
+
+    fake.request = failing
+    with pytest.raises(BackendError) as exc:
+        io.get_claim("tenant-a", "c")
+    assert exc.value.obj.startswith("Kubernetes API ")
+    assert exc.value.details.get("service_unreachable", False) is unreachable
