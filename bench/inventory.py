@@ -19,6 +19,22 @@ machine slows every figure):
   ``add_group``, ``add_child``, and ``set_variable``, where ansible-core 2.19
   visits and origin-tags every value a plugin sets), and ``plugin_own_s`` the
   rest: what the plugin itself costs;
+- ``plugin_source_s``: the part of that parse spent in the source itself
+  (``InventoryManager.parse_source``: the plugin's ``parse``), without what
+  the inventory manager does after every source for every host and group
+  (``reconcile_inventory``, and ``get_vars_from_inventory_sources``, which
+  runs the vars plugins once per host: linear, the same for any inventory
+  plugin); ``plugin_source_own_s`` is it minus ``ansible_inventory_api_s``:
+  the plugin's own work in the narrow sense (``plugin_own_s`` keeps the
+  manager's part, as before);
+- ``--before GIT_REF``: the in-process figures of the plugin at that commit
+  too (``before_*``; ``git archive`` into a second collections root), run
+  right after the current code's, each followed by raw list samples
+  (``raw_list_samples_s``; ``raw_list_s`` is their median), so both sides
+  see the same load; ``--lean``: only the in-process figures (3 runs a
+  side), one ``ansible-inventory --list`` (its peak memory) and the cached
+  run, for a 20,000-claim run on a loaded machine (the baseline alone takes
+  7-15 min there, hours at load 30);
 - ``raw_list_s``: the same list requests alone (same page size, body read and
   JSON-decoded, warm connection), median of 5;
 - ``baseline_s``: what a tenant does today, one ``ansible-playbook`` run:
@@ -175,11 +191,22 @@ def timed(function):
 inventory_manager._InventoryDataWrapper.set_variable = timed(inventory_manager._InventoryDataWrapper.set_variable)
 for name in ('add_host', 'add_group', 'add_child'):
     setattr(InventoryData, name, timed(getattr(InventoryData, name)))
+# The source alone (the plugin's parse), without what the inventory manager does after every source
+# (reconcile_inventory, and vars plugins' host_group_vars for each host and group).
+in_source = [0.0]
+parse_source = inventory_manager.InventoryManager.parse_source
+def timed_source(*args, **kwargs):
+    start = time.perf_counter()
+    try:
+        return parse_source(*args, **kwargs)
+    finally:
+        in_source[0] += time.perf_counter() - start
+inventory_manager.InventoryManager.parse_source = timed_source
 source, repeat, expected = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-times, api = [], []
+times, api, sources = [], [], []
 for attempt in range(repeat + 1):
     gc.collect()
-    spent[0] = 0.0
+    spent[0] = in_source[0] = 0.0
     start = time.perf_counter()
     manager = inventory_manager.InventoryManager(loader=DataLoader(), sources=[source])
     elapsed = time.perf_counter() - start
@@ -189,7 +216,8 @@ for attempt in range(repeat + 1):
     if attempt:  # the first run warms imports
         times.append(elapsed)
         api.append(spent[0])
-print(json.dumps({"parse": times, "ansible_api": api}))
+        sources.append(in_source[0])
+print(json.dumps({"parse": times, "ansible_api": api, "source": sources}))
 """
 
 
@@ -302,11 +330,19 @@ def plugin_cli(source: Path, env: dict, workdir: Path, expected: int, *extra: st
     return seconds
 
 
-def plugin_in_process(source: Path, env: dict, workdir: Path, expected: int, repeat: int = 5) -> tuple[float, float]:
-    """Median parse time and median time spent inside Ansible's inventory API, in a warm process."""
+def plugin_in_process(
+    source: Path, env: dict, workdir: Path, expected: int, repeat: int = 5, collections: Path | None = None
+) -> dict:
+    """Medians, in a warm process: ``parse`` (the inventory manager's whole parse), ``ansible_api`` (the part of it
+    spent inside Ansible's inventory API) and ``source`` (the plugin's ``parse`` of the source alone, without the
+    manager's processing of every host afterwards).  ``collections``: a collections root holding another version of
+    the collection (the code before, side by side)."""
+    run_env = ansible_env(env, workdir)
+    if collections is not None:
+        run_env["ANSIBLE_COLLECTIONS_PATH"] = str(collections)
     proc = subprocess.run(
         [sys.executable, "-c", IN_PROCESS, str(source), str(repeat), str(expected)],
-        env=ansible_env(env, workdir),
+        env=run_env,
         capture_output=True,
         text=True,
         cwd=str(workdir),
@@ -315,7 +351,17 @@ def plugin_in_process(source: Path, env: dict, workdir: Path, expected: int, rep
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(proc.stdout.strip().splitlines()[-1])
-    return median(result["parse"]), median(result["ansible_api"])
+    return dict((key, median(values)) for key, values in result.items())
+
+
+def old_collections(ref: str, workdir: Path) -> Path:
+    """A collections root holding the collection at git ``ref`` (``git archive``), to run the code before."""
+    root = workdir / ("collection-%s" % ref)
+    tree = root / "ansible_collections" / "baremetal" / "tenancy"
+    tree.mkdir(parents=True)
+    archive = subprocess.run(["git", "archive", ref], cwd=str(ROOT), capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    return root
 
 
 def plugin_playbook(source: Path, env: dict, workdir: Path, expected: int, group: str = "claimed_hosts") -> float:
@@ -394,8 +440,15 @@ def kube_baseline(env: dict, workdir: Path, expected: int) -> float:
     return round(seconds, 3)
 
 
-def bench_metal3(sizes, workdir: Path) -> dict:
+def _ratio(numerator, denominator, digits=1):
+    return None if numerator is None or denominator is None else round(numerator / denominator, digits)
+
+
+def bench_metal3(sizes, workdir: Path, before: Path | None = None, lean: bool = False) -> dict:
+    """``lean``: only the in-process figures (3 runs a side), one ``ansible-inventory --list`` (its peak memory) and
+    the cached run; no baseline, no every-variable or playbook runs (hours on a loaded 2-core machine at 20,000)."""
     results = {}
+    repeat = 3 if lean else 5
     with kube.KubeEnv(workdir / "kube") as env:
         with env.api("admin") as api:
             install_hostclaims(api)
@@ -412,22 +465,35 @@ def bench_metal3(sizes, workdir: Path) -> dict:
             run_dir.mkdir()
             kubeconfig = env.kubeconfig("tenant-a")
             raw_kube_list(kubeconfig)  # warm
+            load_start = round(os.getloadavg()[0], 1)
             raw = timed(lambda kubeconfig=kubeconfig: raw_kube_list(kubeconfig), 5)
-            parse, ansible_api = plugin_in_process(source, tenant_env, run_dir, size)
+            # the code before and now, alternated, each beside a raw list of its own
+            sides, raws = {}, [raw]
+            for side in ("now", "before") if before is not None else ("now",):
+                sides[side] = plugin_in_process(
+                    source, tenant_env, run_dir, size, repeat, collections=before if side == "before" else None
+                )
+                raws.append(timed(lambda kubeconfig=kubeconfig: raw_kube_list(kubeconfig), 3))
+            raw = median(raws)
+            parse, ansible_api, in_source = sides["now"]["parse"], sides["now"]["ansible_api"], sides["now"]["source"]
             peaks, peaks_every = [], []
-            cli = median([plugin_cli(source, tenant_env, run_dir, size, peak=peaks) for dummy in range(3)])
+            cli = median(
+                [plugin_cli(source, tenant_env, run_dir, size, peak=peaks) for dummy in range(1 if lean else 3)]
+            )
             every_source = write_source(
                 run_dir / "every.claimed_hosts.yml",
                 namespaces=[NAMESPACE],
                 page_size=PAGE_SIZE,
                 host_variables=ALL_HOST_VARIABLES,
             )
-            cli_every = median(
-                [plugin_cli(every_source, tenant_env, run_dir, size, peak=peaks_every) for dummy in range(3)]
-            )
-            playbook = median([plugin_playbook(source, tenant_env, run_dir, size) for dummy in range(3)])
-            print("metal3 %d: baseline (k8s_info + add_host), once" % size, file=sys.stderr)
-            baseline = kube_baseline(tenant_env, run_dir, size)
+            cli_every = playbook = baseline = None
+            if not lean:
+                cli_every = median(
+                    [plugin_cli(every_source, tenant_env, run_dir, size, peak=peaks_every) for dummy in range(3)]
+                )
+                playbook = median([plugin_playbook(source, tenant_env, run_dir, size) for dummy in range(3)])
+                print("metal3 %d: baseline (k8s_info + add_host), once" % size, file=sys.stderr)
+                baseline = kube_baseline(tenant_env, run_dir, size)
             with kube_proxy(env) as proxy:
                 proxied = dict(
                     tenant_env,
@@ -457,24 +523,40 @@ def bench_metal3(sizes, workdir: Path) -> dict:
                 "plugin_own_s": round(parse - ansible_api, 3),
                 "raw_list_s": raw,
                 "baseline_s": baseline,
-                "baseline_runs": 1,
+                "baseline_runs": 0 if lean else 1,
                 "cached_cli_s": cached,
                 "first_requests": first_requests,
                 "cached_requests": cached_requests,
                 "plugin_playbook_s": playbook,
                 "plugin_cli_every_variable_s": cli_every,
                 "plugin_cli_max_rss_mib": max(peaks),
-                "plugin_cli_every_variable_max_rss_mib": max(peaks_every),
+                "plugin_cli_every_variable_max_rss_mib": max(peaks_every) if peaks_every else None,
                 "cached_cli_max_rss_mib": max(peaks_cached),
                 "plugin_cli_ms_per_claim": round(cli * 1000 / size, 3),
-                "baseline_ms_per_claim": round(baseline * 1000 / size, 3),
-                "baseline_over_plugin": round(baseline / cli, 1),
-                "baseline_over_plugin_every_variable": round(baseline / cli_every, 1),
-                "baseline_over_plugin_playbook": round(baseline / playbook, 1),
+                "baseline_ms_per_claim": _ratio(baseline * 1000 if baseline else None, size, 3),
+                "baseline_over_plugin": _ratio(baseline, cli),
+                "baseline_over_plugin_every_variable": _ratio(baseline, cli_every),
+                "baseline_over_plugin_playbook": _ratio(baseline, playbook),
                 "plugin_parse_over_raw": round(parse / raw, 2),
                 "plugin_own_over_raw": round((parse - ansible_api) / raw, 2),
                 "plugin_cli_over_raw": round(cli / raw, 2),
+                "raw_list_samples_s": raws,
+                "plugin_source_s": in_source,
+                "plugin_source_own_s": round(in_source - ansible_api, 3),
+                "plugin_source_own_over_raw": round((in_source - ansible_api) / raw, 2),
+                "loadavg_at_size_start": load_start,
+                "loadavg_at_size_end": round(os.getloadavg()[0], 1),
             }
+            if "before" in sides:
+                old = sides["before"]
+                results[str(size)].update(
+                    before_plugin_parse_s=old["parse"],
+                    before_ansible_inventory_api_s=old["ansible_api"],
+                    before_plugin_own_s=round(old["parse"] - old["ansible_api"], 3),
+                    before_plugin_own_over_raw=round((old["parse"] - old["ansible_api"]) / raw, 2),
+                    before_plugin_source_own_s=round(old["source"] - old["ansible_api"], 3),
+                    before_plugin_source_own_over_raw=round((old["source"] - old["ansible_api"]) / raw, 2),
+                )
             print("metal3 %d: %s" % (size, json.dumps(results[str(size)])), file=sys.stderr)
     return results
 
@@ -699,7 +781,8 @@ def bench_ironic(count: int, workdir: Path) -> dict:
         raw_allocations = timed(lambda: raw_ironic_list(conn, tenant.project_id, route="allocations"), 3)
         equivalence = same_records_both_routes(conn, tenant.project_id)
         assert equivalence["same_records_as_allocation_route"], equivalence
-        parse, ansible_api = plugin_in_process(source, tenant_env, run_dir, count)
+        in_process = plugin_in_process(source, tenant_env, run_dir, count)
+        parse, ansible_api = in_process["parse"], in_process["ansible_api"]
         cli = median([plugin_cli(source, tenant_env, run_dir, count) for dummy in range(3)])
         every_source = write_source(
             run_dir / "every.claimed_hosts.yml",
@@ -764,8 +847,11 @@ def metal3_goals(results: dict) -> dict:
     largest = results[str(max(int(size) for size in results))]
     return {
         "claims": largest["claims"],
-        "baseline_over_plugin_ge_15": largest["baseline_over_plugin"] >= 15,
+        "baseline_over_plugin_ge_15": None
+        if largest["baseline_over_plugin"] is None
+        else largest["baseline_over_plugin"] >= 15,
         "plugin_own_over_raw_le_1_3": all(r["plugin_own_over_raw"] <= 1.3 for r in results.values()),
+        "plugin_source_own_over_raw_le_1_3": all(r["plugin_source_own_over_raw"] <= 1.3 for r in results.values()),
         "cached_requests_0": all(r["cached_requests"] == 0 for r in results.values()),
         "plugin_cli_max_rss_lt_1_gib": largest["plugin_cli_max_rss_mib"] < 1024,
     }
@@ -778,6 +864,10 @@ def main() -> None:
     )
     parser.add_argument("--ironic-nodes", type=int, default=1000)
     parser.add_argument("--skip", choices=["metal3", "ironic"], action="append", default=[])
+    parser.add_argument("--lean", action="store_true", help="metal3: no baseline, every-variable or playbook runs")
+    parser.add_argument(
+        "--before", metavar="GIT_REF", help="also run the plugin at this commit in process, side by side (metal3)"
+    )
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="bmt-bench-inventory-"))
     report = {
@@ -788,7 +878,10 @@ def main() -> None:
         "loadavg_start": [round(x, 1) for x in os.getloadavg()],
     }
     if "metal3" not in args.skip:
-        report["metal3"] = bench_metal3([int(s) for s in args.claims.split(",")], workdir)
+        before = old_collections(args.before, workdir) if args.before else None
+        report["before"] = args.before
+        report["lean"] = args.lean
+        report["metal3"] = bench_metal3([int(s) for s in args.claims.split(",")], workdir, before, args.lean)
         report["metal3_goals"] = metal3_goals(report["metal3"])
     if "ironic" not in args.skip:
         report["ironic"] = bench_ironic(args.ironic_nodes, workdir)

@@ -496,7 +496,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         cache_key = (
             "%s_%s" % (self.get_cache_key(path), self._identity_digest(backend, params, ports)) if use_cache else None
         )
-        records, fresh = None, False
+        records = None
         if use_cache and cache:
             try:
                 records = self._cache[cache_key]
@@ -506,10 +506,15 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
                 records = None
             else:
                 self.display.vvv("%s: %d claims from the cache, no API request" % (self.NAME, len(records)))
+        preparer = model.HostPreparer(self._model_options())  # an unknown host variable fails before any request
+        entries = None
         if records is None:
             # Imported here: on a cache hit no client library is even loaded.
             from ansible_collections.baremetal.tenancy.plugins.plugin_utils.inventory_api import fetch_records
 
+            # Decoded JSON holds plain strings, which data tagging never templates: each record is prepared as its
+            # page arrives, while the API server prepares the next one.
+            entries = [] if HAS_DATA_TAGGING else None
             records, requests = fetch_records(
                 backend,
                 params,
@@ -517,14 +522,15 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
                 self.get_option("page_size"),
                 self.get_option("api_timeout"),
                 ports,
+                on_record=None if entries is None else (lambda record: entries.append(preparer.entry(record))),
             )
             self.display.vvv("%s: %d claimed hosts read with %d API requests" % (self.NAME, len(records), requests))
-            fresh = True
             if use_cache:
                 self._cache[cache_key] = records
-        # Decoded JSON holds plain strings, which data tagging never templates; values restored from a cache file
-        # (or on a core without data tagging) are made unsafe first.
-        self._populate(records if fresh and HAS_DATA_TAGGING else make_unsafe(records))
+        if entries is None:
+            # Values restored from a cache file (or read on a core without data tagging) are made unsafe first.
+            entries = (preparer.entry(record) for record in make_unsafe(records))
+        self._populate(model.sort_entries(entry for entry in entries if entry is not None))
 
     def _host_name(self, template, variables, entry):
         self.templar.available_variables = combine_vars(variables, self._vars)
@@ -536,9 +542,11 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
             ) from None
         return name if isinstance(name, str) else None
 
-    def _populate(self, records):
-        options = dict((name, self.get_option(name)) for name in MODEL_OPTIONS)
-        entries = model.prepare_hosts(records, options)
+    def _model_options(self):
+        return dict((name, self.get_option(name)) for name in MODEL_OPTIONS)
+
+    def _populate(self, entries):
+        """Add the hosts of ``entries`` (``inventory_model.HostPreparer`` entries, sorted) to the inventory."""
         template = self.get_option("hostname")
         named = []
         for entry in entries:
@@ -555,17 +563,19 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         # Linear in the number of hosts whatever their count (see bench/inventory.py): each group is added once,
         # each host joins its groups with one add_child apiece, and Constructable's templating runs only when
         # compose, groups or keyed_groups is set.
-        inventory = self.inventory
+        # The inventory's methods are looked up once (self.inventory is a proxy in ansible-core 2.19).
+        add_host, set_variable = self.inventory.add_host, self.inventory.set_variable
+        add_group, add_child = self.inventory.add_group, self.inventory.add_child
         created = set()
         for name, variables, entry in named:
-            inventory.add_host(name, group=group)
+            add_host(name, group=group)
             for key, value in variables.items():
-                inventory.set_variable(name, key, value)
+                set_variable(name, key, value)
             for default_group in entry["groups"]:
                 if default_group not in created:
                     created.add(default_group)
-                    inventory.add_group(default_group)
-                inventory.add_child(default_group, name)
+                    add_group(default_group)
+                add_child(default_group, name)
             if compose or groups or keyed:
                 host_vars = self.inventory.get_host(name).get_vars()
                 self._set_composite_vars(compose, host_vars, name, strict=strict)

@@ -80,15 +80,26 @@ class KubeClaims:
     def requests(self):
         return self.io.figures()["total"]
 
-    def records(self, namespaces, page_size=DEFAULT_PAGE_SIZE):
+    def records(self, namespaces, page_size=DEFAULT_PAGE_SIZE, on_record=None):
         """Records of the bound HostClaims of every listed namespace.
 
         One paginated list per namespace (the next page asked for while this
-        one is converted), namespaces read in parallel.
+        one is converted), namespaces read in parallel.  ``on_record`` is
+        called with each record as its page is converted (from the reading
+        threads), so what the caller makes of it overlaps the next page.
         """
         from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import API_VERSION, CLAIMS
 
         _check_namespaces(namespaces)
+        convert = metal3_view.metal3_record
+        if on_record is not None:
+
+            def convert(claim):
+                record = metal3_view.metal3_record(claim)
+                if record is not None:
+                    on_record(record)
+                return record
+
         return self.io.list_namespaced(
             API_VERSION,
             CLAIMS,
@@ -96,7 +107,7 @@ class KubeClaims:
             sorted(set(namespaces)),
             page_size=page_size,
             workers=MAX_PARALLEL,
-            convert=metal3_view.metal3_record,
+            convert=convert,
             hint_404="is the HostClaim CRD installed?",
         )
 
@@ -184,15 +195,29 @@ class IronicClaims:
         return ironic_view.ironic_records(allocations, nodes, port_list, names)
 
 
-def fetch_records(backend, params, namespaces=None, page_size=DEFAULT_PAGE_SIZE, timeout=DEFAULT_TIMEOUT, ports=True):
-    """``(records, requests)`` for ``backend`` with the credentials in ``params`` (``ports``: see IronicClaims)."""
+def fetch_records(
+    backend,
+    params,
+    namespaces=None,
+    page_size=DEFAULT_PAGE_SIZE,
+    timeout=DEFAULT_TIMEOUT,
+    ports=True,
+    on_record=None,
+):
+    """``(records, requests)`` for ``backend`` with the credentials in ``params`` (``ports``: see IronicClaims).
+
+    ``on_record``, when given, is called once with each record: with metal3 as its page arrives (see
+    ``KubeClaims.records``), with ironic once the lists are joined.
+    """
     if backend == "metal3":
         _check_namespaces(namespaces)
         reader = KubeClaims(params, timeout)
-        records = reader.records(namespaces, page_size)
+        records = reader.records(namespaces, page_size, on_record)
     elif backend == "ironic":
         reader = IronicClaims(dict(params, api_timeout=params.get("api_timeout") or timeout))
         records = reader.records(page_size, ports)
+        for record in records if on_record is not None else ():
+            on_record(record)
     else:
         raise InvalidInput("option backend", "%r is not one of %s" % (backend, ", ".join(model.BACKENDS)))
     return records, reader.requests

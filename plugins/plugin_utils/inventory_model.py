@@ -317,6 +317,56 @@ def _sort_key(record):
     return (record.get("namespace") or "", record.get("name") or "", record.get("node_uuid") or "")
 
 
+class HostPreparer:
+    """Turns records into inventory entries one at a time, for fixed ``options`` (see :func:`prepare_hosts`).
+
+    The inventory prepares each record as its page of the list arrives, while the API server prepares the next
+    page, then sorts the entries (:func:`sort_entries`): the same entries, in the same order, as
+    :func:`prepare_hosts`.  An unknown host variable name is an error here, before any request.
+    """
+
+    def __init__(self, options):
+        self.prefix = options.get("hostvar_prefix", DEFAULT_HOSTVAR_PREFIX)
+        self.class_label = options.get("host_class_label", DEFAULT_HOST_CLASS_LABEL)
+        self.qualify = should_qualify(
+            options.get("qualify_host_names") or "auto", options.get("backend"), options.get("namespaces")
+        )
+        self.types = options.get("address_types", DEFAULT_ADDRESS_TYPES)
+        self.families = options.get("address_families", DEFAULT_ADDRESS_FAMILIES)
+        self.skip_without_address = options.get("hosts_without_address") == "skip"
+        self.only_ready = bool(options.get("only_ready"))
+        wanted = options.get("host_variables") or DEFAULT_HOST_VARIABLES
+        self.names = dict((backend, variable_names(backend, wanted)) for backend in BACKENDS)
+        self.group_prefix = options.get("group_prefix", DEFAULT_GROUP_PREFIX)
+        self.with_groups = options.get("default_groups", True)
+        self.group_memo = {}
+
+    def entry(self, record):
+        """The entry of ``record`` (``name``, ``hostvars``, ``groups``, ``record``), or ``None`` when left out."""
+        if self.only_ready and not record.get("ready"):
+            return None
+        variables = hostvars(record, self.prefix, self.class_label, self.names.get(record.get("backend")) or ())
+        address = select_address(record.get("addresses"), self.types, self.families)
+        if address:
+            variables["ansible_host"] = address
+        elif self.skip_without_address:
+            return None
+        groups = (
+            default_groups(record, self.group_prefix, self.class_label, self.group_memo) if self.with_groups else []
+        )
+        return {
+            "name": default_host_name(record, self.qualify),
+            "hostvars": variables,
+            "groups": groups,
+            "record": record,
+        }
+
+
+def sort_entries(entries):
+    """``entries`` sorted by namespace and name of their records (stable: the order of :func:`prepare_hosts`)."""
+    return sorted(entries, key=lambda entry: _sort_key(entry["record"]))
+
+
 def prepare_hosts(records, options):
     """Inventory entries for ``records`` under ``options`` (a dict; missing keys take the defaults).
 
@@ -327,34 +377,9 @@ def prepare_hosts(records, options):
     ``name`` (the default host name), ``hostvars``, ``groups`` and ``record``,
     sorted by namespace and name.
     """
-    prefix = options.get("hostvar_prefix", DEFAULT_HOSTVAR_PREFIX)
-    class_label = options.get("host_class_label", DEFAULT_HOST_CLASS_LABEL)
-    qualify = should_qualify(
-        options.get("qualify_host_names") or "auto", options.get("backend"), options.get("namespaces")
-    )
-    types = options.get("address_types", DEFAULT_ADDRESS_TYPES)
-    families = options.get("address_families", DEFAULT_ADDRESS_FAMILIES)
-    skip_without_address = options.get("hosts_without_address") == "skip"
-    wanted = options.get("host_variables") or DEFAULT_HOST_VARIABLES
-    names = dict((backend, variable_names(backend, wanted)) for backend in BACKENDS)
-    group_prefix = options.get("group_prefix", DEFAULT_GROUP_PREFIX)
-    with_groups = options.get("default_groups", True)
-    group_memo = {}
-    entries = []
-    for record in sorted(records or (), key=_sort_key):
-        if options.get("only_ready") and not record.get("ready"):
-            continue
-        variables = hostvars(record, prefix, class_label, names.get(record.get("backend")) or ())
-        address = select_address(record.get("addresses"), types, families)
-        if address:
-            variables["ansible_host"] = address
-        elif skip_without_address:
-            continue
-        groups = default_groups(record, group_prefix, class_label, group_memo) if with_groups else []
-        entries.append(
-            {"name": default_host_name(record, qualify), "hostvars": variables, "groups": groups, "record": record}
-        )
-    return entries
+    preparer = HostPreparer(options)
+    entries = (preparer.entry(record) for record in records or ())
+    return sort_entries(entry for entry in entries if entry is not None)
 
 
 def check_unique_names(named):

@@ -51,13 +51,17 @@ def fetch(monkeypatch):
     """Replace the API reads: returns the list of calls made."""
     calls = []
 
-    def fake(backend, params, namespaces=None, page_size=500, timeout=60, ports=True):
+    def fake(backend, params, namespaces=None, page_size=500, timeout=60, ports=True, on_record=None):
         calls.append(
             {"backend": backend, "params": params, "namespaces": namespaces, "page_size": page_size, "ports": ports}
         )
         if backend == "ironic":
-            return [record("web", backend="ironic", namespace="p-1", project_id="p-1", resource_class="large")], 3
-        return [dict(r) for r in RECORDS if r["namespace"] in namespaces], 3
+            records = [record("web", backend="ironic", namespace="p-1", project_id="p-1", resource_class="large")]
+        else:
+            records = [dict(r) for r in RECORDS if r["namespace"] in namespaces]
+        for item in records if on_record is not None else ():
+            on_record(item)
+        return records, 3
 
     monkeypatch.setattr(inventory_api, "fetch_records", fake)
     return calls

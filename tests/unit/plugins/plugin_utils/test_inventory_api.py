@@ -94,6 +94,20 @@ def test_one_paginated_list_per_namespace():
     assert [call[2].get("continue") for call in pool.calls if call[1].endswith("/a/hostclaims")] == [None, "3", "6"]
 
 
+def test_each_record_is_handed_on_as_its_page_is_converted():
+    claims = {"a": [bound("c%d" % i, "a") for i in range(5)] + [{"metadata": {"name": "unbound", "namespace": "a"}}]}
+    pool = Pool(claims)
+    seen = []
+
+    def on_record(record):
+        seen.append((record["name"], len(pool.calls)))  # how many pages were asked for when it came
+
+    records = kube_reader(pool).records(["a"], page_size=2, on_record=on_record)
+    assert [name for name, dummy in seen] == [r["name"] for r in records] == ["c%d" % i for i in range(5)]
+    # the first records come before the last page is read (the next page is asked for while one is converted)
+    assert seen[0][1] < len(pool.calls) == 3
+
+
 @pytest.mark.parametrize(
     "status, body, cls, words",
     [

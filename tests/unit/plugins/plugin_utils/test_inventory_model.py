@@ -718,6 +718,33 @@ def test_prepare_hosts_options():
     assert [e["name"] for e in m.prepare_hosts(records, dict(options, qualify_host_names="always"))] == ["web.a"]
 
 
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"backend": "metal3", "namespaces": ["a", "b"]},
+        {"backend": "metal3", "only_ready": True, "hosts_without_address": "skip", "address_types": ["*"]},
+        {"backend": "metal3", "default_groups": False, "qualify_host_names": "always"},
+    ],
+)
+def test_records_prepared_one_at_a_time_then_sorted_are_prepare_hosts(options):
+    records = [
+        metal3("web", "b"),
+        metal3("db", "a", ready=False, addresses=[]),
+        metal3("web", "a"),
+        metal3("web", "a", ready=False),  # an equal sort key: the order of the records decides, in both
+        metal3("cache", "a", addresses=[]),
+    ]
+    preparer = m.HostPreparer(options)
+    one_by_one = [preparer.entry(one) for one in records]
+    assert m.sort_entries(entry for entry in one_by_one if entry is not None) == m.prepare_hosts(records, options)
+    assert all(entry is None or entry["record"] is one for entry, one in zip(one_by_one, records))
+
+
+def test_host_preparer_rejects_an_unknown_host_variable_before_any_record():
+    with pytest.raises(InvalidInput, match="password"):
+        m.HostPreparer({"backend": "metal3", "host_variables": ["name", "password"]})
+
+
 def test_prepare_hosts_does_not_change_records():
     records = [metal3_view.metal3_record(bound_claim())]
     before = copy.deepcopy(records)
