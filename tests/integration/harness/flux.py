@@ -325,6 +325,8 @@ def ready_condition(obj: dict) -> dict:
 def wait_ready(api, kind: str, namespace: str, name: str, *, status: str = "True", timeout: float = 300) -> dict:
     """Wait until the Flux object's ``Ready`` condition has ``status`` for its current generation.
 
+    The generation is the condition's own ``observedGeneration`` (status.observedGeneration when it has none).
+
     Returns the object. A timeout raises with the last condition seen.
     """
     from kubernetes import client
@@ -341,7 +343,9 @@ def wait_ready(api, kind: str, namespace: str, name: str, *, status: str = "True
                 raise
             obj = {}
         last = ready_condition(obj)
-        observed = (obj.get("status") or {}).get("observedGeneration")
+        # Flux moves status.observedGeneration only when a reconciliation succeeds (or stalls): an object that
+        # has always failed keeps -1 there. Each condition carries the generation it was computed for.
+        observed = last.get("observedGeneration", (obj.get("status") or {}).get("observedGeneration"))
         current = observed == (obj.get("metadata") or {}).get("generation")
         if obj and current and last.get("status") == status:
             return obj
