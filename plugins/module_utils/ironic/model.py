@@ -105,6 +105,7 @@ UNDEPLOYABLE_STATES = (
     "rescue wait",
     "service failed",
 )
+
 CLEAN_FAILED_STATE = "clean failed"
 
 
@@ -114,6 +115,7 @@ def cleaning_failed(node: Mapping[str, Any] | None) -> bool:
     A failure state with nothing under way, whatever ``target_provision_state`` says: after a failed
     automated cleaning Ironic (39) leaves the target of the undeployment (``available``) on the node."""
     return bool(node) and node.get("provision_state") == CLEAN_FAILED_STATE
+
 
 _LOGICAL_NAME_RE = re.compile(r"[A-Za-z0-9._~-]+\Z")
 _UUID_RE = re.compile(r"[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}\Z")
