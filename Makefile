@@ -4,6 +4,7 @@
 #   make check  the inner loop: sanity, lint, docs lint and units (a few minutes, no services)
 #   make test-machines  the test-bed machines alone (namespaces, bridge, sshd; root; make test runs them too)
 #   make flux   build Flux's controllers (cached); make test-gitops runs the GitOps suites on them (not in make test yet)
+#   make gitops-tools  build sops and age-keygen (cached; make test-gitops needs them)
 #   make test-faults  the fault suites (bad input, killed binders and claims, slow and restarted services; marker faults)
 #   make fmt    format and lint-fix the Python (ruff)
 SHELL := /bin/bash
@@ -24,6 +25,12 @@ export BMT_BMO_DIR := $(BMO_DIR)
 FLUX_VERSION ?= v1.9.6
 FLUX_DIR := $(BMT_CACHE_DIR)/flux-$(FLUX_VERSION)-hc0f61a8607
 export BMT_FLUX_DIR := $(FLUX_DIR)
+# sops and age-keygen from their Go modules, for the GitOps suites' encrypted Secrets (scripts/build-sops-age.sh).
+SOPS_VERSION ?= v3.13.3
+AGE_VERSION ?= v1.3.1
+SOPS_DIR := $(BMT_CACHE_DIR)/sops-$(SOPS_VERSION)-age-$(AGE_VERSION)
+export BMT_SOPS_DIR := $(SOPS_DIR)
+export SOPS_VERSION AGE_VERSION
 export KUBE_VERSION BMT_CACHE_DIR FLUX_VERSION
 export BMT_KUBE_BIN := $(KUBE_BIN)
 # ansible-rulebook (extensions/eda) needs Java 17: Debian's openjdk-17-jre-headless (make system), whatever
@@ -38,7 +45,7 @@ COLL := $(COLL_ROOT)/ansible_collections/baremetal/tenancy
 ANSIBLE_TEST := cd $(COLL) && $(BIN)/ansible-test
 PYTEST_ARGS ?=
 
-.PHONY: help setup system venv kube bmo flux collection fmt test check test-bmo test-machines test-gitops test-faults test-pending sanity units unit lint docs-lint integration molecule demo bench lock clean
+.PHONY: help setup system venv kube bmo flux gitops-tools collection fmt test check test-bmo test-machines test-gitops test-faults test-pending sanity units unit lint docs-lint integration molecule demo bench lock clean
 
 help:
 	@grep -E '^#   make' Makefile | sed 's/^#   //'
@@ -73,6 +80,10 @@ bmo:
 # Flux's three controllers and their CRDs (cached; returns at once when the cache matches the pins).
 flux:
 	scripts/build-flux.sh $(FLUX_DIR)
+
+# sops and age-keygen (cached), what a tenant encrypts its Secrets with in the GitOps suites.
+gitops-tools:
+	scripts/build-sops-age.sh $(SOPS_DIR)
 
 # A copy of the tracked (and new, unignored) files in an ansible_collections tree.
 collection: venv
@@ -133,7 +144,7 @@ test-pending: system venv kube bmo
 
 # GitOps with the real Flux controllers (tests marked gitops; fixtures_flux deselects them in every other
 # selection). Not part of make test yet.
-test-gitops: system venv kube flux
+test-gitops: system venv kube flux gitops-tools
 	$(PYTEST) tests/integration -m gitops $(PYTEST_ARGS)
 
 # The fault suites (tests marked faults: a bad-input matrix, ansible-playbook killed mid-way, services delayed, cut off

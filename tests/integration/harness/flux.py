@@ -18,6 +18,15 @@ is reconciled as the ``default`` ServiceAccount of its own namespace, never
 as the controller) and, on kustomize-controller, ``--no-remote-bases`` (a
 kustomization.yaml cannot pull bases from outside its source artifact).
 
+A dedicated Flux for one tenant (``FluxEnv(..., tenant="team-a")``, the
+design doc's other implementation): the same controllers running in the
+tenant's namespace as ServiceAccounts there, watching only that namespace
+(``--watch-all-namespaces=false``), with Flux's objects and the built-in
+``admin`` role in that namespace as their only rights, applying as
+themselves. Flux's sharding label (``sharding.fluxcd.io/key=<tenant>``)
+splits the work: the dedicated controllers watch only objects carrying it,
+the shared ones only objects without it.
+
 Every listener is on 127.0.0.1: health, metrics and source-controller's
 artifact server (kustomize-controller and helm-controller download artifacts
 from the URL source-controller advertises). No leader election, no event
@@ -52,6 +61,8 @@ NAMESPACE = "flux-system"
 # What kustomize-controller and helm-controller impersonate when an object
 # names no ServiceAccount: the tenant namespace's own "default".
 DEFAULT_SERVICE_ACCOUNT = "default"
+# Flux's sharding label: objects carrying it are reconciled by the dedicated Flux of that shard (a tenant).
+SHARD_LABEL = "sharding.fluxcd.io/key"
 
 CRD_TIMEOUT = 60
 START_TIMEOUT = 180
@@ -133,8 +144,14 @@ class FluxEnv:
         workdir: str | os.PathLike,
         directory: Path | None = None,
         controllers: tuple[str, ...] = CONTROLLERS,
+        tenant: str | None = None,
     ):
         self.kube_env = kube_env
+        # tenant=None: the shared Flux of the cluster in flux-system, watching every namespace, locked down.
+        # tenant=<namespace>: a dedicated Flux for one tenant, running in and watching only that namespace, with
+        # rights in that namespace only (Flux's "one Flux per tenant"); it applies as itself.
+        self.tenant = tenant
+        self.namespace = tenant or NAMESPACE
         self.workdir = Path(workdir)
         self.wanted = tuple(c for c in CONTROLLERS if c in controllers)
         self.directory = require_flux(directory, self.wanted)
@@ -150,12 +167,17 @@ class FluxEnv:
             t0 = time.monotonic()
             with self.kube_env.api("admin") as admin:
                 self.install_crds(admin)
-                self._grant_rbac(admin)
+                if self.tenant:
+                    self._grant_tenant_rbac(admin)
+                else:
+                    self._grant_rbac(admin)
                 kubeconfigs = {c: self._kubeconfig(admin, c) for c in self.wanted}
             self.timings["crds and rbac"] = time.monotonic() - t0
             if "source-controller" in self.wanted:
                 self._start_source_controller(kubeconfigs)
             lockdown = ["--no-cross-namespace-refs=true", f"--default-service-account={DEFAULT_SERVICE_ACCOUNT}"]
+            if self.tenant:
+                lockdown = []  # one namespace, its own rights: nothing to impersonate, nothing else to reach
             if "kustomize-controller" in self.wanted:
                 self._run("kustomize-controller", kubeconfigs, [*lockdown, "--no-remote-bases=true"])
             if "helm-controller" in self.wanted:
@@ -245,20 +267,53 @@ class FluxEnv:
                 },
             )
 
+    def _grant_tenant_rbac(self, api) -> None:
+        """A dedicated Flux's rights: Flux's objects and the built-in ``admin`` role, in the tenant's namespace only."""
+        from kubernetes import client
+
+        rbac = client.RbacAuthorizationV1Api(api)
+        core = client.CoreV1Api(api)
+        ns = self.namespace
+        for name in self.wanted:
+            _create_or_keep(core.create_namespaced_service_account, ns, {"metadata": {"name": name}})
+        rules = [r for r in CRD_CONTROLLER_RULES if "namespaces" not in r["resources"]]
+        rules.append(
+            {
+                "apiGroups": [""],
+                "resources": ["secrets", "configmaps", "serviceaccounts"],
+                "verbs": ["get", "list", "watch"],
+            }
+        )
+        _create_or_keep(rbac.create_namespaced_role, ns, {"metadata": {"name": "flux-controllers"}, "rules": rules})
+        subjects = [{"kind": "ServiceAccount", "name": c, "namespace": ns} for c in self.wanted]
+        for binding, kind, role in (
+            ("flux-controllers", "Role", "flux-controllers"),
+            ("flux-reconciler", "ClusterRole", "admin"),
+        ):
+            _create_or_keep(
+                rbac.create_namespaced_role_binding,
+                ns,
+                {
+                    "metadata": {"name": binding},
+                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": role},
+                    "subjects": subjects,
+                },
+            )
+
     def _kubeconfig(self, api, controller: str) -> Path:
         """A kubeconfig holding a TokenRequest token of the controller's ServiceAccount."""
         from kubernetes import client
 
         core = client.CoreV1Api(api)
         answer = core.create_namespaced_service_account_token(
-            controller, NAMESPACE, {"spec": {"expirationSeconds": TOKEN_SECONDS}}
+            controller, self.namespace, {"spec": {"expirationSeconds": TOKEN_SECONDS}}
         )
         path = self.workdir / "kubeconfigs" / f"{controller}.kubeconfig"
         return write_kubeconfig(
             path,
             self.kube_env.server,
             self.kube_env.ca_file,
-            f"system:serviceaccount:{NAMESPACE}:{controller}",
+            f"system:serviceaccount:{self.namespace}:{controller}",
             answer.status.token,
         )
 
@@ -273,7 +328,11 @@ class FluxEnv:
             f"--metrics-addr={LOOPBACK}:{metrics_port}",
             "--events-addr=",
             "--enable-leader-election=false",
-            "--watch-all-namespaces=true",
+            f"--watch-all-namespaces={'false' if self.tenant else 'true'}",
+            # Flux's sharding label: the shared Flux leaves a tenant's dedicated objects to that tenant's Flux.
+            f"--watch-label-selector={SHARD_LABEL}={self.tenant}"
+            if self.tenant
+            else f"--watch-label-selector=!{SHARD_LABEL}",
             "--log-level=info",
             "--log-encoding=json",
             *extra,
@@ -282,7 +341,7 @@ class FluxEnv:
         tmp.mkdir(parents=True, exist_ok=True)
         env = {
             "KUBECONFIG": str(kubeconfigs[name]),
-            "RUNTIME_NAMESPACE": NAMESPACE,
+            "RUNTIME_NAMESPACE": self.namespace,
             "TMPDIR": str(tmp),
             "HOME": str(self.workdir / name),
         }
@@ -296,6 +355,15 @@ class FluxEnv:
         controller.seconds = time.monotonic() - t0
         self.timings[name] = controller.seconds
         return controller
+
+    def rss_kib(self) -> dict[str, int]:
+        """Resident memory of each running controller (VmRSS from /proc, KiB)."""
+        sizes = {}
+        for name, controller in self.controllers.items():
+            for line in Path(f"/proc/{controller.proc.pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    sizes[name] = int(line.split()[1])
+        return sizes
 
     def _version(self, name: str) -> str:
         if name == "helm-controller":
