@@ -292,6 +292,15 @@ CASES = [
         ("name", TENANT_NS),
     ),
     Case("bind-dialect", K, "binder", T, module("host_bind", dialect="v9"), ("dialect", "v9")),
+    # -- host_bind_worker (the binder's long-running worker): refused before it serves its spool ----------------------
+    Case(
+        "bind-worker-workers",
+        K,
+        "binder",
+        T,
+        module("host_bind_worker", spool="/nonexistent/bmt-bad-input-spool", workers=0),
+        ("workers", "0"),
+    ),
     # -- host_register (the owner) ---------------------------------------------------------------
     # a bad BMC address is a failure of that host (the others would still be registered), reported by the host's
     # index and the address's problem; host_register never quotes an address back (it may hold credentials), so

