@@ -54,6 +54,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.configdri
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model import (
     CLAIM_KEY,
     DEPLOYING_STATES,
+    FAILED_DEPLOY_STATES,
     UNDEPLOYABLE_STATES,
     UNDEPLOYING_STATES,
     allocation_mismatch,
@@ -302,10 +303,9 @@ def _deploy_image(writes, project, request, claim):
     if action != "none":
         desired[CLAIM_KEY] = claim_marker(request.name, (claim.allocation or {}).get("uuid"), project)
         claim.node = _deploy(writes, node, desired, request.drive, action)
-    claim.deploying = (
-        action != "none"
-        or node.get("provision_state") in DEPLOYING_STATES
-        or node.get("target_provision_state") == "active"
+    claim.deploying = action != "none" or (
+        node.get("provision_state") in DEPLOYING_STATES
+        or (node.get("target_provision_state") == "active" and node.get("provision_state") not in FAILED_DEPLOY_STATES)
     )
 
 
@@ -458,7 +458,7 @@ def _reboot(mod, writes, node, request, deploying):
 def _deploy_failed(node):
     if node is None:
         return "the node disappeared"
-    if node.get("provision_state") == "deploy failed" and not node.get("target_provision_state"):
+    if node.get("provision_state") in FAILED_DEPLOY_STATES:  # whatever its target says (model.FAILURE_STATES)
         return "the deployment failed (Ironic shows the reason to the owner only; rerun to retry)"
     return None
 
@@ -557,6 +557,7 @@ def _release(mod, wait):
         not writes.check_mode
         and node is not None
         and (node.get("provision_state") in DEPLOYING_STATES or node.get("target_provision_state") == "active")
+        and node.get("provision_state") not in FAILED_DEPLOY_STATES  # stopped, its target notwithstanding
     ):
         # A deployment cannot be interrupted: let it finish, then undeploy.
         node = client.poll(

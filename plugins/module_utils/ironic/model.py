@@ -107,14 +107,31 @@ UNDEPLOYABLE_STATES = (
 )
 
 CLEAN_FAILED_STATE = "clean failed"
+#: Ironic's failure states. Its state machine gives each the target of the transition that failed (``deploy
+#: failed`` -> ``active``, ``clean failed`` -> ``available``, ...) and the API shows that target, so a node in one
+#: of them has ``target_provision_state`` set although nothing is under way: the state alone says it stopped.
+FAILURE_STATES = (
+    "deploy failed",
+    CLEAN_FAILED_STATE,
+    "inspect failed",
+    "adopt failed",
+    "rescue failed",
+    "unrescue failed",
+    "service failed",
+)
 
 
 def cleaning_failed(node: Mapping[str, Any] | None) -> bool:
     """Whether ``node``'s cleaning failed: it is out of the pool until the owner repairs it.
 
-    A failure state with nothing under way, whatever ``target_provision_state`` says: after a failed
-    automated cleaning Ironic (39) leaves the target of the undeployment (``available``) on the node."""
+    Whatever ``target_provision_state`` says (see :data:`FAILURE_STATES`): after a failed automated cleaning
+    Ironic (39) shows the target of the undeployment (``available``) on the node."""
     return bool(node) and node.get("provision_state") == CLEAN_FAILED_STATE
+
+
+def in_failure_state(node: Mapping[str, Any] | None) -> bool:
+    """Whether ``node`` stopped in one of Ironic's :data:`FAILURE_STATES` (whatever its target says)."""
+    return bool(node) and node.get("provision_state") in FAILURE_STATES
 
 
 _LOGICAL_NAME_RE = re.compile(r"[A-Za-z0-9._~-]+\Z")
@@ -337,6 +354,8 @@ def deploy_action(node: dict, desired_info: dict) -> str:
     differs = instance_info_differs(node.get("instance_info"), desired_info)
     if state in DEPLOYED_STATES and not target:
         return "rebuild" if differs else "none"
+    if state in FAILED_DEPLOY_STATES:  # its target stays "active" (FAILURE_STATES): nothing is under way
+        return "redeploy"
     if state in DEPLOYING_STATES or target == "active":
         if differs:
             raise InvalidInput(
@@ -345,8 +364,6 @@ def deploy_action(node: dict, desired_info: dict) -> str:
                 "then rerun to rebuild it",
             )
         return "none"
-    if state in FAILED_DEPLOY_STATES and not target:
-        return "redeploy"
     if state == "available" and not target:
         return "deploy"
     raise InvalidInput(

@@ -25,6 +25,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.params import check_timeout
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import registration_model as node_model
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.client import Ironic
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model import in_failure_state
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import registration_model as reg
 
 # What is read of every existing node to match BMCs with nodes.
@@ -174,21 +175,12 @@ class IronicRegistrar:
         """Poll the node until it settles in ``state`` (the one wait loop, at most every 3 s)."""
         path = "/nodes/%s?fields=provision_state,target_provision_state,last_error" % uuid
 
-        def stopped(node: dict) -> str | None:
-            if not node.get("target_provision_state") and node.get("last_error"):
-                return "stopped in %s on the way to %s: %s" % (
-                    node.get("provision_state"),
-                    state,
-                    _scrub(node.get("last_error")),
-                )
-            return None
-
         return self.client().poll(
             lambda: self._req("get", path, obj),
             lambda node: node.get("provision_state") == state and not node.get("target_provision_state"),
             self.wait_timeout,
             obj,
-            failed=stopped,
+            failed=lambda node: stopped_on_the_way(node, state),
             describe=lambda node: "not %s (now %s)" % (state, node.get("provision_state")),
             longest=LONGEST_POLL,
         )
@@ -197,3 +189,17 @@ class IronicRegistrar:
 def _scrub(text: Any) -> str:
     """Ironic errors may quote the BMC URL: keep the cause, drop URLs."""
     return re.sub(r"[a-z][a-z0-9+.-]*://\S+", "<bmc>", str(text or ""))[:500]
+
+
+def stopped_on_the_way(node: dict, state: str) -> str | None:
+    """Why a node on its way to ``state`` stopped (Ironic's ``last_error``, scrubbed), or ``None`` if it did not.
+
+    A node stopped when nothing is under way (no target) or when it is in a failure state, which keeps the
+    target of what failed (model.FAILURE_STATES), and Ironic recorded an error."""
+    if (in_failure_state(node) or not node.get("target_provision_state")) and node.get("last_error"):
+        return "stopped in %s on the way to %s: %s" % (
+            node.get("provision_state"),
+            state,
+            _scrub(node.get("last_error")),
+        )
+    return None

@@ -196,6 +196,9 @@ def test_config_drive_key_is_not_masked_by_ironic():
         ("active", None, "same", "none"),
         ("active", None, {"image_source": "http://x/old"}, "rebuild"),
         ("deploy failed", None, "same", "redeploy"),
+        # what Ironic's API shows: a failure state keeps the target of what failed
+        ("deploy failed", "active", "same", "redeploy"),
+        ("deploy failed", "active", {"image_source": "http://x/old"}, "redeploy"),
         ("deploying", "active", "same", "none"),
         ("wait call-back", "active", "same", "none"),
     ],
@@ -477,3 +480,15 @@ def test_cleaning_failed_whatever_the_target_says(fields, expected):
 
 def test_no_node_has_not_failed_cleaning():
     assert M.cleaning_failed(None) is False and M.cleaning_failed({}) is False
+
+
+@pytest.mark.parametrize("state", M.FAILURE_STATES)
+@pytest.mark.parametrize("target", [None, "active", "available", "manageable", "rescue"])
+def test_a_failure_state_is_stopped_whatever_its_target(state, target):
+    assert M.in_failure_state(node(provision_state=state, target_provision_state=target)) is True
+
+
+@pytest.mark.parametrize("state", ["available", "active", "deploying", "cleaning", "clean wait", "manageable", "error"])
+def test_other_states_are_not_failure_states(state):
+    assert M.in_failure_state(node(provision_state=state, target_provision_state="active")) is False
+    assert M.in_failure_state(None) is False

@@ -58,3 +58,22 @@ def test_every_page_of_existing_nodes_is_read():
     assert "11111112-0000-0000-0000-000000000000" in registrar.by_uuid  # on the last page
     assert len(adapter.calls) == 3
     assert adapter.calls[0] == ("/nodes?fields=uuid,name,driver,extra", IRONIC_MICROVERSION)
+
+
+def test_a_node_in_a_failure_state_stopped_although_its_target_is_set():
+    # Ironic's API shows the target of what failed on a node in a failure state (inspect failed -> manageable).
+    node = {"provision_state": "inspect failed", "target_provision_state": "manageable", "last_error": "no disks"}
+    assert R.stopped_on_the_way(node, "manageable") == "stopped in inspect failed on the way to manageable: no disks"
+    cleaning = {"provision_state": "clean failed", "target_provision_state": "available", "last_error": "erase"}
+    assert "stopped in clean failed" in R.stopped_on_the_way(cleaning, "available")
+
+
+def test_a_node_under_way_or_without_an_error_has_not_stopped():
+    assert R.stopped_on_the_way({"provision_state": "cleaning", "target_provision_state": "available"}, "x") is None
+    busy = {"provision_state": "clean wait", "target_provision_state": "available", "last_error": "old"}
+    assert R.stopped_on_the_way(busy, "available") is None
+    assert (
+        R.stopped_on_the_way({"provision_state": "inspect failed", "target_provision_state": "manageable"}, "m") is None
+    )
+    settled = {"provision_state": "enroll", "target_provision_state": None, "last_error": "bad credentials"}
+    assert R.stopped_on_the_way(settled, "manageable").endswith("bad credentials")
