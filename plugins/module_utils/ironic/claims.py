@@ -303,9 +303,10 @@ def _deploy_image(writes, project, request, claim):
     if action != "none":
         desired[CLAIM_KEY] = claim_marker(request.name, (claim.allocation or {}).get("uuid"), project)
         claim.node = _deploy(writes, node, desired, request.drive, action)
-    claim.deploying = action != "none" or (
-        node.get("provision_state") in DEPLOYING_STATES
-        or (node.get("target_provision_state") == "active" and node.get("provision_state") not in FAILED_DEPLOY_STATES)
+    claim.deploying = (
+        action != "none"
+        or node.get("provision_state") in DEPLOYING_STATES
+        or node.get("target_provision_state") == "active"
     )
 
 
