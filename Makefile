@@ -136,9 +136,8 @@ test-bmo: system venv kube bmo
 test-machines: system venv
 	$(PYTEST) tests/integration -m 'machines and not pending' $(PYTEST_ARGS)
 
-# Machine suites not yet passed whole (tests marked pending): on Ironic the negative control of the hand-over
-# (cleaning off) and the release whose cleaning fails; the Metal3 hand-over (tenant-b's key did not open its hosts
-# in the run of 2026-11-27); test_machines' two child-session tests (they failed in full make test runs under load).
+# Machine tests not yet passed in a full make test (marked pending): test_machines' two child-session tests
+# (their child's machine did not boot within 180 s in full make test runs under load; they pass alone).
 test-pending: system venv kube bmo
 	$(PYTEST) tests/integration -m pending $(PYTEST_ARGS)
 

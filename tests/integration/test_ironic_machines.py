@@ -359,7 +359,6 @@ def test_hand_over_through_cleaning_leaves_nothing_of_the_previous_tenant(stack,
     assert lease_item(outcome["lease_run"], "tenant-b")["cleaning_off"] == []
 
 
-@pytest.mark.pending
 def test_without_cleaning_the_next_tenant_finds_the_previous_one_and_the_owner_is_warned(stack, tmp_path):
     """Negative control of the hand-over test: the owner switched cleaning off on the node."""
     node = "no-clean-node"
@@ -408,7 +407,6 @@ def test_without_cleaning_the_next_tenant_finds_the_previous_one_and_the_owner_i
 # --------------------------------------------------------------------------- 5. cleaning fails
 
 
-@pytest.mark.pending
 def test_a_release_whose_cleaning_fails_keeps_the_node_out_of_the_pool(stack, tmp_path):
     node = "clean-fails-node"
     machine = machine_of(stack, node)

@@ -263,7 +263,10 @@ CHILD = textwrap.dedent(
     emulator = sushy.start_sushy({workdir!r} + "/sushy", systems)
     try:
         machine = bed.add_machines(emulator.bmcs)[0]
-        emulator.request("POST", machine.bmc.system_id + "/Actions/ComputerSystem.Reset", body={{"ResetType": "On"}})
+        status, body = emulator.request(
+            "POST", machine.bmc.system_id + "/Actions/ComputerSystem.Reset", body={{"ResetType": "On"}}
+        )
+        assert status in (200, 204), (status, body)
         machine.wait_running(True, timeout=180)
         print(bed.owner, bed.bridge, machine.netns, emulator.proc.pid, flush=True)
         if {mode!r} == "kill":

@@ -42,7 +42,7 @@ from fixtures_machines import binder_loop
 from fixtures_metal3 import SHARING_ANNOTATION, sharing_value
 from harness import cloud_config
 
-pytestmark = [pytest.mark.machines, pytest.mark.real_bmo, pytest.mark.pending]
+pytestmark = [pytest.mark.machines, pytest.mark.real_bmo]
 
 TENANT_A, TENANT_B = "mh-a", "mh-b"
 # machine index of the metal3_machines stack -> host name (label slot=<name>); machine 0 is test_machines_agent's
@@ -61,7 +61,7 @@ TIMINGS: dict[str, float] = {}
 @dataclasses.dataclass
 class Handover:
     env: object  # fixtures_metal3.Metal3Env on the machines stack
-    bed: object  # fixtures_machines.Metal3Machines
+    bed: object  # harness.metal3_machines.Metal3Machines
     keys: dict  # tenant namespace -> (private key path, public key)
     addresses: dict = dataclasses.field(default_factory=dict)  # claim name -> the address the tenant sees
 
@@ -217,7 +217,7 @@ def test_1_tenants_claim_log_in_and_keys_never_cross(handover):
 
     for claim_name, slot in (("a-keep", "keep"), ("a-dirty", "dirty"), ("a-broken", "broken")):
         wrote = login(h, slot, TENANT_A, "tenant-a", "hostname; echo private > ~/notes && cat ~/notes", claim_name)
-        assert wrote.returncode == 0, wrote.stderr
+        assert wrote.returncode == 0, (wrote.stderr, h.machine(slot).describe())
         assert wrote.stdout.split() == ["host-of-a", "private"]
         as_root = login(
             h, slot, TENANT_A, cloud_config.DEFAULT_USER, "echo a was here | sudo -n tee /srv/left-by-a", claim_name
@@ -225,7 +225,7 @@ def test_1_tenants_claim_log_in_and_keys_never_cross(handover):
         assert as_root.returncode == 0, as_root.stderr
         assert refused_everywhere(h, slot, TENANT_B) == []
     mine = login(h, "other", TENANT_B, "tenant-b", "hostname", "b-other")
-    assert mine.returncode == 0 and mine.stdout.strip() == "host-of-b", mine
+    assert mine.returncode == 0 and mine.stdout.strip() == "host-of-b", (mine, h.machine("other").describe())
     assert refused_everywhere(h, "other", TENANT_A) == []
     assert "tenant-a" not in (h.machine("other").disk / "etc" / "passwd").read_text()
 
@@ -327,7 +327,7 @@ def test_4_the_next_tenant_finds_nothing_of_the_previous_one_unless_cleaning_is_
     found = {}
     for claim_name, slot in (("b-keep", "keep"), ("b-dirty", "dirty")):
         result = login(h, slot, TENANT_B, "tenant-b", TRACES, claim_name)
-        assert result.returncode == 0, result.stderr
+        assert result.returncode == 0, (result.stderr, h.machine(slot).describe())
         left = result.stdout.split()
         for user in LOGIN_USERS:
             if login(h, slot, TENANT_A, user).returncode == 0:

@@ -40,7 +40,9 @@ A :class:`Machine` is
   parts (``meta_data``, ``user_data``, ``network_data``) as Ironic holds them,
   plans what cloud-init would do (:mod:`harness.cloud_config`) and the machine
   applies it at its next boot, once per instance id (a running machine is
-  rebooted, as a deployment does). At each boot the machine also looks in its
+  rebooted, as a deployment does); the agent's ``write_image`` brings a new
+  OS, so the config drive it hands over is applied even with the instance id
+  of the last deployment. At each boot the machine also looks in its
   BMC's virtual media: a config drive image in the ``USBStick`` (where Ironic's
   ``ramdisk`` deploy through ``redfish-virtual-media`` inserts it;
   :mod:`harness.config_drive_iso`) is applied instead, as cloud-init finds a
@@ -79,7 +81,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from . import cloud_config, config_drive_iso, machine_bus, procs
+from . import cloud_config, config_drive_iso, machine_boot, machine_bus, procs
 from .sushy import Bmc
 
 BOOT_SCRIPT = Path(__file__).resolve().parent / "machine_boot.py"
@@ -277,8 +279,9 @@ class Machine:
                     return
             time.sleep(0.2)
         state = "running" if running else "halted"
-        tail = self.proc.log_tail() if self.proc is not None else ""
-        raise MachineError(f"machine {self.name}: not {state} after {timeout:.0f}s\n{tail}")
+        tail = self.proc.log_tail() if self.proc is not None else "(never booted)"
+        errors = [e for e in self.testbed.poll_errors if e.startswith(f"{self.name}:")]
+        raise MachineError(f"machine {self.name}: not {state} after {timeout:.0f}s; poller errors {errors}\n{tail}")
 
     def ssh_argv(self, user: str, key: str | os.PathLike, command: str, address: str | None = None) -> list[str]:
         return [
@@ -306,6 +309,26 @@ class Machine:
         return subprocess.run(
             self.ssh_argv(user, key, command, address), check=False, capture_output=True, text=True, timeout=60
         )
+
+    def describe(self) -> str:
+        """What the machine was given and holds, for a failed test's message: the agent's events, the config
+        drive it will apply (instance id, host name, users and their keys' comments), the instance id applied
+        and the users with ``authorized_keys`` on its disk."""
+        lines = [f"machine {self.name} ({self.ip}): boots {self.boots}, running {self.running}, events {self.events}"]
+        try:
+            plan = cloud_config.Plan.from_json(self.plan_path.read_text())
+            users = {u.name: [k.split()[-1] for k in u.ssh_authorized_keys] for u in plan.users}
+            lines.append(f"config drive: instance {plan.instance_id}, hostname {plan.hostname}, users {users}")
+        except FileNotFoundError:
+            lines.append("config drive: none")
+        instance = self.disk / machine_boot.INSTANCE_FILE.lstrip("/")
+        lines.append(f"applied instance: {instance.read_text().strip() if instance.exists() else None}")
+        for keys in sorted(
+            [*self.disk.glob("home/*/.ssh/authorized_keys"), *self.disk.glob("root/.ssh/authorized_keys")]
+        ):
+            comments = [line.split()[-1] for line in keys.read_text().splitlines() if line.strip()]
+            lines.append(f"{keys.relative_to(self.disk)}: {comments}")
+        return "\n".join(lines)
 
     def exec(self, *argv: str) -> subprocess.CompletedProcess:
         """Run a command in the machine's network namespace (not on its disk): for network checks."""
@@ -339,6 +362,11 @@ class Machine:
                 self.events.append("no config drive")
                 return None
             drive = config_drive_iso.read(base64.b64decode(request["config_drive"]))
+            # The image write brings a new OS: its cloud-init has not run, so the new config drive is applied
+            # at first boot even with the instance id of the last deployment (Metal3 and Ironic give the node's
+            # uuid, the same for every deployment of a host). What else is on the disk stays: the test bed
+            # keeps the previous tenant's files, as data the image does not overwrite, until cleaning wipes them.
+            (self.disk / machine_boot.INSTANCE_FILE.lstrip("/")).unlink(missing_ok=True)
             plan = self.insert_config_drive(drive["meta_data"], drive["user_data"], drive["network_data"])
             self.events.append(f"config drive {plan.instance_id}")
             return None
