@@ -69,8 +69,16 @@ Ironic and three sushy-tools BMCs; every actor uses its own kubeconfig
 7. alice releases her claims (metal3_release_hosts.yml): the hosts are
    deprovisioned and return to ``available``;
 8. bob's claim is still pending with every host free; its reason is printed
-   and bob withdraws it. The half ends by asserting that every host is
-   ``available`` and bound to nothing.
+   and bob withdraws it;
+9. (root only) alice's inventory-driven deployment over SSH: a second
+   operator in the cluster whose two hosts are test-bed machines (the agent
+   route: FakeIPA writes the config drive and wipes the disks), shared by the
+   owner with ``p-.*`` (role host_pool); alice runs examples/deploy_web.yml
+   with her kubeconfig, her SSH key and the claimed_hosts inventory (claims,
+   deployment with her key, a web service on both hosts, each fetching the
+   other's page), then releases them: cleaning wipes both machines
+   (scripts/demo_metal3_web.py). The half ends by asserting that every host
+   is ``available`` and bound to nothing.
 
 Its table gives per claim the seconds from the claim's change to the host's
 ``provisioned`` (and to the claim's Ready) and from the release to the host's

@@ -47,6 +47,7 @@ from pathlib import Path
 
 import yaml
 from demo_common import PLAYBOOKS, DemoError, say, seconds
+from demo_metal3_web import WebStep
 from harness import baremetal_operator as bmo_harness
 from harness import kube as kube_harness
 from harness import sushy as sushy_harness
@@ -656,6 +657,10 @@ class Story:
         )
         say(f"{person}: withdrew {', '.join(CLAIMS[REFUSED])} (metal3_release_hosts.yml) in {took:.1f}s")
 
+    def deploy_web(self) -> None:
+        """9. alice's examples/deploy_web.yml over SSH on test-bed machines (scripts/demo_metal3_web.py)."""
+        WebStep(self.kube, self.workdir, self.rows).run()
+
     def pool(self) -> None:
         """The end: every host available and bound to nothing, no claim left."""
         from kubernetes import client
@@ -776,6 +781,7 @@ def metal3_half(args, workdir: Path) -> Tables:
             story.reboot,
             story.release,
             story.refused,
+            story.deploy_web,
             story.pool,
         ):
             step()
