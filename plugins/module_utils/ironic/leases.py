@@ -52,6 +52,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model imp
     CLAIM_KEY,
     UNDEPLOYABLE_STATES,
     cleaning_failed,
+    in_failure_state,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.projects import PROJECT_SKIPPED, resolve_project
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.accounts import revoke_host_accounts
@@ -155,9 +156,15 @@ TRANSITION_STATES = ("deploying", "cleaning", "deleting", "clean wait", "inspect
 
 
 def busy(node: dict) -> str | None:
-    """Why ``node`` cannot be changed now (a transition is under way), or ``None``."""
+    """Why ``node`` cannot be changed now (a transition is under way), or ``None``.
+
+    A node in one of Ironic's failure states is not busy, whatever target it shows (``in_failure_state``):
+    nothing is under way, and waiting for it would wait out the timeout; its lease ends as on an idle node
+    (a ``deploy failed`` node is undeployed, a ``clean failed`` one stays with its owner)."""
     state = node.get("provision_state")
     target = node.get("target_provision_state")
+    if in_failure_state(node):
+        return None
     if target or state in TRANSITION_STATES:
         return "it is in provision state %s%s" % (state, " -> %s" % target if target else "")
     return None

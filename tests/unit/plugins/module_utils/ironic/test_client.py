@@ -24,7 +24,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import client as IR
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import lease_model as L
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import leases as IL
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model import CLAIM_KEY
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model import CLAIM_KEY, FAILURE_STATES
 
 
 class Response:
@@ -351,6 +351,14 @@ def test_busy():
     assert IL.busy(leased_node()) is None
     assert "deploying -> active" in IL.busy(leased_node(provision_state="deploying", target_provision_state="active"))
     assert IL.busy(leased_node(provision_state="cleaning"))
+
+
+@pytest.mark.parametrize("state", FAILURE_STATES)
+def test_a_node_in_a_failure_state_is_not_busy_whatever_its_target(state):
+    """Ironic keeps the target of what failed (deploy failed -> active, clean failed -> available...): nothing
+    is under way, so ending a lease must not wait for it."""
+    assert IL.busy(leased_node(provision_state=state, target_provision_state="active")) is None
+    assert IL.busy(leased_node(provision_state=state, target_provision_state="available")) is None
 
 
 def test_lessee_must_exist_only_to_be_leased():
