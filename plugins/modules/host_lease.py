@@ -25,6 +25,11 @@ description:
   - Ending a lease removes the node's C(lessee), its C(instance_info) and the lease record in one update; a deployed
     node is then undeployed (Ironic cleans it and removes the tenant's allocation), an allocated node that was never
     deployed loses its allocation.
+  - The update that ends a deployed node's lessee also marks its C(instance_info) with
+    C(baremetal_tenancy_access_ended) (the lessee's project ID), which Ironic clears with the rest when the
+    undeployment is done. A run stopped between the two (killed, or its host lost) leaves the node deployed with
+    that mark and no lessee; the next run with O(state=present), V(absent) or V(expired) undeploys it (an action
+    V(ended) without a lease), so the last tenant's instance never stays on a node nobody leases.
   - Before the C(lessee) goes, the temporary BMC accounts granted on the node to the lessee project (by its ID or
     name, see M(baremetal.tenancy.bmc_account)) are deleted. Ironic masks the stored BMC password, so give
     O(bmc_password) when such accounts may exist. A node whose accounts cannot be deleted keeps its lessee and is

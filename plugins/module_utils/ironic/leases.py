@@ -57,6 +57,13 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model imp
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.projects import PROJECT_SKIPPED, resolve_project
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.accounts import revoke_host_accounts
 
+#: Written into ``instance_info`` by the patch that ends a deployed node's lessee (its value: that lessee), and
+#: cleared by Ironic with the rest of ``instance_info`` when the undeployment asked for right after it is done. A
+#: deployed node that still has it lost its lessee in a run killed before it asked for the undeployment: the next
+#: run of any state asks for it (:func:`undeployment_owed`), so the last tenant's instance never stays on a node
+#: nobody leases.
+ENDED_KEY = "baremetal_tenancy_access_ended"
+
 LEASE_NODE_FIELDS = (
     "uuid",
     "name",
@@ -145,11 +152,20 @@ def end_access_patch(
             ops.append({"op": "remove", "path": "/instance_info"})
         if node.get("instance_uuid"):
             ops.append({"op": "remove", "path": "/instance_uuid"})
-    elif CLAIM_KEY in (node.get("instance_info") or {}):
-        # The claim's name on the node goes with the lessee, in this patch: until the undeployment clears the
-        # rest, the next lessee's inventory must not name a host after what the last one wrote.
-        ops.append({"op": "remove", "path": "/instance_info/%s" % CLAIM_KEY})
+    else:
+        if CLAIM_KEY in (node.get("instance_info") or {}):
+            # The claim's name on the node goes with the lessee, in this patch: until the undeployment clears the
+            # rest, the next lessee's inventory must not name a host after what the last one wrote.
+            ops.append({"op": "remove", "path": "/instance_info/%s" % CLAIM_KEY})
+        ended = node.get("lessee") or (node.get("instance_info") or {}).get(ENDED_KEY) or ""
+        ops.append({"op": "add", "path": "/instance_info/%s" % ENDED_KEY, "value": ended})
     return ops, undeploy
+
+
+def undeployment_owed(node: dict) -> bool:
+    """Whether ``node`` lost its lessee in a run that stopped before it asked for the undeployment (see
+    :data:`ENDED_KEY`): still deployed, with the mark of the patch that ended the access."""
+    return ENDED_KEY in (node.get("instance_info") or {}) and node.get("provision_state") in UNDEPLOYABLE_STATES
 
 
 TRANSITION_STATES = ("deploying", "cleaning", "deleting", "clean wait", "inspecting", "verifying")
@@ -231,6 +247,8 @@ class LeaseRun:
             nodes = self._expired()
         else:
             nodes = read_nodes(self.client, p["nodes"], p["resource_class"])
+        if state != "query":
+            self._undeploy_owed(nodes)
         if self.undeployed and p["wait"] and not self.mod.check_mode:
             self._wait_available()
         self._report(nodes, project)
@@ -477,6 +495,20 @@ class LeaseRun:
             return False
         self.client.patch_node(node["uuid"], ops, label)
         return True
+
+    def _undeploy_owed(self, nodes):
+        """Finish what a killed run left: undeploy the nodes whose access it ended (:func:`undeployment_owed`)."""
+        done = set(node["uuid"] for node in self.undeployed)
+        for node in nodes:
+            if node["uuid"] in done or not undeployment_owed(node):
+                continue
+            label = model.node_label(node)
+            self.before[label] = self.after[label] = model.node_leases(node)
+            self.mod.changed()
+            ended = (node.get("instance_info") or {}).get(ENDED_KEY) or None
+            self.actions.append({"node": label, "lease": None, "project": ended, "action": "ended"})
+            if not self.mod.check_mode:
+                self._end_access(node, model.node_leases(node))
 
     # -- ending access (ESI-Leap)
     def _end_access(self, node, new_leases, new_lessee=None):

@@ -312,8 +312,24 @@ def test_ending_access_to_a_deployed_node_undeploys_it():
     ops, undeploy = IL.end_access_patch(
         leased_node(provision_state="active", instance_uuid="x", instance_info={"image_source": "x"}), []
     )
-    assert ops == [{"op": "remove", "path": "/properties/" + L.LEASES_KEY}, {"op": "remove", "path": "/lessee"}]
+    assert ops == [
+        {"op": "remove", "path": "/properties/" + L.LEASES_KEY},
+        {"op": "remove", "path": "/lessee"},
+        {"op": "add", "path": "/instance_info/" + IL.ENDED_KEY, "value": "a" * 32},
+    ]
     assert undeploy is True
+
+
+def test_a_node_whose_access_ended_is_owed_its_undeployment_until_ironic_clears_instance_info():
+    ended = {"image_source": "x", IL.ENDED_KEY: "a" * 32}
+    assert IL.undeployment_owed(leased_node(lessee=None, provision_state="active", instance_info=ended))
+    assert IL.undeployment_owed(leased_node(lessee=None, provision_state="deploy failed", instance_info=ended))
+    assert not IL.undeployment_owed(leased_node(lessee=None, provision_state="cleaning", instance_info=ended))
+    assert not IL.undeployment_owed(leased_node(lessee=None, provision_state="available", instance_info={}))
+    assert not IL.undeployment_owed(leased_node(provision_state="active", instance_info={"image_source": "x"}))
+    # a second patch (the rerun's) keeps the lessee the first one recorded
+    ops, undeploy = IL.end_access_patch(leased_node(lessee=None, provision_state="active", instance_info=ended), None)
+    assert {"op": "add", "path": "/instance_info/" + IL.ENDED_KEY, "value": "a" * 32} in ops and undeploy
 
 
 def test_ending_access_to_a_deployed_node_takes_the_claims_name_off_it_in_the_same_patch():
@@ -322,7 +338,7 @@ def test_ending_access_to_a_deployed_node_takes_the_claims_name_off_it_in_the_sa
         provision_state="active", instance_uuid="x", instance_info={"image_source": "x", CLAIM_KEY: marker}
     )
     ops, undeploy = IL.end_access_patch(node, [], new_lessee="b" * 32)
-    assert ops[-1] == {"op": "remove", "path": "/instance_info/" + CLAIM_KEY}
+    assert {"op": "remove", "path": "/instance_info/" + CLAIM_KEY} in ops
     assert {"op": "add", "path": "/lessee", "value": "b" * 32} in ops and undeploy is True
 
 

@@ -351,6 +351,47 @@ def test_busy_nodes_are_deferred():
     assert mod.warnings and "n1" in mod.warnings[0]
 
 
+class Killed(BaseException):
+    """The module's process killed (SIGKILL) at a write."""
+
+
+@pytest.mark.parametrize("rerun", ["absent", "expired"])
+def test_a_run_killed_between_ending_access_and_undeploying_is_finished_by_the_next(rerun):
+    """The patch that ends a deployed node's lessee marks it; a run killed before the undeployment leaves the node
+    deployed with nobody's lease: the next run that writes (absent, expired, present) undeploys it (check mode says
+    so); a query only reads."""
+    deployed = node(
+        "n1",
+        lessee=A,
+        provision_state="active",
+        instance_uuid="alloc-1",
+        instance_info={"image_source": "http://x"},
+        properties={L.LEASES_KEY: [L.make_lease(A, NOW - datetime.timedelta(hours=5), None, NOW)]},
+    )
+    ironic = FakeIronic([deployed, node("n2")])
+    undeploy = ironic.set_provision_state
+
+    def killed(ident, target, label=None):
+        raise Killed()
+
+    ironic.set_provision_state = killed
+    with pytest.raises(Killed):
+        run(ironic, state="absent", project=A)
+    n1 = ironic.nodes["n1-uuid"]
+    assert n1["lessee"] is None and n1["provision_state"] == "active" and L.LEASES_KEY not in n1["properties"]
+    ironic.set_provision_state = undeploy
+    writes = len(ironic.writes)
+    assert run(ironic, state="query", project=A).result["changed"] is False and len(ironic.writes) == writes
+    check = run(ironic, check_mode=True, state=rerun, project=A)
+    assert check.result["changed"] is True and len(ironic.writes) == writes
+    assert check.result["actions"] == [{"node": "n1", "lease": None, "project": A, "action": "ended"}]
+    finished = run(ironic, state=rerun, project=A, wait=True)
+    assert finished.result["changed"] is True
+    assert ironic.writes[-1] == ("provision", "n1", "deleted")
+    assert n1["provision_state"] == "available" and n1["instance_info"] == {}
+    assert run(ironic, state=rerun, project=A).result["changed"] is False
+
+
 def test_absent_and_query():
     ironic = FakeIronic([node("n1"), node("n2")])
     run(ironic, project=A, nodes=["n1"])
