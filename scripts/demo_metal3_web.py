@@ -139,7 +139,7 @@ class WebStep:
                     "checksum_type": "sha256",
                     "format": "raw",
                 },
-                "deploy_web_host_selector": {"matchLabels": {"demo-pool": "web"}},
+                "deploy_web_host_selector": {"matchLabels": {"infra-kind": "small", "demo-pool": "web"}},
                 "deploy_web_public_key_file": str(keys / "id.pub"),
                 "deploy_web_known_hosts": str(keys / "known_hosts"),
                 "deploy_web_wait_timeout": TIMEOUT,
