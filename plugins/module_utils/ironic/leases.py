@@ -60,8 +60,8 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.accounts
 #: Written into ``instance_info`` by the patch that ends a deployed node's lessee (its value: that lessee), and
 #: cleared by Ironic with the rest of ``instance_info`` when the undeployment asked for right after it is done. A
 #: deployed node that still has it lost its lessee in a run killed before it asked for the undeployment: the next
-#: run of any state asks for it (:func:`undeployment_owed`), so the last tenant's instance never stays on a node
-#: nobody leases.
+#: run that writes (state present, absent or expired) asks for it (:func:`undeployment_owed`), so the last
+#: tenant's instance never stays on a node nobody leases.
 ENDED_KEY = "baremetal_tenancy_access_ended"
 
 LEASE_NODE_FIELDS = (
