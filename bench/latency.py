@@ -3,7 +3,7 @@
 
 Starts its own control plane (``tests/integration/harness/kube.py``), installs the
 CRDs of hostclaim_setup (the proposal's HostClaim, the collection's BareMetalHost),
-creates ``2 x BENCH_LATENCY_CLAIMS`` available hosts (their status written as an
+creates ``BENCH_LATENCY_CLAIMS + 1`` available hosts per binder (their status written as an
 operator would) and then, for each binder in turn:
 
 - ``rulebook``: ``ansible-rulebook --rulebook baremetal.tenancy.binder`` (the
@@ -236,8 +236,10 @@ def main() -> None:
         env.start()
         with env.api("admin") as api:
             install_crds(api, "proposal")
-            progress("seeding", 2 * (CLAIMS + 1), "hosts")
-            seed_hosts(api, 2 * (CLAIMS + 1))
+            # Each binder binds its warm-up claim and CLAIMS claims on hosts nobody frees: as many per binder (with
+            # two for three binders, the third found none and never bound its warm-up claim).
+            progress("seeding", len(BINDERS) * (CLAIMS + 1), "hosts")
+            seed_hosts(api, len(BINDERS) * (CLAIMS + 1))
         for binder in BINDERS:
             result[binder] = measure(binder, env, workdir)
         result["load_after"] = round(os.getloadavg()[0], 2)
