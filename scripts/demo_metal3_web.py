@@ -150,7 +150,10 @@ class WebStep:
             inventory=str(REPO / "examples" / "inventory" / "deploy_web.metal3.claimed_hosts.yml"),
         )
         took = time.monotonic() - started
-        fetched = task_hosts(run, "Fetch the other hosts' pages from this host")
+        try:
+            fetched = run.host_results("Fetch the other hosts' pages from this host")
+        except AssertionError as exc:
+            raise DemoError(str(exc)) from None
         if sorted(fetched) != CLAIMS:
             raise DemoError(f"deploy_web.yml fetched pages on {sorted(fetched)}, not on {CLAIMS}")
         answers = []
@@ -201,12 +204,3 @@ class WebStep:
             f"{TENANT}: released {', '.join(CLAIMS)} (metal3_release_hosts.yml): the operator cleaned both hosts, "
             f"the agent wiped each machine's disk, and they are back in the pool after {time.monotonic() - started:.1f}s"
         )
-
-
-def task_hosts(run, task: str) -> dict[str, dict]:
-    """Host name -> result of ``task`` in the json callback's report (any play)."""
-    for play in (run.report or {}).get("plays", []):
-        for entry in play.get("tasks", []):
-            if entry["task"]["name"] == task:
-                return entry["hosts"]
-    raise DemoError(f"task {task!r} not in the run\n{run.explain()}")

@@ -46,6 +46,7 @@ BMO_NAMESPACES = (
     "t6-infra",  # test_tenant_onboarding
     "t6-infra-off",  # test_tenant_offboarding
     "bmt-rf-infra",  # test_redfish_claims
+    "gh-infra",  # test_gitops_hostclaims
 )
 # test_metal3_operator's own systems (the first AGENT_SYSTEMS announce power changes to FakeIPA).
 AGENT_SYSTEMS = 6

@@ -40,7 +40,7 @@ import pytest
 import yaml
 from harness import kube
 from harness.ansible import run_playbook
-from harness.flux import ready_condition, wait_ready
+from harness.flux import operator_repository, ready_condition, tenant_gitops_play, wait_ready
 from harness.git_server import git
 from kubernetes import client
 
@@ -81,8 +81,6 @@ def admin(kube_env):
 def fleet(admin, metal3_env, flux_env, git_server, tmp_path_factory):
     """The operator's repository applied by Flux, a clone of it, and the tenant's own repository."""
     workdir = tmp_path_factory.mktemp("gitops-onboarding")
-    git_server.create_repo(FLEET)
-    git_server.commit(FLEET, {"README.md": "# fleet: applied by Flux from flux-system/fleet\n"}, "init")
     git_server.create_repo(TENANT_REPO)
     git_server.commit(
         TENANT_REPO,
@@ -93,55 +91,13 @@ def fleet(admin, metal3_env, flux_env, git_server, tmp_path_factory):
         "tenant apps",
     )
     custom = client.CustomObjectsApi(admin)
-    source = {
-        "apiVersion": "source.toolkit.fluxcd.io/v1",
-        "kind": "GitRepository",
-        "metadata": {"name": FLEET, "namespace": "flux-system"},
-        "spec": {"interval": INTERVAL, "url": git_server.url(FLEET), "ref": {"branch": "main"}},
-    }
-    sync = {
-        "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
-        "kind": "Kustomization",
-        "metadata": {"name": FLEET, "namespace": "flux-system"},
-        "spec": {
-            "interval": INTERVAL,
-            "retryInterval": INTERVAL,
-            "path": "./",
-            "prune": True,
-            "timeout": "2m",
-            "sourceRef": {"kind": "GitRepository", "name": FLEET},
-            # The platform's own reconciliation: the controller's ServiceAccount (cluster-admin), named explicitly,
-            # since --default-service-account would otherwise make it flux-system's powerless "default".
-            "serviceAccountName": "kustomize-controller",
-        },
-    }
-    for group, plural, body in (
-        ("source.toolkit.fluxcd.io", "gitrepositories", source),
-        ("kustomize.toolkit.fluxcd.io", "kustomizations", sync),
-    ):
-        kube.call_ignoring(409, custom.create_namespaced_custom_object, group, "v1", "flux-system", plural, body)
-    wait_ready(admin, "Kustomization", "flux-system", FLEET)
-    checkout = workdir / "checkout"
-    git("clone", "--quiet", git_server.url(FLEET), str(checkout))
+    checkout = operator_repository(admin, git_server, FLEET, workdir / "checkout", INTERVAL)
     tenant = {
         "name": TENANT,
         **copy.deepcopy(SETTINGS),
         "repository": {"url": git_server.url(TENANT_REPO), "path": "./apps", "interval": INTERVAL},
     }
     return {"workdir": workdir, "checkout": checkout, "tenant": tenant, "custom": custom}
-
-
-def role_play(state: str = "present", **extra) -> list[dict]:
-    return [
-        {
-            "name": "tenants by Git",
-            "hosts": "localhost",
-            "connection": "local",
-            "gather_facts": False,
-            "vars": {"tenant_gitops_state": state, **extra},
-            "roles": [{"role": "baremetal.tenancy.tenant_gitops"}],
-        }
-    ]
 
 
 def run_role(kube_env, fleet, name: str, state: str = "present", *, check: bool = False, **extra):
@@ -154,7 +110,7 @@ def run_role(kube_env, fleet, name: str, state: str = "present", *, check: bool 
         **extra,
     }
     return run_playbook(
-        role_play(state),
+        tenant_gitops_play(state),
         kube_env.ansible_env("admin"),
         fleet["workdir"] / name,
         extra_vars=variables,

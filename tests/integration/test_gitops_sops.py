@@ -29,8 +29,7 @@ import pytest
 import yaml
 from harness import kube, sops_age
 from harness.ansible import run_playbook
-from harness.flux import ready_condition, wait_ready
-from harness.git_server import git
+from harness.flux import operator_repository, ready_condition, tenant_gitops_play, wait_ready
 from kubernetes import client
 
 pytestmark = pytest.mark.gitops
@@ -75,21 +74,11 @@ def run_role(kube_env, git_server, workdir, checkout, name: str, state: str = "p
         }
         for tenant in (A, B)
     ]
-    play = [
-        {
-            "name": "tenants by Git",
-            "hosts": "localhost",
-            "connection": "local",
-            "gather_facts": False,
-            "roles": [{"role": "baremetal.tenancy.tenant_gitops"}],
-        }
-    ]
     return run_playbook(
-        play,
+        tenant_gitops_play(state),
         kube_env.ansible_env("admin"),
         workdir / name,
         extra_vars={
-            "tenant_gitops_state": state,
             "tenant_gitops_checkout": str(checkout),
             "tenant_gitops_tenants": tenants,
             "tenant_gitops_cluster_path": "",
@@ -120,44 +109,7 @@ def onboarded(admin, kube_env, metal3_env, flux_env, git_server, tmp_path_factor
             {"kustomization.yaml": kustomization_yaml(tenant, "db.enc.yaml"), "db.enc.yaml": encrypted},
             "the database password, encrypted for tenant A's age key",
         )
-    git_server.create_repo(FLEET)
-    git_server.commit(FLEET, {"README.md": "# applied by flux-system/fleet-sops\n"}, "init")
-    custom = client.CustomObjectsApi(admin)
-    objects = [
-        (
-            "source.toolkit.fluxcd.io",
-            "gitrepositories",
-            {
-                "apiVersion": "source.toolkit.fluxcd.io/v1",
-                "kind": "GitRepository",
-                "metadata": {"name": FLEET, "namespace": "flux-system"},
-                "spec": {"interval": INTERVAL, "url": git_server.url(FLEET), "ref": {"branch": "main"}},
-            },
-        ),
-        (
-            "kustomize.toolkit.fluxcd.io",
-            "kustomizations",
-            {
-                "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
-                "kind": "Kustomization",
-                "metadata": {"name": FLEET, "namespace": "flux-system"},
-                "spec": {
-                    "interval": INTERVAL,
-                    "retryInterval": INTERVAL,
-                    "path": "./",
-                    "prune": True,
-                    "timeout": "2m",
-                    "sourceRef": {"kind": "GitRepository", "name": FLEET},
-                    "serviceAccountName": "kustomize-controller",
-                },
-            },
-        ),
-    ]
-    for group, plural, body in objects:
-        kube.call_ignoring(409, custom.create_namespaced_custom_object, group, "v1", "flux-system", plural, body)
-    wait_ready(admin, "Kustomization", "flux-system", FLEET)
-    checkout = workdir / "checkout"
-    git("clone", "--quiet", git_server.url(FLEET), str(checkout))
+    checkout = operator_repository(admin, git_server, FLEET, workdir / "checkout", INTERVAL)
     run = run_role(kube_env, git_server, workdir, checkout, "onboard")
     assert run.ok, run.explain()
     core = client.CoreV1Api(admin)

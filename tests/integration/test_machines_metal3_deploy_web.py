@@ -31,15 +31,6 @@ PLAYBOOK = REPO_ROOT / "examples" / "deploy_web.yml"
 INVENTORY = REPO_ROOT / "examples" / "inventory" / "deploy_web.metal3.claimed_hosts.yml"
 
 
-def host_results(run, task: str) -> dict[str, dict]:
-    """Host name -> result of ``task`` in the json callback's report (any play)."""
-    for play in (run.report or {}).get("plays", []):
-        for entry in play.get("tasks", []):
-            if entry["task"]["name"] == task:
-                return entry["hosts"]
-    raise AssertionError(f"task {task!r} not in the run\n{run.explain()}")
-
-
 def test_deploy_web_on_metal3_through_the_inventory_over_ssh(metal3_machines, metal3_env, ssh_keypair, tmp_path):
     bed = metal3_machines
     env = dataclasses.replace(metal3_env, workdir=tmp_path, operator=bed.stack, pool=None, watched=(bed.namespace,))
@@ -88,14 +79,14 @@ def test_deploy_web_on_metal3_through_the_inventory_over_ssh(metal3_machines, me
         timings["second run"] = time.monotonic() - t2
         assert again.ok, again.explain()
 
-    fetched = host_results(run, "Fetch the other hosts' pages from this host")
+    fetched = run.host_results("Fetch the other hosts' pages from this host")
     assert sorted(fetched) == ["web-0", "web-1"], fetched
     for host, result in fetched.items():
         (peer,) = result["results"]
         other = "web-1" if host == "web-0" else "web-0"
         assert peer["item"] == other and peer["status"] == 200 and peer["content"] == f"deploy_web on {other}\n"
     # The hosts the claims got are the machines: each serves its page, written over SSH on its own disk.
-    assert sorted(host_results(run, "Write the page that names the host")) == ["web-0", "web-1"]
+    assert sorted(run.host_results("Write the page that names the host")) == ["web-0", "web-1"]
     for index in HOSTS.values():
         machine = bed.machine(index)
         page = machine.disk / "srv" / "deploy-web" / "index.html"

@@ -98,6 +98,14 @@ class PlaybookRun:
         )
         return tasks[name]
 
+    def host_results(self, name: str) -> dict[str, dict]:
+        """Host name -> result of task ``name`` (its first run in the report, any play)."""
+        for play in (self.report or {}).get("plays", []):
+            for task in play.get("tasks", []):
+                if task["task"]["name"] == name:
+                    return task["hosts"]
+        raise AssertionError("task %r not in the run\n%s" % (name, self.explain()))
+
     def explain(self) -> str:
         return "rc=%s\nSTDOUT:\n%s\nSTDERR:\n%s" % (self.rc, self.stdout[-6000:], self.stderr[-3000:])
 

@@ -420,3 +420,59 @@ def wait_ready(api, kind: str, namespace: str, name: str, *, status: str = "True
         if time.monotonic() > deadline:
             raise TimeoutError(f"{kind} {namespace}/{name}: Ready is not {status} after {timeout:.0f}s; last: {last}")
         time.sleep(1)
+
+
+def operator_repository(api, git_server, name: str, checkout: Path, interval: str = "10s") -> Path:
+    """The cluster operator's repository ``name`` on ``git_server`` (created with a README), applied by the shared
+    Flux from ``flux-system/<name>`` (a GitRepository and a pruning Kustomization), and a clone of it at
+    ``checkout``, where the tenant_gitops role commits. Waits until Flux has applied it once; returns the clone.
+
+    The Kustomization names the controller's own ServiceAccount (cluster-admin): the platform's reconciliation.
+    Without it ``--default-service-account`` would make it flux-system's powerless ``default``."""
+    from kubernetes import client
+
+    from .git_server import git
+
+    git_server.create_repo(name)
+    git_server.commit(name, {"README.md": f"# {name}: applied by Flux from {NAMESPACE}/{name}\n"}, "init")
+    source = {
+        "apiVersion": "source.toolkit.fluxcd.io/v1",
+        "kind": "GitRepository",
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "spec": {"interval": interval, "url": git_server.url(name), "ref": {"branch": "main"}},
+    }
+    sync = {
+        "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
+        "kind": "Kustomization",
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "spec": {
+            "interval": interval,
+            "retryInterval": interval,
+            "path": "./",
+            "prune": True,
+            "timeout": "2m",
+            "sourceRef": {"kind": "GitRepository", "name": name},
+            "serviceAccountName": "kustomize-controller",
+        },
+    }
+    custom = client.CustomObjectsApi(api)
+    for kind, body in (("GitRepository", source), ("Kustomization", sync)):
+        group, version, plural = FLUX_KINDS[kind]
+        _create_or_keep(custom.create_namespaced_custom_object, group, version, NAMESPACE, plural, body)
+    wait_ready(api, "Kustomization", NAMESPACE, name)
+    git("clone", "--quiet", git_server.url(name), str(checkout))
+    return checkout
+
+
+def tenant_gitops_play(state: str = "present", **variables) -> list[dict]:
+    """A play that runs the ``tenant_gitops`` role with ``tenant_gitops_state`` and ``variables``."""
+    return [
+        {
+            "name": "tenants by Git",
+            "hosts": "localhost",
+            "connection": "local",
+            "gather_facts": False,
+            "vars": {"tenant_gitops_state": state, **variables},
+            "roles": [{"role": "baremetal.tenancy.tenant_gitops"}],
+        }
+    ]
