@@ -4,7 +4,9 @@ The cluster operator onboards tenant ``gh-a`` with the tenant_gitops role
 (through ansible-playbook: a commit to the operator's repository, applied by
 the real, locked-down Flux), with its own repository and an age key of its own
 (``decryption_secret``). The tenant commits two HostClaims and their user-data
-Secret, encrypted with the real ``sops`` for its age key, to that repository;
+Secret, encrypted with the real ``sops`` for its age key, to that repository
+(the files of ``examples/gitops/tenant-repo``, with the test's image, rack and
+user data);
 kustomize-controller applies them as the tenant's reconciler ServiceAccount
 (the tenant's rights, in its namespace only) and decrypts the Secret there.
 The owner's binder (``metal3_bind_claims.yml`` in the background) binds them;
@@ -36,7 +38,7 @@ import pytest
 import yaml
 from fixtures_machines import binder_loop
 from harness import baremetal_operator, flux, kube, sops_age
-from harness.ansible import localhost_play, run_inventory, run_playbook
+from harness.ansible import REPO_ROOT, localhost_play, run_inventory, run_playbook
 from harness.git_server import git
 from kubernetes import client
 
@@ -52,36 +54,40 @@ APPS = "gh-a-apps"
 INTERVAL = "10s"
 KEY_SECRET = "sops-age"
 USER_DATA = "#cloud-config\nhostname: from-git\n"
-GROUP, VERSION = "metal3.io", "v1alpha1"
 TIMEOUT = 600
+EXAMPLE = REPO_ROOT / "examples" / "gitops" / "tenant-repo"
 
 
 def dump(*docs: dict) -> str:
     return yaml.safe_dump_all(docs, sort_keys=False)
 
 
+def example(name: str) -> dict:
+    """A file of the example tenant repository (examples/gitops/tenant-repo)."""
+    return yaml.safe_load((EXAMPLE / name).read_text())
+
+
 def claim(name: str, image: dict) -> dict:
-    return {
-        "apiVersion": f"{GROUP}/{VERSION}",
-        "kind": "HostClaim",
-        "metadata": {"name": name},
-        "spec": {
-            "hostSelector": {"matchLabels": {"infra-kind": "small", "rack": RACK}},
-            "image": image,
-            "online": True,
-            "userData": {"name": "web-user-data"},
-        },
-    }
+    """The example's claim, named ``name``, with the test's image and its rack added to the selector."""
+    doc = example("web-0.yaml")
+    doc["metadata"]["name"] = name
+    doc["spec"]["image"] = image
+    doc["spec"]["hostSelector"]["matchLabels"]["rack"] = RACK
+    return doc
+
+
+def user_data_secret() -> str:
+    """The example's user-data Secret (plain text, to be encrypted) with the test's user data."""
+    doc = example("user-data.yaml")
+    doc["stringData"]["userData"] = USER_DATA
+    return dump(doc)
 
 
 def tenant_files(claims: list[str], image: dict, encrypted: str) -> dict[str, str]:
-    """The tenant repository: a kustomization of ``claims`` and the encrypted user data."""
-    kustomization = {
-        "apiVersion": "kustomize.config.k8s.io/v1beta1",
-        "kind": "Kustomization",
-        "namespace": TENANT,
-        "resources": ["user-data.enc.yaml", *(f"{name}.yaml" for name in claims)],
-    }
+    """The tenant repository: the example's kustomization of ``claims`` and the encrypted user data."""
+    kustomization = example("kustomization.yaml")
+    assert kustomization["resources"] == ["user-data.enc.yaml", "web-0.yaml"], kustomization
+    kustomization.update(namespace=TENANT, resources=["user-data.enc.yaml", *(f"{name}.yaml" for name in claims)])
     files = {"kustomization.yaml": dump(kustomization), "user-data.enc.yaml": encrypted}
     files.update((f"{name}.yaml", dump(claim(name, image))) for name in CLAIMS)
     return files
@@ -150,15 +156,7 @@ def from_git(metal3_bmo_env, flux_env, git_server, tmp_path_factory):
         )
     env.wait_hosts(INFRA, HOSTS, state="available", timeout=300)
     public, private = sops_age.new_key()
-    secret = dump(
-        {
-            "apiVersion": "v1",
-            "kind": "Secret",
-            "metadata": {"name": "web-user-data"},
-            "stringData": {"userData": USER_DATA},
-        }
-    )
-    encrypted = sops_age.encrypt(secret, public, "user-data.enc.yaml")
+    encrypted = sops_age.encrypt(user_data_secret(), public, "user-data.enc.yaml")
     image = baremetal_operator.live_iso_image(env.operator.live_iso_url)
     git_server.create_repo(APPS)
     git_server.commit(APPS, tenant_files(CLAIMS, image, encrypted), "two web hosts")
