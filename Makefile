@@ -143,7 +143,7 @@ test-pending: system venv kube bmo
 
 # GitOps with the real Flux controllers (tests marked gitops; fixtures_flux deselects them in every other
 # selection). Not part of make test yet.
-test-gitops: system venv kube flux gitops-tools
+test-gitops: system venv kube bmo flux gitops-tools
 	$(PYTEST) tests/integration -m gitops $(PYTEST_ARGS)
 
 # The fault suites (tests marked faults: a bad-input matrix, ansible-playbook killed mid-way, services delayed, cut off
