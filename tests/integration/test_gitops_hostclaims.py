@@ -152,7 +152,7 @@ def from_git(metal3_bmo_env, flux_env, git_server, tmp_path_factory):
             index=640 + index,
             wait=False,
             labels={"infra-kind": "small", "rack": RACK},
-            policy={"tenants": [TENANT]},
+            policy={"matches": TENANT},  # the annotation host_share writes: namespaces whose whole name matches
         )
     env.wait_hosts(INFRA, HOSTS, state="available", timeout=300)
     public, private = sops_age.new_key()

@@ -106,8 +106,20 @@ class PlaybookRun:
                     return task["hosts"]
         raise AssertionError("task %r not in the run\n%s" % (name, self.explain()))
 
+    def failures(self) -> list[str]:
+        """``task name: message`` of each failed task result in the report (items of a loop included)."""
+        out = []
+        for play in (self.report or {}).get("plays", []):
+            for task in play.get("tasks", []):
+                for result in task.get("hosts", {}).values():
+                    failed = [r for r in result.get("results") or [] if isinstance(r, dict) and r.get("failed")]
+                    for item in failed or ([result] if result.get("failed") else []):
+                        out.append("%s: %s" % (task["task"]["name"], str(item.get("msg"))[:1500]))
+        return out
+
     def explain(self) -> str:
-        return "rc=%s\nSTDOUT:\n%s\nSTDERR:\n%s" % (self.rc, self.stdout[-6000:], self.stderr[-3000:])
+        failed = "".join("FAILED %s\n" % line for line in self.failures())
+        return "rc=%s\n%sSTDOUT:\n%s\nSTDERR:\n%s" % (self.rc, failed, self.stdout[-6000:], self.stderr[-3000:])
 
 
 def _localhost_play(tasks: Sequence[dict], vars: Mapping[str, Any] | None = None, **play: Any) -> dict:
