@@ -118,9 +118,9 @@ docs-lint: collection
 INTEGRATION ?= tests/integration
 
 # Three pytest sessions, each with its own apiserver and services: suites marked real_bmo run beside Metal3's real
-# baremetal-operator (BMO's CRDs and cluster-wide webhooks), those of them on test-bed machines (marker machines) in
-# a session of their own; the others (Ironic, and the one Metal3 test that needs the collection's own BareMetalHost
-# CRD, a cluster without BMO) in the first. The sessions run side by side (scripts/integration-sessions.sh;
+# baremetal-operator (BMO's CRDs and cluster-wide webhooks), the suites on test-bed machines (marker machines, both
+# backends) in a session of their own; the others (Ironic, and the one Metal3 test that needs the collection's own
+# BareMetalHost CRD, a cluster without BMO) in the first. The sessions run side by side (scripts/integration-sessions.sh;
 # INTEGRATION_SERIAL=1 for one after the other), each with its log in .tmp/integration-<session>.log, printed when
 # all end.
 PYTEST := $(BIN)/python -m pytest -p no:cacheprovider -q -rA --durations=15

@@ -2,10 +2,10 @@
 # Run the integration pytest sessions side by side and report each.
 #
 # Three sessions, each with its own services: plain (the cluster without baremetal-operator plus the Ironic
-# suites, -m 'not real_bmo'), real_bmo (the clusters with the real operator) and bmo_machines (the suites on
-# the real operator whose hosts are test-bed machines: network namespaces, a bridge and sshd per machine; root;
-# they start an operator stack of their own, so they run beside the other real_bmo suites instead of after
-# them). Suites marked faults or gitops have make targets of their own (make test-faults, make test-gitops),
+# suites), real_bmo (the clusters with the real operator) and machines (every suite whose hosts are test-bed
+# machines, marker machines: network namespaces, a bridge and sshd per machine; root; on Metal3 they start an
+# operator stack of their own, on Ironic a Keystone + Ironic stack per module, so they run beside the others
+# instead of lengthening them: the Ironic hand-over suites alone take about as long as the plain session). Suites marked faults or gitops have make targets of their own (make test-faults, make test-gitops),
 # and so do machine suites not yet passed whole (marker pending, make test-pending). Each session starts its
 # services on free loopback ports and its own temporary directories, and the shared seeds under the cache
 # directory are built atomically, so they can run at once: most of their time is spent waiting for Ironic,
@@ -31,9 +31,9 @@ if [ "$workers" -gt 1 ]; then
 fi
 
 mkdir -p .tmp
-names=(plain real_bmo bmo_machines)
+names=(plain real_bmo machines)
 own=" and not faults and not gitops and not pending"
-markers=("not real_bmo$own" "real_bmo and not machines$own" "real_bmo and machines$own")
+markers=("not real_bmo and not machines$own" "real_bmo and not machines$own" "machines$own")
 pids=()
 start=$SECONDS
 
