@@ -248,8 +248,16 @@ class Story:
 
     # -- running things ---------------------------------------------------------
 
-    def play(self, plays, identity: str, extra_vars: dict | None = None, inventory: str | None = None):
-        """Run a playbook (a path or a list of plays) as ``identity``; fail the demo with its output if it fails."""
+    def play(
+        self,
+        plays,
+        identity: str,
+        extra_vars: dict | None = None,
+        inventory: str | None = None,
+        env: dict | None = None,
+    ):
+        """Run a playbook (a path or a list of plays) as ``identity`` (its kubeconfig, or ``env``); fail the demo
+        with its output if it fails. Returns the run and its seconds."""
         with self._lock:
             self._runs += 1
             number = self._runs
@@ -257,7 +265,7 @@ class Story:
         started = time.monotonic()
         run = run_playbook(
             plays,
-            self.kube.ansible_env(identity),
+            env or self.kube.ansible_env(identity),
             self.workdir / f"{number:02d}-{label}-{identity}",
             extra_vars=extra_vars,
             inventory=inventory,
@@ -659,7 +667,7 @@ class Story:
 
     def deploy_web(self) -> None:
         """9. alice's examples/deploy_web.yml over SSH on test-bed machines (scripts/demo_metal3_web.py)."""
-        WebStep(self.kube, self.workdir, self.rows).run()
+        WebStep(self).run()
 
     def pool(self) -> None:
         """The end: every host available and bound to nothing, no claim left."""

@@ -34,7 +34,6 @@ from pathlib import Path
 
 from demo_common import PLAYBOOKS, REPO, DemoError, say
 from harness import metal3_machines
-from harness.ansible import run_playbook
 
 NAMESPACE = "demo-machines"  # the machines' BareMetalHosts (the second operator watches it)
 TENANT_NAMESPACE, TENANT, IDENTITY = "p-alice", "alice", "tenant-a"
@@ -44,9 +43,19 @@ TIMEOUT = 900  # seconds a host may take to reach a state (the direct route: age
 
 @dataclasses.dataclass
 class WebStep:
-    kube: object  # harness.kube.KubeEnv
-    workdir: Path
-    rows: dict  # the story's table rows (claim -> row)
+    story: object  # demo_metal3.Story: its cluster, work directory, table rows and play()
+
+    @property
+    def kube(self):
+        return self.story.kube
+
+    @property
+    def workdir(self) -> Path:
+        return self.story.workdir
+
+    @property
+    def rows(self) -> dict:
+        return self.story.rows
 
     def run(self) -> None:
         if os.geteuid() != 0:
@@ -68,20 +77,6 @@ class WebStep:
             self._release(stack)
         finally:
             stack.stop()
-
-    def _play(self, plays, identity: str, label: str, extra_vars: dict | None = None, env=None, inventory=None):
-        """Run a playbook as ``identity`` (its kubeconfig, or ``env``); fail the demo with its output if it fails."""
-        run = run_playbook(
-            plays,
-            env or self.kube.ansible_env(identity),
-            self.workdir / f"web-{label}-{identity}",
-            extra_vars=extra_vars,
-            inventory=inventory,
-            timeout=2400,
-        )
-        if not run.ok:
-            raise DemoError(f"{label} as {identity} failed:\n{run.explain()}")
-        return run
 
     def _enrol(self, stack) -> None:
         started = time.monotonic()
@@ -106,7 +101,7 @@ class WebStep:
                 }
             ],
         }
-        self._play([pool], "admin", "host_pool")
+        self.story.play([pool], "admin")
         say(
             f"owner: enrolled {', '.join(m.name for m in stack.machines)} in {NAMESPACE} (automated cleaning on), "
             f"available after {time.monotonic() - started:.1f}s, and shared them with p-.* as class small (role host_pool)"
@@ -124,11 +119,9 @@ class WebStep:
             BMT_CLAIM_NAMESPACES=TENANT_NAMESPACE,
             ANSIBLE_PRIVATE_KEY_FILE=str(keys / "id"),
         )
-        started = time.monotonic()
-        run = self._play(
+        run, took = self.story.play(
             REPO / "examples" / "deploy_web.yml",
             IDENTITY,
-            "deploy_web",
             {
                 "backend": "metal3",
                 "deploy_web_namespace": TENANT_NAMESPACE,
@@ -149,7 +142,6 @@ class WebStep:
             env=env,
             inventory=str(REPO / "examples" / "inventory" / "deploy_web.metal3.claimed_hosts.yml"),
         )
-        took = time.monotonic() - started
         try:
             fetched = run.host_results("Fetch the other hosts' pages from this host")
         except AssertionError as exc:
@@ -178,10 +170,9 @@ class WebStep:
     def _release(self, stack) -> None:
         events = {m.name: len(m.events) for m in stack.machines}
         started = time.monotonic()
-        self._play(
+        self.story.play(
             PLAYBOOKS / "metal3_release_hosts.yml",
             IDENTITY,
-            "release",
             {"claim_namespace": TENANT_NAMESPACE, "release_claims": CLAIMS, "release_wait_timeout": TIMEOUT},
         )
         with self.kube.api("admin") as api:
