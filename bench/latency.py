@@ -159,9 +159,16 @@ def start_binder(binder: str, env: kube.KubeEnv, workdir: Path) -> subprocess.Po
 
 
 def stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGKILL)
-    process.wait(timeout=30)
+    """SIGTERM first: ansible-playbook then ends its worker, which runs the loop task in a session of its own
+    (a SIGKILL of the group left the loop binder's worker binding on, 2026-11-27); SIGKILL after 20 s."""
+    for sig, grace in ((signal.SIGTERM, 20), (signal.SIGKILL, 10)):
+        if process.poll() is not None:
+            return
+        os.killpg(process.pid, sig)
+        try:
+            process.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def percentile(values: list[float], fraction: float) -> float:
