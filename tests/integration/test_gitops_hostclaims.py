@@ -32,10 +32,10 @@ from __future__ import annotations
 
 import base64
 import json
-import time
 
 import pytest
 import yaml
+from fixtures_bmo import wait_for
 from fixtures_machines import binder_loop
 from harness import baremetal_operator, flux, kube, sops_age
 from harness.ansible import REPO_ROOT, localhost_play, run_inventory, run_playbook
@@ -116,20 +116,10 @@ def run_role(env, fixture: dict, name: str, state: str = "present"):
     )
 
 
-def wait_for(what: str, predicate, timeout: float = TIMEOUT, interval: float = 2):
-    deadline = time.monotonic() + timeout
-    while True:
-        found = predicate()
-        if found:
-            return found
-        assert time.monotonic() < deadline, f"{what}: not after {timeout:.0f}s"
-        time.sleep(interval)
-
-
-def ready(env, name: str) -> dict | None:
-    obj = env.claim(TENANT, name)
+def is_ready(obj: dict | None) -> bool:
+    """Whether the claim exists and its Ready condition is True."""
     conditions = {c["type"]: c for c in ((obj or {}).get("status") or {}).get("conditions") or []}
-    return obj if (conditions.get("Ready") or {}).get("status") == "True" else None
+    return (conditions.get("Ready") or {}).get("status") == "True"
 
 
 @pytest.fixture(scope="module")
@@ -185,7 +175,9 @@ def test_claims_from_git_are_bound_and_provisioned_and_the_tenant_sees_them(from
     env = from_git["env"]
     assert USER_DATA.split("\n")[1] not in from_git["encrypted"]  # the repository holds no plaintext
     for name in CLAIMS:
-        obj = wait_for(f"claim {TENANT}/{name} ready", lambda name=name: ready(env, name))
+        obj = wait_for(
+            f"claim {TENANT}/{name} ready", lambda name=name: env.claim(TENANT, name), is_ready, env.operator, TIMEOUT
+        )
         # applied by Flux, as the tenant's reconciler
         assert obj["metadata"]["labels"]["kustomize.toolkit.fluxcd.io/name"] == TENANT, obj["metadata"]
     hosts = env.wait_hosts(INFRA, HOSTS, state="provisioned", powered=True, timeout=TIMEOUT)
@@ -231,15 +223,21 @@ def test_deleting_a_claim_from_git_releases_its_host(from_git):
     git("add", "-A", cwd=checkout)
     git("commit", "--quiet", "-m", "one web host is enough", cwd=checkout)
     git("push", "--quiet", "origin", "HEAD:main", cwd=checkout)
-    wait_for("web-1 pruned by Flux and released", lambda: env.claim(TENANT, "web-1") is None, interval=2)
+    wait_for(
+        "web-1 pruned by Flux and released",
+        lambda: env.claim(TENANT, "web-1"),
+        lambda c: c is None,
+        env.operator,
+        TIMEOUT,
+    )
     released = env.wait_host(INFRA, bound, state="available", timeout=TIMEOUT)
     assert not released["spec"].get("consumerRef"), released["spec"]
-    assert ready(env, "web-0") is not None  # the other claim stays
+    assert is_ready(env.claim(TENANT, "web-0"))  # the other claim stays
 
 
 def test_offboarding_by_git_leaves_nothing_and_every_host_back_in_the_pool(from_git):
     env = from_git["env"]
-    assert ready(env, "web-0") is not None  # still deployed when the tenant goes
+    assert is_ready(env.claim(TENANT, "web-0"))  # still deployed when the tenant goes
     run = run_role(env, from_git, "offboard", state="absent")
     assert run.ok, run.explain()
     with env.api() as api:
