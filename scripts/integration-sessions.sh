@@ -31,6 +31,7 @@ if [ "$workers" -gt 1 ]; then
 fi
 
 mkdir -p .tmp
+rm -f .tmp/integration-*.pid
 names=(plain real_bmo machines)
 own=" and not faults and not gitops and not pending"
 markers=("not real_bmo and not machines$own" "real_bmo and not machines$own" "machines$own")
@@ -40,7 +41,9 @@ start=$SECONDS
 run_session() {
     local name=$1 marker=$2 log=.tmp/integration-$1.log
     local rc=0
-    "${pytest[@]}" "${selection[@]}" -m "$marker" >"$log" 2>&1 || rc=$?
+    "${pytest[@]}" "${selection[@]}" -m "$marker" >"$log" 2>&1 &
+    echo $! >".tmp/integration-$name.pid"
+    wait $! || rc=$?
     echo "session $name: exit $rc after $((SECONDS - start)) s" >>"$log"
     [ "$rc" -eq 0 ] || [ "$rc" -eq 5 ]
 }
@@ -58,13 +61,23 @@ for i in "${!names[@]}"; do
     run_session "${names[$i]}" "${markers[$i]}" &
     pids+=($!)
 done
-# Stop the sessions (and the services they started, which their fixtures end) if make is interrupted.
-trap 'kill -INT "${pids[@]}" 2>/dev/null || true' INT TERM
+# Stop the sessions if make is interrupted: SIGINT to each pytest (not to the subshell waiting for it, which
+# would pass nothing on), whose fixtures then end the services they started (tests/integration/conftest.py
+# makes sure SIGINT raises KeyboardInterrupt there even when the job started with it ignored).
+interrupt() {
+    local name
+    for name in "${names[@]}"; do
+        [ -s ".tmp/integration-$name.pid" ] && kill -INT "$(cat ".tmp/integration-$name.pid")" 2>/dev/null
+    done
+    return 0
+}
+trap interrupt INT TERM
 
 status=0
 for i in "${!names[@]}"; do
     wait "${pids[$i]}" || status=1
 done
+wait # a wait cut short by the trap returned before its session's teardown ended
 for name in "${names[@]}"; do
     echo "=================== integration session: $name ==================="
     cat ".tmp/integration-$name.log"

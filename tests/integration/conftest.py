@@ -1,5 +1,7 @@
 """Integration suites: real services on 127.0.0.1, driven through ansible-playbook."""
 
+import signal
+
 pytest_plugins = [
     "fixtures_kube",
     "fixtures_openstack",
@@ -11,3 +13,12 @@ pytest_plugins = [
     "fixtures_flux",
     "fixtures_faults",
 ]
+
+
+def pytest_configure(config):
+    # scripts/integration-sessions.sh runs the sessions as background jobs of a non-interactive shell, which
+    # start with SIGINT ignored, and Python keeps a SIGINT ignored at its start ignored: the session's trap (and
+    # a Ctrl-C of make) then reached no test and no fixture ended its services. KeyboardInterrupt, as in a
+    # foreground run: the test stops and the fixtures' finalizers stop what they started.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
