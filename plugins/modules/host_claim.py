@@ -203,6 +203,10 @@ notes:
     policy file lets C(member) do it too.
   - With O(backend=ironic), allocation names are unique in the whole Ironic; a name another project uses is
     refused with a clear error (that project's allocation is neither shown nor changed).
+  - With O(backend=ironic), an allocation Ironic leaves C(allocating) for 120 seconds (its conductor's worker
+    died, for instance when Ironic's database went away mid-way, and nothing in Ironic takes it up again) is
+    deleted and created again with the same name, resource class, traits and candidate nodes, with a warning,
+    as often as O(wait_timeout) allows. The same holds for such an allocation left by an earlier run.
   - With O(backend=ironic), the module records in the node's C(instance_info) a digest of the config drive
     (C(baremetal_tenancy_drive_digest)), since Ironic never shows a config drive back, and the static addresses of
     O(network_data) (C(baremetal_tenancy_addresses)); changing O(image), O(user_data), O(network_data) or

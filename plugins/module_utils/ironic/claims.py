@@ -38,6 +38,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
     Forbidden,
     InvalidInput,
     NotFound,
+    WaitTimeout,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.params import check_timeout
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.claim_view import claim_view
@@ -107,6 +108,12 @@ def _ports(client, node):
     return client.list_ports(node=node["uuid"])
 
 
+#: seconds an allocation may stay ``allocating`` before it counts as stalled.  Ironic fills an allocation in one
+#: conductor worker within seconds; when that worker dies (its database went away mid-way: the worker cannot even
+#: record the failure), nothing in Ironic resumes the allocation while the conductor itself lives on.
+ALLOCATION_STALL = 120.0
+
+
 def _wait_allocation(client, allocation, timeout, name):
     """Wait until Ironic has processed ``allocation`` (``active`` or ``error``)."""
     return client.poll(
@@ -116,6 +123,38 @@ def _wait_allocation(client, allocation, timeout, name):
         _obj(name),
         describe=lambda a: "the allocation is still %s" % (a or {}).get("state"),
     )
+
+
+def _settle_allocation(writes, request, allocation, timeout):
+    """Wait until Ironic has processed ``allocation``; an allocation still ``allocating`` after
+    :data:`ALLOCATION_STALL` seconds is deleted and created again (as many times as ``timeout`` allows).
+
+    Deleting it is safe whatever the stalled worker does next: Ironic records an allocation's node in the
+    same transaction as the allocation itself, so a worker that comes back after the delete fails to save
+    and leaves no node associated, and one that saved first left an allocation the delete releases under
+    the node's lock.  Returns the allocation (``None`` when it disappeared)."""
+    client = writes.client
+    deadline = client.clock() + timeout
+    while True:
+        left = max(0.0, deadline - client.clock())
+        try:
+            return _wait_allocation(client, allocation, min(left, ALLOCATION_STALL), request.name)
+        except WaitTimeout:
+            if left <= ALLOCATION_STALL:
+                raise
+        writes.mod.warn(
+            "claim %s: Ironic left allocation %s allocating for %d seconds (its conductor stopped working on "
+            "it); it was deleted and created again" % (request.name, allocation["uuid"], ALLOCATION_STALL)
+        )
+        writes.delete_allocation(allocation["uuid"], request.name)
+        allocation = writes.create_allocation(
+            request.name,
+            allocation.get("resource_class") or request.resource_class,
+            traits=allocation.get("traits") or request.traits,
+            candidate_nodes=allocation.get("candidate_nodes") or request.candidates,
+        )
+        if writes.check_mode:
+            return allocation
 
 
 def _check_candidates(client, project, resource_class, traits, candidates, obj):
@@ -162,9 +201,17 @@ def _create_allocation(writes, project, request):
         raise
     if writes.check_mode:
         return allocation
-    allocation = _wait_allocation(writes.client, allocation, max(request.wait_timeout, 30), request.name)
+    return _filled_allocation(writes, project, request, allocation, max(request.wait_timeout, 30))
+
+
+def _filled_allocation(writes, project, request, allocation, timeout):
+    """``allocation`` once Ironic filled it (:func:`_settle_allocation`); one Ironic could not fill is deleted."""
+    obj = request.obj
+    allocation = _settle_allocation(writes, request, allocation, timeout)
     if allocation is None:
         raise NotFound(obj, "the allocation disappeared while Ironic processed it")
+    if writes.check_mode and allocation.get("state") == "allocating":
+        return allocation  # created again, in check mode only
     if allocation.get("state") == "error":
         reason = allocation.get("last_error") or "no reason given"
         writes.delete_allocation(allocation["uuid"], request.name)
@@ -280,9 +327,11 @@ def _allocate(writes, project, request, claim):
         claim.node = None if writes.check_mode else client.get_node(claim.allocation["node_uuid"])
         return
     if allocation.get("state") == "allocating":
-        claim.allocation = _wait_allocation(client, allocation, request.wait_timeout, request.name)
-        if claim.allocation is None:
-            raise NotFound(obj, "the allocation disappeared while Ironic processed it")
+        # Left by a run that ended before Ironic filled it (or stalled in Ironic: created again).
+        claim.allocation = _filled_allocation(writes, project, request, allocation, request.wait_timeout)
+        if writes.check_mode and claim.allocation.get("state") == "allocating":
+            claim.node = None
+            return
         if claim.allocation.get("node_uuid"):
             claim.node = client.get_node(claim.allocation["node_uuid"], missing_ok=True)
     if claim.node is None:
