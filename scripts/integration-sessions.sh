@@ -64,14 +64,7 @@ done
 # Stop the sessions if make is interrupted: SIGINT to each pytest (not to the subshell waiting for it, which
 # would pass nothing on), whose fixtures then end the services they started (tests/integration/conftest.py
 # makes sure SIGINT raises KeyboardInterrupt there even when the job started with it ignored).
-interrupt() {
-    local name
-    for name in "${names[@]}"; do
-        [ -s ".tmp/integration-$name.pid" ] && kill -INT "$(cat ".tmp/integration-$name.pid")" 2>/dev/null
-    done
-    return 0
-}
-trap interrupt INT TERM
+trap 'for name in "${names[@]}"; do [ -s ".tmp/integration-$name.pid" ] && kill -INT "$(cat ".tmp/integration-$name.pid")" 2>/dev/null; done; true' INT TERM
 
 status=0
 for i in "${!names[@]}"; do
