@@ -29,6 +29,7 @@ through :class:`ironic.writes.Writes`, which simulates it in check mode.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -133,28 +134,33 @@ def _settle_allocation(writes, request, allocation, timeout):
     same transaction as the allocation itself, so a worker that comes back after the delete fails to save
     and leaves no node associated, and one that saved first left an allocation the delete releases under
     the node's lock.  Returns the allocation (``None`` when it disappeared)."""
-    client = writes.client
-    deadline = client.clock() + timeout
+    attempts, attempt = max(1, math.ceil(timeout / ALLOCATION_STALL)), 0
     while True:
-        left = max(0.0, deadline - client.clock())
+        last = attempt == attempts - 1
         try:
-            return _wait_allocation(client, allocation, min(left, ALLOCATION_STALL), request.name)
+            return _wait_allocation(
+                writes.client,
+                allocation,
+                timeout - ALLOCATION_STALL * attempt if last else ALLOCATION_STALL,
+                request.name,
+            )
         except WaitTimeout:
-            if left <= ALLOCATION_STALL:
+            if last:
                 raise
-        writes.mod.warn(
-            "claim %s: Ironic left allocation %s allocating for %d seconds (its conductor stopped working on "
-            "it); it was deleted and created again" % (request.name, allocation["uuid"], ALLOCATION_STALL)
-        )
-        writes.delete_allocation(allocation["uuid"], request.name)
-        allocation = writes.create_allocation(
-            request.name,
-            allocation.get("resource_class") or request.resource_class,
-            traits=allocation.get("traits") or request.traits,
-            candidate_nodes=allocation.get("candidate_nodes") or request.candidates,
-        )
-        if writes.check_mode:
-            return allocation
+            writes.mod.warn(
+                "claim %s: Ironic left allocation %s allocating for %d seconds (its conductor stopped working on "
+                "it); it was deleted and created again" % (request.name, allocation["uuid"], ALLOCATION_STALL)
+            )
+            writes.delete_allocation(allocation["uuid"], request.name)
+            allocation = writes.create_allocation(
+                request.name,
+                allocation.get("resource_class") or request.resource_class,
+                traits=allocation.get("traits") or request.traits,
+                candidate_nodes=allocation.get("candidate_nodes") or request.candidates,
+            )
+            if writes.check_mode:
+                return allocation
+        attempt += 1
 
 
 def _check_candidates(client, project, resource_class, traits, candidates, obj):
