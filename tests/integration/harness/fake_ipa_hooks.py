@@ -107,14 +107,41 @@ def install(bus_dir: str | None) -> None:
 
     boot = main.boot
     remove_from_heartbeater = main.remove_from_heartbeater
+    # Power cycles per system. An agent belongs to the cycle it booted in: one whose system was powered off
+    # since then is dead on real hardware, but FakeIPA's boot thread goes on looking its node up (for up to
+    # 300 s) and, once Ironic answers, registers as the node's agent beside the live one. Ironic's next
+    # command then reached the stale agent (a deploy's write_image never reached the machine; found
+    # 2026-11-27 when the test beds got faster). A stale agent's lookup now ends its boot thread.
+    cycles: dict[str, int] = {}
+    agent_init = FakeIronicPythonAgent.__init__
+
+    def init_in_cycle(self, system, *args, **kwargs):
+        agent_init(self, system, *args, **kwargs)
+        self.power_cycle = cycles.get(system["uuid"], 0)
+
+    FakeIronicPythonAgent.__init__ = init_in_cycle
 
     def boot_agent(system):
+        cycles[system["uuid"]] = cycles.get(system["uuid"], 0) + 1
         machine_bus.set_agent(bus, machine_bus.system_key(system["uuid"]), True)
         return boot(system)
 
     def stop_agent(uuid):
+        cycles[uuid] = cycles.get(uuid, 0) + 1
         machine_bus.set_agent(bus, machine_bus.system_key(uuid), False)
         return remove_from_heartbeater(uuid)
+
+    def only_live_agents(self, content):
+        uuid = self.system["uuid"]
+        if getattr(self, "power_cycle", None) != cycles.get(uuid, 0):
+            self._logger.info(
+                "System %s: an agent booted before its last power change ended (its lookup answered late)",
+                self.system.get("name") or uuid,
+            )
+            raise SystemExit  # ends this boot thread only: it registers nowhere
+        keep_token(self, content)
+
+    FakeIronicPythonAgent.process_lookup_data = only_live_agents
 
     main.boot = boot_agent
     main.remove_from_heartbeater = stop_agent
