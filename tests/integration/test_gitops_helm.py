@@ -272,6 +272,7 @@ def test_second_commit_adds_a_release_to_each_tenant(kube_env, fleet, git_server
 def test_a_release_is_installed_as_the_tenant_and_cannot_write_elsewhere(fleet, admin):
     release = wait_ready(admin, "HelmRelease", A, "spill", status="False", timeout=HELM_TIMEOUT)
     message = ready_condition(release)["message"]
+    print(f"HelmRelease {A}/spill Ready: {message}")
     assert f'User "system:serviceaccount:{A}:{RECONCILER}" cannot' in message, message
     assert f'in the namespace "{B}"' in message, message
     assert config_map(admin, "spill-greeting", B) is None
@@ -287,6 +288,7 @@ def test_a_privileged_pod_in_a_tenant_chart_is_refused_and_the_release_reports_i
     release = wait_ready(admin, "HelmRelease", B, "debug", status="False", timeout=HELM_TIMEOUT)
     condition = ready_condition(release)
     message = condition["message"]
+    print(f"HelmRelease {B}/debug Ready: {message}")
     assert f"Helm install failed for release {B}/debug" in message, condition
     assert 'violates PodSecurity "restricted:latest"' in message, condition
     assert 'privileged (container "debug" must not set securityContext.privileged=true)' in message, condition
