@@ -17,9 +17,9 @@ description:
     O(tenants[].quota) and O(tenants[].pod_security) may only use the keys of O(quota_keys) and O(pod_security_keys).
     A tenant may be listed once.
   - Optionally checks the admission settings, O(pod_controls), O(policy_actions) and O(host_class_prefix).
-  - With O(apps) (the shared apps of the C(baremetal.tenancy.tenant_gitops) role), checks the apps and each tenant's
+  - "With O(apps) (the shared apps of the C(baremetal.tenancy.tenant_gitops) role), checks the apps and each tenant's
     O(tenants[].releases) against them, and fails with one error naming the entry
-    (C(tenants[0] (team-a): releases[1] (site))) and the cause.
+    (C(tenants[0] (team-a): releases[1] (site))) and the cause."
 author:
   - Baremetal Tenancy Contributors (@baremetal-tenancy)
 extends_documentation_fragment:
