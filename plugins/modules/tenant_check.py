@@ -17,6 +17,9 @@ description:
     O(tenants[].quota) and O(tenants[].pod_security) may only use the keys of O(quota_keys) and O(pod_security_keys).
     A tenant may be listed once.
   - Optionally checks the admission settings, O(pod_controls), O(policy_actions) and O(host_class_prefix).
+  - "With O(apps) (the shared apps of the C(baremetal.tenancy.tenant_gitops) role), checks the apps and each tenant's
+    O(tenants[].releases) against them, and fails with one error naming the entry
+    (C(tenants[0] (team-a): releases[1] (site))) and the cause."
 author:
   - Baremetal Tenancy Contributors (@baremetal-tenancy)
 extends_documentation_fragment:
@@ -49,6 +52,21 @@ options:
       pod_security:
         description: Pod Security overrides, keys of O(pod_security_keys) only.
         type: dict
+      releases:
+        description:
+          - Helm releases of the tenant, each C(name) (a DNS-1123 label of at most 53 characters, listed once), C(app)
+            (one of the names of O(apps)) and optional C(values) (a mapping). Checked only when O(apps) is given.
+        type: list
+        elements: dict
+  apps:
+    description:
+      - The shared apps the tenants' O(tenants[].releases) install, each C(name) (a DNS-1123 label of at most 53
+        characters, listed once), C(chart) (C(url) and C(path) of the chart in a Git repository, at most one of
+        C(branch), C(tag) and C(commit), optional C(interval) and C(secret)), optional C(values) (a mapping) and
+        C(interval).
+      - Not checked, and the releases neither, when not given.
+    type: list
+    elements: dict
   quota_keys:
     description: The keys a tenant's O(tenants[].quota) may use.
     type: list
@@ -88,6 +106,16 @@ EXAMPLES = r"""
         quota: {hostclaims: 2}
     quota_keys: [hostclaims, secrets]
     host_class_prefix: host-class.baremetal.tenancy/
+
+- name: Check the shared apps and the tenants' releases of them
+  baremetal.tenancy.tenant_check:
+    tenants:
+      - name: team-a
+        releases:
+          - {name: web, app: web, values: {replicas: 2}}
+    apps:
+      - name: web
+        chart: {url: https://git.example.com/platform/charts.git, path: charts/web}
 """
 
 RETURN = r"""
@@ -108,6 +136,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.tenant_ru
     check_tenants,
     label_prefix_problem,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.gitops.releases import check_apps, check_releases
 
 
 def check(params):
@@ -122,6 +151,8 @@ def check(params):
         problem = label_prefix_problem(params["host_class_prefix"])
         if problem:
             raise InvalidInput("option host_class_prefix", problem)
+    if params["apps"] is not None:
+        check_releases(params["tenants"], check_apps(params["apps"]))
     return names
 
 
@@ -135,6 +166,7 @@ def main():
             known_pod_controls=dict(type="list", elements="str", default=[]),
             policy_actions=dict(type="list", elements="str"),
             host_class_prefix=dict(type="str"),
+            apps=dict(type="list", elements="dict"),
         ),
         supports_check_mode=True,
     )

@@ -11,9 +11,8 @@ Fixtures (session scope):
 
 - ``git_server``: a started :class:`harness.git_server.GitServer`.
 - ``flux_env``: a started :class:`harness.flux.FluxEnv` on ``kube_env``:
-  source- and kustomize-controller under the multi-tenancy lockdown (what the
-  suites use so far; add helm-controller to :data:`SESSION_CONTROLLERS` with
-  the first HelmRelease suite).
+  source-, kustomize- and helm-controller under the multi-tenancy lockdown
+  (helm-controller for the tenants' HelmReleases of ``test_gitops_helm.py``).
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ from harness import flux
 from harness.git_server import GitServer
 
 MARKER = "gitops"
-SESSION_CONTROLLERS = ("source-controller", "kustomize-controller")
+SESSION_CONTROLLERS = ("source-controller", "kustomize-controller", "helm-controller")
 _ENVS: list[flux.FluxEnv] = []
 _GIT: list[GitServer] = []
 
