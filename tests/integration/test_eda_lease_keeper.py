@@ -235,21 +235,23 @@ def test_a_restarted_rulebook_warns_nobody_twice_and_ends_on_time(keeper_nodes, 
         extra_vars={"leases": [{"project": "tenant-a", "nodes": ["lk-3"], "end": iso(time.time() + 600)}]},
     )
     assert lease.ok, lease.explain()
-    first = Rulebook("baremetal.tenancy.lease_keeper", KEEPER_VARS, env.ansible_env("admin"), tmp_path / "first")
+    # Warnings 120 s ahead and an end 135 s ahead: the warning run (a playbook: 5-15 s on loaded cores, over 40 s
+    # once with other suites beside make test) has about 100 s before the ending run starts, lead_time (18 s)
+    # ahead of the end.
+    keeper_vars = dict(KEEPER_VARS, lease_keeper_warn_ahead=120)
+    first = Rulebook("baremetal.tenancy.lease_keeper", keeper_vars, env.ansible_env("admin"), tmp_path / "first")
     second = None
     try:
         first.wait_for_line(FIRST_POLL)
-        # an end far enough ahead that the warning run (a playbook start: 5-15 s on loaded cores) comes before the
-        # ending run, which starts lead_time (18 s) ahead of it
-        end = math.ceil(time.time()) + 75
+        end = math.ceil(time.time()) + 135
         record = move_end(admin, "lk-3", end)
-        deadline = time.time() + 70
+        deadline = time.time() + 130
         while NOTICE_KEY not in read_node(admin, "lk-3")["properties"]:
             assert time.time() < deadline and time.time() < end - 19, "no notice:\n" + first.output[-6000:]
             time.sleep(0.2)
         warned = read_node(admin, "lk-3")["properties"][NOTICE_KEY]
         first.kill()
-        second = Rulebook("baremetal.tenancy.lease_keeper", KEEPER_VARS, env.ansible_env("admin"), tmp_path / "second")
+        second = Rulebook("baremetal.tenancy.lease_keeper", keeper_vars, env.ansible_env("admin"), tmp_path / "second")
         second.wait_for_line(FIRST_POLL)
         notice, dummy, ended_at = watch_until_ended(admin, admin, "lk-3", end)
         print("\nlease keeper after a restart: ended %.2f s after the end" % (ended_at - end))
