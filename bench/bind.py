@@ -3,7 +3,8 @@
 
 Sizes from the environment: ``BENCH_HOSTS`` (1,000), ``BENCH_CLAIMS`` (500), ``BENCH_NAMESPACES`` (10),
 ``BENCH_WORKERS`` (8, the binder's ``workers``), ``BENCH_BINDERS`` (4, binders at once),
-``BENCH_OPERATOR_HOSTS`` (20; 0 leaves the real operator out), ``BENCH_DIALECTS`` (``proposal,bmo``).
+``BENCH_OPERATOR_HOSTS`` (20; 0 leaves the real operator out), ``BENCH_DIALECTS`` (``proposal,bmo``),
+``BENCH_REPEATS`` (1, rounds of the binders at once).
 Issue 20's size: ``BENCH_HOSTS=10000 BENCH_CLAIMS=5000 BENCH_NAMESPACES=50 BENCH_BINDERS=8``.
 
 Starts its own control plane (etcd + kube-apiserver + kube-controller-manager,
@@ -25,8 +26,23 @@ of ``SEED_THREADS`` threads each, raw requests: ``seed_requests_per_second``), a
   half after it, so a load that changes during the run weighs on both alike)
   and the ratio of the pass time to that time;
 - ``BENCH_BINDERS`` binders at once (as many processes, each running passes until
-  one changes nothing) over as many fresh claims: total time, passes, conflicts
-  retried, peak resident set of each, and whether any host or claim was bound twice.
+  one changes nothing, at most 10) over as many fresh claims, ``BENCH_REPEATS`` (1) times
+  on the same hosts (before each round every host is freed and the previous claims are
+  deleted, raw writes and not the release flow: no operator deprovisions here; the new
+  claims have the same names in the same namespaces). Per round: total time, passes,
+  conflicts retried, errors, peak resident set, and the invariants read back from the
+  cluster: no claim bound to two hosts (``consumerRef``), no host bound to two claims
+  (the host each claim's binder record names, read as every reader does), every record
+  agreeing with the host's ``consumerRef``, ``min(claims, hosts)`` claims bound and the
+  rest pending with a no-host reason (``pending_reasons``); ``invariants_held`` sums it
+  up with 0 errors and every binder settled. ``binders_at_once`` has the rounds and a
+  summary (seconds min/median/max, totals).
+
+Issue 17's storm (8 binders, 400 claims from 8 tenants, 300 hosts, 3 times; the proposal's
+dialect, no operator)::
+
+    BENCH_HOSTS=300 BENCH_CLAIMS=400 BENCH_NAMESPACES=8 BENCH_BINDERS=8 BENCH_REPEATS=3 \
+    BENCH_DIALECTS=proposal BENCH_OPERATOR_HOSTS=0 .venv/bin/python bench/bind.py
 
 Both on each HostClaim dialect, with the same keys under ``dialects[]``
 (``dialect``: ``proposal``, the CRD of hostclaim_setup and each host's sharing
@@ -77,6 +93,8 @@ OPERATOR_HOSTS = int(os.environ.get("BENCH_OPERATOR_HOSTS", "20"))
 DIALECTS = tuple(os.environ.get("BENCH_DIALECTS", "proposal,bmo").split(","))
 #: binders at once
 BINDERS = int(os.environ.get("BENCH_BINDERS", "4"))
+#: rounds of BINDERS binders at once, each over fresh claims on the same hosts
+REPEATS = int(os.environ.get("BENCH_REPEATS", "1"))
 #: processes x threads creating and resetting the world
 SEED_PROCESSES, SEED_THREADS = 2, 8
 POLL = 0.5
@@ -240,7 +258,11 @@ def create_world(api, kubeconfig: str, prefix: str, with_hosts: bool, dialect: s
     custom = client.CustomObjectsApi(api)
     names = ["%s-%d" % (prefix, i) for i in range(NAMESPACES)]
     for name in names + ([INFRA] if with_hosts else []):
-        core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
+        try:
+            core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
+        except client.exceptions.ApiException as exc:
+            if exc.status != 409:  # a later round of the binders at once: the tenants' namespaces are there
+                raise
     if with_hosts and dialect == "bmo":
         custom.create_namespaced_custom_object(
             GROUP,
@@ -264,6 +286,8 @@ def raw_consumer_ref_writes(io, count: int, sample: int, prefix: str) -> float:
     """The time of ``count`` merge patches of ``spec.consumerRef`` on free hosts, one at a time, with a precondition,
     estimated from ``sample`` of them (the hosts they take are left consumed by the claims ``<prefix>-N``)."""
     free = [h for h in io.list_hosts([INFRA]) if not h["spec"].get("consumerRef")][:sample]
+    if not free:  # no host left free (as many claims as hosts, or more): nothing to compare with
+        return 0.0
     started = time.monotonic()
     for number, host in enumerate(free):
         io.patch_host(
@@ -354,7 +378,7 @@ def binder_process(kubeconfig: str, number: int, queue) -> None:
     metal3, m3client = metal3_modules()
     from kubernetes import config
 
-    passes, conflicts, requests, errors = 0, 0, 0, 0
+    passes, conflicts, requests, errors, settled = 0, 0, 0, 0, False
     started = time.monotonic()
     with config.new_client_from_config(config_file=kubeconfig) as api:
         for _dummy in range(10):
@@ -365,11 +389,13 @@ def binder_process(kubeconfig: str, number: int, queue) -> None:
             requests += report["requests"]["total"]
             errors += len(report["errors"])
             if report["settled"]:
+                settled = True
                 break
     queue.put(
         {
             "binder": number,
             "passes": passes,
+            "settled": settled,
             "conflicts": conflicts,
             "requests": requests,
             "errors": errors,
@@ -380,16 +406,127 @@ def binder_process(kubeconfig: str, number: int, queue) -> None:
 
 
 def check_bindings(api) -> dict:
+    """The bindings read back from the cluster, and the invariants of a settled storm (see the module docstring).
+
+    ``claims_bound_twice``: claims that two hosts' ``consumerRef`` point at; ``hosts_bound_twice``: hosts that two
+    claims' binder records name (``claim_view.bound_host``, what every reader uses); ``records_not_matching``:
+    claims whose record names a host whose ``consumerRef`` is not that claim, and hosts pointing at no claim."""
+    metal3_modules()  # the collection on sys.path
+    from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import (
+        bmo_claim_status,
+        bmo_upward,
+        claim_view,
+    )
+
+    no_host_reasons = set(bmo_upward.NO_HOST_REASONS) | {bmo_claim_status.NO_HOST_REASON}
     custom = client.CustomObjectsApi(api)
     hosts = custom.list_namespaced_custom_object(GROUP, VERSION, INFRA, "baremetalhosts")["items"]
-    refs = [
-        (h["spec"]["consumerRef"]["namespace"], h["spec"]["consumerRef"]["name"])
+    refs = {
+        h["metadata"]["name"]: (h["spec"]["consumerRef"]["namespace"], h["spec"]["consumerRef"]["name"])
         for h in hosts
         if h["spec"].get("consumerRef")
-    ]
+    }
     claims = custom.list_cluster_custom_object(GROUP, VERSION, "hostclaims")["items"]
+    keys = {(c["metadata"]["namespace"], c["metadata"]["name"]) for c in claims}
     labelled = sum(1 for c in claims if (c["metadata"].get("labels") or {}).get("hostclaim.metal3.io/host"))
-    return {"bound": len(set(refs)), "claims_bound_twice": len(refs) - len(set(refs)), "labelled": labelled}
+    recorded: dict[str, list] = {}
+    pending, reasons, mismatched = 0, {}, sum(1 for ref in refs.values() if ref not in keys)
+    for claim in claims:
+        key = (claim["metadata"]["namespace"], claim["metadata"]["name"])
+        host = claim_view.bound_host(claim)
+        if host:
+            recorded.setdefault(host, []).append(key)
+            mismatched += refs.get(host) != key
+            continue
+        pending += 1
+        reason = "no condition"
+        for condition in (claim.get("status") or {}).get("conditions") or []:
+            if condition.get("type") in (claim_view.ASSOCIATED, claim_view.BMO_ASSOCIATED):
+                reason = "%s%s" % (condition.get("reason"), "" if condition.get("message") else " (no message)")
+        reasons[reason] = reasons.get(reason, 0) + 1
+    bound = sum(len(holders) for holders in recorded.values())
+    claims_bound_twice = len(refs) - len(set(refs.values()))
+    hosts_bound_twice = sum(1 for holders in recorded.values() if len(holders) > 1)
+    expected = min(len(claims), len(hosts))
+    return {
+        "bound": bound,
+        "pending": pending,
+        "pending_reasons": reasons,
+        "expected_bound": expected,
+        "claims_bound_twice": claims_bound_twice,
+        "hosts_bound_twice": hosts_bound_twice,
+        "records_not_matching": mismatched,
+        "labelled": labelled,
+        "bindings_hold": (
+            bound == expected
+            and pending == len(claims) - expected
+            and sum(reasons.get(reason, 0) for reason in no_host_reasons) == pending
+            and not (claims_bound_twice or hosts_bound_twice or mismatched)
+        ),
+    }
+
+
+def binders_at_once(env, kubeconfig: str, dialect: str, repeat: int) -> dict:
+    """Round ``repeat`` of ``BINDERS`` binders at once: every host freed, the previous claims deleted, ``CLAIMS``
+    fresh ones (the same names in the same namespaces), the binders started together; its figures."""
+    context = multiprocessing.get_context("spawn")
+    progress(dialect, "round", repeat + 1, "of", REPEATS, ": reset and", CLAIMS, "fresh claims")
+    started = time.monotonic()
+    reset(kubeconfig)
+    with env.api("admin") as api:
+        create_world(api, kubeconfig, "benchn", with_hosts=False, dialect=dialect)
+    reset_seconds = time.monotonic() - started
+    progress(dialect, BINDERS, "binders at once")
+    queue = context.Queue()
+    started = time.monotonic()
+    processes = [context.Process(target=binder_process, args=(kubeconfig, n, queue)) for n in range(BINDERS)]
+    for process in processes:
+        process.start()
+    binders = [queue.get(timeout=1800) for dummy in processes]
+    for process in processes:
+        process.join(timeout=60)
+    total = time.monotonic() - started
+    with env.api("admin") as api:
+        checked = check_bindings(api)
+    binders.sort(key=lambda b: b["binder"])
+    errors = sum(b["errors"] for b in binders)
+    settled = all(b["settled"] for b in binders)
+    figures = {
+        "round": repeat + 1,
+        "reset_seconds": round(reset_seconds, 1),
+        "seconds": round(total, 3),
+        # each binder's own passes, from after its imports (the wall time above includes their interpreters starting)
+        "binder_seconds_max": max(b["seconds"] for b in binders),
+        "passes": [b["passes"] for b in binders],
+        "all_settled": settled,
+        "conflicts_retried": sum(b["conflicts"] for b in binders),
+        "errors": errors,
+        "requests": sum(b["requests"] for b in binders),
+        "peak_rss_mib": max(b["peak_rss_mib"] for b in binders),
+    }
+    holds = checked.pop("bindings_hold")
+    figures.update(checked, invariants_held=holds and errors == 0 and settled)
+    progress(dialect, "round", repeat + 1, "done", json.dumps(figures, sort_keys=True))
+    return figures
+
+
+def storm_summary(rounds: list[dict]) -> dict:
+    """``binders_at_once``: the rounds and what they add up to."""
+    seconds = [entry["seconds"] for entry in rounds]
+    return {
+        "binders": BINDERS,
+        "claims": CLAIMS,
+        "hosts": HOSTS,
+        "namespaces": NAMESPACES,
+        "repeats": len(rounds),
+        "seconds": {"min": min(seconds), "median": statistics.median(seconds), "max": max(seconds)},
+        "conflicts_retried": sum(entry["conflicts_retried"] for entry in rounds),
+        "errors": sum(entry["errors"] for entry in rounds),
+        "claims_bound_twice": sum(entry["claims_bound_twice"] for entry in rounds),
+        "hosts_bound_twice": sum(entry["hosts_bound_twice"] for entry in rounds),
+        "invariants_held": all(entry["invariants_held"] for entry in rounds),
+        "rounds": rounds,
+    }
 
 
 # --- with the real baremetal-operator ---------------------------------------------------------------------------
@@ -588,7 +725,8 @@ def progress(*words) -> None:
 
 
 def measure(dialect: str, workdir: Path) -> dict:
-    """One pass over the world and ``BINDERS`` binders at once, on a control plane of its own serving ``dialect``."""
+    """One pass over the world and ``REPEATS`` rounds of ``BINDERS`` binders at once, on a control plane of its own
+    serving ``dialect``."""
     result: dict = {"dialect": dialect}
     env = kube.KubeEnv(workdir)
     context = multiprocessing.get_context("spawn")
@@ -631,38 +769,9 @@ def measure(dialect: str, workdir: Path) -> dict:
         }
         progress(dialect, "pass", result["single_pass"]["seconds"], "s, raw", round(raw, 3), "s")
 
-        # BINDERS binders at once
-        progress(dialect, "reset and", CLAIMS, "fresh claims")
-        started = time.monotonic()
-        reset(kubeconfig)
-        with env.api("admin") as api:
-            create_world(api, kubeconfig, "benchn", with_hosts=False, dialect=dialect)
-        result["reset_seconds"] = round(time.monotonic() - started, 1)
-        progress(dialect, BINDERS, "binders at once")
-        queue = context.Queue()
-        started = time.monotonic()
-        processes = [context.Process(target=binder_process, args=(kubeconfig, n, queue)) for n in range(BINDERS)]
-        for process in processes:
-            process.start()
-        binders = [queue.get(timeout=1800) for dummy in processes]
-        for process in processes:
-            process.join(timeout=60)
-        total = time.monotonic() - started
-        with env.api("admin") as api:
-            checked = check_bindings(api)
-        binders.sort(key=lambda b: b["binder"])
-        result["binders_at_once"] = {
-            "binders": BINDERS,
-            "claims": CLAIMS,
-            "seconds": round(total, 3),
-            "passes": [b["passes"] for b in binders],
-            "conflicts_retried": sum(b["conflicts"] for b in binders),
-            "errors": sum(b["errors"] for b in binders),
-            "requests": sum(b["requests"] for b in binders),
-            "peak_rss_mib": max(b["peak_rss_mib"] for b in binders),
-            **checked,
-        }
-        progress(dialect, "binders done", round(total, 1), "s", checked)
+        # BINDERS binders at once, REPEATS rounds
+        rounds = [binders_at_once(env, kubeconfig, dialect, repeat) for repeat in range(max(1, REPEATS))]
+        result["binders_at_once"] = storm_summary(rounds)
         progress(dialect, "figures", json.dumps(result, sort_keys=True))
     finally:
         env.stop()
@@ -678,6 +787,7 @@ def main() -> None:
         "namespaces": NAMESPACES,
         "workers": WORKERS,
         "binders": BINDERS,
+        "repeats": REPEATS,
         "cpus": os.cpu_count(),
         "load_before": round(os.getloadavg()[0], 2),
     }

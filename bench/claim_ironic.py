@@ -55,6 +55,15 @@ equal the claims: each node used once), and per claim:
   divided by the claims' module time summed; ``split_median_s`` gives each
   part's median. All the clocks are this machine's wall clock (Python's
   ``time.time()`` in Ansible, Ironic and its database layer);
+- how often Ironic's allocation worker met another claim on a node it tried
+  (``ironic_conflicts_retried``: "Node ... is currently locked" or "... is already
+  associated, moving to the next one"; ``ironic_candidates_skipped``: a candidate
+  found taken or no longer available before it was tried), from its debug lines
+  (this bench sets ``ironic.conductor.allocations`` alone to DEBUG;
+  ``ironic_allocations_logged`` counts the allocations it took up, as a check);
+  ``allocations_recreated``: claims whose ``host_claim`` warned that Ironic left the
+  allocation ``allocating`` and it was created again; ``nodes_with_two_allocations``
+  (must be 0; with ``distinct_nodes`` equal to the claims, each node used once);
 - as a second view, the CPU seconds that Ironic (API and conductor are one
   process here), Keystone and PostgreSQL used during the storm
   (``/proc/<pid>/stat`` of each service's process tree, reaped children
@@ -65,6 +74,7 @@ equal the claims: each node used once), and per claim:
 from __future__ import annotations
 
 import argparse
+import collections
 import concurrent.futures
 import contextlib
 import datetime
@@ -100,6 +110,19 @@ IMAGE_URL = "http://images.example.com/os.img"
 USER_DATA = "#cloud-config\nhostname: bench\n"
 #: the async job directory is polled this often for the claims' start marks
 JOB_POLL = 0.05
+#: Ironic's allocation worker, trying the next candidate (another allocation holds this one) / a candidate found
+#: taken or gone before it was tried (debug lines of ``ironic.conductor.allocations``)
+RETRY_LINE = re.compile(r"Node \S+ is (?:currently locked|already associated), moving to the next one")
+SKIP_LINE = re.compile(r"Node \S+ is (?:already associated with instance \S+|no longer available), skipping")
+#: one per allocation the worker took up: that the debug lines are there at all
+CANDIDATES_LINE = re.compile(r"\d+ nodes are candidates for allocation")
+#: Ironic's own default log levels (``ironic.conf.opts.update_opt_defaults``) plus its allocation worker's debug lines
+LOG_LEVELS = (
+    "amqp=WARNING,amqplib=WARNING,qpid.messaging=INFO,oslo.messaging=INFO,oslo_messaging=INFO,stevedore=INFO,"
+    "iso8601=WARNING,requests=WARNING,urllib3.connectionpool=WARNING,keystonemiddleware.auth_token=INFO,"
+    "keystoneauth.session=INFO,openstack=WARNING,oslo_policy=WARNING,oslo_concurrency.lockutils=WARNING,"
+    "ironic.conductor.allocations=DEBUG"
+)
 LOG_LINE = re.compile(
     r"^(?P<at>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) \d+ \w+ \S+ .*?"
     r"(?:Node (?P<node>[0-9a-f-]{36}) moved to provision state \"(?P<state>[^\"]+)\""
@@ -288,6 +311,13 @@ def ironic_marks(log_path: Path) -> dict:
     return marks
 
 
+def allocation_retries(log_path: Path) -> tuple[int, int, int]:
+    """``(allocations taken up, conflicts retried, candidates skipped)`` by Ironic's allocation worker, from its
+    log."""
+    text = log_path.read_text(errors="replace")
+    return tuple(len(line.findall(text)) for line in (CANDIDATES_LINE, RETRY_LINE, SKIP_LINE))
+
+
 def iso_time(value: str) -> float:
     """Epoch seconds of an API timestamp (ISO 8601, with or without zone: Ironic's are UTC)."""
     parsed = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
@@ -409,6 +439,7 @@ def storm(env, workdir: Path, tenants: list[str], per_tenant: dict) -> dict:
     services = {"ironic": env.ironic.pid, "keystone": env.keystone.pid}
     if env.postgres_server is not None:
         services["postgresql"] = env.postgres_server.service.pid
+    retries = allocation_retries(env.ironic_server.proc.log_path)
     cpu_before = dict((name, tree_cpu(pid)) for name, pid in services.items())
     busy_before = machine_busy_cpu()
     started = time.monotonic()
@@ -421,6 +452,7 @@ def storm(env, workdir: Path, tenants: list[str], per_tenant: dict) -> dict:
     watcher.join(timeout=5)
     watcher.look()
 
+    retries = [after - before for after, before in zip(allocation_retries(env.ironic_server.proc.log_path), retries)]
     errors, hosts, failures = 0, [], []
     for tenant, result, out in results:
         if not result.ok:
@@ -447,6 +479,12 @@ def storm(env, workdir: Path, tenants: list[str], per_tenant: dict) -> dict:
         dict((n, j) for n, j in jobs.items() if n in names), allocations, ironic_marks(env.ironic_server.proc.log_path)
     )
     walls = [end - start for name, (start, end, _r) in jobs.items() if name in names]
+    recreated = sum(
+        1
+        for name, (_start, _end, result) in jobs.items()
+        if name in names and any("created again" in str(warning) for warning in result.get("warnings") or ())
+    )
+    per_node = collections.Counter(a["node_uuid"] for a in allocations.values() if a.get("node_uuid"))
     figures = {
         "projects": len(tenants),
         "claims": len(names),
@@ -454,6 +492,12 @@ def storm(env, workdir: Path, tenants: list[str], per_tenant: dict) -> dict:
         "total_s": round(total, 2),
         "errors": errors,
         "distinct_nodes": len(set(hosts)),
+        "nodes_with_two_allocations": sum(1 for count in per_node.values() if count > 1),
+        # None: Ironic's log has no allocation worker's debug line (its log levels were not taken)
+        "ironic_allocations_logged": retries[0],
+        "ironic_conflicts_retried": retries[1] if retries[0] else None,
+        "ironic_candidates_skipped": retries[2] if retries[0] else None,
+        "allocations_recreated": recreated,
         "claims_timed": len(walls),
         "claim_to_active_s": {
             "p50": round(statistics.median(walls), 2) if walls else None,
@@ -479,7 +523,13 @@ def main(argv=None):
     per_tenant = dict(zip(tenants, shares(args.storm_claims, len(tenants))))
     workdir = Path(tempfile.mkdtemp(prefix="bench-claim-ironic-"))
     load_before = round(os.getloadavg()[0], 2)
-    env = H.start_openstack(workdir / "services", tenants=tenants, sushy_systems=[], database="postgresql")
+    env = H.start_openstack(
+        workdir / "services",
+        tenants=tenants,
+        sushy_systems=[],
+        database="postgresql",
+        ironic_config="[DEFAULT]\ndefault_log_levels = %s\n" % LOG_LEVELS,
+    )
     try:
         apply_policy(env, workdir / "policy")
         admin = env.admin_conn
