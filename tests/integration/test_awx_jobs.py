@@ -142,8 +142,15 @@ class Awx:
         )
         awx_job.write_tree(directory, pdd.files, pdd.modes)
         self.private_files += pdd.files.values()
+        # A cancel callback of our own, as AWX passes one (its job's cancel flag): without it ansible-runner installs
+        # SIGINT and SIGTERM handlers in this process that only set a flag, and the rest of the pytest session could
+        # no longer be interrupted (make's Ctrl-C, integration-sessions.sh's trap).
         runner = ansible_runner.run(
-            private_data_dir=str(directory), playbook=template["playbook"], ident="job", quiet=True
+            private_data_dir=str(directory),
+            playbook=template["playbook"],
+            ident="job",
+            quiet=True,
+            cancel_callback=lambda: False,
         )
         stdout = (directory / "artifacts" / "job" / "stdout").read_text()
         job = Job(template_name, runner.status, runner.rc, stdout, list(runner.events), directory, runner.stats or {})
