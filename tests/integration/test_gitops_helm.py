@@ -42,8 +42,7 @@ import copy
 
 import pytest
 from harness import kube
-from harness.ansible import run_playbook
-from harness.flux import operator_repository, ready_condition, tenant_gitops_play, wait_ready
+from harness.flux import COMMIT_TASK, operator_repository, ready_condition, run_tenant_gitops, wait_ready
 from harness.git_server import git
 from kubernetes import client
 
@@ -139,33 +138,25 @@ def fleet(admin, metal3_env, flux_env, git_server, tmp_path_factory):
 
 
 def run_role(kube_env, fleet, name: str, tenants: list[dict], state: str = "present", *, check: bool = False):
-    variables = {
-        "tenant_gitops_checkout": str(fleet["checkout"]),
-        "tenant_gitops_tenants": copy.deepcopy(tenants),
-        "tenant_gitops_apps": fleet["apps"],
-        "tenant_gitops_interval": INTERVAL,
-        "tenant_gitops_flux_kustomization": {"name": FLEET, "namespace": "flux-system"},
-        "tenant_gitops_wait_timeout": 300,
-    }
-    return run_playbook(
-        tenant_gitops_play(state),
-        kube_env.ansible_env("admin"),
+    return run_tenant_gitops(
+        kube_env,
+        fleet["checkout"],
         fleet["workdir"] / name,
-        extra_vars=variables,
+        FLEET,
+        copy.deepcopy(tenants),
+        state,
+        interval=INTERVAL,
         check=check,
-        diff=check,
+        tenant_gitops_apps=fleet["apps"],
     )
 
 
-COMMIT_TASK = "baremetal.tenancy.tenant_gitops : Commit the tenants' directories to the operator's repository"
-
-
 def server_head(git_server) -> str:
-    return git("ls-remote", git_server.url(FLEET), "refs/heads/main").split()[0]
+    return git_server.head(FLEET)
 
 
 def server_files(git_server) -> list[str]:
-    return git("--git-dir", str(git_server.root / f"{FLEET}.git"), "ls-tree", "-r", "--name-only", "main").split()
+    return git_server.files(FLEET)
 
 
 def namespace_exists(admin, name: str) -> bool:

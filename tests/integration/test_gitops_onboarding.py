@@ -40,7 +40,7 @@ import pytest
 import yaml
 from harness import kube
 from harness.ansible import run_playbook
-from harness.flux import operator_repository, ready_condition, tenant_gitops_play, wait_ready
+from harness.flux import COMMIT_TASK, operator_repository, ready_condition, run_tenant_gitops, wait_ready
 from harness.git_server import git
 from kubernetes import client
 
@@ -101,34 +101,25 @@ def fleet(admin, metal3_env, flux_env, git_server, tmp_path_factory):
 
 
 def run_role(kube_env, fleet, name: str, state: str = "present", *, check: bool = False, **extra):
-    variables = {
-        "tenant_gitops_checkout": str(fleet["checkout"]),
-        "tenant_gitops_tenants": [fleet["tenant"]],
-        "tenant_gitops_interval": INTERVAL,
-        "tenant_gitops_flux_kustomization": {"name": FLEET, "namespace": "flux-system"},
-        "tenant_gitops_wait_timeout": 300,
-        **extra,
-    }
-    return run_playbook(
-        tenant_gitops_play(state),
-        kube_env.ansible_env("admin"),
+    return run_tenant_gitops(
+        kube_env,
+        fleet["checkout"],
         fleet["workdir"] / name,
-        extra_vars=variables,
+        FLEET,
+        [fleet["tenant"]],
+        state,
+        interval=INTERVAL,
         check=check,
-        diff=check,
+        **extra,
     )
 
 
-COMMIT_TASK = "baremetal.tenancy.tenant_gitops : Commit the tenants' directories to the operator's repository"
-
-
 def server_head(git_server) -> str:
-    return git("ls-remote", git_server.url(FLEET), "refs/heads/main").split()[0]
+    return git_server.head(FLEET)
 
 
 def server_files(git_server) -> list[str]:
-    path = git_server.root / f"{FLEET}.git"
-    return git("--git-dir", str(path), "ls-tree", "-r", "--name-only", "main").split()
+    return git_server.files(FLEET)
 
 
 def namespace_exists(admin, name: str) -> bool:

@@ -51,6 +51,7 @@ from pathlib import Path
 
 import yaml
 
+from .ansible import run_playbook
 from .kube import _create_or_keep, write_kubeconfig
 from .procs import LOOPBACK, Proc, Service, free_port, start_process, wait_http
 
@@ -476,3 +477,35 @@ def tenant_gitops_play(state: str = "present", **variables) -> list[dict]:
             "roles": [{"role": "baremetal.tenancy.tenant_gitops"}],
         }
     ]
+
+
+#: the role's task that commits to the operator's repository (its result shows what a run committed)
+COMMIT_TASK = "baremetal.tenancy.tenant_gitops : Commit the tenants' directories to the operator's repository"
+
+
+def run_tenant_gitops(
+    kube_env,
+    checkout: Path,
+    workdir: Path,
+    fleet: str,
+    tenants: list[dict],
+    state: str = "present",
+    *,
+    interval: str = "10s",
+    check: bool = False,
+    **variables,
+):
+    """``ansible-playbook`` of :func:`tenant_gitops_play` as the cluster admin: ``tenants`` into the operator's
+    repository checked out at ``checkout``, whose Flux Kustomization is ``fleet`` in ``flux-system``; with
+    ``check``, in check mode with ``--diff``. ``variables`` are further role variables."""
+    role_vars = {
+        "tenant_gitops_checkout": str(checkout),
+        "tenant_gitops_tenants": tenants,
+        "tenant_gitops_interval": interval,
+        "tenant_gitops_flux_kustomization": {"name": fleet, "namespace": "flux-system"},
+        "tenant_gitops_wait_timeout": 300,
+        **variables,
+    }
+    return run_playbook(
+        tenant_gitops_play(state), kube_env.ansible_env("admin"), workdir, extra_vars=role_vars, check=check, diff=check
+    )

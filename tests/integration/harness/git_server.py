@@ -93,6 +93,14 @@ class GitServer:
     def url(self, name: str) -> str:
         return f"{self.base_url}/{name}.git"
 
+    def head(self, name: str, branch: str = "main") -> str:
+        """The commit ``branch`` of repository ``name`` points at, as a client sees it."""
+        return git("ls-remote", self.url(name), f"refs/heads/{branch}").split()[0]
+
+    def files(self, name: str, branch: str = "main") -> list[str]:
+        """The paths of every file in ``branch`` of repository ``name``, read on the server."""
+        return git("--git-dir", str(self.root / f"{name}.git"), "ls-tree", "-r", "--name-only", branch).split()
+
     def create_repo(self, name: str, branch: str = "main") -> str:
         """Create the bare repository ``name`` (pushes over HTTP allowed); return its URL."""
         path = self.root / f"{name}.git"
