@@ -23,7 +23,9 @@ snapshot; these patches wrap a few of its functions, they copy none of its code:
   it at its next boot; the ``erase_devices`` and ``erase_devices_metadata`` clean
   steps wipe the machine's disk; a step fails with the machine's reason when the
   machine refuses (a disk that cannot be erased). While the agent ramdisk runs
-  on a system, its machine's own OS does not.
+  on a system, its machine's own OS does not. An agent whose system was powered
+  off since it booted is dead, as on real hardware: its late lookup ends its
+  boot thread instead of registering it beside the live agent.
 """
 
 from __future__ import annotations
