@@ -22,6 +22,9 @@ it when it changes), and starts ``ironic`` on a free loopback port.
   empty), as a production Ironic restricts ``file://`` image URLs to its own
   directories: a ``file://`` URL elsewhere fails the deployment.
 
+Ironic starts through a launcher that installs :mod:`harness.ironic_hooks` first (PBKDF2 results remembered in
+the process: the Redfish driver derives a key before every request).
+
 The empty database schema (``ironic-dbsync create_schema``, ~3 s) is made
 once per machine and Ironic version under the harness cache directory and
 copied. A small ``http.server`` serves ``[deploy] http_root`` on loopback so
@@ -44,6 +47,16 @@ from . import procs
 from .keystone import cache_root
 
 VENV_BIN = Path(sys.executable).parent
+# Ironic's own entry point (the ``ironic`` script), after the test bed's hooks (:mod:`harness.ironic_hooks`).
+_LAUNCHER = """
+import sys
+sys.path.insert(0, {harness_parent!r})
+from harness import ironic_hooks
+ironic_hooks.install()
+from ironic.command.singleprocess import main
+sys.argv = {argv!r}
+sys.exit(main())
+"""
 CONDUCTOR_HOST = "ironic-test-conductor"
 SCHEMA_FORMAT = "1"  # bump when the schema recipe changes
 
@@ -311,12 +324,13 @@ def start_ironic(
     if database_url and create_schema:
         _create_schema(config_path, root, http_proc)
     url = f"http://127.0.0.1:{port}"
-    argv = [str(VENV_BIN / "ironic"), "--config-file", str(config_path)]
+    args = ["--config-file", str(config_path)]
     if extra_config:
         extra_path = root / "ironic-extra.conf"
         extra_path.write_text(extra_config.replace("@IRONIC_URL@", url))
-        argv += ["--config-file", str(extra_path)]
-    proc = procs.start_process("ironic", argv, root)
+        args += ["--config-file", str(extra_path)]
+    launcher = _LAUNCHER.format(harness_parent=str(Path(__file__).resolve().parents[1]), argv=["ironic", *args])
+    proc = procs.start_process("ironic", [sys.executable, "-c", launcher], root)
     try:
         procs.wait_http(url + "/", timeout, proc, ok_statuses=(200,))
         _wait_conductor(database_url or root / "ironic.sqlite", timeout, proc)
