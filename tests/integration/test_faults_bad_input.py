@@ -6,7 +6,7 @@ credentials a real user of it has (a tenant, the binder, the owner), on the sess
 real services: the kube-apiserver with the collection's HostClaim and BareMetalHost
 CRDs (``metal3_env``) and Keystone + Ironic + sushy-tools (``openstack_env``). The
 inputs cover types, ranges, names, selectors, regular expressions, images, Secrets,
-projects, nodes, dates, states and files. Each row asserts:
+projects, nodes, dates, states, files and Git checkouts. Each row asserts:
 
 - the task (or the inventory source) fails;
 - its message names the option and the bad value (an option named in words, such as
@@ -16,13 +16,15 @@ projects, nodes, dates, states and files. Each row asserts:
 - nothing changed on any service: every object the collection can write, read as the
   administrator before and after (:func:`fixtures_faults.kube_snapshot`,
   :func:`fixtures_faults.ironic_snapshot`, which include Ironic's policy file and the
-  BMC's accounts), is the same.
+  BMC's accounts), is the same; for the GitOps rows also the operator's Git checkout (branch
+  heads, index and work tree).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +47,8 @@ IMAGE = {"url": "http://images.example.com/os.qcow2", "checksum": MD5, "checksum
 SELECTOR = {"matchLabels": {"suite": "bad-input"}}
 GROUP, VERSION = "metal3.io", "v1alpha1"
 MERGE = "application/merge-patch+json"
+#: the operator's Git checkout of :func:`gitops_checkout`, filled in by :func:`_fill`
+CHECKOUT = "@CHECKOUT@"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -443,6 +447,44 @@ CASES = [
         ),
         ("update_password", "sometimes"),
     ),
+    # -- GitOps: the operator's repository (a checkout of the module's fixture; compared before and after) -------
+    Case(
+        "gitops-commit-escape",
+        K,
+        "admin",
+        T,
+        module("gitops_commit", path=CHECKOUT, directories={"../outside": {"x.yaml": "a: 1\n"}}, commit_message="x"),
+        ("directory", "../outside"),  # a key of option directories, named as such
+    ),
+    Case(
+        "gitops-commit-not-a-checkout",
+        K,
+        "admin",
+        T,
+        module("gitops_commit", path="/proc", directories={"tenants/x": None}, commit_message="x"),
+        ("Git checkout", "/proc"),  # option path, named in words
+    ),
+    Case(
+        "role-gitops-tenant-name",
+        K,
+        "admin",
+        R,
+        role("tenant_gitops", tenant_gitops_checkout=CHECKOUT, tenant_gitops_tenants=[{"name": "Bad_Tenant"}]),
+        ("name", "Bad_Tenant"),
+    ),
+    Case(
+        "role-gitops-release-app",
+        K,
+        "admin",
+        R,
+        role(
+            "tenant_gitops",
+            tenant_gitops_checkout=CHECKOUT,
+            tenant_gitops_apps=[],
+            tenant_gitops_tenants=[{"name": "bad-g", "releases": [{"name": "web", "app": "no-such-app"}]}],
+        ),
+        ("releases", "no-such-app"),
+    ),
     # -- the inventory plugin --------------------------------------------------------------------
     Case("inventory-backend", K, "tenant-a", V, metal3_source(backend="vmware"), ("backend", "vmware")),
     Case("inventory-namespaces", K, "tenant-a", V, metal3_source(namespaces=["Bad_NS"]), ("namespaces", "Bad_NS")),
@@ -498,9 +540,32 @@ def ironic_world(openstack_env, enroll_node, ironic_tenancy_policy):
     return openstack_env
 
 
-def _fill(case: Case, openstack_env) -> dict:
-    """The task or role of ``case`` with what only the session knows (project IDs, the BMC)."""
-    body = json.loads(json.dumps(case.body))
+@pytest.fixture(scope="module")
+def gitops_checkout(tmp_path_factory) -> Path:
+    """A checkout of an operator's repository (one commit, no remote): what the GitOps cases must leave alone."""
+    top = tmp_path_factory.mktemp("operator-repo")
+    (top / "tenants" / "bad-a").mkdir(parents=True)
+    (top / "tenants" / "bad-a" / "kustomization.yaml").write_text("resources: []\n")
+    for argv in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "start"]):
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@localhost", *argv], cwd=top, check=True, timeout=60
+        )
+    return top
+
+
+def git_snapshot(top: Path) -> dict[str, str]:
+    """The checkout's branch heads, index and work tree (``git status`` lists any file added or changed)."""
+
+    def git(*argv):
+        return subprocess.run(["git", *argv], cwd=top, check=True, timeout=60, capture_output=True, text=True).stdout
+
+    return {"git " + str(top): git("show-ref") + git("status", "--porcelain", "--ignored", "--untracked-files=all")}
+
+
+def _fill(case: Case, openstack_env, checkout: Path | None = None) -> dict:
+    """The task or role of ``case`` with what only the session knows (project IDs, the BMC, the Git checkout)."""
+    text = json.dumps(case.body)
+    body = json.loads(text.replace(json.dumps(CHECKOUT), json.dumps(str(checkout))) if checkout else text)
     if openstack_env is None:
         return body
     task = body.get("baremetal.tenancy.host_lease")
@@ -520,10 +585,10 @@ def _fill(case: Case, openstack_env) -> dict:
     return body
 
 
-def _snapshot(case: Case, metal3_env, openstack_env) -> dict[str, str]:
+def _snapshot(case: Case, metal3_env, openstack_env, checkout: Path | None = None) -> dict[str, str]:
     if case.stack == K:
         with metal3_env.api() as api:
-            return kube_snapshot(api)
+            return dict(kube_snapshot(api), **(git_snapshot(checkout) if checkout else {}))
     return ironic_snapshot(openstack_env, files=[openstack_env.policy_path], emulators=[openstack_env.sushy_server])
 
 
@@ -565,10 +630,11 @@ def test_bad_input_fails_clearly_and_changes_nothing(case, request, tmp_path):
     # only the stack the case runs on is started
     metal3_env = request.getfixturevalue("kube_world") if case.stack == K else None
     openstack_env = request.getfixturevalue("ironic_world") if case.stack == IR else None
-    body = _fill(case, openstack_env)
-    before = _snapshot(case, metal3_env, openstack_env)
+    checkout = request.getfixturevalue("gitops_checkout") if CHECKOUT in json.dumps(case.body) else None
+    body = _fill(case, openstack_env, checkout)
+    before = _snapshot(case, metal3_env, openstack_env, checkout)
     message, result, output = _failure(case, body, metal3_env, openstack_env, tmp_path)
-    after = _snapshot(case, metal3_env, openstack_env)
+    after = _snapshot(case, metal3_env, openstack_env, checkout)
     assert not has_traceback(output, json.dumps(result)), "traceback:\n" + output[-4000:]
     missing = [word for word in case.words if not _names(message, word)]
     assert not missing, "the message does not name %s: %s" % (missing, message)
