@@ -117,10 +117,10 @@ docs-lint: collection
 # Every suite by default; INTEGRATION=tests/integration/test_metal3_story.py (files or node IDs) for a part.
 INTEGRATION ?= tests/integration
 
-# Three pytest sessions, each with its own apiserver and services: suites marked real_bmo run beside Metal3's real
+# Four pytest sessions, each with its own apiserver and services: suites marked real_bmo run beside Metal3's real
 # baremetal-operator (BMO's CRDs and cluster-wide webhooks), the suites on test-bed machines (marker machines, both
-# backends) in a session of their own; the others (Ironic, and the one Metal3 test that needs the collection's own
-# BareMetalHost CRD, a cluster without BMO) in the first. The sessions run side by side (scripts/integration-sessions.sh;
+# backends) in a session of their own, the fault suites (marker faults) in a fourth; the others (Ironic, and the
+# Metal3 tests that need the collection's own BareMetalHost CRD, a cluster without BMO) in the first. The sessions run side by side (scripts/integration-sessions.sh;
 # INTEGRATION_SERIAL=1 for one after the other), each with its log in .tmp/integration-<session>.log, printed when
 # all end.
 PYTEST := $(BIN)/python -m pytest -p no:cacheprovider -q -rA --durations=15
@@ -147,7 +147,8 @@ test-gitops: system venv kube bmo flux gitops-tools
 	$(PYTEST) tests/integration -m gitops $(PYTEST_ARGS)
 
 # The fault suites (tests marked faults: a bad-input matrix, ansible-playbook killed mid-way, services delayed, cut off
-# or restarted), in one pytest session on the services of the first integration session (no baremetal-operator).
+# or restarted), alone: one pytest session with services of its own (no baremetal-operator); make integration runs it
+# as its fourth session.
 test-faults: system venv kube
 	$(PYTEST) tests/integration -m faults $(PYTEST_ARGS)
 

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Run the integration pytest sessions side by side and report each.
 #
-# Three sessions, each with its own services: plain (the cluster without baremetal-operator plus the Ironic
-# suites), real_bmo (the clusters with the real operator) and machines (every suite whose hosts are test-bed
+# Four sessions, each with its own services: plain (the cluster without baremetal-operator plus the Ironic
+# suites), real_bmo (the clusters with the real operator), machines (every suite whose hosts are test-bed
 # machines, marker machines: network namespaces, a bridge and sshd per machine; root; on Metal3 they start an
 # operator stack of their own, on Ironic a Keystone + Ironic stack per module, so they run beside the others
-# instead of lengthening them: the Ironic hand-over suites alone take about as long as the plain session). Suites marked faults or gitops have make targets of their own (make test-faults, make test-gitops),
-# and so do machine suites not yet passed whole (marker pending, make test-pending). Each session starts its
+# instead of lengthening them: the Ironic hand-over suites alone take about as long as the plain session) and
+# faults (the fault suites, marker faults: killed processes and restarted services on services of their own, so
+# a restart there disturbs no other suite; also make test-faults). Suites marked gitops have a make target of
+# their own (make test-gitops), and so do machine suites not yet passed whole (marker pending, make
+# test-pending). Each session starts its
 # services on free loopback ports and its own temporary directories, and the shared seeds under the cache
 # directory are built atomically, so they can run at once: most of their time is spent waiting for Ironic,
 # the operator and the BMCs. Each session writes its own log (.tmp/integration-<name>.log), printed whole
@@ -32,9 +35,10 @@ fi
 
 mkdir -p .tmp
 rm -f .tmp/integration-*.pid
-names=(plain real_bmo machines)
+names=(plain real_bmo machines faults)
 own=" and not faults and not gitops and not pending"
-markers=("not real_bmo and not machines$own" "real_bmo and not machines$own" "machines$own")
+markers=("not real_bmo and not machines$own" "real_bmo and not machines$own" "machines$own"
+    "faults and not gitops and not pending")
 pids=()
 start=$SECONDS
 
