@@ -45,7 +45,8 @@ description:
     C(infrastructure.cluster.x-k8s.io/node-reuse=<namespace>.<nodeReuse>) is set, the Secret copies are deleted and the
     finalizer removed."
   - Hosts whose C(consumerRef) points at a claim that no longer exists, or that duplicate another host's binding, are
-    released (the sweep), and Secret copies of claims that no longer exist are deleted.
+    released (the sweep; the temporary BMC accounts granted on them to the claim's namespace are deleted first), and
+    Secret copies of claims that no longer exist are deleted.
   - A binding label that C(consumerRef) does not confirm is erased and never honoured.
   - "On baremetal-operator's own C(HostClaim) (v0.14: C(spec.poweredOn), Secret references C({name, namespace}),
     C(hostSelector.inNamespace), C(failureDomain), C(customDeploy)), this module is the controller that finishes

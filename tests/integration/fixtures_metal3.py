@@ -158,11 +158,15 @@ class Metal3Env:
         password: str | None = None,
         wait: bool = True,
         nics: list[dict] | None = None,
+        bmc_address: str | None = None,
     ) -> dict:
         """A BareMetalHost with its BMC Secret.
 
         Without an operator: the object only (no status); the BMC user and
-        password are ``bmcuser-<name>`` and ``bmc-password-<name>``.
+        password are ``bmcuser-<name>`` and ``bmc-password-<name>``, its BMC
+        address one that leads nowhere, unless given (``bmc_address``,
+        ``username``, ``password``: a BMC that answers, such as a sushy-tools
+        system).
         Real operator: a sushy-tools system and BMC account of the pool, live-ISO
         route (inspection disabled, no cleaning); what inspection would find
         (NICs of ``index``, ``hostname``) comes through BMO's
@@ -175,6 +179,7 @@ class Metal3Env:
         not). ``legacy_policy`` is written where earlier releases kept it, ``spec.hostClaimNamespaces``.
         """
         if self.operator is not None:
+            assert bmc_address is None, "with the operator a host's BMC comes from the pool (reserve_bmc)"
             return self._create_real_host(
                 namespace,
                 name,
@@ -209,7 +214,7 @@ class Metal3Env:
             spec = {
                 "online": False,
                 "bootMACAddress": "52:54:00:10:%02x:%02x" % (index // 256, index % 256),
-                "bmc": {"address": self.bmc_address(name), "credentialsName": secret},
+                "bmc": {"address": bmc_address or self.bmc_address(name), "credentialsName": secret},
             }
             body = self._host_body(namespace, name, spec, labels, annotations, policy, legacy_policy)
             return client.CustomObjectsApi(api).create_namespaced_custom_object(

@@ -10,7 +10,8 @@
 A deleted claim's host is deprovisioned, then its BMC accounts granted to the
 tenant are revoked, its ``consumerRef`` cleared, the claim's Secret copies and
 its finalizer removed.  The sweep releases hosts whose claim is gone (re-read
-first) or that duplicate a binding, and deletes orphaned Secret copies.
+first) or that duplicate a binding (the BMC accounts granted on them to the
+claim's namespace revoked first), and deletes orphaned Secret copies.
 """
 
 from __future__ import annotations
@@ -198,10 +199,11 @@ class Releasing:
         try:
             if orphan and not self._claim_gone(ref.get("namespace"), ref.get("name"), ref.get("uid")):
                 return None
-            if orphan:
-                host = self.revoke_bmc_access(host, ref.get("namespace"), outcome)
-                if host is None:
-                    return outcome
+            # the claim's namespace loses the host either way (its claim is gone, or bound to another host): the
+            # BMC accounts granted to it on this host go first, or nothing would ever revoke them
+            host = self.revoke_bmc_access(host, ref.get("namespace"), outcome)
+            if host is None:
+                return outcome
             self.writer.write_host(host, release_plan(host, claim, None), outcome)
         except Conflict:
             self.io.count_conflict()

@@ -2,11 +2,14 @@
 
 ``FaultProxy(upstream_host, upstream_port)`` listens on a free loopback port
 (``.port``, ``.url(scheme)``) and forwards every connection to the upstream,
-in one of three modes, changeable at any time (new data follows the new mode):
+in one of four modes, changeable at any time (new data follows the new mode):
 
 - ``pass``: forward as is;
 - ``delay``: hold every chunk the client sends for ``delay`` seconds before
   forwarding it (each HTTP request then takes that much longer);
+- ``slow-answers``: forward what the client sends at once, hold every chunk
+  the service sends back for ``delay`` seconds (the service acts at once, its
+  answer comes late: a client killed meanwhile never learns what it did);
 - ``blackhole``: accept connections and read what the client sends, but
   forward nothing and answer nothing (a hung service or BMC: the client
   waits until its own timeout).
@@ -24,7 +27,7 @@ import socket
 import threading
 import time
 
-MODES = ("pass", "delay", "blackhole")
+MODES = ("pass", "delay", "slow-answers", "blackhole")
 
 
 class FaultProxy:
@@ -81,7 +84,7 @@ class FaultProxy:
                         sock.close()
 
     def _pump(self, source: socket.socket, target: socket.socket | None, from_client: bool) -> None:
-        """Copy ``source`` to ``target``; data from the client follows the mode."""
+        """Copy ``source`` to ``target``; data from the client, and the answers in ``slow-answers``, follow the mode."""
         try:
             while True:
                 data = source.recv(65536)
@@ -89,7 +92,7 @@ class FaultProxy:
                     break
                 if from_client:
                     self._record(data)
-                if from_client and self.mode == "delay":
+                if (from_client and self.mode == "delay") or (not from_client and self.mode == "slow-answers"):
                     time.sleep(self.delay)
                 if from_client and (self.mode == "blackhole" or target is None):
                     continue  # swallowed: the client waits for an answer that never comes

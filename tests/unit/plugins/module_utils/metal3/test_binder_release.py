@@ -118,3 +118,62 @@ def test_a_bmc_that_refuses_keeps_the_host_bound_until_a_later_pass(monkeypatch)
     assert (outcome["action"], outcome["reason"]) == ("releasing", "BMCAccountsNotRevoked")
     assert "cannot connect" in outcome["message"] and bound(fake) == {"c0": host}
     assert fake.get("hostclaims", "tenant-a", "c0") is not None  # the finalizer stays
+
+
+def duplicate_with_account(fake):
+    """c0 bound, then a second host pointing at it too (two binders raced), with a BMC account granted to tenant-a;
+    returns (the host c0 keeps: the first by name, the duplicate)."""
+    binder(fake).run()
+    adopted = bound(fake)["c0"]
+    other = next(name for name in ("h0", "h1", "h2") if name != adopted)
+    ref = fake.get("baremetalhosts", INFRA, adopted)["spec"]["consumerRef"]
+    fake.write("baremetalhosts", INFRA, other, {"spec": {"consumerRef": ref}})
+    kept, duplicate = sorted((adopted, other))
+    ledger = '[{"username": "bmt-1", "uri": "/redfish/v1/AccountService/Accounts/3", "grantee": "tenant-a"}]'
+    fake.write(
+        "baremetalhosts", INFRA, duplicate, {"metadata": {"annotations": {"baremetal.tenancy/bmc-accounts": ledger}}}
+    )
+    return kept, duplicate
+
+
+def test_a_duplicate_binding_loses_the_tenants_bmc_accounts_before_it_is_released(monkeypatch):
+    """The sweep releases the host the claim did not keep, and the BMC accounts granted on it to the claim's
+    namespace go first: released without that, the host would go back to the pool with the tenant's account on its
+    BMC, and no later pass would revoke it (only hosts still pointing at a claim are revoked)."""
+    fake = world(hosts=3, claims=1)
+    kept, duplicate = duplicate_with_account(fake)
+    calls = []
+
+    def revoke(backend, name, namespace=None, api_client=None, grantee=None, **kwargs):
+        host = fake.get("baremetalhosts", namespace, name)
+        calls.append((name, grantee, (host["spec"].get("consumerRef") or {}).get("name")))
+        fake.write(
+            "baremetalhosts", namespace, name, {"metadata": {"annotations": {"baremetal.tenancy/bmc-accounts": None}}}
+        )
+        return dict(removed=["bmt-1"], dropped=[], changed=True)
+
+    monkeypatch.setattr(binder_writes.bmc_access, "revoke_host_accounts", revoke)
+    result = binder(fake).run()
+    assert calls == [(duplicate, "tenant-a", "c0")]  # while the host still pointed at the claim
+    (swept,) = result["swept"]
+    assert (swept["host"], swept["reason"], swept.get("bmc_accounts_removed")) == (
+        duplicate,
+        "DuplicateBinding",
+        ["bmt-1"],
+    )
+    assert not fake.get("baremetalhosts", INFRA, duplicate)["spec"].get("consumerRef")
+    assert bound(fake) == {"c0": kept}
+
+
+def test_a_duplicate_binding_whose_bmc_refuses_stays_bound_until_a_later_pass(monkeypatch):
+    fake = world(hosts=3, claims=1)
+    kept, duplicate = duplicate_with_account(fake)
+
+    def refuse(*args, **kwargs):
+        raise BackendError("BMC of BareMetalHost infra/%s" % duplicate, "cannot connect")
+
+    monkeypatch.setattr(binder_writes.bmc_access, "revoke_host_accounts", refuse)
+    (swept,) = binder(fake).run()["swept"]
+    assert (swept["host"], swept["action"], swept["reason"]) == (duplicate, "releasing", "BMCAccountsNotRevoked")
+    for name in (kept, duplicate):
+        assert fake.get("baremetalhosts", INFRA, name)["spec"]["consumerRef"]["name"] == "c0"
