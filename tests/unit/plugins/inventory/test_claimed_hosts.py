@@ -3,6 +3,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The inventory plugin inside Ansible's inventory machinery, with the API reads replaced by a counter."""
 
+import gc
 import json
 
 import pytest
@@ -220,6 +221,29 @@ def test_documented_host_variables_are_the_model_s():
     option = yaml.safe_load(claimed_hosts.DOCUMENTATION)["options"]["host_variables"]
     assert tuple(option["choices"]) == inventory_model.HOST_VARIABLES
     assert tuple(option["default"]) == inventory_model.DEFAULT_HOST_VARIABLES
+
+
+def test_the_cyclic_collector_is_paused_while_parsing_and_restored(tmp_path, fetch, clean_env, monkeypatch):
+    seen = []
+    real = inventory_api.fetch_records
+
+    def fetch_and_look(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(inventory_api, "fetch_records", fetch_and_look)
+    assert gc.isenabled()
+    parse(tmp_path)
+    assert seen == [False] and gc.isenabled()
+    with pytest.raises(AnsibleError):  # a failed parse restores it too
+        parse(tmp_path, host_variables=["bmc_password"])
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        parse(tmp_path)
+        assert not gc.isenabled(), "a collector the caller had paused stays paused"
+    finally:
+        gc.enable()
 
 
 def test_unknown_host_variable_is_an_error(tmp_path, fetch, clean_env):
