@@ -4,7 +4,10 @@
 -i <localhost inventory> --vars <variables> -v`` in its own process group (so that killing it
 kills the playbooks it started), with ``env`` (credentials) made hermetic by
 :func:`harness.ansible.ansible_env`; its output is read as it comes into ``.lines`` and
-``<workdir>/rulebook.log``. ``kill()`` SIGKILLs the group.
+``<workdir>/rulebook.log``. ``kill()`` SIGKILLs the group, and the process groups of every process
+the rulebook started: ansible-runner starts each playbook of a ``run_playbook`` action in a session
+of its own, which a kill of the rulebook's group alone would leave running, parent-less, as an EDA
+controller that loses its activation's container does not.
 """
 
 from __future__ import annotations
@@ -74,8 +77,37 @@ class Rulebook:
             time.sleep(0.2)
 
     def kill(self):
-        """SIGKILL the rulebook and everything it started (its process group)."""
+        """SIGKILL the rulebook and everything it started (its process group and those of its descendants)."""
         if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
+            groups = {self.proc.pid}
+            for pid in _descendants(self.proc.pid):
+                try:
+                    groups.add(os.getpgid(pid))
+                except ProcessLookupError:
+                    pass
+            for group in groups:
+                try:
+                    os.killpg(group, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
         self.proc.wait(timeout=30)
         self.reader.join(timeout=10)
+
+
+def _descendants(pid: int) -> list[int]:
+    """The processes below ``pid`` (children, their children...), read from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path("/proc", entry, "stat").read_text()
+        except OSError:
+            continue
+        children.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
