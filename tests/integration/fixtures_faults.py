@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import yaml
+from harness import procs
 from harness.ansible import VENV_BIN, ansible_env
 from harness.kube import call_ignoring as _ignore
 from kubernetes import client
@@ -223,22 +224,7 @@ class KillablePlaybook:
     def tree(self) -> list[int]:
         """The playbook's process and all its descendants (ansible's workers call ``setsid``: a process group
         does not hold them)."""
-        children: dict[int, list[int]] = {}
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            try:
-                stat = Path("/proc/%s/stat" % entry).read_text()
-            except OSError:
-                continue
-            ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
-            children.setdefault(ppid, []).append(int(entry))
-        found, todo = [], [self.proc.pid]
-        while todo:
-            pid = todo.pop()
-            found.append(pid)
-            todo.extend(children.get(pid, []))
-        return found
+        return procs.process_tree(self.proc.pid)
 
     def module_running(self, module: str) -> bool:
         needle = ("AnsiballZ_%s" % module).encode()

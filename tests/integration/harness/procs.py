@@ -134,6 +134,27 @@ class Proc:
         return f"Proc({self.name!r}, pid={self.pid}, log={str(self.log_path)!r})"
 
 
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and all its descendants, read from /proc (``pid`` first). Processes that left their parent's
+    process group or session (``setsid``: ansible's workers, ansible-runner's jobs) are in it too."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path("/proc/%s/stat" % entry).read_text()
+        except OSError:
+            continue
+        ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
+        children.setdefault(ppid, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        todo.extend(children.get(current, []))
+    return found
+
+
 def start_process(
     name: str,
     argv: Sequence[str],

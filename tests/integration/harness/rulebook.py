@@ -21,6 +21,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from harness import procs
 from harness.ansible import VENV_BIN, ansible_env
 
 
@@ -80,7 +81,7 @@ class Rulebook:
         """SIGKILL the rulebook and everything it started (its process group and those of its descendants)."""
         if self.proc.poll() is None:
             groups = {self.proc.pid}
-            for pid in _descendants(self.proc.pid):
+            for pid in procs.process_tree(self.proc.pid)[1:]:
                 try:
                     groups.add(os.getpgid(pid))
                 except ProcessLookupError:
@@ -92,22 +93,3 @@ class Rulebook:
                     pass
         self.proc.wait(timeout=30)
         self.reader.join(timeout=10)
-
-
-def _descendants(pid: int) -> list[int]:
-    """The processes below ``pid`` (children, their children...), read from /proc."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path("/proc", entry, "stat").read_text()
-        except OSError:
-            continue
-        children.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(entry))
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
