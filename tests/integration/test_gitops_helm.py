@@ -159,10 +159,6 @@ def server_files(git_server) -> list[str]:
     return git_server.files(FLEET)
 
 
-def namespace_exists(admin, name: str) -> bool:
-    return kube.call_ignoring(404, client.CoreV1Api(admin).read_namespace, name) is not None
-
-
 def config_map(admin, name: str, namespace: str):
     return kube.call_ignoring(404, client.CoreV1Api(admin).read_namespaced_config_map, name, namespace)
 
@@ -208,7 +204,7 @@ def test_check_mode_shows_the_base_and_the_overlays_and_changes_nothing(kube_env
     assert f"serviceAccountName: {RECONCILER}" in diffs["apps/base/web/release.yaml"]
     assert server_head(git_server) == head
     assert git("status", "--porcelain", cwd=fleet["checkout"]) == ""
-    assert not namespace_exists(admin, A) and not namespace_exists(admin, B)
+    assert not kube.namespace_exists(admin, A) and not kube.namespace_exists(admin, B)
 
 
 def test_each_tenant_gets_the_shared_chart_with_its_own_values(kube_env, fleet, git_server, admin):
@@ -333,7 +329,7 @@ def test_offboarding_removes_the_releases_with_the_tenants(kube_env, fleet, git_
     files = server_files(git_server)
     assert not [f for f in files if f.startswith("tenants/")]
     assert BASE_FILES <= set(files)  # shared: kept
-    assert not namespace_exists(admin, A) and not namespace_exists(admin, B)
+    assert not kube.namespace_exists(admin, A) and not kube.namespace_exists(admin, B)
     inventory = fleet_inventory(fleet)
     assert not [i for i in inventory if i.startswith((f"{A}_", f"{B}_"))], inventory
     for name in (A, B):

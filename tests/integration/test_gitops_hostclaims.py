@@ -241,7 +241,7 @@ def test_offboarding_by_git_leaves_nothing_and_every_host_back_in_the_pool(from_
     run = run_role(env, from_git, "offboard", state="absent")
     assert run.ok, run.explain()
     with env.api() as api:
-        assert kube.call_ignoring(404, client.CoreV1Api(api).read_namespace, TENANT) is None
+        assert not kube.namespace_exists(api, TENANT)
         copies = client.CoreV1Api(api).list_namespaced_secret(
             INFRA, label_selector=f"hostclaim.metal3.io/claim-namespace={TENANT}"
         )

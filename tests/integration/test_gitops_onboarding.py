@@ -122,10 +122,6 @@ def server_files(git_server) -> list[str]:
     return git_server.files(FLEET)
 
 
-def namespace_exists(admin, name: str) -> bool:
-    return kube.call_ignoring(404, client.CoreV1Api(admin).read_namespace, name) is not None
-
-
 # --------------------------------------------------------------------------
 # 1-2: check mode, then the commit Flux applies
 # --------------------------------------------------------------------------
@@ -148,7 +144,7 @@ def test_check_mode_shows_the_diff_and_changes_nothing(kube_env, fleet, git_serv
     assert f"serviceAccountName: {RECONCILER}" in diffs[f"tenants/{TENANT}/sync.yaml"]
     assert server_head(git_server) == head
     assert git("status", "--porcelain", cwd=fleet["checkout"]) == ""
-    assert not namespace_exists(admin, TENANT)
+    assert not kube.namespace_exists(admin, TENANT)
 
 
 def test_onboarding_commit_is_pushed_and_applied_by_flux(kube_env, fleet, git_server, admin):
@@ -164,7 +160,7 @@ def test_onboarding_commit_is_pushed_and_applied_by_flux(kube_env, fleet, git_se
         "kustomize.toolkit.fluxcd.io", "v1", "flux-system", "kustomizations", FLEET
     )
     assert fleet_sync["status"]["lastAppliedRevision"].endswith(result["commit"])
-    assert namespace_exists(admin, TENANT)
+    assert kube.namespace_exists(admin, TENANT)
 
 
 # --------------------------------------------------------------------------
@@ -362,7 +358,7 @@ def test_offboarding_removes_the_directory_and_flux_prunes_the_tenant(kube_env, 
     files = server_files(git_server)
     assert not [f for f in files if f.startswith(f"tenants/{TENANT}/")]
     assert "tenancy/policies.yaml" in files  # shared by every tenant: kept
-    assert not namespace_exists(admin, TENANT)
+    assert not kube.namespace_exists(admin, TENANT)
     fleet_sync = fleet["custom"].get_namespaced_custom_object(
         "kustomize.toolkit.fluxcd.io", "v1", "flux-system", "kustomizations", FLEET
     )

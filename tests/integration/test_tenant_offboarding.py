@@ -23,7 +23,6 @@ from fixtures_metal3 import changed_count
 from harness import baremetal_operator, kube
 from harness.ansible import run_playbook
 from kubernetes import client
-from kubernetes.client.exceptions import ApiException
 
 REPO = Path(__file__).resolve().parents[2]
 ONBOARD = REPO / "playbooks" / "metal3_onboard_tenants.yml"
@@ -131,17 +130,6 @@ def _copies(metal3_env):
         )
 
 
-def _namespace_exists(metal3_env, name):
-    with metal3_env.api() as api:
-        try:
-            client.CoreV1Api(api).read_namespace(name)
-            return True
-        except ApiException as exc:
-            if exc.status == 404:
-                return False
-            raise
-
-
 def test_offboarding_releases_every_host_and_removes_the_tenant(tenant_with_claims, metal3_bmo_env):
     workdir = tenant_with_claims
     metal3_env = metal3_bmo_env
@@ -168,7 +156,8 @@ def test_offboarding_releases_every_host_and_removes_the_tenant(tenant_with_clai
     ]
     assert all(r["released"] for r in evicted["results"])
 
-    assert not _namespace_exists(metal3_env, TENANT)
+    with metal3_env.api() as api:
+        assert not kube.namespace_exists(api, TENANT)
     for host in metal3_env.hosts(INFRA):
         name, spec, status = host["metadata"]["name"], host["spec"], host.get("status") or {}
         assert not spec.get("consumerRef"), (name, spec.get("consumerRef"))

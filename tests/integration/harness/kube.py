@@ -650,6 +650,13 @@ def call_ignoring(status: int, call, *args, **kwargs):
         return None
 
 
+def namespace_exists(api, name: str) -> bool:
+    """Whether namespace ``name`` exists, read through ``api`` (a kubernetes ApiClient)."""
+    from kubernetes import client
+
+    return call_ignoring(404, client.CoreV1Api(api).read_namespace, name) is not None
+
+
 def _create_or_keep(create, *args, **kwargs):
     """Call a kubernetes client ``create_*``; an existing object (409) is fine."""
     return call_ignoring(409, create, *args, **kwargs)
