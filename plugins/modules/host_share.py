@@ -96,7 +96,10 @@ options:
         type: dict
         suboptions:
           tenants:
-            description: Tenant names (their namespaces); each adds C(<tenant_label>=<name>) to C(withLabel).
+            description:
+              - Tenant names (their namespaces); each adds C(<tenant_label>=<name>) to C(withLabel).
+              - A namespace of Kubernetes or of the pool's infrastructure, which M(baremetal.tenancy.tenant_check)
+                refuses as a tenant, is refused.
             type: list
             elements: str
           all_tenants:
@@ -130,7 +133,10 @@ options:
     type: dict
     suboptions:
       tenants:
-        description: Tenant names (their namespaces); each adds C(<tenant_label>=<name>) to C(withLabel).
+        description:
+          - Tenant names (their namespaces); each adds C(<tenant_label>=<name>) to C(withLabel).
+          - A namespace of Kubernetes or of the pool's infrastructure, which M(baremetal.tenancy.tenant_check) refuses
+            as a tenant, is refused.
         type: list
         elements: str
       all_tenants:

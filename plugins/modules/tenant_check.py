@@ -16,6 +16,10 @@ description:
     value. Each of O(tenants[].network_allows) is named by a lowercase DNS label of at most 32 characters.
     O(tenants[].quota) and O(tenants[].pod_security) may only use the keys of O(quota_keys) and O(pod_security_keys).
     A tenant may be listed once.
+  - "A tenant may not be a namespace of Kubernetes or of the pool's infrastructure, where onboarding would give the
+    tenant's users rights and offboarding would delete it: C(default), C(kube-system), C(kube-public),
+    C(kube-node-lease), every name starting with C(kube-) or C(openshift-), C(metal3) (the BareMetalHosts and the
+    binder), C(baremetal-operator-system) and C(flux-system), nor one of O(reserved_namespaces)."
   - Optionally checks the admission settings, O(pod_controls), O(policy_actions) and O(host_class_prefix).
   - "With O(apps) (the shared apps of the C(baremetal.tenancy.tenant_gitops) role), checks the apps and each tenant's
     O(tenants[].releases) against them, and fails with one error naming the entry
@@ -67,6 +71,13 @@ options:
       - Not checked, and the releases neither, when not given.
     type: list
     elements: dict
+  reserved_namespaces:
+    description:
+      - More namespaces no tenant may be, on top of the built-in ones (for example the namespace of the BareMetalHosts
+        and of the binder when it is not C(metal3), or other infrastructure of the cluster). Each is a DNS-1123 label.
+    type: list
+    elements: str
+    default: []
   quota_keys:
     description: The keys a tenant's O(tenants[].quota) may use.
     type: list
@@ -105,6 +116,7 @@ EXAMPLES = r"""
         host_classes: [small]
         quota: {hostclaims: 2}
     quota_keys: [hostclaims, secrets]
+    reserved_namespaces: [bmh-infra]
     host_class_prefix: host-class.baremetal.tenancy/
 
 - name: Check the shared apps and the tenants' releases of them
@@ -133,6 +145,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.tenant_rules import (
     POLICY_ACTIONS,
     check_choices,
+    check_reserved,
     check_tenants,
     label_prefix_problem,
 )
@@ -140,7 +153,8 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.gitops.releases 
 
 
 def check(params):
-    names = check_tenants(params["tenants"], params["quota_keys"], params["pod_security_keys"])
+    reserved = check_reserved(params["reserved_namespaces"])
+    names = check_tenants(params["tenants"], params["quota_keys"], params["pod_security_keys"], reserved=reserved)
     if params["pod_controls"] is not None:
         check_choices(params["pod_controls"], params["known_pod_controls"], "pod_controls")
     if params["policy_actions"] is not None:
@@ -160,6 +174,7 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(
             tenants=dict(type="list", elements="dict", required=True),
+            reserved_namespaces=dict(type="list", elements="str", default=[]),
             quota_keys=dict(type="list", elements="str", default=[], no_log=False),
             pod_security_keys=dict(type="list", elements="str", default=[], no_log=False),
             pod_controls=dict(type="list", elements="str"),

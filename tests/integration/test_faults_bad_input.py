@@ -261,6 +261,19 @@ CASES = [
         ("labels", "bad key!"),
     ),
     Case(
+        "share-reserved-tenant",
+        K,
+        "admin",
+        T,
+        module(
+            "host_share",
+            backend="metal3",
+            namespace=INFRA,
+            hosts=[{"name": HOST, "share": {"tenants": ["kube-system"]}}],
+        ),
+        ("share.tenants", "kube-system", "reserved namespace"),
+    ),
+    Case(
         "share-namespace",
         K,
         "admin",
@@ -363,6 +376,22 @@ CASES = [
     # -- tenant_check ----------------------------------------------------------------------------
     Case("check-tenant-name", K, "admin", T, module("tenant_check", tenants=[{"name": "Bad_Name"}]), ("Bad_Name",)),
     Case(
+        "check-tenant-reserved",
+        K,
+        "admin",
+        T,
+        module("tenant_check", tenants=[{"name": "ok"}, {"name": "kube-node-lease"}]),
+        ("kube-node-lease", "reserved namespace"),
+    ),
+    Case(
+        "check-tenant-reserved-option",
+        K,
+        "admin",
+        T,
+        module("tenant_check", tenants=[{"name": "ok"}], reserved_namespaces=["ok", "Bad NS"]),
+        ("reserved_namespaces", "Bad NS"),
+    ),
+    Case(
         "check-policy-action",
         K,
         "admin",
@@ -395,6 +424,28 @@ CASES = [
         R,
         role("tenant_namespace", tenant_namespace_tenants=[{"name": "Bad_Tenant"}]),
         ("name", "Bad_Tenant"),
+    ),
+    Case(
+        "role-tenant-reserved",
+        K,
+        "admin",
+        R,
+        role("tenant_namespace", tenant_namespace_tenants=[{"name": "bad-t", "users": ["eve"]}, {"name": "default"}]),
+        ("default", "reserved namespace"),
+    ),
+    Case(
+        # offboarding the pool's own namespace (named by the owner) would release and delete it
+        "role-tenant-offboard-infra",
+        K,
+        "admin",
+        R,
+        role(
+            "tenant_namespace",
+            tenant_namespace_state="absent",
+            tenant_namespace_tenants=[{"name": INFRA}],
+            tenant_namespace_reserved_namespaces=[INFRA],
+        ),
+        (INFRA, "reserved namespace"),
     ),
     Case(
         "role-tenant-timeout",
@@ -471,6 +522,20 @@ CASES = [
         R,
         role("tenant_gitops", tenant_gitops_checkout=CHECKOUT, tenant_gitops_tenants=[{"name": "Bad_Tenant"}]),
         ("name", "Bad_Tenant"),
+    ),
+    Case(
+        # the namespace of the operator's Flux is reserved by the role itself
+        "role-gitops-flux-namespace",
+        K,
+        "admin",
+        R,
+        role(
+            "tenant_gitops",
+            tenant_gitops_checkout=CHECKOUT,
+            tenant_gitops_tenants=[{"name": "gitops-sys"}],
+            tenant_gitops_flux_kustomization={"name": "fleet", "namespace": "gitops-sys"},
+        ),
+        ("gitops-sys", "reserved namespace"),
     ),
     Case(
         "role-gitops-release-app",

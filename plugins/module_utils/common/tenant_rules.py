@@ -32,11 +32,40 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors
 NETWORK_ALLOW_MAX = 32
 POLICY_ACTIONS = ("Deny", "Warn", "Audit")
 
+#: Namespaces no tenant may be named after: onboarding would give the tenant's users rights there, offboarding would
+#: delete it. Kubernetes' own, and the defaults of the collection's infrastructure: the BareMetalHosts and the binder
+#: (``metal3``), baremetal-operator (``baremetal-operator-system``) and Flux (``flux-system``). An owner names more
+#: (``tenant_check``'s ``reserved_namespaces``).
+RESERVED_NAMESPACES = (
+    "default",
+    "kube-system",
+    "kube-public",
+    "kube-node-lease",
+    "metal3",
+    "baremetal-operator-system",
+    "flux-system",
+)
+#: Name prefixes reserved the same way: Kubernetes keeps ``kube-`` for itself, OpenShift ``openshift-``.
+RESERVED_PREFIXES = ("kube-", "openshift-")
+
 
 def tenant_name_problem(name: Any) -> str | None:
     """Why ``name`` cannot name a tenant (its namespace), or ``None``."""
     problem = dns1123_label_problem(name)
     return "tenant name %r %s (a DNS-1123 label)" % (name, problem) if problem else None
+
+
+def reserved_namespace_problem(name: Any, extra: Collection[str] = ()) -> str | None:
+    """Why ``name`` is a namespace no tenant may have, or ``None`` (see ``RESERVED_NAMESPACES``; ``extra``: more)."""
+    if name in RESERVED_NAMESPACES:
+        why = "a namespace of Kubernetes or of the pool's infrastructure"
+    elif name in extra:
+        why = "listed in reserved_namespaces"
+    elif isinstance(name, str) and name.startswith(RESERVED_PREFIXES):
+        why = "the prefix %s is reserved for the system" % next(p for p in RESERVED_PREFIXES if name.startswith(p))
+    else:
+        return None
+    return "tenant name %r is a reserved namespace (%s)" % (name, why)
 
 
 def host_class_problem(value: Any) -> str | None:
@@ -83,12 +112,17 @@ def _list_of(value, what):
 
 
 def tenant_problem(
-    tenant: Any, quota_keys: Collection[str] = (), pod_security_keys: Collection[str] = ()
+    tenant: Any,
+    quota_keys: Collection[str] = (),
+    pod_security_keys: Collection[str] = (),
+    reserved: Collection[str] = (),
 ) -> str | None:
-    """The first problem of one tenant definition (a dict with ``name`` ...), or ``None``."""
+    """The first problem of one tenant definition (a dict with ``name`` ...), or ``None``.
+
+    ``reserved`` names namespaces reserved on top of ``RESERVED_NAMESPACES``."""
     if not isinstance(tenant, dict):
         return "must be a mapping with at least a name"
-    problem = tenant_name_problem(tenant.get("name"))
+    problem = tenant_name_problem(tenant.get("name")) or reserved_namespace_problem(tenant.get("name"), reserved)
     if problem:
         return problem
     try:
@@ -114,15 +148,32 @@ def _entry_name(index, tenant, where):
     return "%s[%d] (%s)" % (where, index, name) if isinstance(name, str) and name else "%s[%d]" % (where, index)
 
 
+def check_reserved(reserved: Any, where: str = "reserved_namespaces") -> list[str]:
+    """Raise :class:`InvalidInput` unless ``reserved`` is a list of namespace names (DNS-1123 labels); return it."""
+    if not isinstance(reserved, list):
+        raise InvalidInput("option %s" % where, "must be a list of namespace names")
+    for index, name in enumerate(reserved):
+        problem = dns1123_label_problem(name)
+        if problem:
+            raise InvalidInput("option %s" % where, "entry %d (%r) %s (a DNS-1123 label)" % (index, name, problem))
+    return reserved
+
+
 def check_tenants(
-    tenants: Any, quota_keys: Collection[str] = (), pod_security_keys: Collection[str] = (), where: str = "tenants"
+    tenants: Any,
+    quota_keys: Collection[str] = (),
+    pod_security_keys: Collection[str] = (),
+    where: str = "tenants",
+    reserved: Collection[str] = (),
 ) -> list[str]:
-    """Raise :class:`InvalidInput` about the first bad tenant, or a name listed twice; return the names."""
+    """Raise :class:`InvalidInput` about the first bad tenant, or a name listed twice; return the names.
+
+    ``reserved`` names namespaces reserved on top of ``RESERVED_NAMESPACES`` (see :func:`check_reserved`)."""
     if not isinstance(tenants, list):
         raise InvalidInput("option %s" % where, "must be a list of tenants")
     names = []
     for index, tenant in enumerate(tenants):
-        problem = tenant_problem(tenant, quota_keys, pod_security_keys)
+        problem = tenant_problem(tenant, quota_keys, pod_security_keys, reserved)
         if problem:
             raise InvalidInput(_entry_name(index, tenant, where), problem)
         if tenant["name"] in names:

@@ -48,7 +48,10 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors
     label_key_problem,
     label_value_problem,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common.tenant_rules import tenant_name_problem
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.tenant_rules import (
+    reserved_namespace_problem,
+    tenant_name_problem,
+)
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_policy import (
     ANNOTATION,
     HAS_RE2,
@@ -160,7 +163,7 @@ def _share(share, tenant_label, where):
     if all_tenants:
         with_label.append(tenant_label)
     for tenant in _string_list(share, "tenants", where):
-        problem = tenant_name_problem(tenant)
+        problem = tenant_name_problem(tenant) or reserved_namespace_problem(tenant)
         if problem:
             _problem(where, "share.tenants: %s" % problem)
         with_label.append("%s=%s" % (tenant_label, tenant))

@@ -105,3 +105,45 @@ def test_rules_agree_with_the_former_patterns(text):
     assert (tr.tenant_name_problem(text) is None) == bool(TENANT_RE.fullmatch(text))
     assert (tr.host_class_problem(text) is None) == bool(CLASS_RE.fullmatch(text))
     assert (tr.network_allow_name_problem(text) is None) == bool(ALLOW_RE.fullmatch(text))
+
+
+@pytest.mark.parametrize("name", [*tr.RESERVED_NAMESPACES, "kube-anything", "openshift-config"])
+def test_a_namespace_of_kubernetes_or_of_the_infrastructure_is_no_tenant(name):
+    message = refused([{"name": "ok"}, {"name": name}])
+    assert message.startswith("tenants[1] (%s): tenant name %r is a reserved namespace (" % (name, name)), message
+
+
+@given(st.sampled_from(("kube-", "openshift-")), st.from_regex(r"[a-z0-9]([a-z0-9-]{0,20}[a-z0-9])?", fullmatch=True))
+@settings(max_examples=50, deadline=None)
+def test_every_name_with_a_reserved_prefix_is_refused(prefix, rest):
+    assert "the prefix %s is reserved" % prefix in tr.reserved_namespace_problem(prefix + rest)
+
+
+@pytest.mark.parametrize(
+    "name", ["team-a", "kube", "kubesystem", "defaults", "metal3-team", "my-flux-system", "a-kube-b"]
+)
+def test_names_near_the_reserved_ones_are_tenants(name):
+    assert tr.check_tenants([{"name": name}]) == [name]
+
+
+def test_an_owner_reserves_more_namespaces():
+    with pytest.raises(InvalidInput) as info:
+        tr.check_tenants([{"name": "team-a"}, {"name": "bmh-infra"}], reserved=["bmh-infra"])
+    assert info.value.message == (
+        "tenants[1] (bmh-infra): tenant name 'bmh-infra' is a reserved namespace (listed in reserved_namespaces)"
+    )
+    assert tr.check_tenants([{"name": "team-a"}], reserved=["bmh-infra"]) == ["team-a"]
+
+
+@pytest.mark.parametrize(
+    "reserved, expected",
+    [
+        ("infra", "option reserved_namespaces: must be a list of namespace names"),
+        (["infra", "Bad_NS"], "option reserved_namespaces: entry 1 ('Bad_NS') must consist of lower case"),
+        ([""], "option reserved_namespaces: entry 0 ('') must be a non-empty string"),
+    ],
+)
+def test_reserved_namespaces_must_be_namespace_names(reserved, expected):
+    with pytest.raises(InvalidInput) as info:
+        tr.check_reserved(reserved)
+    assert info.value.message.startswith(expected), info.value.message

@@ -272,6 +272,10 @@ def test_diff_view_shows_the_legacy_field_while_present_and_a_bad_value_cut():
         ([{"name": "h0"}, {"names": ["h1"], "share": {"tenant": ["a"]}}], "hosts[1]: share has unknown key(s) tenant"),
         ([{"name": "h0", "colour": "red"}], "hosts[0]: unknown key(s) colour"),
         ([{"name": "h0", "share": {"tenants": ["Team_A"]}}], "hosts[0]: share.tenants: tenant name 'Team_A'"),
+        (
+            [{"name": "h0", "share": {"tenants": ["team-a", "kube-system"]}}],
+            "hosts[0]: share.tenants: tenant name 'kube-system' is a reserved namespace",
+        ),
         ([{"name": "h0", "share": {"with_labels": ["bad key"]}}], "hosts[0]: share.with_labels[0] 'bad key'"),
         ([{"name": "h0", "share": {"with_labels": ["k=bad value"]}}], "hosts[0]: share.with_labels[0] 'k=bad value'"),
         ([{"name": "h0", "share": {"matches": "("}}], "hosts[0]: share.matches '(' is not a valid RE2 pattern"),
