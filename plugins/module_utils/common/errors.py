@@ -181,6 +181,27 @@ class wrap_errors:  # pylint: disable=invalid-name
         raise from_exception(self.obj, exc)
 
 
+def undo_after(error, what, undo):
+    """Put back what a run wrote before ``error`` stopped it: call ``undo()`` (best effort) and return ``error``.
+
+    A module that fails changes nothing: when a later step fails, the steps before it are undone.  ``what``
+    names what is undone (``BMC account bmt-a``).  The error's cause then says it was undone, or why it could
+    not be (what is left behind, for the user to remove); an undo that fails never hides the first error.
+    ``error`` that is not a TenancyError (a bug) is returned unchanged, after the undo.
+    """
+    try:
+        undo()
+    except Exception as exc:  # pylint: disable=broad-except
+        failure = from_exception(what, exc)
+        note = "%s is left behind: undoing it failed (%s)" % (what, failure.message)
+    else:
+        note = "%s was undone" % what
+    if isinstance(error, TenancyError):
+        error.cause = "%s; %s" % (error.cause, note)
+        error.details.setdefault("undone", []).append(note)
+    return error
+
+
 _HINTS = {
     401: "the credentials were refused",
     403: "the credentials do not allow it",

@@ -44,6 +44,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
     Conflict,
     InvalidInput,
     NotFound,
+    undo_after,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import account_rules as ba
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import client as redfish
@@ -598,9 +599,12 @@ def run_bmc_account(mod: Any, connect_backend: Callable[[], Any]) -> None:
         table = AccountTable(bmc)
         writer = Writer(table, mod.check_mode)
         check_role(table, request)
+        created = None
         if request.single:
             plan = plan_account(table, request, ledger)
             outcome = apply_account(writer, table, plan, request, ledger)
+            if plan.doc is None and outcome.entry is not None:
+                created = outcome.entry
             mod.set_diff(plan.before or {}, outcome.after or {})
             if outcome.after:
                 mod.result["account"] = outcome.after
@@ -611,5 +615,32 @@ def run_bmc_account(mod: Any, connect_backend: Callable[[], Any]) -> None:
             removed = apply_bulk(writer, plan_bulk(table, request, ledger), ledger)
             mod.result["removed"] = removed
             mod.set_diff({"accounts": removed}, {"accounts": []})
-        record(writer, ledger)
+        record_or_undo(mod, writer, table, ledger, created)
         report(mod, writer, table, request, ledger)
+
+
+def record_or_undo(
+    mod: Any, writer: Writer, table: AccountTable, ledger: HostLedger | None, created: dict | None
+) -> None:
+    """Phase 6 (:func:`record`); when the ledger cannot be written, the account this run ``created`` (its
+    ledger entry) is deleted from the BMC again (best effort).  An account the ledger does not know is one
+    the collection refuses to touch on the next run, and its password would be known to nobody; the error
+    says when it could not be deleted."""
+    try:
+        record(writer, ledger)
+    except Exception as exc:
+        if created is not None:
+            _undo_creation(mod, table, created, exc)
+        raise
+
+
+def _undo_creation(mod: Any, table: AccountTable, entry: dict, error: Exception) -> None:
+    def undo():
+        table.refresh()
+        doc = table.find(entry["username"])
+        if doc is not None:
+            table.remove(doc, entry.get("slot"))
+        for key in ("password", "username", "account"):
+            mod.result.pop(key, None)
+
+    undo_after(error, "BMC account %s" % entry["username"], undo)

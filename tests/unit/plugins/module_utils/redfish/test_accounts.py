@@ -159,3 +159,81 @@ def test_invalid_options_fail_before_any_io(params, message):
 def test_the_default_user_name_comes_from_the_grantee():
     req = request()
     assert req.username == ba.default_username("tenant-a") and req.single
+
+
+class BmcTable(FakeTable):
+    """A FakeTable whose created accounts are listed (as the BMC's AccountService lists them) and removable."""
+
+    def __init__(self, refuse_remove=False):
+        super().__init__()
+        self.refuse_remove = refuse_remove
+
+    def refresh(self):
+        pass
+
+    def create(self, username, role, expires):
+        made, password, slot = super().create(username, role, expires)
+        self.docs.append(made)
+        return made, password, slot
+
+    def remove(self, doc, slot=None):
+        if self.refuse_remove:
+            raise Conflict("BMC account %s" % doc["UserName"], "the BMC is busy")
+        super().remove(doc, slot)
+        self.docs = [d for d in self.docs if d["UserName"] != doc["UserName"]]
+
+
+class BrokenHandle(FakeHandle):
+    def save(self, entries):
+        raise Conflict(self.obj, "the account ledger kept changing; try again")
+
+
+class Mod:
+    def __init__(self):
+        self.result = {}
+
+
+def create_then_record(table):
+    """Create bmt-a on a host whose ledger cannot be written; returns (the error, the module's result)."""
+    ledger = accounts.HostLedger(BrokenHandle(), [])
+    writer = accounts.Writer(table, False)
+    req = request(username="bmt-a", host_name="h1", namespace="metal3")
+    plan = accounts.plan_account(table, req, ledger)
+    outcome = accounts.apply_account(writer, table, plan, req, ledger)
+    mod = Mod()
+    mod.result.update(password=outcome.password, username="bmt-a", account=outcome.after)
+    with pytest.raises(Conflict) as caught:
+        accounts.record_or_undo(mod, writer, table, ledger, outcome.entry)
+    return caught.value, mod.result
+
+
+def test_an_account_the_ledger_cannot_record_is_deleted_again():
+    # left on the BMC, it would be refused by every later run (not in the ledger) and nobody would know its password
+    table = BmcTable()
+    error, result = create_then_record(table)
+    assert table.writes == [("create", "bmt-a"), ("remove", "bmt-a")]
+    assert table.find("bmt-a") is None
+    assert "account ledger kept changing" in error.message and "BMC account bmt-a was undone" in error.message
+    assert "password" not in result and "account" not in result
+
+
+def test_an_account_that_cannot_be_deleted_again_is_reported_with_its_password():
+    table = BmcTable(refuse_remove=True)
+    error, result = create_then_record(table)
+    assert table.find("bmt-a") is not None
+    assert "BMC account bmt-a is left behind: undoing it failed" in error.message and "busy" in error.message
+    assert result["password"] == "pw"  # the only way left to reach (and remove) it
+
+
+def test_a_ledger_failure_after_an_update_undoes_nothing():
+    table = BmcTable()
+    table.docs.append(doc())
+    with pytest.raises(Conflict) as caught:
+        accounts.record_or_undo(Mod(), accounts.Writer(table, False), table, _changed_ledger(), None)
+    assert table.writes == [] and "undone" not in caught.value.message
+
+
+def _changed_ledger():
+    ledger = accounts.HostLedger(BrokenHandle(), [dict(username="bmt-a", uri="/redfish/v1/AccountService/Accounts/3")])
+    ledger.drop("bmt-a")
+    return ledger
