@@ -13,7 +13,9 @@ request goes through the metal3 :class:`client.KubeIO`."""
 
 from __future__ import annotations
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict
+from functools import partial
+
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict, undo_after
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import apply_merge_patch
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import registration_model as bmh_model
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO
@@ -85,14 +87,35 @@ class Metal3Registrar:
         spec = job.spec
         secret = self.io.get_secret(self.namespace, secret_name)
         secret_change = secret is None or bmh_model.secret_differs(secret, spec["username"], spec["password"])
+        undo = None
         if secret_change and not self.check_mode:
             body = bmh_model.desired_secret(secret_name, self.namespace, spec["username"], spec["password"])
             if secret is None:
                 self.io.create_secret(self.namespace, body)
+                undo = partial(self.io.delete_secret, self.namespace, secret_name)
             else:
                 body["metadata"]["resourceVersion"] = secret["metadata"]["resourceVersion"]
                 body["metadata"]["labels"] = dict(secret["metadata"].get("labels") or {}, **body["metadata"]["labels"])
-                self.io.replace_secret(self.namespace, secret_name, body)
+                written = self.io.replace_secret(self.namespace, secret_name, body)
+                undo = partial(self._restore_secret, secret, written)
+        try:
+            self._write_host(job, existing, desired, name, uuid, secret_change)
+        except Exception as exc:
+            if undo is not None:
+                # the credentials go back as they were: a BareMetalHost that was not written must not find
+                # new ones (nor leave a credentials Secret without a host)
+                undo_after(exc, "Secret %s/%s" % (self.namespace, secret_name), undo)
+            raise
+        job.ref = dict(bareMetalHost=name, namespace=self.namespace)
+
+    def _restore_secret(self, before, written):
+        """Put the credentials Secret ``before`` back over the one this run ``written``."""
+        body = dict(before, metadata=dict(before["metadata"], resourceVersion=written["metadata"]["resourceVersion"]))
+        body["metadata"].pop("managedFields", None)
+        self.io.replace_secret(self.namespace, before["metadata"]["name"], body)
+
+    def _write_host(self, job, existing, desired, name, uuid, secret_change):
+        """Create or patch the BareMetalHost (after its credentials Secret)."""
         job.before = bmh_model.bmh_view(existing)
         if existing is None:
             job.after = bmh_model.bmh_view(desired)
@@ -112,4 +135,3 @@ class Metal3Registrar:
                 self.io.patch_host(self.namespace, name, patch)
         if secret_change and job.after is not None:
             job.after = dict(job.after, credentials="<changed>")
-        job.ref = dict(bareMetalHost=name, namespace=self.namespace)

@@ -153,7 +153,29 @@ class FakeKube:
             return Response(200, {"kind": "Status", "status": "Success"})
         if method == "PATCH":
             return self._patch(plural, namespace, name, subresource, body)
+        if method == "PUT" and subresource is None:
+            return self._replace(plural, namespace, name, body)
         return _error(405, "unsupported")
+
+    def _replace(self, plural, namespace, name, body):
+        """PUT: the whole object, with the resourceVersion it replaces."""
+        obj = self.objects.get((plural, namespace, name))
+        if obj is None:
+            return _error(404, '%s "%s" not found' % (plural, name))
+        if body["metadata"].get("resourceVersion") != obj["metadata"]["resourceVersion"]:
+            return _error(
+                409, 'Operation cannot be fulfilled on %s "%s": the object has been modified' % (plural, name)
+            )
+        updated = copy.deepcopy(body)
+        updated["metadata"] = dict(
+            updated["metadata"],
+            namespace=namespace,
+            uid=obj["metadata"]["uid"],
+            creationTimestamp=obj["metadata"]["creationTimestamp"],
+            resourceVersion=str(next(_COUNTER)),
+        )
+        self.objects[(plural, namespace, name)] = updated
+        return Response(200, updated)
 
     def _list(self, plural, namespace, query):
         items = [

@@ -8,6 +8,7 @@ BMC address's driver family (virtual media, ...) kept in ``spec.bmc.address``.""
 import copy
 from types import SimpleNamespace
 
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.registration import Metal3Registrar
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_policy import ANNOTATION, host_policy
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.fake_kube import (
@@ -166,3 +167,71 @@ def test_redfish_inspection_is_handed_to_a_new_host_once():
     again = job()
     Metal3Registrar(FakeApiClient(fake), NAMESPACE, False, None, "redfish", False).register(again)
     assert again.status == "unchanged" and writes(fake) == []
+
+
+# -- a BareMetalHost write that fails after its credentials Secret (issue 34, item 3) ---------------------------------
+
+HOSTS_PATH = "/apis/metal3.io/v1alpha1/namespaces/%s/baremetalhosts" % NAMESPACE
+
+
+def on(method, path):
+    return lambda m, p, body: m == method and p == path
+
+
+def created_meanwhile(fake):
+    """Another writer creates web-1 between the listing and the create: the create is refused (409)."""
+    fake.add("baremetalhosts", {"metadata": {"name": "web-1", "namespace": NAMESPACE}})
+
+
+def failed_registration(fake, one):
+    try:
+        Metal3Registrar(FakeApiClient(fake), NAMESPACE, False, None).register(one)
+    except Conflict as exc:
+        return exc
+    raise AssertionError("the registration did not fail")
+
+
+def new_credentials():
+    one = job()
+    one.spec["password"] = "new-password"
+    one.classification.labels = {"infra-kind": "small"}
+    return one
+
+
+def test_a_host_that_cannot_be_created_takes_its_new_credentials_secret_with_it():
+    fake = FakeKube(page=10)
+    fake.hooks.append((on("POST", HOSTS_PATH), created_meanwhile))
+    error = failed_registration(fake, job())
+    assert fake.get("secrets", NAMESPACE, "web-1-bmc-secret") is None
+    assert "already exists" in error.message and "Secret metal3/web-1-bmc-secret was undone" in error.message
+
+
+def test_a_host_that_cannot_be_patched_gets_its_old_credentials_back():
+    fake = FakeKube(page=10)
+    register(fake, None)
+    before = copy.deepcopy(fake.get("secrets", NAMESPACE, "web-1-bmc-secret"))
+    # somebody changes the host between the listing and the patch: the patch is refused (409)
+    fake.hooks.append(
+        (
+            on("PATCH", HOSTS_PATH + "/web-1"),
+            lambda f: f.write("baremetalhosts", NAMESPACE, "web-1", {"metadata": {"labels": {"x": "y"}}}),
+        )
+    )
+    error = failed_registration(fake, new_credentials())
+    after = fake.get("secrets", NAMESPACE, "web-1-bmc-secret")
+    assert after["data"] == before["data"] and after["metadata"]["labels"] == before["metadata"]["labels"]
+    assert "Secret metal3/web-1-bmc-secret was undone" in error.message
+
+
+def test_credentials_that_cannot_be_put_back_are_named_in_the_error():
+    fake = FakeKube(page=10)
+    register(fake, None)
+
+    def both_change(f):
+        f.write("baremetalhosts", NAMESPACE, "web-1", {"metadata": {"labels": {"x": "y"}}})
+        f.write("secrets", NAMESPACE, "web-1-bmc-secret", {"metadata": {"labels": {"x": "y"}}})
+
+    fake.hooks.append((on("PATCH", HOSTS_PATH + "/web-1"), both_change))
+    error = failed_registration(fake, new_credentials())
+    assert error.message.startswith("BareMetalHost metal3/web-1: ")
+    assert "; Secret metal3/web-1-bmc-secret is left behind: undoing it failed (" in error.message
