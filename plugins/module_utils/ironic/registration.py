@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict, undo_after
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.params import check_timeout
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import registration_model as node_model
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.client import Ironic
@@ -131,7 +131,13 @@ class IronicRegistrar:
             with self.lock:
                 self.by_uuid[uuid] = self.by_name[name] = node
             job.ref["node_uuid"] = node["uuid"]
-            self._finish(job, node, traits, [], obj)
+            try:
+                self._describe(job, node, traits, [], obj)
+            except Exception as exc:
+                # a node without its ports or traits is not registered: this run's node goes again
+                undo_after(exc, obj, lambda: self._forget(node, uuid, name, obj))
+                raise
+            self._provide(node, obj)
             return
         node = self._get_node(existing["uuid"], obj)
         ops = node_model.node_patch(node, desired, self.update_password)
@@ -157,13 +163,25 @@ class IronicRegistrar:
             return
         if ops:
             node = self._req("patch", "/nodes/%s" % node["uuid"], obj, json=ops)
-        self._finish(job, node, traits if trait_change else None, have_macs, obj)
+        self._describe(job, node, traits if trait_change else None, have_macs, obj)
+        self._provide(node, obj)
 
-    def _finish(self, job: Any, node: dict, traits: list | None, have_macs: list, obj: str) -> None:
+    def _forget(self, node: dict, uuid: str, name: str, obj: str) -> None:
+        """Delete the node this run created (its ports go with it)."""
+        self._req("delete", "/nodes/%s" % node["uuid"], obj)
+        with self.lock:
+            self.by_uuid.pop(uuid, None)
+            self.by_name.pop(name, None)
+
+    def _describe(self, job: Any, node: dict, traits: list | None, have_macs: list, obj: str) -> None:
+        """The node's missing ports and its traits."""
         for mac in node_model.missing_ports(job.facts, have_macs):
             self._req("post", "/ports", "port %s of %s" % (mac, obj), json={"node_uuid": node["uuid"], "address": mac})
         if traits is not None:
             self._req("put", "/nodes/%s/traits" % node["uuid"], obj, json={"traits": traits})
+
+    def _provide(self, node: dict, obj: str) -> None:
+        """Bring the node to available (a failure leaves it registered, with Ironic's reason; a rerun goes on)."""
         steps = node_model.provision_steps(node.get("provision_state"))
         if steps is None:
             return

@@ -3,10 +3,20 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """ironic/registration.py with a stand-in Ironic that answers in pages (the real one: test_redfish_register.py)."""
 
+import copy
 import json
+import threading
+from types import SimpleNamespace
 
+import pytest
+
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import registration as R
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model import IRONIC_MICROVERSION
+from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.redfish.registration_facts import (
+    FACTS,
+    UUID,
+)
 
 
 class Response:
@@ -77,3 +87,74 @@ def test_a_node_under_way_or_without_an_error_has_not_stopped():
     )
     settled = {"provision_state": "enroll", "target_provision_state": None, "last_error": "bad credentials"}
     assert R.stopped_on_the_way(settled, "manageable").endswith("bad credentials")
+
+
+# -- a new node whose ports Ironic refuses is deleted again (issue 34, item 3) ------------------------------------
+
+
+class Requests:
+    """Stands in for IronicRegistrar._req: records each request; ``refuse`` (method, path prefix) gets a 409."""
+
+    def __init__(self, refuse=None, refuse_undo=None):
+        self.sent = []
+        self.refuse = [r for r in (refuse, refuse_undo) if r]
+
+    def __call__(self, method, path, obj, json=None):
+        self.sent.append((method, path))
+        for refused_method, prefix in self.refuse:
+            if method == refused_method and path.startswith(prefix):
+                raise Conflict(obj, "a port with this MAC address already exists (HTTP 409)")
+        if method == "post" and path == "/nodes":
+            return dict(json, uuid="0000aaaa-0000-0000-0000-000000000000", provision_state="enroll")
+        return {"provision_state": "manageable"}
+
+
+def registrar(requests):
+    reg = R.IronicRegistrar.__new__(R.IronicRegistrar)
+    reg.check_mode, reg.owner, reg.interfaces, reg.update_password = False, None, {}, False
+    reg.default_resource_class, reg.automated_clean, reg.wait_timeout = "baremetal", None, 60
+    reg.by_uuid, reg.by_name, reg.lock = {}, {}, threading.Lock()
+    reg._req = requests
+    reg._wait = lambda uuid, state, obj: {"provision_state": state}
+    return reg
+
+
+def new_job():
+    return SimpleNamespace(
+        spec={"name": "web-1", "username": "root", "password": "calvin", "validate_certs": False},
+        facts=copy.deepcopy(FACTS),
+        classification=SimpleNamespace(labels={}, resource_class=None, traits=["CUSTOM_X"]),
+        base_url="http://127.0.0.1:8000",
+        system_path="/redfish/v1/Systems/" + UUID,
+        name=None,
+        ref=None,
+    )
+
+
+def test_a_new_node_whose_port_ironic_refuses_is_deleted_again():
+    requests = Requests(refuse=("post", "/ports"))
+    reg = registrar(requests)
+    with pytest.raises(Conflict) as caught:
+        reg.register(new_job())
+    assert requests.sent[0] == ("post", "/nodes") and requests.sent[-1] == (
+        "delete",
+        "/nodes/0000aaaa-0000-0000-0000-000000000000",
+    )
+    assert not [s for s in requests.sent if s[1].endswith("/traits") or "/states/" in s[1]]
+    assert reg.by_name == {} and reg.by_uuid == {}  # a later BMC of the same run may use the name
+    assert caught.value.message.endswith("; node web-1 was undone")
+
+
+def test_a_node_that_cannot_be_deleted_again_is_named_in_the_error():
+    requests = Requests(refuse=("post", "/ports"), refuse_undo=("delete", "/nodes/"))
+    with pytest.raises(Conflict) as caught:
+        registrar(requests).register(new_job())
+    assert "; node web-1 is left behind: undoing it failed (node web-1: " in caught.value.message
+
+
+def test_a_new_node_that_is_complete_is_provided():
+    requests = Requests()
+    one = new_job()
+    registrar(requests).register(one)
+    assert ("put", "/nodes/0000aaaa-0000-0000-0000-000000000000/traits") in requests.sent
+    assert not [s for s in requests.sent if s[0] == "delete"] and one.status == "registered"
