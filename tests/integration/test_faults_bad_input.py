@@ -201,6 +201,16 @@ CASES = [
         irclaim(image=IMAGE, user_data="#cloud-config\nusers: [\n"),
         ("user_data", "#cloud-config"),
     ),
+    Case(
+        # a reboot cannot go with the deployment of the same run unless it waits for it: refused before the
+        # allocation (it used to allocate the node and start deploying it, then fail)
+        "claim-reboot-with-deploy",
+        IR,
+        "tenant-a",
+        T,
+        irclaim(image=IMAGE, annotations={"host.metal3.io/reboot": ""}),
+        ("host.metal3.io/reboot", "wait"),
+    ),
     Case("claim-cloud", IR, "tenant-a", T, irclaim(cloud="no-such-cloud"), ("cloud", "no-such-cloud")),
     Case("claim-ironic-namespace", IR, "tenant-a", T, irclaim(namespace=TENANT_NS), ("namespace", "ironic")),
     # -- host_claim_info, host_release ------------------------------------------------------------

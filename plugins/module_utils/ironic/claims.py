@@ -40,6 +40,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
     InvalidInput,
     NotFound,
     WaitTimeout,
+    undo_after,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.params import check_timeout
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.claim_view import claim_view
@@ -260,6 +261,7 @@ class ClaimState:
     node: dict | None
     deploying: bool = False
     deferred_power: str | None = None
+    created: bool = False  # this run created the allocation (undone when a later write fails)
 
 
 def _validate_claim_params(mod) -> ClaimRequest:
@@ -330,6 +332,7 @@ def _allocate(writes, project, request, claim):
             raise InvalidInput(obj, "option resource_class is required to create the claim")
         _check_candidates(client, project, request.resource_class, request.traits, request.candidates, obj)
         claim.allocation = _create_allocation(writes, project, request)
+        claim.created = not writes.check_mode
         claim.node = None if writes.check_mode else client.get_node(claim.allocation["node_uuid"])
         return
     if allocation.get("state") == "allocating":
@@ -431,12 +434,62 @@ def run_host_claim(mod: Any) -> None:
     allocation, node = _read_claim(client, request.name)
     claim = ClaimState(allocation, node)
     before = diff_view(allocation, node)
+    _refuse_reboot_with_deployment(request, claim)
     _allocate(writes, project, request, claim)
     if claim.node is not None:
-        _deploy_image(writes, project, request, claim)
-        _set_power(mod, writes, request, claim)
+        _deploy_and_power(mod, writes, project, request, claim)
         _wait(mod, writes, request, claim)
     _report(mod, client, project, request, claim, before)
+
+
+def _deploys(request, claim):
+    """Whether the node of the claim is deployed by this run or is being deployed (read before any write)."""
+    node = claim.node
+    if node is None:
+        return request.image is not None  # a new allocation: its node is deployed with the image
+    if node.get("provision_state") in DEPLOYING_STATES or node.get("target_provision_state") == "active":
+        return True
+    if request.image is None:
+        return False
+    return deploy_action(node, desired_instance_info(request.image, request.digest, request.addresses)) != "none"
+
+
+def _refuse_reboot_with_deployment(request, claim):
+    """Before any write: a reboot cannot go with a deployment the run does not wait for (Ironic refuses power
+    changes while it deploys), so a run asked for both would allocate and deploy, then fail."""
+    if request.reboot and not request.wait_ready and _deploys(request, claim):
+        raise InvalidInput(
+            request.obj,
+            "annotation host.metal3.io/reboot: the node is deployed by this run (or is being deployed) and cannot "
+            "be rebooted before the deployment is over: add wait: true (with wait_for: ready), or reboot on a "
+            "later run",
+        )
+
+
+def _deploy_and_power(mod, writes, project, request, claim):
+    """Phases 4 and 5; when one of their writes fails, an allocation this run created is undone."""
+    try:
+        _deploy_image(writes, project, request, claim)
+        _set_power(mod, writes, request, claim)
+    except Exception as exc:
+        if claim.created:
+            _undo_claim(writes, request, claim, exc)
+        raise
+
+
+def _undo_claim(writes, request, claim, error):
+    """A write after the allocation this run created failed: what the run wrote on the node (``instance_info``,
+    ``instance_name``) is cleared and the allocation deleted, so the node goes back to the pool (best effort;
+    the error says what is left behind)."""
+
+    def undo():
+        node = writes.client.get_node(claim.node["uuid"], missing_ok=True)
+        if node is not None and node.get("provision_state") == "available" and not node.get("target_provision_state"):
+            writes.clear_instance(node)
+        writes.delete_allocation(claim.allocation["uuid"], request.name)
+
+    what = "allocation %s (node %s)" % (request.name, node_label(claim.node))
+    return undo_after(error, what, undo)
 
 
 def _deploy(writes, node, desired, drive, action):
