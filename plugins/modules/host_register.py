@@ -77,7 +77,9 @@ options:
         required: true
       name:
         description:
-          - Name of the host (BareMetalHost or Ironic node). Defaults to C(host-<system UUID>).
+          - Name of the host (BareMetalHost or Ironic node).
+          - Defaults to C(host-) and 16 hexadecimal digits of a digest of the system UUID, never the UUID itself,
+            which many BMCs use as their Redfish system id (BMC data, which must not reach tenants).
           - A system already registered keeps its name.
         type: str
       validate_certs:

@@ -662,7 +662,15 @@ def inventory_ironic(openstack_env, enroll_node, tmp_path_factory):
         claims[tenant].append(
             IronicClaim(allocation_name, node_name, node.id, deploy, address[1] if address else None, resource_class)
         )
-    bmc_values = [bmc.base_url, bmc.base_url.split("://")[1], bmc.address, bmc.username, bmc.password, bmc.system_id]
+    bmc_values = [
+        bmc.base_url,
+        bmc.base_url.split("://")[1],
+        bmc.address,
+        bmc.username,
+        bmc.password,
+        bmc.system_id,
+        bmc.uuid,  # the Redfish system id alone (scan: with or without dashes, any case)
+    ]
     return InventoryIronic(openstack_env, workdir, claims, bmc_values)
 
 
@@ -678,7 +686,8 @@ def ironic_clouds_via(openstack_env, keystone_url: str, ironic_url: str, path: P
     return path
 
 
-def scan(text: str, needles: Sequence[str]) -> list[str]:
-    """The needles found in ``text`` (case-insensitive)."""
-    lower = text.lower()
-    return [needle for needle in needles if needle and needle.lower() in lower]
+def scan(text: str, needles: Sequence) -> list:
+    """The needles found in ``text``: ``bmc_data.find_bmc_data``'s matcher (the binder's ``bmc_match``), so every
+    spelling the binder withholds is looked for (case, percent-encoding, IP notations, a UUID without dashes);
+    needles are plain values or ``bmc_needles``' ``(what, value)``."""
+    return [needle for needle in needles if needle and bmc_data.find_bmc_data(text, [needle])]

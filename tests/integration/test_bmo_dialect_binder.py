@@ -13,7 +13,9 @@ cluster for test_bmo_hostclaim_upstream).
 - a tenant's forged binding label and host-status annotation are erased, never honoured; a tenant cannot write
   a claim's status (where the binding lives), read hosts, policies or the hosts' Secrets;
 - nothing a tenant reads of its claims repeats BMC data (address, its host part, credentials Secret, user,
-  password, system id).
+  password, system id), in any spelling; a host exporting its BMC's system id, address or port
+  (``export.hostclaim.metal3.io/oob-system``) has them withheld (reported to the owner by kind), never on
+  the claim, in host_claim_info (``-vvv`` too) or the inventory, while an innocent exported annotation crosses.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import time
 
 import pytest
 from fixtures_bmo import create_hosts, tenant_namespace
+from fixtures_inventory import ALL_HOST_VARIABLES, inventory, scan, write_source
 from harness.ansible import REPO_ROOT, VENV_BIN, ansible_env, localhost_play, run_playbook
 from kubernetes import client
 
@@ -36,6 +39,7 @@ HOSTS, CLAIMS, BINDERS, REPETITIONS = 12, 16, 4, 2
 FIRST_BMC = 4
 MERGE = "application/merge-patch+json"
 NAMES = ["bc-h%02d" % index for index in range(HOSTS)]
+EXPORT = "export.hostclaim.metal3.io/"
 
 
 @pytest.fixture(scope="module")
@@ -226,8 +230,31 @@ def test_a_forged_binding_is_erased_and_tenants_reach_nothing_of_the_owner(pool)
             with pytest.raises(client.exceptions.ApiException) as denied:
                 call()
             assert denied.value.status == 403
+    # the victim's host exports its BMC's system id (three spellings), address and port, and an innocent value
+    bmc = stack.bmcs[FIRST_BMC + NAMES.index(victim_host)]
+    exported = {
+        EXPORT + "oob-system": bmc.uuid,
+        EXPORT + "oob-system-upper": bmc.uuid.replace("-", "").upper(),
+        EXPORT + "oob-address": bmc.address.split("://")[1],
+        EXPORT + "oob-port": bmc.base_url.rsplit(":", 1)[1],
+        EXPORT + "asset": "serial 9100012, row 8",
+    }
+    with env.api("admin") as api:
+        client.CustomObjectsApi(api).patch_namespaced_custom_object(
+            GROUP, VERSION, INFRA, "baremetalhosts", victim_host, {"metadata": {"annotations": exported}}
+        )
     second = bind(env, workdir, "second")
     assert second["errors"] == []
+    reasons = dict(
+        (item["key"], item["reason"]) for item in second["withheld"] if item["host"] == "%s/%s" % (INFRA, victim_host)
+    )
+    assert (
+        reasons[EXPORT + "oob-system"] == reasons[EXPORT + "oob-system-upper"] == "the value repeats the BMC system id"
+    )
+    assert reasons[EXPORT + "oob-address"] == "the value repeats the BMC address"
+    assert reasons[EXPORT + "oob-port"] == "the value repeats the BMC address port"
+    assert not [item for item in second["withheld"] if bmc.uuid in json.dumps(item)]
+    _exported_bmc_data_never_reaches_the_tenant(env, workdir, bmc)
     forger = next(c for c in claims_of(env, "bc-a", "tenant-a") if c["metadata"]["name"] == "forger")
     assert "hostclaim.metal3.io/host" not in (forger["metadata"].get("labels") or {})
     assert "hostclaim.metal3.io/host-status" not in (forger["metadata"].get("annotations") or {})
@@ -238,13 +265,48 @@ def test_a_forged_binding_is_erased_and_tenants_reach_nothing_of_the_owner(pool)
         )
     assert host["spec"]["consumerRef"]["namespace"] == "bc-b"
 
-    # nothing tenants read of their claims repeats BMC data
+    # nothing tenants read of their claims repeats BMC data (the binder's matcher: every spelling)
     values = []
     for index in range(FIRST_BMC, FIRST_BMC + HOSTS):
-        bmc = stack.bmcs[index]
-        values += [bmc.address, bmc.base_url.split("://")[1], bmc.username, bmc.password, bmc.uuid]
+        values += bmc_needles(stack.bmcs[index])
     values += ["%s-bmc" % name for name in NAMES]
     for namespace, identity in (("bc-a", "tenant-a"), ("bc-b", "tenant-b")):
-        seen = json.dumps(claims_of(env, namespace, identity))
-        assert not [value for value in values if value in seen], namespace
+        assert scan(json.dumps(claims_of(env, namespace, identity)), values) == [], namespace
     reset(env)
+
+
+def bmc_needles(bmc):
+    """A BMC's data as the scans look for it: address, ``127.0.0.1:<port>`` (every service of the test bed listens
+    on 127.0.0.1: not the host part alone), the system id (any spelling), user, password, and the port as a whole
+    value."""
+    port = bmc.base_url.rsplit(":", 1)[1]
+    return [bmc.address, bmc.base_url.split("://")[1], bmc.uuid, bmc.username, bmc.password, ("BMC address port", port)]
+
+
+def _exported_bmc_data_never_reaches_the_tenant(env, workdir, bmc):
+    """host_bind imported the innocent annotation onto the victim's claim and none of the BMC's: not on the stored
+    claim, not in host_claim_info's result or its -vvv output, not in the inventory."""
+    needles = bmc_needles(bmc)
+    victim = next(c for c in claims_of(env, "bc-b", "tenant-b") if c["metadata"]["name"] == "victim")
+    annotations = victim["metadata"].get("annotations") or {}
+    assert annotations.get(EXPORT + "asset") == "serial 9100012, row 8"
+    assert not [key for key in annotations if key.startswith(EXPORT + "oob-")], annotations
+    assert scan(json.dumps(victim), needles) == []
+    task = {"name": "info", "baremetal.tenancy.host_claim_info": {"namespace": "bc-b", "name": "victim"}}
+    run = run_playbook(localhost_play([task]), env.ansible_env("tenant-b"), workdir / "info-b")
+    assert run.ok, run.explain()
+    view = run.result("info")["claims"][0]
+    assert view["annotations"].get(EXPORT + "asset") == "serial 9100012, row 8"
+    assert scan(json.dumps(run.result("info")), needles) == []
+    verbose = run_playbook(
+        localhost_play([task]), env.ansible_env("tenant-b"), workdir / "info-b-vvv", verbosity=3, callback="default"
+    )
+    assert verbose.ok, verbose.explain()
+    assert "AnsiballZ" in verbose.stdout and "serial 9100012, row 8" in verbose.stdout
+    assert scan(verbose.stdout + verbose.stderr, needles) == []
+    source = write_source(
+        workdir / "inv-b" / "b.claimed_hosts.yml", namespaces=["bc-b"], host_variables=ALL_HOST_VARIABLES
+    )
+    data, text = inventory(source, env.ansible_env("tenant-b"), workdir / "inv-b")
+    assert data["_meta"]["hostvars"]["victim"]["tenancy_annotations"][EXPORT + "asset"] == "serial 9100012, row 8"
+    assert scan(text, needles) == []

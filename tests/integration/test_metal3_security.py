@@ -37,6 +37,26 @@ def find_bmc_data(obj, values):
     return scan(obj, values)
 
 
+def host_needles(env, namespace, names):
+    """``bmc_needles`` of the real hosts, as the binder computes them: the address and each component of it (system
+    id, port, ...), the credentials Secret name, user and password, plus the system id's other spellings. The host
+    part alone is left out: in the test bed every service (the live ISO's web server too) listens on 127.0.0.1, as
+    the BMC does; the address, ``127.0.0.1:<port>`` and the system id still identify this BMC."""
+    sys.path.insert(0, str(collections_root()))
+    from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import bmc_data
+
+    needles = []
+    for name in names:
+        host = env.host(namespace, name)
+        user, secret = env.bmc_username(name), env.pool.slot(name).password
+        needles += [n for n in bmc_data.bmc_needles(host, user, secret) if n[0] != bmc_data.BMC_HOST]
+        parts = bmc_data.address_parts(host["spec"]["bmc"]["address"])
+        needles.append("%s:%s" % (parts["host"], parts["port"]))
+        system = parts["segments"][-1]
+        needles += [system.upper(), system.replace("-", "")]
+    return needles
+
+
 @pytest.fixture(scope="module")
 def sec(metal3_bmo_env):
     env = metal3_bmo_env
@@ -205,7 +225,7 @@ def test_tenants_are_refused_outside_their_claims(sec):
 
 def test_no_bmc_data_reaches_tenants(sec, tmp_path):
     env = sec
-    values = [*env.bmc_values(INFRA, HOSTS), "10.9.8.7"]
+    values = [*env.bmc_values(INFRA, HOSTS), "10.9.8.7", *host_needles(env, INFRA, HOSTS)]
     # tenant-a deploys
     run = env.steps(
         [
@@ -268,8 +288,7 @@ def _tenant_view_of_a_host_error(env, values):
     assert verbose.ok, verbose.explain()
     assert "AnsiballZ" in verbose.stdout  # really -vvv
     text = verbose.stdout + verbose.stderr
-    leaks = [value for value in values if value.lower() in text.lower()]
-    assert leaks == []
+    assert find_bmc_data(text, values) == []
 
 
 def test_inventory_and_info_never_show_a_forged_host(sec, tmp_path):
@@ -345,6 +364,7 @@ META_INFRA, NS_META = "secm-infra", "secm-a"
 META_HOSTS = ("secm-h1", "secm-h2")
 # BMC credentials that no deny-list word catches (the old rules only knew the address and the Secret name)
 META_USER, META_PASSWORD = "opsadmin", "Kx7pQ2vR9wLm"
+OOB_KEYS = ("oob-system", "oob-system-upper", "oob-address", "oob-port")  # the BMC's system id, address and port
 SHORT_PASSWORD = "q7"  # a weak 2-character password: withheld only where it is a whole value or word
 
 
@@ -359,6 +379,7 @@ def meta_hosts(metal3_bmo_env):
         address = env.bmc_address(name)
         host_part = address.split("://")[1].split("/")[0]
         bmc_ip = host_part.split(":")[0]
+        system = env.pool.slot(name).bmc.uuid  # the Redfish system id, the last segment of the address
         env.create_host(
             META_INFRA,
             name,
@@ -381,6 +402,12 @@ def meta_hosts(metal3_bmo_env):
                 "export.hostclaim.metal3.io/secret-ref": "%s-bmc-secret" % name,
                 "export.hostclaim.metal3.io/motd": "welcome, q7 racks are cold",
                 "export.hostclaim.metal3.io/rack": "r7",
+                # the BMC's system id, as an operator would export it, and in other spellings
+                "export.hostclaim.metal3.io/oob-system": system,
+                "export.hostclaim.metal3.io/oob-system-upper": system.replace("-", "").upper(),
+                "export.hostclaim.metal3.io/oob-address": address.split("://")[1],
+                "export.hostclaim.metal3.io/oob-port": host_part.split(":")[1],
+                "export.hostclaim.metal3.io/asset": "serial 9100012, row 8",  # innocent: crosses
             },
             # secm-h1's hardware reports a NIC on the BMC's own address: not for the tenant either
             nics=[
@@ -426,6 +453,8 @@ def test_host_metadata_repeating_bmc_credentials_is_withheld_and_reported(meta_h
     for name in META_HOSTS:
         address = env.bmc_address(name)
         secrets += [address, address.split("://")[1].split("/")[0], "%s-bmc-secret" % name]
+    # the weak password of secm-h2 is withheld as a whole value or word only: secm-h1's claim may say "q7 racks"
+    secrets += [n for n in host_needles(env, META_INFRA, META_HOSTS) if n != ("BMC password", SHORT_PASSWORD)]
     claims = dict((c["metadata"]["name"], c) for c in env.claims(NS_META))
     assert set(claims) == {"one", "two"}
     for stored in claims.values():
@@ -434,9 +463,10 @@ def test_host_metadata_repeating_bmc_credentials_is_withheld_and_reported(meta_h
         assert labels.get(BINDING_LABEL) in META_HOSTS
         # what carries nothing of the BMC is still imported
         assert labels["example.com/rack"] == "r7" and annotations["export.hostclaim.metal3.io/rack"] == "r7"
+        assert annotations["export.hostclaim.metal3.io/asset"] == "serial 9100012, row 8"
         for key in ("example.com/owner", "example.com/pin"):
             assert key not in labels, key
-        for key in ("contact", "note", "mgmt", "secret-ref"):
+        for key in ("contact", "note", "mgmt", "secret-ref", *OOB_KEYS):
             assert "export.hostclaim.metal3.io/" + key not in annotations, key
         short = labels[BINDING_LABEL] == "secm-h2"
         if not short:  # the NIC on the BMC's address is left out, the others are there
@@ -453,6 +483,23 @@ def test_host_metadata_repeating_bmc_credentials_is_withheld_and_reported(meta_h
     )
     assert set(data["_meta"]["hostvars"]) == {"one", "two"}
     assert scan(text, secrets) == []
+    for variables in data["_meta"]["hostvars"].values():
+        exported = variables["tenancy_annotations"]
+        assert exported["export.hostclaim.metal3.io/asset"] == "serial 9100012, row 8"
+        assert not [key for key in OOB_KEYS if "export.hostclaim.metal3.io/" + key in exported]
+    # -vvv output of the tenant's reads, with the default (human) callback
+    verbose = env.playbook(
+        "tenant-a",
+        [
+            {"name": "info", "baremetal.tenancy.host_claim_info": {"namespace": NS_META}},
+            {"name": "info one", "baremetal.tenancy.host_claim_info": {"namespace": NS_META, "name": "one"}},
+        ],
+        verbosity=3,
+        callback="default",
+    )
+    assert verbose.ok, verbose.explain()
+    assert "AnsiballZ" in verbose.stdout and "serial 9100012, row 8" in verbose.stdout
+    assert scan(verbose.stdout + verbose.stderr, secrets) == []
     # the owner is told, per host and key, without the value
     for task in ("bind", "bind again"):
         result = run.result(task)
@@ -470,9 +517,16 @@ def test_host_metadata_repeating_bmc_credentials_is_withheld_and_reported(meta_h
                 ("annotation", "export.hostclaim.metal3.io/note"),
                 ("annotation", "export.hostclaim.metal3.io/mgmt"),
                 ("annotation", "export.hostclaim.metal3.io/secret-ref"),
+                *(("annotation", "export.hostclaim.metal3.io/" + key) for key in OOB_KEYS),
             }
             if host == "secm-h2":
                 expected.add(("annotation", "export.hostclaim.metal3.io/motd"))
             else:
                 expected |= {("status", "addresses"), ("status", "nics")}
             assert by_host["%s/%s" % (META_INFRA, host)] == expected, (host, by_host)
+        # by kind, never by value
+        reasons = dict((item["key"], item["reason"]) for item in withheld if item["host"] == "%s/secm-h1" % META_INFRA)
+        assert reasons["export.hostclaim.metal3.io/oob-system"] == "the value repeats the BMC system id"
+        assert reasons["export.hostclaim.metal3.io/oob-system-upper"] == "the value repeats the BMC system id"
+        assert reasons["export.hostclaim.metal3.io/oob-address"] == "the value repeats the BMC address"
+        assert reasons["export.hostclaim.metal3.io/oob-port"] == "the value repeats the BMC address port"

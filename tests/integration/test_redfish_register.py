@@ -27,10 +27,11 @@ from __future__ import annotations
 
 import base64
 import json
+import sys
 
 import pytest
 from fixtures_redfish import PROFILE_COUNTS, RULES, expected
-from harness.ansible import localhost_play, run_playbook
+from harness.ansible import collections_root, localhost_play, run_playbook
 from kubernetes import client
 
 NAMESPACE = "bmt-fleet"
@@ -53,6 +54,16 @@ def _check_bad(result: dict, extra: tuple = ()) -> None:
     assert "HTTP 401" in failed["wrong-password"]["error"]
     assert "not a Redfish service" in failed["not-redfish"]["error"]
     assert len(result["registered"]) == 20
+
+
+def default_name(uuid):
+    """host_register's default host name for a system UUID (the collection's own rule)."""
+    sys.path.insert(0, str(collections_root()))
+    from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.registration_model import (
+        default_name as name,
+    )
+
+    return name(uuid)
 
 
 def _assert_no_secret(text: str, fleet) -> None:
@@ -254,7 +265,8 @@ def test_register_fleet_on_ironic(openstack_env, redfish_fleet, tmp_path):
         node = conn.baremetal.get_node(bmc.uuid)
         want = expected(bmc.profile)
         counts[bmc.profile] = counts.get(bmc.profile, 0) + 1
-        assert node.name == "host-" + bmc.uuid  # no name given
+        assert node.name == default_name(bmc.uuid)  # no name given: never the system id
+        assert bmc.uuid.replace("-", "") not in node.name.replace("-", "")
         assert node.driver == "redfish"
         assert node.provision_state == "available", (node.name, node.provision_state, node.last_error)
         assert node.resource_class == want["resource_class"]

@@ -7,19 +7,25 @@
 
 """Detecting BMC data, pure: what a host's BMC is known by, and whether a text repeats it or looks sensitive.
 
-``bmc_needles`` / ``bmc_values_of`` list a host's BMC data (its address, the
-address's host part, the credentials Secret name, and the user name and
-password the binder reads from that Secret); ``bmc_match`` says whether a
-text repeats one of them (see its rule); ``looks_sensitive`` flags keys and
-values such as ``bmc``, ``credential``, ``password``, ``secret``, ``token``,
-``ipmi``, ``redfish``, ``idrac``, ``ilo<n>`` or a URL whose scheme is not
-http/https or that has user info.  ``find_bmc_data`` scans any object for
-them (the tests' and the leak checks' scanner).
+``bmc_needles`` / ``bmc_values_of`` list a host's BMC data: its address and
+every component of it that identifies the machine (host part, explicit port,
+system id and other path segments, query values, user info), the credentials
+Secret name, and the user name and password the binder reads from that
+Secret.  ``bmc_match`` says whether a text repeats one of them, in any
+spelling a user would write (see its rule); ``looks_sensitive`` flags keys
+and values such as ``bmc``, ``credential``, ``password``, ``secret``,
+``token``, ``ipmi``, ``redfish``, ``idrac``, ``ilo<n>`` or a URL whose
+scheme is not http/https or that has user info.  ``find_bmc_data`` scans any
+object with the same matcher (the tests' and the leak checks' scanner).
 """
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from collections.abc import Sequence
+from functools import lru_cache
+from urllib.parse import unquote, unquote_plus
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import (
     get_path,
@@ -28,8 +34,36 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_spe
     URL_SCHEMES,
 )
 
-#: a BMC value shorter than this is matched only as a whole value or word (see ``bmc_match``)
+#: a BMC value shorter than this is matched only as a whole value or word (see ``bmc_match``); a path
+#: segment or query value shorter than this (iLO's system ``1``) identifies no machine and is no needle
 MIN_CONTAINED_BMC_VALUE = 4
+
+#: the kinds of BMC data ``bmc_needles`` reports (``what``), most specific first
+BMC_ADDRESS = "BMC address"
+BMC_HOST = "BMC address host part"
+BMC_SYSTEM_ID = "BMC system id"
+BMC_PATH_SEGMENT = "BMC address path segment"
+BMC_QUERY_VALUE = "BMC address query value"
+BMC_PORT = "BMC address port"
+BMC_SECRET_NAME = "BMC credentials Secret name"
+BMC_USER = "BMC user name"
+BMC_PASSWORD = "BMC password"
+
+#: path segments of BMC addresses that are the same on every machine: never needles
+GENERIC_PATH_WORDS = frozenset(
+    (
+        "redfish",
+        "v1",
+        "systems",
+        "managers",
+        "chassis",
+        "wsman",
+        "system.embedded.1",
+        "idrac.embedded.1",
+        "bmc",
+        "self",
+    )
+)
 
 
 SENSITIVE_WORDS = (
@@ -81,101 +115,345 @@ def looks_sensitive(text: str) -> bool:
     return _url_problem(text)
 
 
+# ---------------------------------------------------------------- the parts of a BMC address
+
+
+def address_parts(address: str) -> dict:
+    """The components of a BMC address (with or without scheme): ``user``, ``password``, ``host``,
+    ``port`` (explicit only, digits), ``segments`` (path segments, percent-decoded) and ``query``
+    (query and fragment values, decoded); missing parts are ``''`` or ``[]``."""
+    text = address.strip()
+    rest = text.split("://", 1)[1] if "://" in text else text
+    cut = min([index for index in (rest.find(c) for c in "/?#") if index != -1] or [len(rest)])
+    authority, tail = rest[:cut], rest[cut:]
+    userinfo, at, hostport = authority.rpartition("@")
+    user, _sep, password = userinfo.partition(":") if at else ("", "", "")
+    port = ""
+    if hostport.startswith("["):
+        host, _sep, after = hostport[1:].partition("]")
+        port = after[1:] if after.startswith(":") else ""
+    elif hostport.count(":") == 1:
+        host, port = hostport.split(":")
+    else:
+        host = hostport
+    if not port.isdigit():
+        port = ""
+    tail, _sep, fragment = tail.partition("#")
+    path, _sep, query = tail.partition("?")
+    values = [unquote_plus(pair.partition("=")[2]) for pair in query.split("&") if pair.partition("=")[2]]
+    if fragment:
+        values.append(unquote(fragment))
+    return {
+        "user": unquote(user),
+        "password": unquote(password),
+        "host": host,
+        "port": port,
+        "segments": [unquote(segment) for segment in path.split("/") if segment],
+        "query": values,
+    }
+
+
 def _bmc_host_part(address):
-    rest = address.split("://", 1)[-1]
-    authority = rest.split("/", 1)[0].rpartition("@")[2]
-    if authority.startswith("["):
-        return authority[1:].split("]", 1)[0]
-    return authority.split(":", 1)[0] if authority.count(":") == 1 else authority
+    return address_parts(address)["host"]
+
+
+def _identifies(value):
+    """True if a path segment or query value may identify a machine (not a generic Redfish word, not too short)."""
+    lower = value.strip().lower()
+    return len(lower) >= MIN_CONTAINED_BMC_VALUE and lower not in GENERIC_PATH_WORDS
+
+
+def _address_needles(address):
+    parts = address_parts(address)
+    needles = [(BMC_ADDRESS, address), (BMC_HOST, parts["host"])]
+    segments = [segment for segment in parts["segments"] if _identifies(segment)]
+    lowered = [segment.lower() for segment in parts["segments"]]
+    # the segment after ``Systems`` is the system id; any other identifying segment is reported as a path segment
+    system = parts["segments"][lowered.index("systems") + 1] if "systems" in lowered[:-1] else None
+    needles += [(BMC_SYSTEM_ID if segment == system else BMC_PATH_SEGMENT, segment) for segment in segments]
+    needles += [(BMC_QUERY_VALUE, value) for value in parts["query"] if _identifies(value)]
+    needles += [(BMC_PORT, parts["port"]), (BMC_USER, parts["user"]), (BMC_PASSWORD, parts["password"])]
+    return needles
 
 
 def bmc_needles(host: dict, username: str | None = None, password: str | None = None) -> list[tuple[str, str]]:
     """``[(what, value)]``: the BMC data of a BMH dict that nothing imported may repeat.
 
-    ``what`` names the kind of value for reports (``BMC address``, ``BMC address host part``, ``BMC credentials
-    Secret name``, ``BMC user name``, ``BMC password``); ``username`` and ``password`` come from the credentials
-    Secret when the caller could read it.  Empty values are left out.
+    ``what`` names the kind of value for reports (``BMC address``, ``BMC address host part``, ``BMC system id``,
+    ``BMC address path segment``, ``BMC address query value``, ``BMC address port``, ``BMC user name``,
+    ``BMC password`` (those two also from the address's user info), ``BMC credentials Secret name``); ``username``
+    and ``password`` come from the credentials Secret when the caller could read it.  Empty values, generic
+    Redfish path words (``GENERIC_PATH_WORDS``) and path segments or query values shorter than
+    ``MIN_CONTAINED_BMC_VALUE`` are left out; each value once.
     """
     bmc = get_path(host, "spec", "bmc") or {}
     needles = []
     address = bmc.get("address")
-    if isinstance(address, str) and address:
-        needles.extend([("BMC address", address), ("BMC address host part", _bmc_host_part(address))])
-    needles.append(("BMC credentials Secret name", bmc.get("credentialsName")))
-    needles.extend([("BMC user name", username), ("BMC password", password)])
-    return [(what, value) for what, value in needles if isinstance(value, str) and value]
+    if isinstance(address, str) and address.strip():
+        needles.extend(_address_needles(address))
+    needles.append((BMC_SECRET_NAME, bmc.get("credentialsName")))
+    needles.extend([(BMC_USER, username), (BMC_PASSWORD, password)])
+    seen, unique = set(), []
+    for what, value in needles:
+        if isinstance(value, str) and value and (what, value) not in seen:
+            seen.add((what, value))
+            unique.append((what, value))
+    return unique
 
 
 def bmc_values_of(host: dict, username: str | None = None, password: str | None = None) -> list[str]:
-    """The values of ``bmc_needles`` (for ``import_metadata`` and ``find_bmc_data``)."""
+    """The values of ``bmc_needles`` (plain strings: each is matched by the rule its spelling suggests)."""
     return [needle[1] for needle in bmc_needles(host, username, password)]
+
+
+# ---------------------------------------------------------------- one matcher for every spelling
+
+_SEPARATORS = "[-._]"
+_UUID = re.compile(r"\{?(?:urn:uuid:)?([0-9a-f]{8})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{12})\}?")
 
 
 def _words(lower):
     return "".join(char if char.isalnum() else " " for char in lower).split()
 
 
+def _ip(value):
+    text = value.strip().strip("[]").split("%", 1)[0]
+    try:
+        return ipaddress.ip_address(text)
+    except ValueError:
+        return None
+
+
+def _ipv4_pattern(address):
+    octets = [("0*%d" % int(octet)) if int(octet) else "0+" for octet in str(address).split(".")]
+    return r"(?<![0-9])(?<![0-9][-._])%s(?![0-9])(?![-._][0-9])" % _SEPARATORS.join(octets)
+
+
+def _ipv6_pattern(address):
+    groups = [int(group, 16) for group in address.exploded.split(":")]
+
+    def group(value):
+        digits = "%x" % value
+        return "0{1,4}" if not value else "0{0,%d}%s" % (4 - len(digits), digits)
+
+    def joined(part):
+        return "[:-]".join(group(value) for value in part)
+
+    variants = [joined(groups)]
+    for start in range(8):
+        for end in range(start + 1, 9):
+            if all(value == 0 for value in groups[start:end]):
+                variants.append(joined(groups[:start]) + "(?:::|--)" + joined(groups[end:]))
+    pattern = r"(?<![0-9a-f:])(?:%s)(?![0-9a-f:])" % "|".join(variants)
+    if address.ipv4_mapped is not None:
+        pattern += "|" + _ipv4_pattern(address.ipv4_mapped)
+    return pattern
+
+
+def _host_pattern(host):
+    """The host part in its spellings: an IP address in any notation, else a name (case only); ``None``: no host."""
+    address = _ip(host)
+    if isinstance(address, ipaddress.IPv4Address):
+        return _ipv4_pattern(address)
+    if isinstance(address, ipaddress.IPv6Address):
+        return _ipv6_pattern(address)
+    return re.escape(host.lower()) if host else None
+
+
+def _uuid_pattern(value):
+    found = _UUID.fullmatch(value.strip().lower())
+    return "-?".join(found.groups()) if found else None
+
+
+def _token_pattern(value):
+    """A path segment or query value: a UUID with or without dashes, else the value between non-alphanumerics
+    (its separators ``-``, ``.``, ``_`` interchangeable)."""
+    uuid = _uuid_pattern(value)
+    if uuid:
+        return uuid
+    text = "".join(_SEPARATORS if char in "-._" else re.escape(char) for char in value.strip().lower())
+    return r"(?<![0-9a-z])%s(?![0-9a-z])" % text
+
+
+def _address_pattern(address):
+    """The address without scheme and user info, its host in any notation, path and query case-insensitive."""
+    parts = address_parts(address)
+    host = _host_pattern(parts["host"])
+    if host is None:
+        return None
+    pattern = r"\[?(?:%s)\]?" % host if _ip(parts["host"]) else "(?:%s)" % host
+    if parts["port"]:
+        pattern += ":0*%s(?![0-9])" % parts["port"].lstrip("0")
+    for segment in parts["segments"]:
+        uuid = _uuid_pattern(segment)
+        pattern += "/" + (uuid or re.escape(segment.lower()))
+    if parts["segments"]:
+        pattern += "(?![0-9a-z])"
+    return pattern
+
+
+def _looks_like_address(value):
+    """True for a plain value spelled as an address: with a scheme, or an IP with or without an explicit port."""
+    if "://" in value:
+        return True
+    parts = address_parts(value)
+    return _ip(parts["host"]) is not None and not parts["segments"] and not parts["query"]
+
+
+def _generic(value):
+    """The rule for a name, user or password: long values anywhere, short ones as the whole value or a word."""
+
+    def test(variants, words):
+        if len(value) >= MIN_CONTAINED_BMC_VALUE:
+            return any(value in text for text in variants)
+        return any(text == value for text in variants) or value in words()
+
+    return test
+
+
+def _regex(pattern):
+    compiled = re.compile(pattern)
+
+    def test(variants, words):
+        return any(compiled.search(text) for text in variants)
+
+    return test
+
+
+def _port(value):
+    port = value.strip().lstrip("0") or "0"
+
+    def test(variants, words):
+        return any(text.strip().lstrip(":").lstrip("0") == port for text in variants if text.strip())
+
+    return test
+
+
+def _rule(what, value):
+    """The test for one needle, by its kind (``what``); a plain value (``what`` ``None``) by its spelling."""
+    lower = value.lower()
+    if what == BMC_PORT:
+        return _port(lower) if lower.strip().isdigit() else _generic(lower)
+    if what == BMC_ADDRESS or (what is None and _looks_like_address(value)):
+        pattern = _address_pattern(value)
+        return _regex(pattern) if pattern else _generic(lower)
+    if what == BMC_HOST or (what is None and _ip(value)):
+        if _ip(value):
+            return _regex(_host_pattern(value.strip().strip("[]")))
+        return _generic(lower)
+    if what in (BMC_SYSTEM_ID, BMC_PATH_SEGMENT, BMC_QUERY_VALUE) or (what is None and _uuid_pattern(value)):
+        return _regex(_token_pattern(value))
+    return _generic(lower)
+
+
+@lru_cache(maxsize=512)
+def _compiled(needles):
+    rules = []
+    for what, value in needles:
+        try:
+            rules.append((what or "BMC data", _rule(what, value)))
+        except re.error:  # not expected: every pattern is built from escaped text; fall back to the plain rule
+            rules.append((what or "BMC data", _generic(value.lower())))
+    return tuple(rules)
+
+
+def _normal(bmc_values):
+    """``bmc_values`` as a hashable tuple of ``(what or None, value)``; empty values left out."""
+    needles = []
+    for needle in bmc_values or ():
+        what, value = needle if isinstance(needle, tuple) else (None, needle)
+        if value is None or isinstance(value, bool):
+            continue
+        value = value if isinstance(value, str) else str(value)
+        if value:
+            needles.append((what, value))
+    return tuple(needles)
+
+
+def _variants(text):
+    """The text lowered, and percent-decoded (up to three times) when that changes it."""
+    lower = text.lower()
+    variants = [lower]
+    for dummy in range(3):
+        decoded = unquote(variants[-1])
+        if decoded == variants[-1]:
+            break
+        variants.append(decoded)
+    return variants
+
+
+def _match(text, rules):
+    if not text:
+        return None
+    variants = _variants(text)
+    words = []
+
+    def word_set():
+        if not words:
+            words.append(set(word for variant in variants for word in _words(variant)))
+        return words[0]
+
+    for what, test in rules:
+        if test(variants, word_set):
+            return what
+    return None
+
+
 def bmc_match(text: str, bmc_values: Sequence):
     """What ``text`` repeats of ``bmc_values`` (``[(what, value)]`` or plain strings), or ``None``.
 
-    Case-insensitive.  A value of at least ``MIN_CONTAINED_BMC_VALUE`` characters
-    matches wherever it occurs in ``text``; a shorter one (a weak password, a
-    one-letter user name) only when it is the whole of ``text`` or one of its
-    words (runs of letters and digits), so that a one-character password does
-    not withhold every value containing that character.  Empty values never
-    match.
+    Case-insensitive, on the text as it is and percent-decoded.  By the kind of value (``what``; a plain
+    string is judged by its spelling: an address, an IP address, a UUID, or anything else):
+
+    * an address, without its scheme and user info, its host in any notation (below), a UUID path
+      segment with or without dashes;
+    * a host part that is an IPv4 address: its four numbers (leading zeros allowed) separated by ``.``,
+      ``-`` or ``_`` (``ip-10-0-0-5``), not inside a longer dotted number (``10.0.0.1`` does not match
+      ``10.0.0.15``, ``110.0.0.1`` or a serial ``9100012``); an IPv6 address compressed or not, with
+      leading zeros or not, bracketed or not, with ``:`` or ``-`` separators, not inside a longer one;
+    * a system id, other path segment or query value: a UUID with or without dashes anywhere, anything
+      else between non-alphanumerics (its ``-``, ``.``, ``_`` interchangeable);
+    * a port: only as the whole value (``8000``, ``:8000``); next to the host (``host:port``) the host
+      matches;
+    * anything else (a host name, the Secret name, a user name, a password): a value of at least
+      ``MIN_CONTAINED_BMC_VALUE`` characters wherever it occurs; a shorter one (a weak password, a
+      one-letter user name) only when it is the whole of ``text`` or one of its words (runs of letters
+      and digits), so that a one-character password does not withhold every value containing that
+      character.
+
+    Empty values never match.  The first needle that matches names the result.
     """
     if not isinstance(text, str) or not text:
         return None
-    lower = text.lower()
-    words = None
-    for needle in bmc_values or ():
-        what, value = needle if isinstance(needle, tuple) else ("BMC data", needle)
-        if not isinstance(value, str) or not value:
-            continue
-        value = value.lower()
-        if len(value) >= MIN_CONTAINED_BMC_VALUE:
-            if value in lower:
-                return what
-            continue
-        if words is None:
-            words = set(_words(lower))
-        if lower == value or value in words:
-            return what
-    return None
+    return _match(text, _compiled(_normal(bmc_values)))
 
 
 def mentions(text: str, bmc_values: Sequence) -> bool:
     return bmc_match(text, bmc_values) is not None
 
 
-def _hits(text, needles):
-    lower = text.lower()
-    return any(needle in lower for needle in needles)
-
-
-def _scan(obj, needles, path, found):
+def _scan(obj, rules, path, found):
     if isinstance(obj, dict):
         for key, value in obj.items():
             child = "%s.%s" % (path, key) if path else str(key)
-            if _hits(str(key), needles):
+            if _match(str(key), rules):
                 found.append(child + " (key)")
-            _scan(value, needles, child, found)
+            _scan(value, rules, child, found)
     elif isinstance(obj, (list, tuple)):
         for index, value in enumerate(obj):
-            _scan(value, needles, "%s[%d]" % (path, index), found)
-    elif obj is not None and not isinstance(obj, bool) and _hits(str(obj), needles):
+            _scan(value, rules, "%s[%d]" % (path, index), found)
+    elif obj is not None and not isinstance(obj, bool) and _match(str(obj), rules):
         found.append(path or ".")
 
 
-def find_bmc_data(obj: dict, bmc_values: Sequence) -> list[str]:
-    """Paths in ``obj`` (nested dicts/lists/strings) whose key or value contains any of ``bmc_values``.
+def find_bmc_data(obj, bmc_values: Sequence) -> list[str]:
+    """Paths in ``obj`` (nested dicts/lists/strings) whose key or value repeats one of ``bmc_values``.
 
-    Matching is case-insensitive on substrings; empty needles are ignored.
-    Returns ``[]`` when nothing leaks.
+    ``bmc_values`` and the rule are those of ``bmc_match`` (the same matcher: ``[(what, value)]`` from
+    ``bmc_needles``, or plain values, non-strings as their ``str``).  Returns ``[]`` when nothing leaks.
     """
-    needles = [str(value).lower() for value in bmc_values or [] if value is not None and str(value)]
+    rules = _compiled(_normal(bmc_values))
     found = []
-    if needles:
-        _scan(obj, needles, "", found)
+    if rules:
+        _scan(obj, rules, "", found)
     return found

@@ -25,6 +25,7 @@ on the node.  A host is matched by its system UUID (annotation
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Any
 
@@ -44,12 +45,22 @@ def normal_uuid(value: Any) -> str | None:
     return text if UUID_RE.match(text) else None
 
 
+def default_name(uuid: str) -> str:
+    """``host-<16 hex digits>``: a digest of the system UUID, never the UUID itself.
+
+    Many BMCs (sushy-tools, libvirt-based ones) use the system UUID as the Redfish system id, the last segment
+    of the BMC address; the host name reaches tenants (the claim's binding label, ``status.bareMetalHost``,
+    ``host_claim_info``, the inventory), BMC data must not (``bmc_data``).
+    """
+    return DEFAULT_NAME_PREFIX + hashlib.sha256(("%s/%s" % (DOMAIN, uuid)).encode()).hexdigest()[:16]
+
+
 def host_name(given: str | None, facts: dict, backend: str) -> str:
-    """The host's name: the one given, else ``host-<system UUID>`` (Ironic refuses names that look like UUIDs)."""
+    """The host's name: the one given, else :func:`default_name` of the system UUID."""
     uuid = normal_uuid(facts.get("uuid"))
     if not given and not uuid:
         raise InvalidInput("system", "reports no valid UUID: give the host a name")
-    name = given or DEFAULT_NAME_PREFIX + uuid
+    name = given or default_name(uuid)
     if backend == "metal3":
         problem = dns1123_subdomain_problem(name)
         if problem:

@@ -2,10 +2,12 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
+import re
 
 import pytest
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import bmc_data
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import registration_model as reg
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.redfish.registration_facts import (
     FACTS,
@@ -14,8 +16,12 @@ from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.redfi
 
 
 def test_names():
-    assert reg.host_name(None, FACTS, "metal3") == "host-" + UUID
-    assert reg.host_name(None, FACTS, "ironic") == "host-" + UUID
+    assert reg.host_name(None, FACTS, "metal3") == reg.host_name(None, FACTS, "ironic") == reg.default_name(UUID)
+    assert re.fullmatch("host-[0-9a-f]{16}", reg.default_name(UUID))
+    # the default name never repeats the system UUID (often the BMC's Redfish system id), in any spelling
+    needles = [("BMC system id", UUID)]
+    assert bmc_data.bmc_match(reg.default_name(UUID), needles) is None
+    assert reg.default_name(UUID) != reg.default_name(UUID[:-1] + "2")
     assert reg.host_name("web-1", FACTS, "metal3") == "web-1"
     assert reg.host_name("Web_1", FACTS, "ironic") == "Web_1"
     with pytest.raises(InvalidInput):
