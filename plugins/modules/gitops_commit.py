@@ -21,8 +21,8 @@ description:
     the directory itself, or anywhere under it, in the commit the change is planned against (the fetched one, check
     mode included) or in the work tree, is refused with one error naming the checkout and the path, and nothing is
     written. The files are written and removed without following links (a link that appears during the run fails it
-    instead of redirecting it), file names are literal to git (a name with C(*) or starting with C(:) is never a pattern),
-    and exactly the planned files must be staged."
+    instead of redirecting it), file names are literal to git (a name with C(*) or starting with C(:) is never a
+    pattern), and exactly the planned files must be staged."
   - "Refused as bad input before anything runs: an empty O(commit_message) (or only whitespace; the commit keeps the
     message as given apart from leading and trailing blank lines and trailing spaces, so lines starting with C(#) are
     kept, not stripped as comments), one with a NUL character; a O(remote) starting with C(-) (git would read it as an
