@@ -16,7 +16,23 @@ description:
     or untracked; with a O(remote), the branch is fetched, a checkout that is only behind is fast-forwarded, and a
     checkout with commits the remote does not have (ahead or diverged) is refused. Each refusal is one error naming
     the checkout and the cause, and changes nothing."
-  - A refused push (someone pushed in between) undoes the local commit, so a new run starts from a clean checkout.
+  - "The repository's content is not trusted: every path the module reads, writes or removes must stay inside the
+    checkout. A symbolic link or a submodule on the way to a directory of O(directories) (or to one of its files), as
+    the directory itself, or anywhere under it, in the commit the change is planned against (the fetched one, check
+    mode included) or in the work tree, is refused with one error naming the checkout and the path, and nothing is
+    written. The files are written and removed without following links (a link that appears during the run fails it
+    instead of redirecting it), file names are literal to git (a name with C(*) or starting with C(:) is never a
+    pattern), and exactly the planned files must be staged."
+  - "Refused as bad input before anything runs: an empty O(commit_message) (or only whitespace; the commit keeps the
+    message as given apart from leading and trailing blank lines and trailing spaces, so lines starting with C(#) are
+    kept, not stripped as comments), one with a NUL character; a O(remote) starting with C(-) (git would read it as an
+    option), or with a NUL or line break; an O(author_name) or O(author_email) that is empty once git strips spaces
+    and punctuation from its ends, or that holds C(<), C(>), a NUL or a line break."
+  - "Any failure after the checks (the fast-forward, a write, C(git add), the commit or the push, a refused push
+    included) puts the checkout back as it was before the task: the branch at the commit it was at before any
+    fast-forward, the index and the work tree as in that commit, and the files and directories the task created
+    removed. Only the remote-tracking branch keeps the fetched commit, as after a plain C(git fetch), so a new run
+    starts from a clean checkout."
   - Files are compared with the commit the checkout is planned against, so a second run with the same input
     changes nothing.
 author:
@@ -29,7 +45,7 @@ attributes:
     support: full
     details:
       - Fetches (with a O(remote)) but neither moves the branch, writes, commits nor pushes; the result says what
-        would change.
+        would change. The checks for links and submodules are the same as in a normal run.
   diff_mode:
     support: full
     details:
@@ -54,6 +70,7 @@ options:
     description:
       - The remote to fetch from and push to; the branch checked out is pushed to the branch of the same name.
       - V(null) (or an empty string) commits locally only, without fetching.
+      - A value starting with C(-) is refused.
     type: str
     default: origin
   author_name:
@@ -113,6 +130,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import TenancyError
 from ansible_collections.baremetal.tenancy.plugins.module_utils.gitops.checkout import (
     GitCheckout,
+    check_inputs,
     commit_and_push,
     prepare,
 )
@@ -126,20 +144,21 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.gitops.tree_plan
 
 def run(module):
     params = module.params
-    wanted = desired_files(params["directories"])
     remote = params["remote"] or None
-    checkout = GitCheckout(params["path"], module.run_command, (params["author_name"], params["author_email"]))
+    identity = (params["author_name"], params["author_email"])
+    check_inputs(params["commit_message"], remote, identity)
+    wanted = desired_files(params["directories"])
+    checkout = GitCheckout(params["path"], module.run_command, identity)
     branch, base = prepare(checkout, remote, module.check_mode)
     changes = plan(checkout.read_files(base, wanted), wanted)
+    checkout.check_work_tree(changes)
     result = dict(changed=bool(changes), base=base, branch=branch, files=summary(changes), pushed=False)
     if module._diff:  # pylint: disable=protected-access
         result["diff"] = diff_entries(changes)
     if module.check_mode:
         return result
-    result["commit"] = base
-    if changes:
-        result["commit"] = commit_and_push(checkout, changes, params["commit_message"], remote, branch, base)
-        result["pushed"] = bool(remote)
+    result["commit"] = commit_and_push(checkout, changes, params["commit_message"], remote, branch, base)
+    result["pushed"] = bool(remote and changes)
     return result
 
 

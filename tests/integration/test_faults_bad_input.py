@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -518,6 +519,44 @@ CASES = [
         ("directory", "../outside"),  # a key of option directories, named as such
     ),
     Case(
+        "gitops-commit-symlink-outside",
+        K,
+        "admin",
+        T,
+        # tenants/linked is a committed symbolic link to a directory outside the checkout (see gitops_checkout,
+        # which has no remote)
+        module(
+            "gitops_commit",
+            path=CHECKOUT,
+            directories={"tenants/linked": {"ns.yaml": "a: 1\n"}},
+            commit_message="x",
+            remote=None,
+        ),
+        ("Git checkout", "tenants/linked", "symbolic link"),
+    ),
+    Case(
+        "gitops-commit-empty-message",
+        K,
+        "admin",
+        T,
+        module("gitops_commit", path=CHECKOUT, directories={"tenants/new": {"x.yaml": "a: 1\n"}}, commit_message=" \n"),
+        ("commit_message", "empty"),
+    ),
+    Case(
+        "gitops-commit-remote-option",
+        K,
+        "admin",
+        T,
+        module(
+            "gitops_commit",
+            path=CHECKOUT,
+            directories={"tenants/new": {"x.yaml": "a: 1\n"}},
+            commit_message="x",
+            remote="--upload-pack=false",
+        ),
+        ("remote", "--upload-pack"),
+    ),
+    Case(
         "gitops-commit-not-a-checkout",
         K,
         "admin",
@@ -617,10 +656,16 @@ def ironic_world(openstack_env, enroll_node, ironic_tenancy_policy):
 
 @pytest.fixture(scope="module")
 def gitops_checkout(tmp_path_factory) -> Path:
-    """A checkout of an operator's repository (one commit, no remote): what the GitOps cases must leave alone."""
+    """A checkout of an operator's repository (one commit, no remote): what the GitOps cases must leave alone.
+
+    Its ``tenants/linked`` is a committed symbolic link to a directory outside the checkout, holding a file (what
+    anyone who can push to the repository could commit); :func:`git_snapshot` includes that directory."""
     top = tmp_path_factory.mktemp("operator-repo")
+    outside = tmp_path_factory.mktemp("outside-the-checkout")
+    (outside / "ns.yaml").write_text("the controller's own file\n")
     (top / "tenants" / "bad-a").mkdir(parents=True)
     (top / "tenants" / "bad-a" / "kustomization.yaml").write_text("resources: []\n")
+    (top / "tenants" / "linked").symlink_to(outside, target_is_directory=True)
     for argv in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "start"]):
         subprocess.run(
             ["git", "-c", "user.name=t", "-c", "user.email=t@localhost", *argv], cwd=top, check=True, timeout=60
@@ -629,12 +674,19 @@ def gitops_checkout(tmp_path_factory) -> Path:
 
 
 def git_snapshot(top: Path) -> dict[str, str]:
-    """The checkout's branch heads, index and work tree (``git status`` lists any file added or changed)."""
+    """The checkout's branch heads, index and work tree (``git status`` lists any file added or changed), and the
+    files of the directories its committed links point to."""
 
     def git(*argv):
         return subprocess.run(["git", *argv], cwd=top, check=True, timeout=60, capture_output=True, text=True).stdout
 
-    return {"git " + str(top): git("show-ref") + git("status", "--porcelain", "--ignored", "--untracked-files=all")}
+    state = {"git " + str(top): git("show-ref") + git("status", "--porcelain", "--ignored", "--untracked-files=all")}
+    for link in (top / "tenants").iterdir():
+        if link.is_symlink():
+            outside = Path(os.readlink(link))
+            state.update({"file " + str(f): f.read_text() for f in sorted(outside.rglob("*")) if f.is_file()})
+            state["files in " + str(outside)] = " ".join(sorted(f.name for f in outside.rglob("*")))
+    return state
 
 
 def _fill(case: Case, openstack_env, checkout: Path | None = None) -> dict:

@@ -53,7 +53,7 @@ def path_problem(path: str) -> str | None:
     parts = path.split("/")
     if any(part in ("", ".", "..") for part in parts):
         return "may not contain empty, . or .. parts"
-    if parts[0] == ".git" or ".git" in parts:
+    if any(part.lower() == ".git" for part in parts):
         return "may not be inside .git"
     return None
 

@@ -64,9 +64,11 @@ def apply(path, directories, check_mode=False, remote="origin"):
     branch, base = co.prepare(checkout, remote, check_mode)
     wanted = desired_files(directories)
     changes = plan(checkout.read_files(base, wanted), wanted)
-    if check_mode or not changes:
+    checkout.check_work_tree(changes)
+    if check_mode:
         return changes, None
-    return changes, co.commit_and_push(checkout, changes, "msg", remote, branch, base)
+    commit = co.commit_and_push(checkout, changes, "msg", remote, branch, base)  # also fast-forwards
+    return changes, commit if changes else None
 
 
 def test_commit_is_pushed_and_a_second_run_changes_nothing(repos):

@@ -44,6 +44,8 @@ def test_same_content_plans_nothing():
         ({"../up": {}}, "may not contain empty, . or .. parts"),
         ({"/abs": {}}, "must be a relative path"),
         ({"a/.git/hooks": {}}, "may not be inside .git"),
+        ({"a/.GIT/hooks": {}}, "may not be inside .git"),
+        ({"a": {"b/.Git/config": "x"}}, "may not be inside .git"),
         ({"a": {"x/../../y": "t"}}, "may not contain empty, . or .. parts"),
         ({"a": {"x": 1}}, "the content must be text"),
         ({"a": "text"}, "must map file names to their text, or be null"),
