@@ -1,0 +1,150 @@
+#!/usr/bin/env python
+# Copyright (c) 2026, baremetal.tenancy contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Where the CPU of a run goes, by kind of process: a /proc sampler for the test bed.
+
+    python scripts/cpu_profile.py --out profile.json -- make test      # runs the command, samples until it ends
+    python scripts/cpu_profile.py --out profile.json --pid 1234       # samples until process 1234 ends
+
+Every ``--interval`` seconds it reads the user and system CPU time of every process
+(``/proc/<pid>/stat``) and keeps each process's first and last reading; a process is
+counted from its first reading (a process started and ended between two readings
+is missed: keep the interval short). At the end it sums the CPU seconds by kind
+(the first rule of :data:`KINDS` whose words the command line holds) and prints a
+table, most CPU first, and one JSON line (also written to ``--out``) with the wall
+time, the machine's CPU seconds (``/proc/stat``) and the seconds per kind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+#: (kind, words any of which in the command line makes a process that kind), first match wins
+KINDS = (
+    ("go", ("go build", "/compile", "/link", "go-build")),
+    ("ironic", ("ironic",)),
+    ("keystone", ("keystone",)),
+    ("neutron", ("neutron",)),
+    ("esi-leap", ("esi-leap", "esi_leap")),
+    ("fake-ipa", ("fake_ipa", "fake-ipa", "fakeipa", "ironic_python_agent")),
+    ("sushy-tools", ("sushy",)),
+    ("postgres", ("postgres",)),
+    ("etcd", ("/etcd ", "bin/etcd")),
+    ("kube-apiserver", ("kube-apiserver",)),
+    ("kube-controller-manager", ("kube-controller-manager",)),
+    ("baremetal-operator", ("bmo-", "baremetal-operator")),
+    ("flux", ("source-controller", "kustomize-controller", "helm-controller")),
+    ("ansible-rulebook", ("ansible-rulebook", "ansible_rulebook", "java")),
+    ("molecule", ("molecule",)),
+    ("ansible-test", ("ansible-test", "pylint", "mypy", "ansible-lint", "antsibull")),
+    ("ansible-playbook", ("ansible-playbook", "ansible-inventory", "ansible_playbook", "AnsiballZ", "ansible-runner")),
+    ("pytest", ("pytest",)),
+    ("sshd", ("sshd",)),
+    ("git", ("git ", "git-")),
+)
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def kind_of(cmdline: str) -> str:
+    for kind, words in KINDS:
+        if any(word in cmdline for word in words):
+            return kind
+    return "other"
+
+
+def read_procs() -> dict[int, tuple[float, str]]:
+    """pid -> (CPU seconds so far, command line) of every process that can be read now."""
+    found = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % name, "rb") as handle:
+                stat = handle.read().decode("utf-8", "replace")
+            with open("/proc/%s/cmdline" % name, "rb") as handle:
+                cmdline = handle.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
+        except OSError:
+            continue
+        fields = stat.rpartition(")")[2].split()
+        cpu = (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime
+        found[int(name)] = (cpu, cmdline or stat.partition("(")[2].partition(")")[0])
+    return found
+
+
+def machine_cpu() -> float:
+    with open("/proc/stat", encoding="ascii") as handle:
+        fields = handle.readline().split()[1:]
+    busy = sum(int(value) for index, value in enumerate(fields) if index not in (3, 4))  # not idle, iowait
+    return busy / TICKS
+
+
+def alive(proc: subprocess.Popen | None, pid: int | None) -> bool:
+    if proc is not None:
+        return proc.poll() is None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def profile(interval: float, proc: subprocess.Popen | None, pid: int | None) -> dict:
+    me = os.getpid()
+    first: dict[int, float] = {}
+    last: dict[int, tuple[float, str]] = {}
+    start, machine_start = time.monotonic(), machine_cpu()
+    while True:
+        for key, (cpu, cmdline) in read_procs().items():
+            if key == me:
+                continue
+            if key not in first or (cmdline != last[key][1] and cpu < last[key][0]):  # new, or a reused pid
+                first[key] = 0.0 if time.monotonic() - start > interval else cpu
+            last[key] = (cpu, cmdline)
+        if not alive(proc, pid):
+            break
+        time.sleep(interval)
+    by_kind: dict[str, float] = {}
+    for key, (cpu, cmdline) in last.items():
+        used = cpu - first[key]
+        if used > 0:
+            kind = kind_of(cmdline)
+            by_kind[kind] = by_kind.get(kind, 0.0) + used
+    return {
+        "wall_s": round(time.monotonic() - start, 1),
+        "machine_cpu_s": round(machine_cpu() - machine_start, 1),
+        "cpu_s_by_kind": {k: round(v, 1) for k, v in sorted(by_kind.items(), key=lambda item: -item[1])},
+        "rc": proc.returncode if proc is not None else None,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--interval", type=float, default=1.0)
+    parser.add_argument("--out")
+    parser.add_argument("--pid", type=int)
+    parser.add_argument("command", nargs="*")
+    args = parser.parse_args()
+    if bool(args.pid) == bool(args.command):
+        parser.error("give either --pid or a command after --")
+    proc = subprocess.Popen(args.command) if args.command else None
+    result = profile(args.interval, proc, args.pid)
+    for kind, seconds in result["cpu_s_by_kind"].items():
+        print(
+            "%-26s %9.1f s  %5.1f%%" % (kind, seconds, 100 * seconds / max(result["machine_cpu_s"], 1)), file=sys.stderr
+        )
+    line = json.dumps(result)
+    print(line)
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as handle:
+            handle.write(line + "\n")
+    return result["rc"] or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
