@@ -282,9 +282,13 @@ def create_world(api, kubeconfig: str, prefix: str, with_hosts: bool, dialect: s
     return sent + in_parallel(kubeconfig, "claims", list(range(CLAIMS)), dialect, prefix)
 
 
-def raw_consumer_ref_writes(io, count: int, sample: int, prefix: str) -> float:
+def raw_consumer_ref_writes(io, count: int, sample: int, prefix: str, give_back: bool = False) -> float:
     """The time of ``count`` merge patches of ``spec.consumerRef`` on free hosts, one at a time, with a precondition,
-    estimated from ``sample`` of them (the hosts they take are left consumed by the claims ``<prefix>-N``)."""
+    estimated from ``sample`` of them (the hosts they take are left consumed by the claims ``raw/<prefix>-N``).
+
+    ``give_back``: the hosts are freed again afterwards (raw patches, not timed). The writes sampled before the pass
+    must be: no claim ``raw/<prefix>-N`` exists, so the pass would sweep every such host as bound to a deleted claim
+    (one GET of the claim and one release patch each, counted as the pass's requests per bound claim)."""
     free = [h for h in io.list_hosts([INFRA]) if not h["spec"].get("consumerRef")][:sample]
     if not free:  # no host left free (as many claims as hosts, or more): nothing to compare with
         return 0.0
@@ -306,6 +310,9 @@ def raw_consumer_ref_writes(io, count: int, sample: int, prefix: str) -> float:
             },
         )
     elapsed = time.monotonic() - started
+    if give_back:
+        for host in free:
+            io.patch_host(INFRA, host["metadata"]["name"], {"spec": {"consumerRef": None}})
     return elapsed / max(1, len(free)) * count
 
 
@@ -347,7 +354,8 @@ def pass_process(kubeconfig: str, queue) -> None:
         # the raw writes are sampled on both sides of the pass (half of the hosts the pass leaves free before it,
         # the other half after it): a load that changes during the run weighs on both figures alike
         sample = min(CLAIMS, max(0, HOSTS - CLAIMS) // 2)
-        raw_before = raw_consumer_ref_writes(m3client.KubeIO(api), CLAIMS, sample, "raw-before")
+        # (the hosts taken before the pass are given back: the pass sees the bench's claims and free hosts only)
+        raw_before = raw_consumer_ref_writes(m3client.KubeIO(api), CLAIMS, sample, "raw-before", give_back=True)
         before = peak_rss_mib()
         started = time.monotonic()
         report = binder.run()
