@@ -124,7 +124,7 @@ def profile(interval: float, proc: subprocess.Popen | None, pid: int | None) -> 
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     parser.add_argument("--interval", type=float, default=1.0)
     parser.add_argument("--out")
     parser.add_argument("--pid", type=int)
