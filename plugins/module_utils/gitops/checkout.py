@@ -337,33 +337,27 @@ class GitCheckout:
             except OSError as error:  # opening the directories on the way
                 raise BackendError(self.obj, "cannot write %r: %s" % (change.path, error.strerror)) from error
 
+    def _remove_at(self, path: str, remove: Callable[[str, int], None]) -> None:
+        """``remove(name, dir_fd)`` for the last part of ``path``, in its directory opened without following a link
+        (best effort: a failure is ignored)."""
+        parts = path.split("/")
+        try:
+            fds = self._open_dirs(parts[:-1], None)
+        except (OSError, TenancyError):
+            return
+        try:
+            remove(parts[-1], fds[-1])
+        except OSError:
+            pass
+        finally:
+            _close(fds)
+
     def remove_created(self, created_files: Iterable[str], created_dirs: Iterable[str]) -> None:
         """Remove the files and (then, when empty) the directories a failed run created."""
         for path in created_files:
-            parts = path.split("/")
-            try:
-                fds = self._open_dirs(parts[:-1], None)
-            except (OSError, TenancyError):
-                continue
-            try:
-                if stat.S_ISREG(os.lstat(parts[-1], dir_fd=fds[-1]).st_mode):
-                    os.unlink(parts[-1], dir_fd=fds[-1])
-            except OSError:
-                pass
-            finally:
-                _close(fds)
+            self._remove_at(path, _unlink_regular)
         for path in sorted(created_dirs, reverse=True):
-            parts = path.split("/")
-            try:
-                fds = self._open_dirs(parts[:-1], None)
-            except (OSError, TenancyError):
-                continue
-            try:
-                os.rmdir(parts[-1], dir_fd=fds[-1])
-            except OSError:
-                pass
-            finally:
-                _close(fds)
+            self._remove_at(path, lambda name, dir_fd: os.rmdir(name, dir_fd=dir_fd))
 
     def commit(self, paths: Iterable[str], message: str) -> str:
         """Stage exactly ``paths`` (written or removed files), check that nothing else is staged, commit."""
@@ -395,6 +389,11 @@ class GitCheckout:
                 self.git("update-ref", "-d", "refs/heads/" + branch)
             self.git("read-tree", "--empty")
         self.remove_created(created_files, created_dirs)
+
+
+def _unlink_regular(name: str, dir_fd: int) -> None:
+    if stat.S_ISREG(os.lstat(name, dir_fd=dir_fd).st_mode):
+        os.unlink(name, dir_fd=dir_fd)
 
 
 def _close(fds: Iterable[int]) -> None:

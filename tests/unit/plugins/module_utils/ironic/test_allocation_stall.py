@@ -9,19 +9,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common import po
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import WaitTimeout
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import claims
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.writes import Writes
-
-
-class Mod:
-    def __init__(self, check_mode=False):
-        self.check_mode = check_mode
-        self.result = {"changed": False}
-        self.warnings = []
-
-    def changed(self, value=True):
-        self.result["changed"] = self.result["changed"] or bool(value)
-
-    def warn(self, message):
-        self.warnings.append(message)
+from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.fake_module import FakeModule as Mod
 
 
 class Ironic:

@@ -14,6 +14,7 @@ import pytest
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Forbidden, InvalidInput
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import claims
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.writes import Writes
+from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.fake_module import FakeModule as Mod
 
 MD5 = "9f6c1a0f5e2b4c8d7a3e1f0b2c4d6e8f"
 IMAGE = {"url": "http://images.example.com/os.qcow2", "checksum": MD5, "checksum_type": "md5", "format": "qcow2"}
@@ -33,20 +34,6 @@ REQUEST = claims.ClaimRequest(
     wait=False,
     wait_timeout=60,
 )
-
-
-class Mod:
-    check_mode = False
-
-    def __init__(self):
-        self.result = {"changed": False}
-        self.warnings = []
-
-    def changed(self, value=True):
-        self.result["changed"] = self.result["changed"] or bool(value)
-
-    def warn(self, message):
-        self.warnings.append(message)
 
 
 class Ironic:
