@@ -4,44 +4,21 @@
 
 """The checkout rules on real Git repositories (a bare "remote" and clones of it, in a temporary directory)."""
 
-import os
 import shutil
-import subprocess
 
 import pytest
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict, InvalidInput
 from ansible_collections.baremetal.tenancy.plugins.module_utils.gitops import checkout as co
 from ansible_collections.baremetal.tenancy.plugins.module_utils.gitops.tree_plan import desired_files, plan
+from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.gitops.git_cli import IDENTITY, git, run
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs the git command")
-
-IDENTITY = ("tester", "tester@example.invalid")
-ENV = {
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_AUTHOR_NAME": IDENTITY[0],
-    "GIT_AUTHOR_EMAIL": IDENTITY[1],
-    "GIT_COMMITTER_NAME": IDENTITY[0],
-    "GIT_COMMITTER_EMAIL": IDENTITY[1],
-}
 
 
 class Repos:
     def __init__(self, remote, first, second):
         self.remote, self.first, self.second = remote, first, second
-
-
-def run(argv, environ_update=None):
-    env = {**os.environ, **ENV, **(environ_update or {})}
-    result = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
-    return result.returncode, result.stdout, result.stderr
-
-
-def git(*args):
-    rc, out, err = run(["git", *args])
-    assert rc == 0, err
-    return out.strip()
 
 
 @pytest.fixture

@@ -14,7 +14,6 @@
 import os
 import shutil
 import stat
-import subprocess
 
 import pytest
 
@@ -26,31 +25,11 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.gitops import checkout as co
 from ansible_collections.baremetal.tenancy.plugins.module_utils.gitops.tree_plan import desired_files, plan
+from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.gitops.git_cli import IDENTITY, git, run
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs the git command")
 
-IDENTITY = ("tester", "tester@example.invalid")
-ENV = {
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_AUTHOR_NAME": IDENTITY[0],
-    "GIT_AUTHOR_EMAIL": IDENTITY[1],
-    "GIT_COMMITTER_NAME": IDENTITY[0],
-    "GIT_COMMITTER_EMAIL": IDENTITY[1],
-}
 OUTSIDE_TEXT = "the controller's own file\n"
-
-
-def run(argv, environ_update=None):
-    env = {**os.environ, **ENV, **(environ_update or {})}
-    result = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
-    return result.returncode, result.stdout, result.stderr
-
-
-def git(*args):
-    rc, out, err = run(["git", *args])
-    assert rc == 0, err
-    return out.strip()
 
 
 def commit_all(top, message="operator"):

@@ -18,6 +18,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import lease_model as L
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import lease_notice as N
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.leases import LeaseRun
+from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils import fake_module
 
 UTC = datetime.timezone.utc
 NOW = datetime.datetime(2026, 5, 1, 12, 0, 0, tzinfo=UTC)
@@ -112,7 +113,7 @@ class FakeIronic:
         return value
 
 
-class FakeModule:
+class FakeModule(fake_module.FakeModule):
     def __init__(self, check_mode=False, **params):
         base = dict(
             state="present",
@@ -130,19 +131,7 @@ class FakeModule:
             verify_projects=True,
         )
         base.update(params)
-        self.params = base
-        self.check_mode = check_mode
-        self.result = {"changed": False}
-        self.warnings = []
-
-    def changed(self, value=True):
-        self.result["changed"] = self.result["changed"] or bool(value)
-
-    def warn(self, message):
-        self.warnings.append(message)
-
-    def set_diff(self, before, after):
-        self.result["diff"] = {"before": before, "after": after}
+        super().__init__(check_mode, **base)
 
 
 def node(name, **extra):

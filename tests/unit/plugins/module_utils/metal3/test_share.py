@@ -9,6 +9,7 @@ import pytest
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_dialect, pool_policies, share
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_policy import ANNOTATION, host_policy
+from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils import fake_module
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.fake_kube import (
     FakeApiClient,
     FakeKube,
@@ -18,9 +19,9 @@ NAMESPACE = "metal3"
 TENANT = "baremetal.tenancy/tenant"
 
 
-class FakeModule:
+class FakeModule(fake_module.FakeModule):
     def __init__(self, hosts, check_mode=False, **params):
-        self.params = dict(
+        base = dict(
             namespace=NAMESPACE,
             class_label="infra-kind",
             tenant_label=TENANT,
@@ -29,19 +30,8 @@ class FakeModule:
             namespace_share=None,
             dialect="auto",
         )
-        self.params.update(params)
-        self.check_mode = check_mode
-        self.result = {"changed": False}
-        self.warnings = []
-
-    def changed(self, value=True):
-        self.result["changed"] = self.result["changed"] or bool(value)
-
-    def warn(self, message):
-        self.warnings.append(message)
-
-    def set_diff(self, before, after):
-        self.result["diff"] = dict(before=before, after=after)
+        base.update(params)
+        super().__init__(check_mode, **base)
 
 
 def bmh(name, annotations=None, legacy="absent"):
