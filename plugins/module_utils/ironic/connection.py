@@ -6,14 +6,16 @@
 # Do not use this from other collections or standalone plugins/modules!
 
 """Build an openstacksdk connection from the shared auth options (the only
-file that imports openstacksdk).  Project references are resolved in
+file that imports openstacksdk, and only when a connection is made: a module
+run for the other backend never pays the half second that importing
+openstacksdk costs).  Project references are resolved in
 :mod:`ironic.projects`."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
-import traceback
 from typing import Any
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
@@ -21,19 +23,8 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
     InvalidInput,
     from_exception,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common.libraries import OPENSTACKSDK, MissingLibrary
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.libraries import OPENSTACKSDK, require
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model import IRONIC_MICROVERSION
-
-try:
-    import openstack
-    import openstack.connection
-    from openstack.config import loader as openstack_config
-
-    HAS_OPENSTACKSDK = True
-    OPENSTACKSDK_IMPORT_ERROR = None
-except ImportError:
-    HAS_OPENSTACKSDK = False
-    OPENSTACKSDK_IMPORT_ERROR = traceback.format_exc()
 
 
 def _cloud_region(cloud: str | None, kwargs: dict) -> Any:
@@ -44,6 +35,7 @@ def _cloud_region(cloud: str | None, kwargs: dict) -> Any:
     where clouds.yaml lives: OS_CLIENT_CONFIG_FILE (which AWX's OpenStack
     credential sets) and OS_CLIENT_SECURE_FILE.
     """
+    openstack_config = importlib.import_module("openstack.config.loader")
     config_files = list(openstack_config.CONFIG_FILES)
     secure_files = list(openstack_config.SECURE_FILES)
     for variable, files in (("OS_CLIENT_CONFIG_FILE", config_files), ("OS_CLIENT_SECURE_FILE", secure_files)):
@@ -93,8 +85,7 @@ def unreachable(obj: str, exc: BaseException, service: str | None = None) -> Bac
 
 def openstack_connection(params: dict) -> Any:
     """An ``openstack.connection.Connection`` for the options in ``params``."""
-    if not HAS_OPENSTACKSDK:
-        raise MissingLibrary(OPENSTACKSDK, OPENSTACKSDK_IMPORT_ERROR)
+    require(OPENSTACKSDK)  # imports openstack.connection, or raises MissingLibrary with the import traceback
     kwargs = dict(baremetal_api_version=IRONIC_MICROVERSION)
     for key in ("auth", "auth_type", "region_name", "interface", "api_timeout"):
         if params.get(key) is not None:
@@ -120,7 +111,7 @@ def openstack_connection(params: dict) -> Any:
     if cloud and auth_url:
         what = "%s (%s)" % (what, auth_url)  # the endpoint, in the words of an error reaching it
     try:
-        conn = openstack.connection.Connection(config=region)
+        conn = importlib.import_module("openstack.connection").Connection(config=region)
         conn.authorize()
     except Exception as exc:
         if connect_failure(exc):  # logging in talks to Keystone alone

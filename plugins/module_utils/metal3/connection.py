@@ -7,25 +7,17 @@
 
 """Build a Kubernetes API client (its configuration and connection pool) from the shared auth options.
 
-Nothing else: every request goes through :class:`client.KubeIO`.
+Nothing else: every request goes through :class:`client.KubeIO`.  The
+kubernetes library is imported when a client is built, so a module run for
+the other backend never imports it.
 """
 
 from __future__ import annotations
 
-import traceback
+import importlib
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common.libraries import KUBERNETES, MissingLibrary
-
-try:
-    from kubernetes import client as k8s_client
-    from kubernetes import config as k8s_config
-
-    HAS_KUBERNETES = True
-    KUBERNETES_IMPORT_ERROR = None
-except ImportError:
-    HAS_KUBERNETES = False
-    KUBERNETES_IMPORT_ERROR = traceback.format_exc()
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.libraries import KUBERNETES, require
 
 
 def kube_api_client(params: dict):
@@ -35,8 +27,9 @@ def kube_api_client(params: dict):
     with neither, the default kubeconfig (``~/.kube/config`` or
     ``KUBECONFIG``) and then the in-cluster service account are tried.
     """
-    if not HAS_KUBERNETES:
-        raise MissingLibrary(KUBERNETES, KUBERNETES_IMPORT_ERROR)
+    require(KUBERNETES)  # imports kubernetes.config, or raises MissingLibrary with the import traceback
+    k8s_client = importlib.import_module("kubernetes.client")
+    k8s_config = importlib.import_module("kubernetes.config")
     configuration = k8s_client.Configuration()
     if params.get("host"):
         configuration.host = params["host"]
