@@ -1,0 +1,91 @@
+"""pytest plugin: where a session's wall time goes, per fixture and per test file.
+
+Loaded from ``tests/integration/conftest.py`` (``pytest_plugins``). At the end of a session it prints two
+tables (and writes them as JSON to ``$BMT_TIMINGS_DIR/timings-<session>.json`` when that variable is set, the
+session's name from ``BMT_SESSION``, which scripts/integration-sessions.sh sets):
+
+- fixtures: each fixture's setups and teardowns (how many, total and longest seconds), for every scope; a
+  session fixture's setup is the time its services took to start, counted once however many tests use it;
+- files: each test file's wall time from its first test's setup to its last test's teardown (the module
+  fixtures it started included, the session fixtures it was the first to use too: those are in the first
+  table on their own).
+
+Wall time, not CPU: the sessions run side by side, so each figure includes waiting for the others.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+_FIXTURES: dict[tuple[str, str], dict[str, float]] = defaultdict(
+    lambda: {"setups": 0, "setup_s": 0.0, "setup_max_s": 0.0, "teardowns": 0, "teardown_s": 0.0}
+)
+_TEARDOWN_STARTS: dict[int, float] = {}
+_FILES: dict[str, dict[str, float]] = {}
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_fixture_setup(fixturedef, request):
+    start = time.monotonic()
+    yield
+    entry = _FIXTURES[(fixturedef.argname, fixturedef.scope)]
+    seconds = time.monotonic() - start
+    entry["setups"] += 1
+    entry["setup_s"] += seconds
+    entry["setup_max_s"] = max(entry["setup_max_s"], seconds)
+    # Finalizers run last in, first out: this one, added after the fixture's own (its code after yield), runs
+    # before it, and pytest_fixture_post_finalizer (pytest's first finalizer) after it.
+    fixturedef.addfinalizer(lambda: _TEARDOWN_STARTS.__setitem__(id(fixturedef), time.monotonic()))
+
+
+def pytest_fixture_post_finalizer(fixturedef, request):
+    start = _TEARDOWN_STARTS.pop(id(fixturedef), None)
+    if start is not None:
+        entry = _FIXTURES[(fixturedef.argname, fixturedef.scope)]
+        entry["teardowns"] += 1
+        entry["teardown_s"] += time.monotonic() - start
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    start = time.monotonic()
+    yield
+    entry = _FILES.setdefault(item.nodeid.split("::", 1)[0], {"tests": 0, "start": start, "end": start})
+    entry["tests"] += 1
+    entry["end"] = time.monotonic()
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _FILES:
+        return
+    fixtures = sorted(
+        ({"fixture": name, "scope": scope, **entry} for (name, scope), entry in _FIXTURES.items()),
+        key=lambda f: -(f["setup_s"] + f["teardown_s"]),
+    )
+    files = sorted(
+        ({"file": path, "tests": e["tests"], "wall_s": e["end"] - e["start"]} for path, e in _FILES.items()),
+        key=lambda f: -f["wall_s"],
+    )
+    write = terminalreporter.write_line
+    terminalreporter.section("wall time by fixture (setup + teardown, all scopes; the 25 longest)")
+    write("%-36s %-8s %6s %9s %9s %9s" % ("fixture", "scope", "setups", "setup s", "max s", "teardown s"))
+    for f in fixtures[:25]:
+        write(
+            "%-36s %-8s %6d %9.1f %9.1f %9.1f"
+            % (f["fixture"], f["scope"], f["setups"], f["setup_s"], f["setup_max_s"], f["teardown_s"])
+        )
+    terminalreporter.section("wall time by test file (first setup to last teardown)")
+    for f in files:
+        write("%-60s %4d tests %8.1f s" % (f["file"], f["tests"], f["wall_s"]))
+    directory = os.environ.get("BMT_TIMINGS_DIR")
+    if directory:
+        name = os.environ.get("BMT_SESSION") or "session"
+        path = Path(directory) / ("timings-%s.json" % name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"session": name, "fixtures": fixtures, "files": files}, indent=1) + "\n")
