@@ -1,9 +1,9 @@
 # baremetal.tenancy — one-command setup and tests.
 #   make demo   the main job on loopback: the Ironic story, then the Metal3 one on the real baremetal-operator (DEMO_ONLY=ironic|metal3)
-#   make test   everything CI runs: sanity, lint, docs lint, units, integration (with the real BMO), molecule
+#   make test   everything CI runs: integration (five sessions) with sanity, lint, docs lint, units and molecule beside it
 #   make check  the inner loop: sanity, lint, docs lint and units (a few minutes, no services)
 #   make test-machines  the test-bed machines alone (namespaces, bridge, sshd; root; make test runs them too)
-#   make flux   build Flux's controllers (cached); make test-gitops runs the GitOps suites on them (not in make test yet)
+#   make flux   build Flux's controllers (cached); make test-gitops runs the GitOps suites on them alone (make test too)
 #   make gitops-tools  build sops and age-keygen (cached; make test-gitops needs them)
 #   make test-faults  the fault suites (bad input, killed binders and claims, slow and restarted services; marker faults)
 #   make fmt    format and lint-fix the Python (ruff)
@@ -91,7 +91,18 @@ collection: venv
 	git ls-files -co --exclude-standard -z | tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -xf - -C $(COLL)
 	cd $(COLL) && git init -q && git add -A
 
-test: check integration molecule
+# The checks (sanity, lint, docs lint, units) and then the molecule scenarios run beside the integration sessions,
+# their output kept in .tmp/test-checks.log and printed after the sessions' logs: the sessions wait on services
+# much of the time, and the checks fill it (`make check integration molecule` runs them one after the other).
+test: system venv kube bmo
+	@mkdir -p .tmp
+	@start=$$SECONDS; ( $(MAKE) --no-print-directory check && $(MAKE) --no-print-directory molecule; \
+	  echo "checks and molecule: exit $$? after $$((SECONDS - start)) s" ) >.tmp/test-checks.log 2>&1 & checks=$$!; \
+	status=0; $(MAKE) --no-print-directory integration || status=1; \
+	wait $$checks; grep -q '^checks and molecule: exit 0 ' .tmp/test-checks.log || status=1; \
+	echo "=================== checks (sanity, lint, docs lint, units) and molecule ==================="; \
+	cat .tmp/test-checks.log; echo "make test: integration and checks ended after $$((SECONDS - start)) s, status $$status"; \
+	exit $$status
 
 check: sanity lint docs-lint units
 
@@ -117,16 +128,20 @@ docs-lint: collection
 # Every suite by default; INTEGRATION=tests/integration/test_metal3_story.py (files or node IDs) for a part.
 INTEGRATION ?= tests/integration
 
-# Four pytest sessions, each with its own apiserver and services: suites marked real_bmo run beside Metal3's real
+# Five pytest sessions, each with its own apiserver and services: suites marked real_bmo run beside Metal3's real
 # baremetal-operator (BMO's CRDs and cluster-wide webhooks), the suites on test-bed machines (marker machines, both
-# backends) in a session of their own, the fault suites (marker faults) in a fourth; the others (Ironic, and the
-# Metal3 tests that need the collection's own BareMetalHost CRD, a cluster without BMO) in the first. The sessions run side by side (scripts/integration-sessions.sh;
+# backends) in a session of their own, the fault suites (marker faults) in a fourth, the GitOps suites (marker gitops,
+# the real Flux controllers) in a fifth; the others (Ironic, and the Metal3 tests that need the collection's own
+# BareMetalHost CRD, a cluster without BMO) in the first. The sessions run side by side (scripts/integration-sessions.sh;
 # INTEGRATION_SERIAL=1 for one after the other), each with its log in .tmp/integration-<session>.log, printed when
-# all end.
+# all end, and its wall time per fixture and per test file in .tmp/timings-<session>.json.
 PYTEST := $(BIN)/python -m pytest -p no:cacheprovider -q -rA --durations=15
 
+# The gitops session builds Flux's controllers, sops and age first (cached: a second at most when built; cold, the
+# build overlaps the other sessions instead of delaying them), when the selection can hold GitOps suites.
 integration: system venv kube bmo
-	scripts/integration-sessions.sh $(PYTEST) $(PYTEST_ARGS) -- $(INTEGRATION)
+	$(if $(or $(filter tests/integration tests/integration/,$(INTEGRATION)),$(findstring gitops,$(INTEGRATION))),INTEGRATION_PREPARE_gitops='$(MAKE) --no-print-directory flux gitops-tools') \
+	  scripts/integration-sessions.sh $(PYTEST) $(PYTEST_ARGS) -- $(INTEGRATION)
 
 test-bmo: system venv kube bmo
 	$(PYTEST) $(INTEGRATION) -m real_bmo $(PYTEST_ARGS)
@@ -141,8 +156,8 @@ test-machines: system venv
 test-pending: system venv kube bmo
 	$(PYTEST) tests/integration -m pending $(PYTEST_ARGS)
 
-# GitOps with the real Flux controllers (tests marked gitops; fixtures_flux deselects them in every other
-# selection). Not part of make test yet.
+# GitOps with the real Flux controllers (tests marked gitops; fixtures_flux deselects them in every selection
+# whose marker expression does not name gitops), alone: make integration runs them as its fifth session.
 test-gitops: system venv kube bmo flux gitops-tools
 	$(PYTEST) tests/integration -m gitops $(PYTEST_ARGS)
 

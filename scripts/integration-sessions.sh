@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
 # Run the integration pytest sessions side by side and report each.
 #
-# Four sessions, each with its own services: plain (the cluster without baremetal-operator plus the Ironic
+# Five sessions, each with its own services: plain (the cluster without baremetal-operator plus the Ironic
 # suites), real_bmo (the clusters with the real operator), machines (every suite whose hosts are test-bed
 # machines, marker machines: network namespaces, a bridge and sshd per machine; root; on Metal3 they start an
 # operator stack of their own, on Ironic a Keystone + Ironic stack per module, so they run beside the others
-# instead of lengthening them: the Ironic hand-over suites alone take about as long as the plain session) and
+# instead of lengthening them: the Ironic hand-over suites alone take about as long as the plain session),
 # faults (the fault suites, marker faults: killed processes and restarted services on services of their own, so
-# a restart there disturbs no other suite; also make test-faults). Suites marked gitops have a make target of
-# their own (make test-gitops), and so do machine suites not yet passed whole (marker pending, make
-# test-pending). Each session starts its
+# a restart there disturbs no other suite; also make test-faults) and gitops (marker gitops: the real Flux
+# controllers and a Git server on a cluster of their own, whose multi-tenancy lockdown would change what the
+# other suites' clusters allow; also make test-gitops). Machine suites not yet passed whole would carry the
+# marker pending (make test-pending) and run in none. Each session starts its
 # services on free loopback ports and its own temporary directories, and the shared seeds under the cache
 # directory are built atomically, so they can run at once: most of their time is spent waiting for Ironic,
 # the operator and the BMCs. Each session writes its own log (.tmp/integration-<name>.log), printed whole
-# when all have ended. A selection without tests for a session (pytest exit 5, "no tests ran") is fine.
+# when all have ended, and its table of wall time per fixture and per test file (tests/integration/timings.py)
+# to .tmp/timings-<name>.json. A selection without tests for a session (pytest exit 5, "no tests ran") is fine.
+# INTEGRATION_PREPARE_<session>, when set, is a command the session runs before its pytest (the Makefile
+# builds Flux there, so that a cold build overlaps the other sessions instead of delaying them all); its
+# output goes to the session's log and its failure fails the session.
 # INTEGRATION_SERIAL=1 runs them one after the other. INTEGRATION_WORKERS=N (N > 1) splits each session
 # over N pytest-xdist workers, a test file per worker at a time (--dist loadfile): each worker is a session
 # of its own, with its own services.
@@ -35,17 +40,26 @@ fi
 
 mkdir -p .tmp
 rm -f .tmp/integration-*.pid
-names=(plain real_bmo machines faults)
+names=(plain real_bmo machines faults gitops)
 own=" and not faults and not gitops and not pending"
 markers=("not real_bmo and not machines$own" "real_bmo and not machines$own" "machines$own"
-    "faults and not gitops and not pending")
+    "faults and not gitops and not pending" "gitops and not pending")
 pids=()
 start=$SECONDS
 
 run_session() {
     local name=$1 marker=$2 log=.tmp/integration-$1.log
-    local rc=0
-    "${pytest[@]}" "${selection[@]}" -m "$marker" >"$log" 2>&1 &
+    local rc=0 prepare_var="INTEGRATION_PREPARE_$1"
+    : >"$log"
+    if [ -n "${!prepare_var:-}" ]; then
+        echo "session $name: preparing: ${!prepare_var}" >>"$log"
+        if ! bash -c "${!prepare_var}" >>"$log" 2>&1; then
+            echo "session $name: its preparation failed after $((SECONDS - start)) s" >>"$log"
+            return 1
+        fi
+        echo "session $name: prepared after $((SECONDS - start)) s" >>"$log"
+    fi
+    BMT_SESSION=$name BMT_TIMINGS_DIR=$PWD/.tmp "${pytest[@]}" "${selection[@]}" -m "$marker" >>"$log" 2>&1 &
     echo $! >".tmp/integration-$name.pid"
     wait $! || rc=$?
     echo "session $name: exit $rc after $((SECONDS - start)) s" >>"$log"
