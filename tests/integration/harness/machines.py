@@ -221,6 +221,8 @@ class Machine:
         self.events: list[str] = []
         # A reason to refuse the agent's disk erasure with (a disk that cannot be wiped), or None.
         self.wipe_failure: str | None = None
+        # The BMC's PowerState at the poller's last read (None before its first): for a failed wait's message.
+        self.power_seen: str | None = None
 
     # -- what tests use --------------------------------------------------
 
@@ -281,7 +283,10 @@ class Machine:
         state = "running" if running else "halted"
         tail = self.proc.log_tail() if self.proc is not None else "(never booted)"
         errors = [e for e in self.testbed.poll_errors if e.startswith(f"{self.name}:")]
-        raise MachineError(f"machine {self.name}: not {state} after {timeout:.0f}s; poller errors {errors}\n{tail}")
+        raise MachineError(
+            f"machine {self.name}: not {state} after {timeout:.0f}s; its BMC's PowerState last read "
+            f"{self.power_seen!r}, agent booted {machine_bus.agent_booted(self.bus_dir)}; poller errors {errors}\n{tail}"
+        )
 
     def ssh_argv(self, user: str, key: str | os.PathLike, command: str, address: str | None = None) -> list[str]:
         return [
@@ -575,6 +580,7 @@ class TestBed:
                     self.poll_errors.append(f"{machine.name}: {exc!r}")
                     del self.poll_errors[:-20]
                     continue
+                machine.power_seen = state
                 try:
                     machine.handle_agent_requests()
                     # While the agent ramdisk runs on the system, the machine's own OS does not.
