@@ -8,8 +8,8 @@
 # instead of lengthening them: the Ironic hand-over suites alone take about as long as the plain session) and
 # faults (the fault suites, marker faults: killed processes and restarted services on services of their own, so
 # a restart there disturbs no other suite; also make test-faults). Suites marked gitops have a make target of
-# their own (make test-gitops), and so do machine suites not yet passed whole (marker pending, make
-# test-pending). Each session starts its
+# their own (make test-gitops), and so would machine suites not yet passed whole (marker pending, make
+# test-pending; none is marked now). Each session starts its
 # services on free loopback ports and its own temporary directories, and the shared seeds under the cache
 # directory are built atomically, so they can run at once: most of their time is spent waiting for Ironic,
 # the operator and the BMCs. Each session writes its own log (.tmp/integration-<name>.log), printed whole

@@ -332,9 +332,6 @@ def test_stop_leaves_nothing(machine_bed, tmp_path):
     assert processes_in(inode) == []
 
 
-# pending: a child test session (its own test bed) failed in both fresh-clone make test runs of the full
-# suite (2026-11-25, 2026-11-27) and passes alone; make test-pending runs it.
-@pytest.mark.pending
 def test_a_failed_session_cleans_up_at_exit(tmp_path):
     child, (unused_owner, bridge, netns, unused_pid), stderr = run_child(tmp_path, "raise")
     inode = netns_inode(netns)
@@ -346,9 +343,6 @@ def test_a_failed_session_cleans_up_at_exit(tmp_path):
     assert processes_in(inode) == []
 
 
-# pending: a child test session (its own test bed) failed in both fresh-clone make test runs of the full
-# suite (2026-11-25, 2026-11-27) and passes alone; make test-pending runs it.
-@pytest.mark.pending
 def test_what_a_killed_session_left_is_swept(tmp_path):
     child, (unused_owner, bridge, netns, emulator_pid), unused_stderr = run_child(tmp_path, "kill")
     inode = netns_inode(netns)
