@@ -347,12 +347,15 @@ def test_what_a_killed_session_left_is_swept(tmp_path):
     child, (unused_owner, bridge, netns, emulator_pid), unused_stderr = run_child(tmp_path, "kill")
     inode = netns_inode(netns)
     assert processes_in(inode)
-    os.kill(child.pid, signal.SIGKILL)
-    child.communicate(timeout=60)
-    # The killed child's emulator is left too (its own session): end it by its PID.
-    os.killpg(int(emulator_pid), signal.SIGKILL)
-    assert netns in machines_harness.netns_list()
-    removed = machines_harness.sweep_stale()
+    # From the kill to this sweep, no other session's sweep (a test bed starting in another pytest process on the
+    # host) may take what the child left: the host lock keeps them off until this one has swept.
+    with machines_harness.host_lock():
+        os.kill(child.pid, signal.SIGKILL)
+        child.communicate(timeout=60)
+        # The killed child's emulator is left too (its own session): end it by its PID.
+        os.killpg(int(emulator_pid), signal.SIGKILL)
+        assert netns in machines_harness.netns_list()
+        removed = machines_harness.sweep_stale()
     assert netns in removed and bridge in removed
     assert netns not in machines_harness.netns_list()
     assert bridge not in machines_harness.bridges()
