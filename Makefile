@@ -151,10 +151,11 @@ test-bmo: system venv kube bmo
 test-machines: system venv
 	$(PYTEST) tests/integration -m 'machines and not pending' $(PYTEST_ARGS)
 
-# Machine tests not yet passed in a full make test (marked pending): test_machines' two child-session tests
-# (their child's machine did not boot within 180 s in full make test runs under load; they pass alone).
+# Machine tests not yet passed in a full make test (marked pending), kept out of it until they have. None is marked
+# now: test_machines' two child-session tests, the last ones, joined make test on 2026-11-28 (their child's machine
+# "did not boot within 180 s" under load because the emulator lost the power-on: see harness/sushy.py's launch()).
 test-pending: system venv kube bmo
-	$(PYTEST) tests/integration -m pending $(PYTEST_ARGS)
+	$(PYTEST) tests/integration -m pending $(PYTEST_ARGS) || [ $$? -eq 5 ] # 5: no test is marked
 
 # GitOps with the real Flux controllers (tests marked gitops; fixtures_flux deselects them in every selection
 # whose marker expression does not name gitops), alone: make integration runs them as its fifth session.

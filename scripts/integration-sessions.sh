@@ -10,7 +10,7 @@
 # a restart there disturbs no other suite; also make test-faults) and gitops (marker gitops: the real Flux
 # controllers and a Git server on a cluster of their own, whose multi-tenancy lockdown would change what the
 # other suites' clusters allow; also make test-gitops). Machine suites not yet passed whole would carry the
-# marker pending (make test-pending) and run in none. Each session starts its
+# marker pending (make test-pending; none is marked now) and run in none. Each session starts its
 # services on free loopback ports and its own temporary directories, and the shared seeds under the cache
 # directory are built atomically, so they can run at once: most of their time is spent waiting for Ironic,
 # the operator and the BMCs. Each session writes its own log (.tmp/integration-<name>.log), printed whole

@@ -279,15 +279,21 @@ CHILD = textwrap.dedent(
 )
 
 
-def run_child(tmp_path, mode: str) -> tuple[subprocess.Popen, list[str]]:
+def run_child(tmp_path, mode: str) -> tuple[subprocess.Popen, list[str], Path]:
+    """Start the child session; returns it, its line (owner, bridge, netns, emulator PID) and its stderr file
+    (a file, not a pipe: a child writing much there cannot block while the test waits for its line)."""
     code = CHILD.format(parent=HARNESS_PARENT, workdir=str(tmp_path / mode), mode=mode)
-    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stderr = tmp_path / f"{mode}-child.stderr"
+    with open(stderr, "w") as err_file:
+        child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=err_file, text=True)
     line = child.stdout.readline().split()
     if len(line) != 4:  # the child failed before its machine ran: show why instead of an unpacking error
         child.kill()
-        unused_out, err = child.communicate(timeout=60)
-        raise AssertionError(f"the {mode} child printed {line!r} instead of its test bed; its stderr:\n{err}")
-    return child, line
+        child.communicate(timeout=60)
+        raise AssertionError(
+            f"the {mode} child printed {line!r} instead of its test bed; its stderr:\n{stderr.read_text()}"
+        )
+    return child, line, stderr
 
 
 def netns_inode(name: str) -> int:
@@ -326,32 +332,30 @@ def test_stop_leaves_nothing(machine_bed, tmp_path):
     assert processes_in(inode) == []
 
 
-# pending: a child test session (its own test bed) failed in both fresh-clone make test runs of the full
-# suite (2026-11-25, 2026-11-27) and passes alone; make test-pending runs it.
-@pytest.mark.pending
 def test_a_failed_session_cleans_up_at_exit(tmp_path):
-    child, (unused_owner, bridge, netns, unused_pid) = run_child(tmp_path, "raise")
+    child, (unused_owner, bridge, netns, unused_pid), stderr = run_child(tmp_path, "raise")
     inode = netns_inode(netns)
-    unused_out, err = child.communicate(timeout=120)
-    assert child.returncode == 1 and "a test failed" in err
+    child.communicate(timeout=120)
+    err = stderr.read_text()
+    assert child.returncode == 1 and "a test failed" in err, err
     assert netns not in machines_harness.netns_list()
     assert bridge not in machines_harness.bridges()
     assert processes_in(inode) == []
 
 
-# pending: a child test session (its own test bed) failed in both fresh-clone make test runs of the full
-# suite (2026-11-25, 2026-11-27) and passes alone; make test-pending runs it.
-@pytest.mark.pending
 def test_what_a_killed_session_left_is_swept(tmp_path):
-    child, (unused_owner, bridge, netns, emulator_pid) = run_child(tmp_path, "kill")
+    child, (unused_owner, bridge, netns, emulator_pid), unused_stderr = run_child(tmp_path, "kill")
     inode = netns_inode(netns)
     assert processes_in(inode)
-    os.kill(child.pid, signal.SIGKILL)
-    child.communicate(timeout=60)
-    # The killed child's emulator is left too (its own session): end it by its PID.
-    os.killpg(int(emulator_pid), signal.SIGKILL)
-    assert netns in machines_harness.netns_list()
-    removed = machines_harness.sweep_stale()
+    # From the kill to this sweep, no other session's sweep (a test bed starting in another pytest process on the
+    # host) may take what the child left: the host lock keeps them off until this one has swept.
+    with machines_harness.host_lock():
+        os.kill(child.pid, signal.SIGKILL)
+        child.communicate(timeout=60)
+        # The killed child's emulator is left too (its own session): end it by its PID.
+        os.killpg(int(emulator_pid), signal.SIGKILL)
+        assert netns in machines_harness.netns_list()
+        removed = machines_harness.sweep_stale()
     assert netns in removed and bridge in removed
     assert netns not in machines_harness.netns_list()
     assert bridge not in machines_harness.bridges()

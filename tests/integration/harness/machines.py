@@ -60,14 +60,21 @@ A :class:`Machine` is
 failed test or an interrupted session) halts every machine, deletes the
 namespaces (their veths go with them) and the bridge. :func:`sweep_stale`
 removes what an earlier session killed with SIGKILL left: namespaces and
-bridges whose owner PID is gone (only names this module makes).
+bridges whose owner PID is gone (only names this module makes). Sweeps and
+bridge creation hold :func:`host_lock`, one lock for every test bed of every
+process on the host: two sweeps never interleave (one could delete by name a
+bridge another process had just created after the other sweep removed the
+stale one of that name), and a test can keep other sessions' sweeps off what
+it means to sweep itself.
 """
 
 from __future__ import annotations
 
 import atexit
 import base64
+import contextlib
 import dataclasses
+import fcntl
 import ipaddress
 import json
 import os
@@ -88,6 +95,8 @@ BOOT_SCRIPT = Path(__file__).resolve().parent / "machine_boot.py"
 SUPERNET = "10.247"  # 10.247.<k>.0/24 per test bed
 PREFIX = "bmt-"  # network namespaces: bmt-<owner pid>-<bridge index>-<machine>
 BRIDGE_PREFIX = "bmtbr"
+# flock()ed by host_lock(): shared by the test beds of every process on the host (root's /run/lock).
+LOCK_PATH = Path("/run/lock/baremetal-tenancy-test-beds.lock")
 FIRST_HOST = 10  # machines get .10 and up; .1 is the host's end of the bridge
 SSHD_DROP_IN = (
     "# test bed: no PAM in a namespace (pam_loginuid needs a real login session); keys only.\n"
@@ -140,23 +149,59 @@ def _kill_netns_processes(netns: str) -> None:
         time.sleep(0.1)
 
 
+class _HostLock:
+    """The state of :func:`host_lock` in this process: the open lock file and how deep the blocks holding it are."""
+
+    def __init__(self):
+        self.mutex = threading.RLock()
+        self.file = None
+        self.depth = 0
+
+    @contextlib.contextmanager
+    def held(self):
+        with self.mutex:
+            if self.depth == 0:
+                self.file = open(LOCK_PATH, "a")  # open until the outermost block ends: closing it releases the flock
+                fcntl.flock(self.file, fcntl.LOCK_EX)
+            self.depth += 1
+            try:
+                yield
+            finally:
+                self.depth -= 1
+                if self.depth == 0:
+                    self.file.close()
+                    self.file = None
+
+
+_HOST_LOCK = _HostLock()
+
+
+def host_lock():
+    """Hold the host-wide lock of test beds (an exclusive ``flock`` on :data:`LOCK_PATH`; the sweeps and the
+    bridge creation of every process take it) for a ``with`` block. Re-entrant within a process, whose other
+    threads wait for it too."""
+    return _HOST_LOCK.held()
+
+
 def sweep_stale() -> list[str]:
-    """Delete namespaces and bridges of test beds whose owner process is gone; returns their names."""
+    """Delete namespaces and bridges of test beds whose owner process is gone; returns their names.
+    Under :func:`host_lock`: what it finds stale stays stale, and no other sweep removes it meanwhile."""
     removed = []
-    for netns in netns_list():
-        if not netns.startswith(PREFIX):
-            continue
-        owner = netns[len(PREFIX) :].split("-", 1)[0]
-        if owner.isdigit() and not _pid_alive(int(owner)):
-            _kill_netns_processes(netns)
-            ip("netns", "delete", netns, check=False)
-            removed.append(netns)
-    for name, alias in bridges().items():
-        if name.startswith(BRIDGE_PREFIX) and alias.startswith("test-bed owner="):
-            owner = alias.split("=", 1)[1]
+    with host_lock():
+        for netns in netns_list():
+            if not netns.startswith(PREFIX):
+                continue
+            owner = netns[len(PREFIX) :].split("-", 1)[0]
             if owner.isdigit() and not _pid_alive(int(owner)):
-                ip("link", "delete", name, check=False)
-                removed.append(name)
+                _kill_netns_processes(netns)
+                ip("netns", "delete", netns, check=False)
+                removed.append(netns)
+        for name, alias in bridges().items():
+            if name.startswith(BRIDGE_PREFIX) and alias.startswith("test-bed owner="):
+                owner = alias.split("=", 1)[1]
+                if owner.isdigit() and not _pid_alive(int(owner)):
+                    ip("link", "delete", name, check=False)
+                    removed.append(name)
     return removed
 
 
@@ -221,6 +266,8 @@ class Machine:
         self.events: list[str] = []
         # A reason to refuse the agent's disk erasure with (a disk that cannot be wiped), or None.
         self.wipe_failure: str | None = None
+        # The BMC's PowerState at the poller's last read (None before its first): for a failed wait's message.
+        self.power_seen: str | None = None
 
     # -- what tests use --------------------------------------------------
 
@@ -281,7 +328,10 @@ class Machine:
         state = "running" if running else "halted"
         tail = self.proc.log_tail() if self.proc is not None else "(never booted)"
         errors = [e for e in self.testbed.poll_errors if e.startswith(f"{self.name}:")]
-        raise MachineError(f"machine {self.name}: not {state} after {timeout:.0f}s; poller errors {errors}\n{tail}")
+        raise MachineError(
+            f"machine {self.name}: not {state} after {timeout:.0f}s; its BMC's PowerState last read "
+            f"{self.power_seen!r}, agent booted {machine_bus.agent_booted(self.bus_dir)}; poller errors {errors}\n{tail}"
+        )
 
     def ssh_argv(self, user: str, key: str | os.PathLike, command: str, address: str | None = None) -> list[str]:
         return [
@@ -493,8 +543,9 @@ class TestBed:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._stopped = False
-        sweep_stale()
-        self.bridge, self.subnet = self._create_bridge()
+        with host_lock():
+            sweep_stale()
+            self.bridge, self.subnet = self._create_bridge()
         self.netns_prefix = f"{PREFIX}{self.owner}-{self.bridge[len(BRIDGE_PREFIX) :]}-"
         self.gateway = str(next(self.subnet.hosts()))
         self._hosts = (str(h) for i, h in enumerate(self.subnet.hosts()) if i + 1 >= FIRST_HOST)
@@ -575,6 +626,7 @@ class TestBed:
                     self.poll_errors.append(f"{machine.name}: {exc!r}")
                     del self.poll_errors[:-20]
                     continue
+                machine.power_seen = state
                 try:
                     machine.handle_agent_requests()
                     # While the agent ramdisk runs on the system, the machine's own OS does not.

@@ -10,6 +10,9 @@ runs the emulator through :func:`launch` (below), which patches sushy-tools
 for tests before calling its own ``main()``:
 
 - power changes apply at once (upstream waits a random 1-11 s);
+- its drivers are built before it serves (upstream builds them at the first
+  request, so two first requests at once built two, and one's seeding of the
+  state database could undo the other's power change);
 - systems may carry ``memory_gb``, ``cpus``, ``cpu_model``, ``manufacturer``,
   ``model``, ``serial`` and ``boot_mode`` keys, served as
   ``MemorySummary``/``ProcessorSummary``/``Manufacturer``/``Model``/... and a
@@ -420,8 +423,33 @@ def launch() -> None:
 
     _install_system_details(main)
     _install_account_service(main, error)
+    _build_drivers_before_serving(main)
     sys.argv[0] = "sushy-emulator"
     main.main()
+
+
+# The emulator's drivers (``app.systems`` and the rest: properties memoized without a lock).
+DRIVERS = ("systems", "managers", "chassis", "indicators", "vmedia", "storage", "drives", "volumes")
+
+
+def _build_drivers_before_serving(main) -> None:
+    """Build every driver once, in the main thread, before the server takes its first request.
+
+    Upstream builds each lazily, at the first request that needs it, and the server runs each request in a
+    thread of its own: the first requests that come at once (the test bed's power poller and a power-on) each
+    built a fake driver of their own, and each driver seeds the state database with the configured systems
+    when it finds them missing. A seed written after the other request's power change put the system back to
+    its configured ``Off`` with nothing pending, so the power-on was lost for good (the Redfish POST had
+    answered 204)."""
+    app = main.app
+    original_run = app.run
+
+    def run(*args, **kwargs):
+        for name in DRIVERS:
+            getattr(app, name)
+        return original_run(*args, **kwargs)
+
+    app.run = run
 
 
 def _install_system_details(main) -> None:
