@@ -439,7 +439,7 @@ def test_configure_awx_example_plans_the_objects_the_awx_harness_runs(tmp_path):
     syntax = _configure_awx(tmp_path, secrets, "--syntax-check")
     assert syntax.returncode == 0, syntax.stdout + syntax.stderr
     run = _configure_awx(
-        tmp_path, secrets, "-e", "@awx-site.yml", "-e", "awx_plan_only=true", "-e", "awx_plan_file=%s" % plan_file
+        tmp_path, secrets, "-e", "@awx-site.yml", "-e", "awx_plan_only=true", "-e", "awx_plan_file=awx-plan.yml"
     )
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-3000:]
     for task in ("Create the credential types", "Create the credentials", "Create the job templates"):
