@@ -10,7 +10,9 @@ deploy through FakeIPA, which hands the config drive to the test-bed
 machines), reads the ``claimed_hosts`` inventory again and, over SSH to the
 addresses the hardware reports, installs and starts a small web service on
 each host and fetches each host's page from the other. A second run changes
-nothing.
+nothing. Then ``examples/ready_hosts.yml`` runs on the inventory's
+``tenancy_ready`` group: it reaches both hosts over SSH and each one's line
+names its claim, its BareMetalHost and its address.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ NAMESPACE = "mw-a"
 HOSTS = {"web-host-0": 5, "web-host-1": 6}  # machine indexes of the metal3_machines stack
 PLAYBOOK = REPO_ROOT / "examples" / "deploy_web.yml"
 INVENTORY = REPO_ROOT / "examples" / "inventory" / "deploy_web.metal3.claimed_hosts.yml"
+READY_HOSTS = REPO_ROOT / "examples" / "ready_hosts.yml"
 
 
 def test_deploy_web_on_metal3_through_the_inventory_over_ssh(metal3_machines, metal3_env, ssh_keypair, tmp_path):
@@ -97,4 +100,35 @@ def test_deploy_web_on_metal3_through_the_inventory_over_ssh(metal3_machines, me
         assert served.returncode == 0 and page.read_text() in served.stdout, served
     stats = again.report["stats"]
     assert sum(s.get("changed", 0) for s in stats.values()) == 0, stats
+
+    # examples/ready_hosts.yml on the tenancy_ready group of the same inventory, over SSH as the image's default
+    # user, with the host keys deploy_web accepted (strict checking: the same machines answer).
+    t3 = time.monotonic()
+    ready = run_playbook(
+        READY_HOSTS,
+        tenant,
+        tmp_path / "ready",
+        extra_vars={
+            "ansible_user": "debian",
+            "ansible_ssh_common_args": "-o UserKnownHostsFile=%s" % (tmp_path / "known_hosts"),
+            # The harness points the interpreter and remote temp at the controller's; the hosts use their own.
+            "ansible_python_interpreter": "auto_silent",
+            "ansible_remote_tmp": "~/.ansible/tmp",
+        },
+        inventory=str(INVENTORY),
+        timeout=600,
+    )
+    timings["ready_hosts"] = time.monotonic() - t3
+    assert ready.ok, ready.explain()
+    reached = ready.host_results("Wait until SSH answers")
+    assert sorted(reached) == ["web-0", "web-1"], reached
+    assert all(not r.get("failed") and "elapsed" in r for r in reached.values()), reached
+    shown = ready.host_results("Show what the inventory knows about the host")
+    bound = {name: env.claim(NAMESPACE, name)["metadata"]["labels"]["hostclaim.metal3.io/host"] for name in shown}
+    assert sorted(bound.values()) == sorted(HOSTS), bound
+    for name, result in shown.items():
+        address = bed.machine(HOSTS[bound[name]]).ip
+        expected = f"{name} is claim {NAMESPACE}/{name} on host {bound[name]}, reached at {address}, class none"
+        assert result["msg"] == expected, (result, expected)
+    assert set(ready.report["stats"]) == {"web-0", "web-1"}, ready.report["stats"]
     print("deploy_web on Metal3 through FakeIPA:", {k: round(v, 1) for k, v in timings.items()})

@@ -19,7 +19,9 @@ deprovisioned to available (one pass finishes the release, the next changes noth
 from __future__ import annotations
 
 import pytest
+from fixtures_machines import binder_loop
 from harness import baremetal_operator as bmo
+from harness.ansible import REPO_ROOT, run_playbook
 
 pytestmark = pytest.mark.real_bmo
 
@@ -306,3 +308,57 @@ def test_check_mode_then_run_then_run_again(world):
     )
     assert int(host["metadata"]["resourceVersion"]) > int(host_rv)
     assert env.claim(NS, "web") is None
+
+
+# --------------------------------------------------------------------------- examples/module_defaults.yml
+
+EXAMPLE_NS = "tenant-a"  # the example's namespace
+EXAMPLE_HOST = "mod-small"
+
+
+def test_module_defaults_example_claims_with_the_kubeconfig_of_the_action_group(world, tmp_path):
+    """``examples/module_defaults.yml`` as a tenant runs it: no kubeconfig in the environment, only
+    ``$HOME/.kube/tenant-a.kubeconfig``, which ``module_defaults`` (group/baremetal.tenancy.all) gives every
+    module of the collection. A host labelled ``infra-kind: small`` shared with tenant-a is free; the owner's
+    binder runs in the background, so the claim's ``wait_for: associated`` returns once it is bound."""
+    env = world
+    env.tenant_namespace(EXAMPLE_NS, "tenant-a")
+    env.create_host(
+        INFRA,
+        EXAMPLE_HOST,
+        index=401,
+        policy={"matches": EXAMPLE_NS},
+        labels={"infra-kind": "small", "suite": "modules-example"},
+        wait=False,
+    )
+    home = tmp_path / "home"
+    (home / ".kube").mkdir(parents=True)
+    (home / ".kube" / "tenant-a.kubeconfig").write_text(env.kube.kubeconfig("tenant-a").read_text())
+    # The tenant's environment without any Kubernetes credentials: only module_defaults names the kubeconfig.
+    tenant = {k: v for k, v in env.kube.ansible_env("tenant-a").items() if k != "K8S_AUTH_KUBECONFIG"}
+    tenant["HOME"] = str(home)
+    try:
+        env.wait_host(INFRA, EXAMPLE_HOST, state="available", timeout=300)
+        with binder_loop(env.kube, [EXAMPLE_NS], tmp_path / "binder"):
+            run = run_playbook(REPO_ROOT / "examples" / "module_defaults.yml", tenant, tmp_path / "example")
+        assert run.ok, run.explain()
+        claimed = run.result("Claim a host")
+        assert claimed["changed"] is True
+        claim = env.claim(EXAMPLE_NS, "web-0")
+        assert claim["spec"]["hostSelector"] == {"matchLabels": {"infra-kind": "small"}}
+        assert claim["metadata"]["labels"]["hostclaim.metal3.io/host"] == EXAMPLE_HOST
+        host = env.host(INFRA, EXAMPLE_HOST)
+        assert host["spec"]["consumerRef"]["namespace"] == EXAMPLE_NS
+        assert host["spec"]["consumerRef"]["name"] == "web-0"
+        assert host["spec"]["consumerRef"]["uid"] == claim["metadata"]["uid"]
+        # What the play listed and showed: the tenant's one claim, bound to that host.
+        (listed,) = run.result("List my claims")["claims"]
+        assert listed["name"] == "web-0" and listed["host"] == EXAMPLE_HOST and listed["associated"] is True
+        shown = run.result("Show them")["examples_claims.claims"]
+        assert [(c["name"], c["host"]) for c in shown] == [("web-0", EXAMPLE_HOST)]
+        # Nothing but module_defaults led the modules to a kubeconfig.
+        assert "K8S_AUTH_KUBECONFIG" not in tenant and "KUBECONFIG" not in tenant
+        assert sorted(p.name for p in (home / ".kube").iterdir()) == ["tenant-a.kubeconfig"]
+    finally:
+        env.forget_claims(EXAMPLE_NS)
+        env.delete_hosts(INFRA, [EXAMPLE_HOST])
