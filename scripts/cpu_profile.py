@@ -11,7 +11,7 @@ Every ``--interval`` seconds it reads the user and system CPU time of every proc
 (``/proc/<pid>/stat``) and keeps each process's first and last reading; a process is
 counted from its first reading (a process started and ended between two readings
 is missed: keep the interval short). At the end it sums the CPU seconds by kind
-(the first rule of :data:`KINDS` whose words the command line holds) and prints a
+(its program in :data:`PROGRAMS`, else the first rule of :data:`KINDS` whose words the command line holds) and prints a
 table, most CPU first, and one JSON line (also written to ``--out``) with the wall
 time, the machine's CPU seconds (``/proc/stat``) and the seconds per kind.
 """
@@ -25,33 +25,69 @@ import subprocess
 import sys
 import time
 
-#: (kind, words any of which in the command line makes a process that kind), first match wins
+#: program (the first word of the command line, or the script or ``-m`` module a Python runs, without its
+#: directory; a process title such as ``postgres: ironic ...`` by its first word) -> kind: decided by the program
+#: first, so that ``ansible-playbook .../ironic_claim_hosts.yml`` or ``postgres: ironic ironic`` is not Ironic
+PROGRAMS = {
+    "ansible-playbook": "ansible-playbook",
+    "ansible-inventory": "ansible-playbook",
+    "ansible-runner": "ansible-playbook",
+    "ansible-test": "ansible-test",
+    "ansible-lint": "ansible-test",
+    "antsibull-docs": "ansible-test",
+    "molecule": "molecule",
+    "ansible-rulebook": "ansible-rulebook",
+    "java": "ansible-rulebook",
+    "pytest": "pytest",
+    "postgres": "postgres",
+    "postgres:": "postgres",
+    "ironic:": "ironic",
+    "ironic-dbsync": "ironic",
+    "etcd": "etcd",
+    "kube-apiserver": "kube-apiserver",
+    "kube-controller-manager": "kube-controller-manager",
+    "sshd": "sshd",
+    "sshd:": "sshd",
+    "git": "git",
+}
+#: (kind, words any of which in the command line makes a process that kind), first match wins, for the processes
+#: whose program says nothing (``python -c ...`` launchers, gunicorn workers, the Go toolchain's tools)
 KINDS = (
     ("go", ("go build", "/compile", "/link", "go-build")),
+    ("fake-ipa", ("fake_ipa", "fake-ipa", "fakeipa", "ironic_python_agent")),
+    ("sushy-tools", ("sushy",)),
     ("ironic", ("ironic",)),
     ("keystone", ("keystone",)),
     ("neutron", ("neutron",)),
     ("esi-leap", ("esi-leap", "esi_leap")),
-    ("fake-ipa", ("fake_ipa", "fake-ipa", "fakeipa", "ironic_python_agent")),
-    ("sushy-tools", ("sushy",)),
     ("postgres", ("postgres",)),
-    ("etcd", ("/etcd ", "bin/etcd")),
-    ("kube-apiserver", ("kube-apiserver",)),
-    ("kube-controller-manager", ("kube-controller-manager",)),
     ("baremetal-operator", ("bmo-", "baremetal-operator")),
     ("flux", ("source-controller", "kustomize-controller", "helm-controller")),
-    ("ansible-rulebook", ("ansible-rulebook", "ansible_rulebook", "java")),
-    ("molecule", ("molecule",)),
-    ("ansible-test", ("ansible-test", "pylint", "mypy", "ansible-lint", "antsibull")),
-    ("ansible-playbook", ("ansible-playbook", "ansible-inventory", "ansible_playbook", "AnsiballZ", "ansible-runner")),
-    ("pytest", ("pytest",)),
-    ("sshd", ("sshd",)),
-    ("git", ("git ", "git-")),
+    ("ansible-test", ("pylint", "mypy")),
+    ("ansible-playbook", ("AnsiballZ", "ansible_playbook")),
+    ("git", ("git-",)),
 )
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
+def program_of(cmdline: str) -> str:
+    """The program a command line runs: its first word, or what a Python interpreter runs (script or -m module)."""
+    words = cmdline.split()
+    if not words:
+        return ""
+    first = os.path.basename(words[0])
+    if first.startswith("python") and len(words) > 1:
+        if words[1] == "-m" and len(words) > 2:
+            return words[2]
+        if not words[1].startswith("-"):
+            return os.path.basename(words[1])
+    return first
+
+
 def kind_of(cmdline: str) -> str:
+    kind = PROGRAMS.get(program_of(cmdline))
+    if kind:
+        return kind
     for kind, words in KINDS:
         if any(word in cmdline for word in words):
             return kind
