@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Run the integration pytest sessions side by side and report each.
 #
-# Five sessions, each with its own services: plain (the cluster without baremetal-operator plus the Ironic
+# Six sessions, each with its own services: plain (the cluster without baremetal-operator plus the Ironic
 # suites), real_bmo (the clusters with the real operator), machines (every suite whose hosts are test-bed
 # machines, marker machines: network namespaces, a bridge and sshd per machine; root; on Metal3 they start an
 # operator stack of their own, on Ironic a Keystone + Ironic stack per module, so they run beside the others
 # instead of lengthening them: the Ironic hand-over suites alone take about as long as the plain session),
 # faults (the fault suites, marker faults: killed processes and restarted services on services of their own, so
-# a restart there disturbs no other suite; also make test-faults) and gitops (marker gitops: the real Flux
+# a restart there disturbs no other suite; also make test-faults; the bad-input matrix, marker bad_input, in a
+# session of its own, faults_input, beside them: one session of both took longest of all) and gitops (marker gitops: the real Flux
 # controllers and a Git server on a cluster of their own, whose multi-tenancy lockdown would change what the
 # other suites' clusters allow; also make test-gitops). Machine suites not yet passed whole would carry the
 # marker pending (make test-pending; none is marked now) and run in none. Each session starts its
@@ -40,10 +41,11 @@ fi
 
 mkdir -p .tmp
 rm -f .tmp/integration-*.pid
-names=(plain real_bmo machines faults gitops)
+names=(plain real_bmo machines faults faults_input gitops)
 own=" and not faults and not gitops and not pending"
 markers=("not real_bmo and not machines$own" "real_bmo and not machines$own" "machines$own"
-    "faults and not gitops and not pending" "gitops and not pending")
+    "faults and not bad_input and not gitops and not pending" "bad_input and not gitops and not pending"
+    "gitops and not pending")
 pids=()
 start=$SECONDS
 

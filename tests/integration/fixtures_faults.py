@@ -38,6 +38,10 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "faults: breaks things on purpose: bad input, killed processes, slow services (make test-faults)"
     )
+    config.addinivalue_line(
+        "markers",
+        "bad_input: the bad-input matrix, a fault suite that make integration runs in a session of its own (faults_input)",
+    )
 
 
 def has_traceback(*texts: str) -> bool:

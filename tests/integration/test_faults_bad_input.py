@@ -35,7 +35,8 @@ from fixtures_faults import has_traceback, ironic_snapshot, kube_snapshot, snaps
 from harness.ansible import localhost_play, run_inventory, run_playbook
 from kubernetes import client
 
-pytestmark = pytest.mark.faults
+# bad_input: make integration runs the matrix in a session of its own beside the other fault suites (its own services)
+pytestmark = [pytest.mark.faults, pytest.mark.bad_input]
 
 INFRA = "bad-infra"
 TENANT_NS = "bad-a"
