@@ -10,6 +10,8 @@ the default integration sessions neither build nor start Flux. They need
 Fixtures (session scope):
 
 - ``git_server``: a started :class:`harness.git_server.GitServer`.
+- ``admin`` (module scope): the cluster administrator's API client on
+  ``kube_env``, as every GitOps suite uses it.
 - ``flux_env``: a started :class:`harness.flux.FluxEnv` on ``kube_env``:
   source-, kustomize- and helm-controller under the multi-tenancy lockdown
   (helm-controller for the tenants' HelmReleases of ``test_gitops_helm.py``).
@@ -54,6 +56,12 @@ def git_server(tmp_path_factory):
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def admin(kube_env):
+    with kube_env.api("admin") as api:
+        yield api
 
 
 @pytest.fixture(scope="session")

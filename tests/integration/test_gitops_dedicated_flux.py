@@ -49,12 +49,6 @@ def configmap(name: str, namespace: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def admin(kube_env):
-    with kube_env.api("admin") as api:
-        yield api
-
-
-@pytest.fixture(scope="module")
 def dedicated(admin, kube_env, flux_env, git_server, tmp_path_factory):
     """Tenant d4-a with its own source- and kustomize-controller; its repository with an app and an intruder."""
     core = client.CoreV1Api(admin)

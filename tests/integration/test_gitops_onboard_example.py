@@ -45,12 +45,6 @@ def dump(*docs: dict) -> str:
 
 
 @pytest.fixture(scope="module")
-def admin(kube_env):
-    with kube_env.api("admin") as api:
-        yield api
-
-
-@pytest.fixture(scope="module")
 def fleet(admin, metal3_env, flux_env, git_server, tmp_path_factory):
     """The example's repositories on the Git server, the operator's repository applied by Flux and a clone of it."""
     assert "helm-controller" in flux_env.controllers, "the session's Flux runs without helm-controller"

@@ -72,12 +72,6 @@ def configmap(name: str, namespace: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def admin(kube_env):
-    with kube_env.api("admin") as api:
-        yield api
-
-
-@pytest.fixture(scope="module")
 def fleet(admin, metal3_env, flux_env, git_server, tmp_path_factory):
     """The operator's repository applied by Flux, a clone of it, and the tenant's own repository."""
     workdir = tmp_path_factory.mktemp("gitops-onboarding")

@@ -56,12 +56,6 @@ def kustomization_yaml(namespace: str, *resources: str) -> str:
     )
 
 
-@pytest.fixture(scope="module")
-def admin(kube_env):
-    with kube_env.api("admin") as api:
-        yield api
-
-
 def run_role(kube_env, git_server, workdir, checkout, name: str, state: str = "present"):
     tenants = [
         {

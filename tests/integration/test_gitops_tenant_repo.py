@@ -79,12 +79,6 @@ def flux_kustomization(name: str, path: str, *, service_account: str | None = SA
 
 
 @pytest.fixture(scope="module")
-def admin(kube_env):
-    with kube_env.api("admin") as api:
-        yield api
-
-
-@pytest.fixture(scope="module")
 def tenant(admin, flux_env, git_server):
     """Two tenant namespaces; in gitops-a the reconciler ServiceAccount, the repository and its GitRepository."""
     core = client.CoreV1Api(admin)
