@@ -20,13 +20,12 @@ Runs only under ``-m gitops`` (``make test-gitops``).
 from __future__ import annotations
 
 import base64
-import time
 
 import pytest
 import yaml
 from harness import kube, sops_age
 from harness.ansible import REPO_ROOT, run_playbook
-from harness.flux import COMMIT_TASK, operator_repository, wait_ready
+from harness.flux import COMMIT_TASK, operator_repository, request_reconcile, wait_ready
 from kubernetes import client
 from test_gitops_helm import CHART
 
@@ -137,14 +136,7 @@ def test_the_tenants_repository_decrypts_with_the_key_handed_over_outside_git(fl
     body = {"metadata": {"name": "sops-age", "namespace": TENANT}, "stringData": {"age.agekey": fleet["key"]}}
     kube.call_ignoring(409, core.create_namespaced_secret, TENANT, body)
     # flux reconcile kustomization team-a -n team-a: do not wait out the example's one-minute interval
-    fleet["custom"].patch_namespaced_custom_object(
-        "kustomize.toolkit.fluxcd.io",
-        "v1",
-        TENANT,
-        "kustomizations",
-        TENANT,
-        {"metadata": {"annotations": {"reconcile.fluxcd.io/requestedAt": str(time.time())}}},
-    )
+    request_reconcile(admin, "Kustomization", TENANT, TENANT)
     wait_ready(admin, "Kustomization", TENANT, TENANT, timeout=180)
     assert (
         core.read_namespaced_config_map("hello", TENANT).metadata.labels["kustomize.toolkit.fluxcd.io/name"] == TENANT

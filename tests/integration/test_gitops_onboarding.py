@@ -40,7 +40,14 @@ import pytest
 import yaml
 from harness import kube
 from harness.ansible import run_playbook
-from harness.flux import COMMIT_TASK, operator_repository, ready_condition, run_tenant_gitops, wait_ready
+from harness.flux import (
+    COMMIT_TASK,
+    operator_repository,
+    ready_condition,
+    request_reconcile,
+    run_tenant_gitops,
+    wait_ready,
+)
 from harness.git_server import git
 from kubernetes import client
 
@@ -236,16 +243,8 @@ def test_flux_applies_the_admission_policies_tenant_namespace_applies(admin, twi
     commit = server_head(git_server)
     deadline = time.monotonic() + 120
     custom = fleet["custom"]
-    # Force a reconcile and wait for it (Flux's reconcile.fluxcd.io/requestedAt annotation).
-    stamp = str(time.time())
-    custom.patch_namespaced_custom_object(
-        "kustomize.toolkit.fluxcd.io",
-        "v1",
-        "flux-system",
-        "kustomizations",
-        FLEET,
-        {"metadata": {"annotations": {"reconcile.fluxcd.io/requestedAt": stamp}}},
-    )
+    # Force a reconcile and wait for it.
+    stamp = request_reconcile(admin, "Kustomization", "flux-system", FLEET)
     while True:
         obj = custom.get_namespaced_custom_object(
             "kustomize.toolkit.fluxcd.io", "v1", "flux-system", "kustomizations", FLEET

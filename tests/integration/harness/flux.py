@@ -423,6 +423,25 @@ def wait_ready(api, kind: str, namespace: str, name: str, *, status: str = "True
         time.sleep(1)
 
 
+def request_reconcile(api, kind: str, namespace: str, name: str) -> str:
+    """Ask Flux to reconcile the object now, as ``flux reconcile`` does (the ``reconcile.fluxcd.io/requestedAt``
+    annotation), instead of waiting out its interval. Returns the stamp, which the controller copies to
+    ``status.lastHandledReconcileAt`` once it has handled the request."""
+    from kubernetes import client
+
+    group, version, plural = FLUX_KINDS[kind]
+    stamp = str(time.time())
+    client.CustomObjectsApi(api).patch_namespaced_custom_object(
+        group,
+        version,
+        namespace,
+        plural,
+        name,
+        {"metadata": {"annotations": {"reconcile.fluxcd.io/requestedAt": stamp}}},
+    )
+    return stamp
+
+
 def operator_repository(api, git_server, name: str, checkout: Path, interval: str = "10s") -> Path:
     """The cluster operator's repository ``name`` on ``git_server`` (created with a README), applied by the shared
     Flux from ``flux-system/<name>`` (a GitRepository and a pruning Kustomization), and a clone of it at
