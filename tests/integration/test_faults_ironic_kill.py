@@ -6,13 +6,16 @@ lessee with ``member`` deploys; ``fake-hardware`` nodes), Ironic reached through
 phases last long enough to be hit):
 
 - ``host_claim`` (backend ironic, image, user-data, ``online: false``, ``wait: true``) run by
-  the tenant is killed with SIGKILL (its process group) at random delays: a quarter of the kills
-  anywhere in the module's run, the others after its first write (on a loaded machine the
-  module's start-up and first reads take most of its run). The phase it hit is the last write the proxy saw it send (allocation,
-  deployment, power); without any, Ironic's state right after the kill (as the admin). The same task run again must succeed and leave
-  exactly one allocation of the claim's name on a node that is ``active``, powered off, with
-  the claim's image; a third run changes nothing. The claim is then released (no kill) and the
-  node is ``available`` with nothing of the tenant left on it.
+  the tenant is killed with SIGKILL (its process group), the rounds aiming in turn at: anywhere
+  in the module's run (a random delay up to a full run's time), and its allocation, deployment
+  and power writes (a random moment of the half second after the proxy saw the module send that
+  write: while the proxy holds it, or right after). Aiming at the writes seen rather than at
+  delays measured once hits each phase however loaded the cores are. The phase hit is the last
+  write the proxy saw the module send; without any, Ironic's state right after the kill (as the
+  admin). The same task run again must succeed and leave exactly one allocation of the claim's
+  name on a node that is ``active``, powered off, with the claim's image; a third run changes
+  nothing. The claim is then released (no kill) and the node is ``available`` with nothing of
+  the tenant left on it. Both the allocation and the deployment phases must have been hit.
 - ``host_lease`` ending the leases of several nodes that the tenant deployed (``state:
   absent``) is killed likewise, after its first write (rounds go on until three kills landed);
   the rerun must end every lease (node ``available``, no ``lessee``, no ``instance_info``, no
@@ -40,6 +43,8 @@ RC = "rc-kill"
 LEASE_RC = "rc-kill-lease"
 LEASES_KEY = "baremetal_tenancy_leases"
 CLAIM_KILLS = 8
+#: what the rounds of host_claim kills aim at, in turn
+CLAIM_TARGETS = ("anywhere", "allocation", "deployment", "power")
 LEASE_NODES = 3
 LEASE_KILLS = 3
 #: seconds the proxy holds each request to Ironic
@@ -110,6 +115,12 @@ def wait_first_write(run: KillablePlaybook, proxy: FaultProxy, seen: int, module
         time.sleep(0.05)
 
 
+def wait_write(run: KillablePlaybook, proxy: FaultProxy, seen: int, phase: str, module: str = "host_claim") -> None:
+    """Wait until the proxy saw the module send a write of ``phase`` (requests after ``seen``) or the module ended."""
+    while run.module_running(module) and not any(request_phase([r]) == phase for r in proxy.requests[seen:]):
+        time.sleep(0.02)
+
+
 @pytest.fixture(scope="module")
 def kill_nodes(openstack_env, enroll_node, ironic_tenancy_policy, tmp_path_factory):
     """The nodes, and a clouds.yaml whose Ironic is reached through a proxy that holds each request
@@ -133,39 +144,37 @@ def test_host_claim_killed_mid_way_converges_on_rerun(kill_nodes, tmp_path):
     admin = env.admin_conn
     tenant = env.ansible_env("tenant-a", clouds)
     rng = random.Random(1702)
-    # the module's own time for a full claim, and its time from its first write to its end, measured once
-    seen = len(proxy.requests)
+    # the module's own time for a full claim, measured once (the rounds aiming anywhere)
     warm = KillablePlaybook(localhost_play([claim_task("kill-warm")]), tenant, tmp_path / "warm")
     assert warm.wait_module("host_claim")
     started = time.monotonic()
-    wait_first_write(warm, proxy, seen)
-    writing = time.monotonic()
     assert warm.wait() == 0, warm.output[-4000:]
     full_seconds = time.monotonic() - started
-    write_seconds = time.monotonic() - writing
     run_result(claim_task("kill-warm", state="absent"), tenant, tmp_path / "warm-release")
     hits = collections.Counter()
+    aimed = collections.Counter()  # (target, phase hit or "ended first")
     kills = 0
     for round_number in range(CLAIM_KILLS * 3):
         if kills >= CLAIM_KILLS:
             break
+        target = CLAIM_TARGETS[round_number % len(CLAIM_TARGETS)]
         name = "kill-%02d" % round_number
         workdir = tmp_path / name
         seen = len(proxy.requests)
         killed = KillablePlaybook(localhost_play([claim_task(name)]), tenant, workdir / "killed")
         if killed.wait_module("host_claim"):
-            if rng.random() < 0.25:
-                # anywhere in the module's run (its start-up and first reads take most of it on a loaded machine)
+            if target == "anywhere":
                 time.sleep(rng.uniform(0, full_seconds))
             else:
-                # from its first write: allocation, deployment, power
-                wait_first_write(killed, proxy, seen)
-                time.sleep(rng.uniform(0, write_seconds))
+                wait_write(killed, proxy, seen, target)
+                time.sleep(rng.uniform(0, 2 * SLOW))
         if not killed.kill():
+            aimed[(target, "ended first")] += 1
             continue
         kills += 1
         phase = request_phase(proxy.requests[seen:]) or claim_phase(admin, name, None)
         hits[phase] += 1
+        aimed[(target, phase)] += 1
         rerun = run_result(claim_task(name), tenant, workdir / "rerun")
         claim = rerun["claim"]
         allocations = allocations_named(admin, name)
@@ -184,9 +193,9 @@ def test_host_claim_killed_mid_way_converges_on_rerun(kill_nodes, tmp_path):
         node = admin.baremetal.get_node(node.id)
         assert node.provision_state == "available" and node.instance_info == {} and node.allocation_id is None, node
         assert not allocations_named(admin, name)
-    print("\nhost_claim kills: %d; phases hit: %s" % (kills, dict(hits)))
+    print("\nhost_claim kills: %d; phases hit: %s; by aim: %s" % (kills, dict(hits), dict(aimed)))
     assert kills >= CLAIM_KILLS
-    assert len([phase for phase in hits if phase in ("allocation", "deployment", "power")]) >= 2, hits
+    assert hits["allocation"] and hits["deployment"], (hits, aimed)
 
 
 def lease_task(project: str, state: str = "present") -> dict:
