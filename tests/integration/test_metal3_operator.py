@@ -229,14 +229,14 @@ def test_sharing_annotation_survives_bmo_and_decides_binding(kube_env, metal3_op
     write that drops unknown spec fields, see the test above); the annotation is still there, and host_bind
     binds a claim from the admitted namespace (tenant-a) to the host and refuses the one from tenant-b.
     """
-    from fixtures_metal3 import BINDER_SUBJECTS, setup_play
+    from fixtures_metal3 import SETUP_VARS, setup_play
     from harness.ansible import localhost_play, run_playbook
 
     stack = metal3_operator
     env = kube_env.ansible_env("admin")
     # The session's own settings: the role keeps the binder ClusterRoleBinding's subjects to what it is given,
     # so a run without the binder user would take the other suites' binder rights away.
-    setup = setup_play({"hostclaim_setup_binder_subjects": BINDER_SUBJECTS})
+    setup = setup_play(SETUP_VARS)
     timings = {}
     with kube_env.api("admin") as api:
         ext = client.ApiextensionsV1Api(api)
