@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -42,15 +43,35 @@ class ServiceStartError(RuntimeError):
     """A service did not become ready; the message includes its log tail."""
 
 
-def free_port() -> int:
-    """Return a TCP port that is free on 127.0.0.1 right now.
+#: where free_port looks: below Linux's ephemeral range (32768-60999 by default), which the kernel hands to every
+#: outgoing connection. A port picked inside it (bind to port 0, then closed) could be taken by any client socket
+#: before the service binds it: with six sessions starting services at once, Ironic's image server once found its
+#: port so taken ("Address already in use") and the session's BMO stack failed to start.
+PORT_RANGE = (20000, 32000)
+_GIVEN: set[int] = set()
 
-    The kernel picks it (bind to port 0); there is a small race until the
-    service binds it, which is acceptable for tests.
+
+def free_port() -> int:
+    """Return a TCP port that is free on 127.0.0.1 right now and was not given before in this process.
+
+    Picked at random in :data:`PORT_RANGE`, outside the kernel's ephemeral range: no outgoing connection takes it
+    before the service binds it; another test process picking the same port in that moment is a chance of about one
+    in ten thousand per pick (ports in use fail the bind check and are skipped).
     """
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((LOOPBACK, 0))
-        return sock.getsockname()[1]
+    low, high = PORT_RANGE
+    picker = random.SystemRandom()
+    for _ in range(1000):
+        port = picker.randrange(low, high)
+        if port in _GIVEN:
+            continue
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind((LOOPBACK, port))
+            except OSError:
+                continue
+        _GIVEN.add(port)
+        return port
+    raise ServiceStartError("no free TCP port in %d-%d on %s" % (low, high, LOOPBACK))
 
 
 @dataclasses.dataclass
