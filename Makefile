@@ -5,6 +5,7 @@
 #   make test-machines  the test-bed machines alone (namespaces, bridge, sshd; root; make test runs them too)
 #   make flux   build Flux's controllers (cached); make test-gitops runs the GitOps suites on them alone (make test too)
 #   make gitops-tools  build sops and age-keygen (cached; make test-gitops needs them)
+#   make esi-leap  build ESI-Leap's own venv (cached)
 #   make test-faults  the fault suites (bad input, killed binders and claims, slow and restarted services; marker faults)
 #   make fmt    format and lint-fix the Python (ruff)
 SHELL := /bin/bash
@@ -30,6 +31,12 @@ SOPS_VERSION ?= v3.13.3
 AGE_VERSION ?= v1.3.1
 SOPS_DIR := $(BMT_CACHE_DIR)/sops-$(SOPS_VERSION)-age-$(AGE_VERSION)
 export BMT_SOPS_DIR := $(SOPS_DIR)
+# ESI-Leap (leases of Ironic nodes) in a venv of its own: its pins (SQLAlchemy < 2, openstacksdk < 1.3) conflict
+# with the project's (scripts/build-esi-leap.sh). harness/esi_leap.py finds it through BMT_ESI_LEAP_DIR.
+ESI_LEAP_VERSION ?= 1.0.0
+ESI_LEAP_DIR := $(BMT_CACHE_DIR)/esi-leap-$(ESI_LEAP_VERSION)
+export BMT_ESI_LEAP_DIR := $(ESI_LEAP_DIR)
+export ESI_LEAP_VERSION
 export SOPS_VERSION AGE_VERSION
 export KUBE_VERSION BMT_CACHE_DIR FLUX_VERSION
 export BMT_KUBE_BIN := $(KUBE_BIN)
@@ -45,7 +52,7 @@ COLL := $(COLL_ROOT)/ansible_collections/baremetal/tenancy
 ANSIBLE_TEST := cd $(COLL) && $(BIN)/ansible-test
 PYTEST_ARGS ?=
 
-.PHONY: help setup system venv kube bmo flux gitops-tools collection fmt test check test-bmo test-machines test-gitops test-faults test-pending sanity units unit lint docs-lint integration molecule demo bench lock clean
+.PHONY: help setup system venv kube bmo flux gitops-tools esi-leap collection fmt test check test-bmo test-machines test-gitops test-faults test-pending sanity units unit lint docs-lint integration molecule demo bench lock clean
 
 help:
 	@grep -E '^#   make' Makefile | sed 's/^#   //'
@@ -84,6 +91,10 @@ flux:
 # sops and age-keygen (cached), what a tenant encrypts its Secrets with in the GitOps suites.
 gitops-tools:
 	scripts/build-sops-age.sh $(SOPS_DIR)
+
+# ESI-Leap's API, manager and dbsync in their own venv (cached; returns at once when the cache matches the pins).
+esi-leap:
+	PYTHON=$(PYTHON) scripts/build-esi-leap.sh $(ESI_LEAP_DIR)
 
 # A copy of the tracked (and new, unignored) files in an ansible_collections tree.
 collection: venv
