@@ -12,6 +12,7 @@ pytest_plugins = [
     "fixtures_machines",
     "fixtures_flux",
     "fixtures_faults",
+    "fixtures_esi",
     "timings",
 ]
 
