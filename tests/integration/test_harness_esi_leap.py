@@ -61,6 +61,18 @@ def _wait_node(conn, node_id: str, what: str, predicate, timeout: float = WAIT):
         time.sleep(0.2)
 
 
+def _wait_lease(api, uuid: str, status: str, timeout: float = WAIT) -> dict:
+    """Poll the lease (as ``api``'s project) until its status is ``status``; return it. The manager writes Ironic
+    first and the lease's status after, so the node can show the lease a moment before the lease does."""
+    deadline = time.monotonic() + timeout
+    while True:
+        lease = _json(api.get(f"/v1/leases/{uuid}"))
+        if lease["status"] == status:
+            return lease
+        assert time.monotonic() < deadline, f"lease {uuid}: {lease['status']}, not {status} after {timeout}s"
+        time.sleep(0.2)
+
+
 def _leased_to(project_id: str, lease_uuid: str):
     return lambda node: node.lessee == project_id and node.properties.get("lease_uuid") == lease_uuid
 
@@ -184,8 +196,7 @@ def test_a_claim_makes_tenant_a_the_lessee(esi_api, openstack_env, tenant_a, nod
     assert node.lessee == tenant_a.project_id
     assert node.properties["lease_uuid"] == lease_a["uuid"]
     assert node.owner == openstack_env.infra.project_id
-    lease = _json(esi_api(tenant_a).get(f"/v1/leases/{lease_a['uuid']}"))
-    assert lease["status"] == "active"
+    lease = _wait_lease(esi_api(tenant_a), lease_a["uuid"], "active")
     assert lease["project_id"] == tenant_a.project_id
 
 
@@ -233,5 +244,5 @@ def test_a_lease_whose_end_passes_is_expired(esi_api, openstack_env, infra, tena
     _wait_node(admin, node_id, "leased to tenant-a", _leased_to(tenant_a.project_id, lease["uuid"]))
     _wait_node(admin, node_id, "released at the lease's end", _released, timeout=WAIT + 15)
     assert _utc() >= end, "released before the lease's end"
-    assert _json(api.get(f"/v1/leases/{lease['uuid']}"))["status"] == "expired"
+    _wait_lease(api, lease["uuid"], "expired")
     assert node_id not in {node.id for node in tenant_a.conn().baremetal.nodes()}
