@@ -5,6 +5,7 @@
 #   make test-machines  the test-bed machines alone (namespaces, bridge, sshd; root; make test runs them too)
 #   make flux   build Flux's controllers (cached); make test-gitops runs the GitOps suites on them alone (make test too)
 #   make gitops-tools  build sops and age-keygen (cached; make test-gitops needs them)
+#   make esi-leap  build ESI-Leap's own venv (cached); make test-esi runs its suites (marker esi) beside Keystone + Ironic
 #   make test-faults  the fault suites (bad input, killed binders and claims, slow and restarted services; marker faults)
 #   make neutron  build Neutron + networking-generic-switch (cached venv) and install Open vSwitch; make test-networks runs the switch suites (marker networks; not in make test yet)
 #   make fmt    format and lint-fix the Python (ruff)
@@ -31,6 +32,12 @@ SOPS_VERSION ?= v3.13.3
 AGE_VERSION ?= v1.3.1
 SOPS_DIR := $(BMT_CACHE_DIR)/sops-$(SOPS_VERSION)-age-$(AGE_VERSION)
 export BMT_SOPS_DIR := $(SOPS_DIR)
+# ESI-Leap (leases of Ironic nodes) in a venv of its own: its pins (SQLAlchemy < 2, openstacksdk < 1.3) conflict
+# with the project's (scripts/build-esi-leap.sh). harness/esi_leap.py finds it through BMT_ESI_LEAP_DIR.
+ESI_LEAP_VERSION ?= 1.0.0
+ESI_LEAP_DIR := $(BMT_CACHE_DIR)/esi-leap-$(ESI_LEAP_VERSION)
+export BMT_ESI_LEAP_DIR := $(ESI_LEAP_DIR)
+export ESI_LEAP_VERSION
 export SOPS_VERSION AGE_VERSION
 # Neutron and networking-generic-switch in a venv of their own, on the project's pins (scripts/build-neutron.sh).
 NEUTRON_VERSION ?= 29.0.0
@@ -52,7 +59,7 @@ COLL := $(COLL_ROOT)/ansible_collections/baremetal/tenancy
 ANSIBLE_TEST := cd $(COLL) && $(BIN)/ansible-test
 PYTEST_ARGS ?=
 
-.PHONY: help setup system venv kube bmo flux gitops-tools neutron collection fmt test check test-bmo test-machines test-gitops test-faults test-networks test-pending sanity units unit lint docs-lint integration molecule demo bench lock clean
+.PHONY: help setup system venv kube bmo flux gitops-tools neutron esi-leap collection fmt test check test-bmo test-machines test-gitops test-faults test-networks test-esi test-pending sanity units unit lint docs-lint integration molecule demo bench lock clean
 
 help:
 	@grep -E '^#   make' Makefile | sed 's/^#   //'
@@ -97,6 +104,9 @@ gitops-tools:
 neutron:
 	scripts/install-system-packages.sh networks
 	scripts/build-neutron.sh $(NEUTRON_DIR)
+# ESI-Leap's API, manager and dbsync in their own venv (cached; returns at once when the cache matches the pins).
+esi-leap:
+	PYTHON=$(PYTHON) scripts/build-esi-leap.sh $(ESI_LEAP_DIR)
 
 # A copy of the tracked (and new, unignored) files in an ansible_collections tree.
 collection: venv
@@ -148,9 +158,10 @@ INTEGRATION ?= tests/integration
 # BareMetalHost CRD, a cluster without BMO) in the first. The sessions run side by side (scripts/integration-sessions.sh;
 # INTEGRATION_SERIAL=1 for one after the other), each with its log in .tmp/integration-<session>.log, printed when
 # all end, and its wall time per fixture and per test file in .tmp/timings-<session>.json.
-# The switch suites (marker networks) are in no session yet: not timed in a full make test on this 2-core machine.
 PYTEST := $(BIN)/python -m pytest -p no:cacheprovider -q -rA --durations=15
 
+# No session selects the markers networks (the switch suites) and esi (ESI-Leap) yet (scripts/integration-sessions.sh):
+# neither has run in a full make test on this 2-core machine; make test-networks and make test-esi run them alone.
 # The gitops session builds Flux's controllers, sops and age first (cached: a second at most when built; cold, the
 # build overlaps the other sessions instead of delaying them), when the selection can hold GitOps suites.
 integration: system venv kube bmo
@@ -171,8 +182,8 @@ test-machines: system venv
 test-pending: system venv kube bmo
 	$(PYTEST) tests/integration -m pending $(PYTEST_ARGS) || [ $$? -eq 5 ] # 5: no test is marked
 
-# GitOps with the real Flux controllers (tests marked gitops; fixtures_flux deselects them in every selection
-# whose marker expression does not name gitops), alone: make integration runs them as its fifth session.
+# GitOps with the real Flux controllers (tests marked gitops; tests/integration/selection.py deselects them in every
+# selection whose marker expression does not name gitops), alone: make integration runs them as its fifth session.
 test-gitops: system venv kube bmo flux gitops-tools
 	$(PYTEST) tests/integration -m gitops $(PYTEST_ARGS)
 
@@ -183,9 +194,14 @@ test-faults: system venv kube
 	$(PYTEST) tests/integration -m faults $(PYTEST_ARGS)
 
 # The switch suites alone (tests marked networks: Open vSwitch in userspace configured by Neutron + NGS over SSH, on
-# the shared Keystone; root; fixtures_networks deselects them in every selection whose -m does not name networks).
+# the shared Keystone; root; tests/integration/selection.py deselects them in every selection whose -m does not name
+# networks).
 test-networks: system venv neutron
 	$(PYTEST) tests/integration -m networks $(PYTEST_ARGS)
+
+# ESI-Leap's suites (tests marked esi): its API and manager beside the session's Keystone + Ironic, alone.
+test-esi: system venv esi-leap
+	$(PYTEST) tests/integration -m esi $(PYTEST_ARGS)
 
 molecule: venv kube
 	@if ls -d extensions/molecule/*/ >/dev/null 2>&1; then scripts/molecule-all.sh; else echo "no molecule scenarios yet"; fi

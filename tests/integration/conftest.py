@@ -13,6 +13,8 @@ pytest_plugins = [
     "fixtures_flux",
     "fixtures_faults",
     "fixtures_networks",
+    "fixtures_esi",
+    "selection",
     "timings",
 ]
 

@@ -3,8 +3,8 @@
 Loaded from ``tests/integration/conftest.py`` (``pytest_plugins``).
 
 Tests marked ``gitops`` run only when the ``-m`` expression names ``gitops``
-(``make test-gitops``): in any other selection they are deselected here, so
-the default integration sessions neither build nor start Flux. They need
+(``make test-gitops``): in any other selection they are deselected (``selection.py``),
+so the default integration sessions neither build nor start Flux. They need
 ``make flux`` (scripts/build-flux.sh).
 
 Fixtures (session scope):
@@ -33,18 +33,6 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", f"{MARKER}: real Flux controllers and a Git server (make flux; make test-gitops)"
     )
-
-
-def pytest_collection_modifyitems(config, items):
-    """Deselect the gitops tests unless the marker expression asks for them."""
-    if MARKER in (config.option.markexpr or ""):
-        return
-    keep, drop = [], []
-    for item in items:
-        (drop if item.get_closest_marker(MARKER) else keep).append(item)
-    if drop:
-        config.hook.pytest_deselected(items=drop)
-        items[:] = keep
 
 
 @pytest.fixture(scope="session")

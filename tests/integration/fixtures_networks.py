@@ -4,7 +4,7 @@ Marker
 ------
 ``networks``: the test starts the switch and Neutron (root, Debian's ``openvswitch-switch``, ``make neutron``).
 Selected only by a marker expression that names it (``make test-networks``): in any other selection these tests
-are deselected here, so the default integration sessions neither need Neutron's venv nor start the switch.
+are deselected (``selection.py``), so the default integration sessions neither need Neutron's venv nor start the switch.
 
 Fixtures (session scope)
 ------------------------
@@ -37,18 +37,6 @@ def pytest_configure(config):
         f"{MARKER}: a real switch (Open vSwitch in userspace) configured by Neutron + networking-generic-switch"
         " (root; make neutron; make test-networks)",
     )
-
-
-def pytest_collection_modifyitems(config, items):
-    """Deselect the networks tests unless the marker expression asks for them."""
-    if MARKER in (config.option.markexpr or ""):
-        return
-    keep, drop = [], []
-    for item in items:
-        (drop if item.get_closest_marker(MARKER) else keep).append(item)
-    if drop:
-        config.hook.pytest_deselected(items=drop)
-        items[:] = keep
 
 
 @dataclasses.dataclass

@@ -16,6 +16,8 @@ it when it changes), and starts ``ironic`` on a free loopback port.
 - sqlite runs in WAL mode without synchronous writes, and a writer waits up
   to 30 s for the lock, which lets a few lifecycles run side by side on a
   loaded machine; more than a few still need PostgreSQL.
+- ``rbac_service_role_elevated_access`` is on: a token with the role ``service`` on project ``service``
+  reaches every node (ESI-Leap's account, :mod:`harness.esi_leap`); nobody else holds that role.
 - ``[nova] send_power_notifications`` is off: there is no Nova, and each
   power change would otherwise wait for a connection timeout.
 - ``[conductor] file_url_allowed_paths`` is ``<workdir>/images`` (created
@@ -171,6 +173,11 @@ def _config(
         "default_network_interface = noop",
         "use_stderr = true",
         "debug = false",
+        # The rule ``service_role`` (role ``service`` on project ``service``) reads and writes every node, as
+        # system-scoped readers/members do: ESI-Leap's account (:mod:`harness.esi_leap`) writes lessees with it
+        # instead of being system-scoped. Without this option the rule matches nobody; no other test-bed user
+        # holds the role ``service`` (Ironic's own user is ``admin`` on project ``service``).
+        "rbac_service_role_elevated_access = true",
         *(f"enabled_{kind}_interfaces = {names}" for kind, names in INTERFACES.items()),
         "",
         "[api]",

@@ -1,0 +1,69 @@
+"""pytest plugin: ESI-Leap beside the session's Keystone + Ironic (marker ``esi``, ``make test-esi``).
+
+Loaded from ``tests/integration/conftest.py`` (``pytest_plugins``). Needs ``make esi-leap``
+(scripts/build-esi-leap.sh: ESI-Leap's own venv). Selected only by a marker expression that names
+it (``selection.py``): ``make integration`` does not select it yet.
+
+Fixtures (session scope, started on first use):
+
+- ``esi_leap_env``: a started :class:`harness.esi_leap.EsiLeap` (API + manager, a 1-s manager tick) on top of the
+  shared ``openstack_env`` (its Keystone, Ironic and PostgreSQL: no second stack), with ``esi_leap_owner`` for the
+  infra project's users and ``esi_leap_lessee`` for the tenants' users. Stopped at the end of the session.
+- ``esi_api``: ``esi_api(project, role="member")``, a keystoneauth adapter on ESI-Leap's API as that project's
+  user (its own credentials, a token issued after the ESI-Leap roles were given), found through the catalog
+  (service type ``lease``); requests return the response whatever its status (``raise_exc=False``).
+"""
+
+from __future__ import annotations
+
+import pytest
+from harness import procs
+from harness.esi_leap import SERVICE_TYPE, start_esi_leap
+from harness.keystone import REGION
+
+MARKER = "esi"
+_STARTED: list[str] = []
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", f"{MARKER}: ESI-Leap (offers, leases, its manager) beside Keystone + Ironic (make test-esi)"
+    )
+
+
+@pytest.fixture(scope="session")
+def esi_leap_env(openstack_env, tmp_path_factory):
+    server = start_esi_leap(openstack_env, tmp_path_factory.mktemp("esi-leap"))
+    procs.record_service(server.service)
+    _STARTED.append(
+        f"esi-leap (api + manager pid {server.manager_proc.pid}, tick {server.tick:g} s)"
+        f" up in {server.startup_seconds:.1f}s"
+    )
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def esi_api(esi_leap_env):
+    from keystoneauth1 import adapter, session
+    from keystoneauth1.identity import v3
+
+    adapters = {}
+
+    def api(project, role="member"):
+        key = (project.name, role)
+        if key not in adapters:
+            sess = session.Session(auth=v3.Password(**project.credentials[role]))
+            adapters[key] = adapter.Adapter(
+                sess, service_type=SERVICE_TYPE, interface="public", region_name=REGION, raise_exc=False
+            )
+        return adapters[key]
+
+    return api
+
+
+def pytest_terminal_summary(terminalreporter):
+    for line in _STARTED:
+        terminalreporter.write_line(line)
