@@ -60,8 +60,7 @@ def free_port() -> int:
     """
     low, high = PORT_RANGE
     picker = random.SystemRandom()
-    for _ in range(1000):
-        port = picker.randrange(low, high)
+    for port in picker.sample(range(low, high), 1000):
         if port in _GIVEN:
             continue
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
