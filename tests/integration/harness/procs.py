@@ -59,8 +59,10 @@ def free_port() -> int:
     in ten thousand per pick (ports in use fail the bind check and are skipped).
     """
     low, high = PORT_RANGE
-    picker = random.SystemRandom()
-    for port in picker.sample(range(low, high), 1000):
+    span = high - low
+    start = random.SystemRandom().randrange(span)
+    for offset in range(span):
+        port = low + (start + offset) % span
         if port in _GIVEN:
             continue
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
