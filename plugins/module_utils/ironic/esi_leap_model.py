@@ -331,7 +331,7 @@ def window_matches(
     if _second(offer.end) != _second(end):
         return False
     if start is None:
-        return offer.start is None or offer.start <= now
+        return offer.start is None or _second(offer.start) <= now
     return _second(offer.start) == _second(start)
 
 
@@ -415,7 +415,7 @@ def claimable(
         return False
     begin = start or now
     for a_start, a_end in offer.availabilities:
-        if a_start is not None and begin < a_start:
+        if a_start is not None and begin < _second(a_start):
             continue
         if a_end is not None and begin >= a_end:
             continue

@@ -354,3 +354,9 @@ def test_error_bodies_are_read_as_esi_leap_and_others_write_them():
     assert M.esi_message('{"message": "kube"}') == "kube"
     assert M.esi_message(b"<html>bad gateway</html>") == "<html>bad gateway</html>"
     assert M.esi_message(b"") is None
+
+
+def test_an_offer_esi_leap_started_within_this_second_is_under_way():
+    started = offer(start=NOW.replace(microsecond=600000))  # ESI-Leap keeps the microseconds of its "now"
+    assert M.plan_offers([wish()], [started], NOW).keep
+    assert M.claimable(started, None, None, NOW)
