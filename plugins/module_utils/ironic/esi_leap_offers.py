@@ -106,6 +106,21 @@ def _by_node(views: list[dict]) -> dict:
 # ------------------------------------------------------------------ host_offer (owner)
 
 
+def _undo_offers(mod: Any, esi: EsiLeap, created: list[model.Offer], error: TenancyError) -> None:
+    """Withdraw the offers this run created before ``error`` stopped it (:func:`errors.undo_after` says so in the
+    error); the run then changed nothing, unless the withdrawal failed too."""
+    undone = []
+
+    def undo() -> None:
+        for offer in created:
+            esi.delete_offer(offer.uuid, "offer %s of node %s" % (offer.uuid, offer.node))
+        undone.append(True)
+
+    undo_after(error, "offer(s) %s created by this run" % ", ".join(o.uuid for o in created), undo)
+    if undone:
+        mod.result["changed"] = False
+
+
 def run_host_offer(mod: Any, ironic: Ironic | None = None, esi: EsiLeap | None = None) -> None:
     p = mod.params
     start, end = model.validate_window(p["start"], p["end"])
@@ -138,22 +153,18 @@ def run_host_offer(mod: Any, ironic: Ironic | None = None, esi: EsiLeap | None =
                     )
         created: list[model.Offer] = []
         for wish in plan.create:
-            mod.changed()
             if mod.check_mode:
+                mod.changed()
                 views.append(wish.view())
                 actions.append({"node": wish.node, "offer": None, "action": "created"})
                 continue
             try:
                 offer = esi.create_offer(wish)
             except TenancyError as error:
-                if not created:
-                    raise
-                done = list(created)
-                raise undo_after(
-                    error,
-                    "offer(s) %s created by this run" % ", ".join(o.uuid for o in done),
-                    lambda done=done: [esi.delete_offer(o.uuid) for o in done],
-                ) from None
+                if created:
+                    _undo_offers(mod, esi, created, error)
+                raise
+            mod.changed()
             created.append(offer)
             views.append(model.offer_view(offer))
             actions.append({"node": wish.node, "offer": offer.uuid, "action": "created"})
@@ -162,9 +173,9 @@ def run_host_offer(mod: Any, ironic: Ironic | None = None, esi: EsiLeap | None =
     else:
         withdraw = model.plan_withdraw(mine, uuids, project, p["lessee"], start, end)
         for offer in withdraw:
-            mod.changed()
             if not mod.check_mode:
                 esi.delete_offer(offer.uuid, "offer %s of node %s" % (offer.uuid, offer.node))
+            mod.changed()
             view = model.offer_view(offer)
             view["status"] = model.DELETED
             views.append(view)
@@ -261,10 +272,10 @@ def _claim(mod, ironic, esi, project, start, end):
                     "none is available to project %s %s" % (project, model.describe_window(start, end)),
                 )
         obj = "claim of offer %s (node %s)" % (offer.uuid, offer.node)
-        mod.changed()
         if mod.check_mode:
             if not model.claimable(offer, start, end, now):
                 raise Conflict(obj, "ESI-Leap would refuse it: the offer is not available for that window")
+            mod.changed()
             mod.result["lease"] = dict(
                 model.lease_view(
                     model.Lease(
@@ -286,6 +297,7 @@ def _claim(mod, ironic, esi, project, start, end):
             mod.result["offer"] = model.offer_view(offer, now)
             return
         lease = esi.claim_offer(offer.uuid, model.claim_body(start, end), obj)
+        mod.changed()
     if p["wait"] and not mod.check_mode:
         lease = _wait_leased(ironic, esi, project, lease, p["wait_timeout"])
     mod.result["lease"] = model.lease_view(lease)
@@ -337,9 +349,9 @@ def _end(mod, esi, project):
         shown = list(targets)
     ended = []
     for lease in targets:
-        mod.changed()
         if not mod.check_mode:
             esi.delete_lease(lease.uuid, "lease %s of node %s" % (lease.uuid, lease.node))
+        mod.changed()
         ended.append(lease.uuid)
     if ended and p["wait"] and not mod.check_mode:
         for uuid in ended:

@@ -253,8 +253,10 @@ def test_a_refused_offer_withdraws_the_ones_the_run_made_before_it(pool):
     run_offer(pool, nodes=["n2"], end="2099-01-01T00:00:00Z")
     esi = pool[1]
     esi.writes.clear()
+    mod = FakeModule(**offer_params(nodes=["n1", "n2"], start="2098-01-01T00:00:00Z"))
     with pytest.raises(Conflict) as error:
-        run_offer(pool, nodes=["n1", "n2"], start="2098-01-01T00:00:00Z")
+        R.run_host_offer(mod, *pool)
+    assert mod.result["changed"] is False
     message = error.value.message
     assert message.startswith("offer of node n2 to every project from 2098-01-01T00:00:00Z to no end: ESI-Leap refused")
     assert "Time conflict" in message and "was undone" in message
