@@ -235,6 +235,10 @@ def test_a_new_offer_body_is_what_esi_leap_takes():
     assert wish(lessee=A).describe() == "offer of node n1 to project %s from now to no end" % A
 
 
+def uuids(offers):
+    return [o.uuid for o in offers]
+
+
 def test_withdrawing_takes_the_owners_available_offers_of_the_nodes_narrowed_by_the_options():
     existing = [
         offer(uuid="x", lessee=A, lessee_name="tenant-a", start=t(1), end=t(2)),
@@ -243,7 +247,6 @@ def test_withdrawing_takes_the_owners_available_offers_of_the_nodes_narrowed_by_
         offer(uuid="gone", status="deleted"),
         offer(uuid="theirs", project_id=B),
     ]
-    uuids = lambda offers: [o.uuid for o in offers]  # noqa: E731
     assert uuids(M.plan_withdraw(existing, ["n1-uuid"], OWNER)) == ["x", "y"]
     assert uuids(M.plan_withdraw(existing, ["n1-uuid"], OWNER, lessee="tenant-a")) == ["x"]
     assert uuids(M.plan_withdraw(existing, ["n1-uuid"], OWNER, start=t(3))) == ["y"]

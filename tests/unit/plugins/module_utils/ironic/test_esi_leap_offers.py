@@ -326,7 +326,7 @@ def test_tenant_b_can_neither_claim_an_offer_for_tenant_a_nor_end_its_lease(pool
     lease = run_claim(pool[1].as_project(A), offer=uuid)["lease"]["uuid"]
     with pytest.raises(Forbidden, match="lease %s: ESI-Leap does not allow it" % lease):
         run_claim(tenant_b, state="absent", lease=lease)
-    assert [w for w in tenant_b.writes] == []
+    assert tenant_b.writes == []
     assert pool[1].state["leases"][lease]["status"] == "created"
 
 
