@@ -406,6 +406,20 @@ def plan_withdraw(
 # ------------------------------------------------------------------ claims
 
 
+#: how far ESI-Leap's "now" may run ahead of the run's: an offer under way shows an availability from the moment
+#: ESI-Leap answered, which comes after the moment the run took as now
+NOW_SLACK = datetime.timedelta(seconds=60)
+
+
+def _starts_by(offer: Offer, a_start: datetime.datetime | None, begin: datetime.datetime) -> bool:
+    """Whether the availability starting at ``a_start`` has begun by ``begin``.  ESI-Leap starts the first
+    availability of an offer under way at its own now (with microseconds), a moment after the run's ``now``: such
+    an availability counts from the offer's start."""
+    if a_start is None or _second(a_start) <= begin:
+        return True
+    return offer.start is not None and _second(offer.start) <= begin and a_start - begin <= NOW_SLACK
+
+
 def claimable(
     offer: Offer, start: datetime.datetime | None, end: datetime.datetime | None, now: datetime.datetime
 ) -> bool:
@@ -415,7 +429,7 @@ def claimable(
         return False
     begin = start or now
     for a_start, a_end in offer.availabilities:
-        if a_start is not None and begin < _second(a_start):
+        if not _starts_by(offer, a_start, begin):
             continue
         if a_end is not None and begin >= a_end:
             continue

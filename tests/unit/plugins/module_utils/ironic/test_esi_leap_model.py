@@ -363,3 +363,14 @@ def test_an_offer_esi_leap_started_within_this_second_is_under_way():
     started = offer(start=NOW.replace(microsecond=600000))  # ESI-Leap keeps the microseconds of its "now"
     assert M.plan_offers([wish()], [started], NOW).keep
     assert M.claimable(started, None, None, NOW)
+
+
+def test_an_offer_under_way_is_claimable_although_esi_leap_starts_its_availability_at_its_own_now():
+    record = offer_record(start=t(-1))
+    later = NOW + datetime.timedelta(seconds=2, microseconds=5)  # the moment ESI-Leap answered
+    record["availabilities"] = [[esi(later), "9999-12-31T23:59:59.999999"]]
+    under_way = M.parse_offer(record)
+    assert M.claimable(under_way, None, None, NOW)
+    assert M.claimable(under_way, NOW, None, NOW)
+    future = offer_record(start=t(1))
+    assert not M.claimable(M.parse_offer(future), None, None, NOW)
