@@ -340,7 +340,7 @@ def body(text):
 )
 def test_esi_leap_errors_become_the_collections_with_esi_leaps_words(status, text, cls, words):
     error = M.esi_error("offer of node n1", status, M.esi_message(body(text)))
-    assert type(error) is cls
+    assert error.__class__ is cls
     assert error.message.startswith("offer of node n1: ")
     assert words in error.message and text in error.message
     assert error.details["status"] == status
