@@ -255,6 +255,20 @@ CASES = [
     ),
     Case("lease-count", IR, "admin", T, lease(nodes=None, resource_class=RC, count=-1), ("count", "-1")),
     Case("lease-state", IR, "admin", T, lease(state="renewed"), ("state", "renewed")),
+    # -- host_offer, host_offer_info (the owner) and host_offer_claim (a tenant): ESI-Leap ------------------------
+    Case("offer-end", IR, "admin", T, module("host_offer", nodes=[NODE], end="soon"), ("end", "soon")),
+    Case("offer-state", IR, "admin", T, module("host_offer", nodes=[NODE], state="gone"), ("state", "gone")),
+    Case(
+        "offer-info-available", IR, "tenant-a", T, module("host_offer_info", available="maybe"), ("available", "maybe")
+    ),
+    Case(
+        "offer-claim-wait-timeout",
+        IR,
+        "tenant-a",
+        T,
+        module("host_offer_claim", offer="bad-offer", wait=True, wait_timeout=-1),
+        ("wait_timeout", "-1"),
+    ),
     # -- host_share (the owner) ------------------------------------------------------------------
     Case(
         "share-matches",
