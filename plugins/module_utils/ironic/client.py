@@ -45,12 +45,11 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
     api_message,
     from_exception,
     status_error,
-    timeout_cause,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connection import (
-    connect_failure,
     openstack_connection,
-    unreachable,
+    request_failure,
+    response_body,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model import (
     ALLOCATION_FIELDS,
@@ -190,21 +189,10 @@ class Ironic:
             try:
                 response = getattr(self.api, method)(path, **kwargs)
             except Exception as exc:  # connection refused, TLS, token errors, time-outs
-                if "timeout" in exc.__class__.__name__.lower():
-                    raise BackendError(
-                        obj, timeout_cause("Ironic", "%s %s" % (method.upper(), path), self.timeout, "api_timeout")
-                    ) from exc
-                if connect_failure(exc):
-                    raise unreachable(obj, exc) from exc
-                raise from_exception(obj, exc) from exc
+                raise request_failure(obj, exc, "%s %s" % (method.upper(), path), self.timeout) from exc
             status = response.status_code
             if status in ok:
-                if status == 204 or not (response.content or b"").strip():
-                    return None
-                try:
-                    return response.json()
-                except ValueError:
-                    return None
+                return response_body(response)
             if status == 404 and missing_ok:
                 return None
             message = _message(response)

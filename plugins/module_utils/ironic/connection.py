@@ -22,6 +22,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
     BackendError,
     InvalidInput,
     from_exception,
+    timeout_cause,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.libraries import OPENSTACKSDK, require
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model import IRONIC_MICROVERSION
@@ -81,6 +82,27 @@ def unreachable(obj: str, exc: BaseException, service: str | None = None) -> Bac
     service = service or ("Keystone" if url and "/auth/tokens" in url else "Ironic")
     where = " at %s" % url if url else ""
     return BackendError(obj, "%s%s cannot be reached: %s" % (service, where, reason), {"service_unreachable": True})
+
+
+def request_failure(obj: str, exc: BaseException, request: str, timeout: Any, service: str | None = None) -> Exception:
+    """The error of an exception raised by ``request`` (``"GET /v1/nodes"``): its time-out (``api_timeout``), a
+    connection refused or cut (:func:`unreachable`), or anything else; ``service`` names the API (default: Ironic,
+    or Keystone for a connection refused while a token was fetched)."""
+    if "timeout" in exc.__class__.__name__.lower():
+        return BackendError(obj, timeout_cause(service or "Ironic", request, timeout, "api_timeout"))
+    if connect_failure(exc):
+        return unreachable(obj, exc, service)
+    return from_exception(obj, exc)
+
+
+def response_body(response: Any) -> Any:
+    """The decoded JSON body of a successful answer; ``None`` when it is empty or not JSON."""
+    if response.status_code == 204 or not (response.content or b"").strip():
+        return None
+    try:
+        return response.json()
+    except ValueError:
+        return None
 
 
 def openstack_connection(params: dict) -> Any:

@@ -32,14 +32,14 @@ from urllib.parse import urlencode
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common import polling
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
-    BackendError,
     InvalidInput,
     from_exception,
-    timeout_cause,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import esi_leap_model as model
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connection import (
     connect_failure,
+    request_failure,
+    response_body,
     unreachable,
 )
 
@@ -137,21 +137,10 @@ class EsiLeap:
         try:
             response = self.conn.session.request(url, method.upper(), **kwargs)
         except Exception as exc:  # connection refused, TLS, token errors, time-outs
-            if "timeout" in exc.__class__.__name__.lower():
-                raise BackendError(
-                    obj, timeout_cause("ESI-Leap", "%s %s" % (method.upper(), path), self.timeout, "api_timeout")
-                ) from exc
-            if connect_failure(exc):
-                raise unreachable(obj, exc, "ESI-Leap") from exc
-            raise from_exception(obj, exc) from exc
+            raise request_failure(obj, exc, "%s %s" % (method.upper(), path), self.timeout, "ESI-Leap") from exc
         status = response.status_code
         if status in ok:
-            if status == 204 or not (response.content or b"").strip():
-                return None
-            try:
-                return response.json()
-            except ValueError:
-                return None
+            return response_body(response)
         if status == 404 and missing_ok:
             return None
         raise model.esi_error(obj, status, model.esi_message(response.content or b""))
