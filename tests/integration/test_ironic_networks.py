@@ -34,18 +34,12 @@ from fixtures_networks import note
 from fixtures_openstack import apply_tenancy_policy
 from harness import ironic_networks, procs, traffic
 from harness import sushy as sushy_harness
-from harness.openstack import wait_for_node
+from harness.openstack import connect, wait_for_node
 
 pytestmark = pytest.mark.networks
 
 CIDR = "10.252.0.0/24"
 WAIT = 300  # seconds for a deployment or an undeployment (NGS serialises the switch's changes)
-# The owner's policy addition: a lessee that may deploy its node may attach and detach its VIFs (its own Neutron
-# ports: Ironic checks that the caller sees the port before binding it).
-LESSEE_VIF_RULES = {
-    name: "rule:baremetal_tenancy:node_admin or rule:baremetal_tenancy:node_lessee_deployer"
-    for name in ("baremetal:node:vif:attach", "baremetal:node:vif:detach")
-}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,20 +83,6 @@ def _systems() -> list[dict]:
     return systems
 
 
-def _release(admin, node) -> None:
-    """The owner takes the node back (undeployed, VIFs detached) and deletes it; errors do not stop the others."""
-    try:
-        current = admin.baremetal.get_node(node.id)
-        if current.provision_state not in ("available", "manageable", "enroll"):
-            admin.baremetal.set_node_provision_state(node, "deleted")
-            wait_for_node(admin, node.id, timeout=WAIT, provision_state="available")
-        for vif in admin.baremetal.list_node_vifs(node):
-            admin.baremetal.detach_vif_from_node(node, vif)
-    finally:
-        admin.baremetal.set_node_maintenance(node, "the switched-node suite is done")
-        admin.baremetal.delete_node(node)
-
-
 @pytest.fixture(scope="module")
 def switched(openstack_env, networks_env, ironic_on_switch, ironic_tenancy_policy, tmp_path_factory):
     """Each tenant's network, subnet and Neutron port (its own member's), its node (the owner's, leased to it) and
@@ -138,11 +118,17 @@ def switched(openstack_env, networks_env, ironic_on_switch, ironic_tenancy_polic
             tenants[name] = Tenant(spec, conn, network, port, vlan, node, host, gateway)
         yield Switched(tenants, f"{openstack_env.ironic_server.http_url}/{iso}")
     finally:
+        errors = []
         for tenant in tenants.values():
-            _release(admin, tenant.node)
+            try:
+                ironic_networks.release_node(admin, tenant.node, WAIT)
+            except Exception as exc:  # release the others, stop the rest, then fail
+                errors.append(exc)
         for listener in listeners:
             listener.stop()
         emulator.stop()
+        if errors:
+            raise errors[0]
 
 
 @pytest.fixture(scope="module")
@@ -150,10 +136,10 @@ def deployed(openstack_env, switched, tmp_path_factory):
     """The owner lets lessees attach VIFs; each lessee attaches its port to its node and deploys, both at once.
     Returns the seconds each took (attach to ``active``); the role's default policy is back afterwards."""
     workdir = tmp_path_factory.mktemp("ironic-switched-policy")
-    admin = openstack_env.admin_conn
-    apply_tenancy_policy(openstack_env, workdir / "lessee-vifs", LESSEE_VIF_RULES)
+    apply_tenancy_policy(openstack_env, workdir / "lessee-vifs", ironic_networks.LESSEE_VIF_RULES)
 
     def deploy(tenant: Tenant) -> float:
+        admin = connect(openstack_env.keystone_server.admin_auth("system"))  # one per thread
         started = time.monotonic()
         tenant.conn.baremetal.attach_vif_to_node(tenant.node, tenant.port.id)
         patch = [{"op": "add", "path": "/instance_info/boot_iso", "value": switched.boot_iso}]

@@ -15,7 +15,9 @@ and the switch of :mod:`harness.switch`.
   ``[neutron] provisioning_network``/``cleaning_network``: the networks are made after Ironic starts) and one
   Ironic port whose ``local_link_connection`` names its switch port as NGS knows the switch (``switch_id``,
   ``port_id``, ``switch_info``), and takes it to ``available``;
-- :func:`live_iso` writes the ISO a ramdisk deployment boots (``instance_info.boot_iso``) into Ironic's HTTP root.
+- :func:`live_iso` writes the ISO a ramdisk deployment boots (``instance_info.boot_iso``) into Ironic's HTTP root;
+  :data:`LESSEE_VIF_RULES` is the owner's addition to the ``ironic_tenancy`` role's policy that lets a lessee
+  attach its own Neutron ports; :func:`release_node` is the owner's clean-up of a node.
 
 Why not a second Ironic for these suites: Neutron's URL exists only once Neutron has started, after the session's
 Ironic; but Ironic looks Neutron up in the catalog when a node first needs it, so the one ``[neutron]`` section
@@ -29,10 +31,17 @@ import subprocess
 from pathlib import Path
 
 from . import neutron as neutron_harness
-from .openstack import DEFAULT_PROPERTIES, IRONIC_SERVICE_USER, _make_available
+from .openstack import DEFAULT_PROPERTIES, IRONIC_SERVICE_USER, _make_available, wait_for_node
 from .sushy import Bmc
 
 LIVE_ISO = "switched-live.iso"
+# The owner's addition to the ironic_tenancy role's policy (its ``ironic_tenancy_policy_rules``), which keeps VIFs
+# to the owner: a lessee that may deploy its node may attach and detach its VIFs (its own Neutron ports: Ironic
+# checks with the caller's token that the caller sees the port before it binds it).
+LESSEE_VIF_RULES = {
+    name: "rule:baremetal_tenancy:node_admin or rule:baremetal_tenancy:node_lessee_deployer"
+    for name in ("baremetal:node:vif:attach", "baremetal:node:vif:detach")
+}
 
 
 @dataclasses.dataclass
@@ -118,3 +127,17 @@ def enroll_switched_node(
         local_link_connection=local_link_connection(switch_port),
     )
     return _make_available(conn, node, ())
+
+
+def release_node(admin, node, timeout: float = 300) -> None:
+    """The owner (``admin``, system-scoped) takes ``node`` back, undeployed and without VIFs, and deletes it."""
+    try:
+        current = admin.baremetal.get_node(node.id)
+        if current.provision_state not in ("available", "manageable", "enroll"):
+            admin.baremetal.set_node_provision_state(node, "deleted")
+            wait_for_node(admin, node.id, timeout=timeout, provision_state="available")
+        for vif in admin.baremetal.list_node_vifs(node):
+            admin.baremetal.detach_vif_from_node(node, vif)
+    finally:
+        admin.baremetal.set_node_maintenance(node, "the switched-node suite is done")
+        admin.baremetal.delete_node(node)
