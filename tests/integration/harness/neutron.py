@@ -67,8 +67,18 @@ POLICY = """\
 # rule; get_network lets such a request read any network. Ironic looks a node's provisioning network up that way
 # when a lessee undeploys, and the lessee itself does not see the owner's networks.
 "context_with_global_access": "service_roles:service"
-"get_network": "rule:admin_only or (role:reader and project_id:%(project_id)s) or rule:service_api or rule:shared or rule:external or rule:context_is_advsvc or service_roles:service"
 """
+POLICY += '"get_network": "%s"\n' % " or ".join(
+    (
+        "rule:admin_only",
+        "(role:reader and project_id:%(project_id)s)",
+        "rule:service_api",
+        "rule:shared",
+        "rule:external",
+        "rule:context_is_advsvc",
+        "service_roles:service",
+    )
+)
 
 _WSGI_SHIM = """\
 import sys
