@@ -14,6 +14,10 @@ Fixtures (session scope)
 ``networks_env``
     A :class:`NetworksEnv`: Neutron added to the shared ``openstack_env`` (its Keystone and its PostgreSQL: no
     second Keystone), configuring ``switch`` through networking-generic-switch.
+``ironic_on_switch``
+    The session's Ironic joined to ``networks_env`` (:mod:`harness.ironic_networks`): its service user may bind
+    ports, and the owner's provisioning and cleaning networks exist on VLANs of their own. Returns their
+    :class:`~harness.ironic_networks.OwnerNetworks`.
 """
 
 from __future__ import annotations
@@ -22,13 +26,18 @@ import dataclasses
 import subprocess
 
 import pytest
+from harness import ironic_networks, procs
 from harness import neutron as neutron_harness
 from harness import openstack as openstack_harness
-from harness import procs
 from harness import switch as switch_harness
 
 MARKER = "networks"
 _LINES: list[str] = []
+
+
+def note(line: str) -> None:
+    """A line for the terminal summary's networks section (a measured time)."""
+    _LINES.append(line)
 
 
 def pytest_configure(config):
@@ -118,6 +127,12 @@ def networks_env(openstack_env, switch, tmp_path_factory):
         yield NetworksEnv(openstack_env, server, switch)
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def ironic_on_switch(networks_env):
+    env = networks_env.openstack
+    return ironic_networks.connect_ironic(env.admin_conn, networks_env.admin())
 
 
 def pytest_terminal_summary(terminalreporter):

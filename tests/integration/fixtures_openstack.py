@@ -83,8 +83,9 @@ def enroll_node(openstack_env):
     return enroll
 
 
-def apply_tenancy_policy(env, workdir):
-    """Write Ironic's owner/lessee policy with the ironic_tenancy role (policy only)."""
+def apply_tenancy_policy(env, workdir, rules: dict | None = None):
+    """Write Ironic's owner/lessee policy with the ironic_tenancy role (policy only); ``rules``: the role's
+    ``ironic_tenancy_policy_rules`` (rules the owner adds or replaces)."""
     play = localhost_play(
         [],
         roles=[
@@ -93,6 +94,7 @@ def apply_tenancy_policy(env, workdir):
                 "vars": {
                     "ironic_tenancy_cloud": "admin",
                     "ironic_tenancy_policy_file": str(env.policy_path),
+                    "ironic_tenancy_policy_rules": dict(rules or {}),
                 },
             }
         ],

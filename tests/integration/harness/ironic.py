@@ -17,7 +17,11 @@ it when it changes), and starts ``ironic`` on a free loopback port.
   to 30 s for the lock, which lets a few lifecycles run side by side on a
   loaded machine; more than a few still need PostgreSQL.
 - ``rbac_service_role_elevated_access`` is on: a token with the role ``service`` on project ``service``
-  reaches every node (ESI-Leap's account, :mod:`harness.esi_leap`); nobody else holds that role.
+  reaches every node (ESI-Leap's account, :mod:`harness.esi_leap`; Ironic's own user once the switch suites
+  give it that role for Neutron, :mod:`harness.ironic_networks`); nobody else holds it.
+- the ``neutron`` network interface is enabled beside ``noop`` (the default): with Keystone, a ``[neutron]``
+  section lets the service user reach Neutron through the catalog once one is registered
+  (:mod:`harness.ironic_networks`); nodes that keep ``noop`` never call it.
 - ``[nova] send_power_notifications`` is off: there is no Nova, and each
   power change would otherwise wait for a connection timeout.
 - ``[conductor] file_url_allowed_paths`` is ``<workdir>/images`` (created
@@ -71,7 +75,7 @@ INTERFACES = {
     "firmware": "fake,redfish,no-firmware",
     "inspect": "fake,redfish,no-inspect",
     "management": "fake,redfish",
-    "network": "noop",
+    "network": "noop,neutron",
     "power": "fake,redfish",
     "raid": "fake,redfish,no-raid",
     "rescue": "fake,no-rescue",
@@ -176,7 +180,8 @@ def _config(
         # The rule ``service_role`` (role ``service`` on project ``service``) reads and writes every node, as
         # system-scoped readers/members do: ESI-Leap's account (:mod:`harness.esi_leap`) writes lessees with it
         # instead of being system-scoped. Without this option the rule matches nobody; no other test-bed user
-        # holds the role ``service`` (Ironic's own user is ``admin`` on project ``service``).
+        # holds the role ``service`` (Ironic's own user is ``admin`` on project ``service``; the switch suites give
+        # it ``service`` too, what Neutron asks of whoever writes a port's binding: harness/ironic_networks.py).
         "rbac_service_role_elevated_access = true",
         *(f"enabled_{kind}_interfaces = {names}" for kind, names in INTERFACES.items()),
         "",
@@ -237,6 +242,20 @@ def _config(
             "project_domain_name = Default",
             "region_name = RegionOne",
             "interface = internal",
+            "",
+            # Ironic's ``neutron`` network interface (a node's choice; the default stays ``noop``) reaches Neutron
+            # as its service user, through the catalog's ``network`` endpoint: none until a Neutron registers one
+            # (:mod:`harness.neutron`), which only nodes with ``network_interface=neutron`` notice. The
+            # provisioning and cleaning networks are the owner's, per node (``driver_info``).
+            "[neutron]",
+            "auth_type = password",
+            f"auth_url = {keystone_url}",
+            f"username = {service_user.username}",
+            f"password = {service_user.password}",
+            f"project_name = {service_user.project_name}",
+            "user_domain_name = Default",
+            "project_domain_name = Default",
+            "region_name = RegionOne",
             "",
             "[service_catalog]",
             "auth_type = password",

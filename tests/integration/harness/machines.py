@@ -23,7 +23,11 @@ A :class:`Machine` is
 
 - a network namespace ``bmt-<owner pid>-<k>-<name>`` with one veth per NIC of its
   BMC (the MAC Redfish reports, ``eth0``, ``eth1``... inside, the host end on
-  the bridge), links down and no address while it is off;
+  the bridge), links down and no address while it is off. A test bed made with
+  ``switch`` (a :class:`harness.switch.Switch`) plugs each NIC into a port of
+  that switch instead (named as the host end would be, in the switch's
+  quarantine VLAN until Neutron moves it): the host then reaches a machine only
+  through a namespace on the machine's VLAN, ``Machine.ssh(..., via=<netns>)``;
 - a **disk**: a directory tree ``<workdir>/<name>/disk`` with ``etc`` (a copy
   of the host's ``/etc`` with fresh SSH host keys made at first boot),
   ``root``, ``home``, ``srv`` and ``opt``. At boot these are bound over the
@@ -235,7 +239,7 @@ def _host_networks() -> list[ipaddress.IPv4Network]:
 class Nic:
     mac: str
     ifname: str  # inside the machine
-    host_ifname: str  # the veth end on the bridge
+    host_ifname: str  # the veth end on the bridge (or the switch port, with a switch)
     address: str  # "10.247.k.n/24", the test bed's "DHCP" address
 
     @property
@@ -333,8 +337,12 @@ class Machine:
             f"{self.power_seen!r}, agent booted {machine_bus.agent_booted(self.bus_dir)}; poller errors {errors}\n{tail}"
         )
 
-    def ssh_argv(self, user: str, key: str | os.PathLike, command: str, address: str | None = None) -> list[str]:
+    def ssh_argv(
+        self, user: str, key: str | os.PathLike, command: str, address: str | None = None, via: str | None = None
+    ) -> list[str]:
+        """``via``: a network namespace to run ``ssh`` in (a tenant's gateway on the switch) instead of the host's."""
         return [
+            *(["ip", "netns", "exec", via] if via else []),
             "ssh",
             "-i",
             str(key),
@@ -354,10 +362,11 @@ class Machine:
             command,
         ]
 
-    def ssh(self, user: str, key: str | os.PathLike, command: str, address: str | None = None):
-        """Run ``command`` on the machine over SSH as ``user`` with the private ``key``."""
+    def ssh(self, user: str, key: str | os.PathLike, command: str, address: str | None = None, via: str | None = None):
+        """Run ``command`` on the machine over SSH as ``user`` with the private ``key`` (from network namespace
+        ``via`` if given)."""
         return subprocess.run(
-            self.ssh_argv(user, key, command, address), check=False, capture_output=True, text=True, timeout=60
+            self.ssh_argv(user, key, command, address, via), check=False, capture_output=True, text=True, timeout=60
         )
 
     def describe(self) -> str:
@@ -428,6 +437,9 @@ class Machine:
         ip("netns", "add", self.netns)
         self.netns_inode = os.stat(f"/run/netns/{self.netns}").st_ino
         for nic in self.nics:
+            if self.testbed.switch is not None:
+                self.testbed.switch.plug_nic(nic.host_ifname, self.netns, nic.ifname, nic.mac)
+                continue
             ip("link", "add", nic.host_ifname, "type", "veth", "peer", "name", nic.ifname, "netns", self.netns)
             ip("-n", self.netns, "link", "set", nic.ifname, "address", nic.mac)
             ip("link", "set", nic.host_ifname, "master", self.testbed.bridge, "up")
@@ -530,8 +542,10 @@ class TestBed:
 
     __test__ = False  # not a pytest test class
 
-    def __init__(self, workdir: str | os.PathLike, poll_interval: float = 0.5):
+    def __init__(self, workdir: str | os.PathLike, poll_interval: float = 0.5, switch=None):
         self.workdir = Path(workdir)
+        # A harness.switch.Switch: the machines' NICs are its ports (in its quarantine VLAN) instead of the bridge's.
+        self.switch = switch
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.owner = os.getpid()
         self.poll_interval = poll_interval

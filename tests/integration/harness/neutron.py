@@ -23,7 +23,10 @@ start one) and a running PostgreSQL:
 - **policy** (:data:`POLICY`, in the file :attr:`Neutron.policy_path`): who may write a port's binding, the
   switch-port fields (``binding:host_id``, ``binding:profile``): the owner (role ``admin``) and services (role
   ``service``, as Ironic's ``neutron`` network interface), never a tenant. Neutron's default gives
-  ``binding:profile`` to ``service`` alone;
+  ``binding:profile`` to ``service`` alone. And requests a service makes on a caller's behalf (the caller's token
+  beside the token of a user with role ``service``: Ironic's, :mod:`harness.ironic_networks`) read any network:
+  Ironic looks a node's provisioning network up with the caller's token when a lessee undeploys, and fails the
+  undeployment when the lessee cannot see the owner's network;
 - gunicorn (one worker, eight threads) imports a shim: oslo.config would otherwise parse gunicorn's command
   line. Ready once an admin token lists networks through it.
 
@@ -59,7 +62,23 @@ POLICY = """\
 "update_port:binding:host_id": "rule:admin_only or rule:service_api"
 "create_port:binding:profile": "rule:admin_only or rule:service_api"
 "update_port:binding:profile": "rule:admin_only or rule:service_api"
+# Requests a service makes on a caller's behalf (the caller's token beside the service's own token, whose user has
+# the role service: Ironic's) read networks beyond the caller's project, each result still checked by its get_*
+# rule; get_network lets such a request read any network. Ironic looks a node's provisioning network up that way
+# when a lessee undeploys, and the lessee itself does not see the owner's networks.
+"context_with_global_access": "service_roles:service"
 """
+POLICY += '"get_network": "%s"\n' % " or ".join(
+    (
+        "rule:admin_only",
+        "(role:reader and project_id:%(project_id)s)",
+        "rule:service_api",
+        "rule:shared",
+        "rule:external",
+        "rule:context_is_advsvc",
+        "service_roles:service",
+    )
+)
 
 _WSGI_SHIM = """\
 import sys

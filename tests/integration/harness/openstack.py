@@ -36,6 +36,7 @@ from .sushy import Bmc, SushyEmulator, start_sushy
 
 DEFAULT_TENANTS = ("tenant-a", "tenant-b")
 INFRA_PROJECT = "infra"
+IRONIC_SERVICE_USER = "ironic"  # keystonemiddleware's user, and Ironic's for Neutron ([neutron])
 ROLES = ("member", "manager")
 
 # Hardware properties for fake nodes (fake hardware reports none itself).
@@ -287,7 +288,7 @@ def start_openstack(
     workdir.mkdir(parents=True, exist_ok=True)
     keystone_port = procs.free_port()
     keystone_url = f"http://127.0.0.1:{keystone_port}/v3"
-    service_user = ServiceUser("ironic", secrets.token_urlsafe(16))
+    service_user = ServiceUser(IRONIC_SERVICE_USER, secrets.token_urlsafe(16))
 
     # Keystone and Ironic boot concurrently: Ironic only contacts Keystone
     # when it validates the first token.

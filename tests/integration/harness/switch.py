@@ -24,7 +24,9 @@ A :class:`Switch` is
   it (the owner's switch configuration for unused ports); :meth:`Switch.add_gateway` makes one whose port the
   owner pinned to a VLAN (an access port for what the owner routes for a tenant). TX checksum offload is off on
   ``eth0``: with it on, frames leave the veth with partial checksums that the userspace datapath passes on
-  unfinished, and every TCP connection through the switch hangs while ICMP works.
+  unfinished, and every TCP connection through the switch hangs while ICMP works. :meth:`Switch.plug_nic` plugs
+  a NIC of a namespace made elsewhere (a test-bed machine's, :class:`harness.machines.TestBed` with ``switch``)
+  into a new port in quarantine the same way.
 
 :meth:`Switch.stop` (also registered with :mod:`atexit`) stops the services and the SSH sessions and deletes the
 namespaces (their veths go with them). :mod:`harness.traffic` proves what reaches what.
@@ -141,6 +143,7 @@ class Switch:
         self.rundir = self.workdir / "run"
         self.env = {**os.environ, "OVS_RUNDIR": str(self.rundir), "OVS_DBDIR": str(self.rundir)}
         self.endpoints: dict[str, Endpoint] = {}
+        self._ports: set[str] = set()  # ports of other namespaces' NICs (plug_nic)
         self.procs: list[procs.Proc] = []
         self.ssh_port: int | None = None
         self.ssh_key: Path | None = None  # NGS's private key (root on the switch)
@@ -283,11 +286,27 @@ class Switch:
         """A namespace plugged into a new port ``name`` that the owner pins to ``vlan``: a tenant's gateway."""
         return self._plug(name, address, vlan)
 
-    def _plug(self, name: str, address: str | None, vlan: int) -> Endpoint:
+    def plug_nic(self, port: str, netns: str, ifname: str, mac: str) -> None:
+        """Another namespace's NIC (a test-bed machine's, :mod:`harness.machines`) on a new port ``port``, in the
+        quarantine VLAN: the veth's other end is ``ifname`` in ``netns`` with ``mac``, TX checksum offload off
+        (see above). The pair goes when either namespace is deleted."""
+        self._check_port_name(port)
+        self._ports.add(port)
+        machines.ip("-n", self.netns, "link", "add", port, "type", "veth", "peer", "name", ifname, "netns", netns)
+        machines.ip("-n", netns, "link", "set", ifname, "address", mac)
+        _run(["ip", "netns", "exec", netns, "ethtool", "-K", ifname, "tx", "off"], f"NIC {ifname}: TX offload off")
+        machines.ip("-n", self.netns, "link", "set", port, "up")
+        tag = f"tag={self.quarantine_vlan}"
+        self.vsctl("add-port", BRIDGE, port, "--", "set", "port", port, "vlan_mode=access", tag)
+
+    def _check_port_name(self, name: str) -> None:
         if len(name) > 15 or not name.replace("-", "").isalnum():
             raise SwitchError(f"switch port name {name!r}: letters, digits and '-', at most 15 characters")
-        if name in self.endpoints or name == BRIDGE:
+        if name in self.endpoints or name in self._ports or name == BRIDGE:
             raise SwitchError(f"switch {self.name}: a port named {name} exists")
+
+    def _plug(self, name: str, address: str | None, vlan: int) -> Endpoint:
+        self._check_port_name(name)
         netns = f"{self.netns}-{name}"
         address = address or f"10.251.0.{next(self._addresses)}/24"
         machines.ip("netns", "add", netns)
