@@ -151,21 +151,22 @@ docs-lint: collection
 # Every suite by default; INTEGRATION=tests/integration/test_metal3_story.py (files or node IDs) for a part.
 INTEGRATION ?= tests/integration
 
-# Six pytest sessions, each with its own apiserver and services: suites marked real_bmo run beside Metal3's real
+# Seven pytest sessions, each with its own apiserver and services: suites marked real_bmo run beside Metal3's real
 # baremetal-operator (BMO's CRDs and cluster-wide webhooks), the suites on test-bed machines (marker machines, both
 # backends) in a session of their own, the fault suites (marker faults) in a fourth and their bad-input matrix (marker bad_input) in a
-# fifth, the GitOps suites (marker gitops, the real Flux controllers) in a sixth; the others (Ironic, and the Metal3 tests that need the collection's own
+# fifth, the GitOps suites (marker gitops, the real Flux controllers) in a sixth, the switch and ESI-Leap suites (markers
+# networks and esi) in a seventh; the others (Ironic, and the Metal3 tests that need the collection's own
 # BareMetalHost CRD, a cluster without BMO) in the first. The sessions run side by side (scripts/integration-sessions.sh;
 # INTEGRATION_SERIAL=1 for one after the other), each with its log in .tmp/integration-<session>.log, printed when
 # all end, and its wall time per fixture and per test file in .tmp/timings-<session>.json.
 PYTEST := $(BIN)/python -m pytest -p no:cacheprovider -q -rA --durations=15
 
-# No session selects the markers networks (the switch suites) and esi (ESI-Leap) yet (scripts/integration-sessions.sh):
-# neither has run in a full make test on this 2-core machine; make test-networks and make test-esi run them alone.
-# The gitops session builds Flux's controllers, sops and age first (cached: a second at most when built; cold, the
-# build overlaps the other sessions instead of delaying them), when the selection can hold GitOps suites.
+# The gitops session builds Flux's controllers, sops and age first, and the networks session Neutron with NGS (and the
+# switch's Debian packages) and ESI-Leap, when the selection can hold their suites (cached: a second at most when
+# built; cold, the builds overlap the other sessions instead of delaying them all).
 integration: system venv kube bmo
 	$(if $(or $(filter tests/integration tests/integration/,$(INTEGRATION)),$(findstring gitops,$(INTEGRATION))),INTEGRATION_PREPARE_gitops='$(MAKE) --no-print-directory flux gitops-tools') \
+	$(if $(or $(filter tests/integration tests/integration/,$(INTEGRATION)),$(findstring networks,$(INTEGRATION)),$(findstring esi_leap,$(INTEGRATION))),INTEGRATION_PREPARE_networks='$(MAKE) --no-print-directory neutron esi-leap') \
 	  scripts/integration-sessions.sh $(PYTEST) $(PYTEST_ARGS) -- $(INTEGRATION)
 
 test-bmo: system venv kube bmo
@@ -183,7 +184,7 @@ test-pending: system venv kube bmo
 	$(PYTEST) tests/integration -m pending $(PYTEST_ARGS) || [ $$? -eq 5 ] # 5: no test is marked
 
 # GitOps with the real Flux controllers (tests marked gitops; tests/integration/selection.py deselects them in every
-# selection whose marker expression does not name gitops), alone: make integration runs them as its fifth session.
+# selection whose marker expression does not name gitops), alone: make integration runs them as its sixth session.
 test-gitops: system venv kube bmo flux gitops-tools
 	$(PYTEST) tests/integration -m gitops $(PYTEST_ARGS)
 
