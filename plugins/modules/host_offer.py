@@ -15,7 +15,8 @@ description:
     lease's window, and ends it at the end.
   - Run it with credentials scoped to the project that owns the nodes (its users need ESI-Leap's C(owner) or
     C(esi_leap_owner) role). A cloud without ESI-Leap is an error and nothing changes.
-  - O(state=present) offers each node of O(nodes), or every node of the project of O(resource_class), for the window
+  - O(state=present) offers each node of O(nodes), or every node of the project of O(resource_class) or with
+    O(properties), for the window
     from O(start) to O(end), to O(lessee) only or to every project. An available offer of the project for the same
     node, window and lessee is kept as it is, so a rerun changes nothing.
   - A node the project does not own (Ironic does not show it to these credentials, or shows another owner) is an
@@ -51,7 +52,7 @@ options:
   nodes:
     description:
       - Names or UUIDs of the nodes. Each must be owned by the caller's project.
-      - One of O(nodes) and O(resource_class) is required.
+      - One of O(nodes), O(resource_class) and O(properties) is required.
     type: list
     elements: str
   resource_class:
@@ -59,6 +60,13 @@ options:
       - Every node of this resource class that the caller's project owns (with O(nodes), each named node must be of
         this class).
     type: str
+  properties:
+    description:
+      - Every node the caller's project owns whose Ironic C(properties) hold these keys with these values (V(cpus=16)
+        matches a node with C(cpus) 16; values compare as given or as text), narrowed to O(resource_class) when it is
+        given; with O(nodes), each named node must match.
+      - The properties are read only to choose the nodes; no result shows them.
+    type: dict
   start:
     description:
       - When the offer starts, as an ISO 8601 date and time (V(2026-05-01T08:00:00Z); without a time zone, UTC).
@@ -101,6 +109,14 @@ EXAMPLES = r"""
   baremetal.tenancy.host_offer:
     cloud: infra
     resource_class: baremetal-large
+
+- name: Offer every node of the project with 16 CPUs to tenant-b until the end of May
+  baremetal.tenancy.host_offer:
+    cloud: infra
+    properties:
+      cpus: 16
+    lessee: tenant-b
+    end: "2026-06-01T00:00:00Z"
 
 - name: Withdraw the offers of node-08
   baremetal.tenancy.host_offer:
@@ -198,11 +214,12 @@ class HostOfferModule(TenancyModule):
         state=dict(type="str", choices=["present", "absent"], default="present"),
         nodes=dict(type="list", elements="str"),
         resource_class=dict(type="str"),
+        properties=dict(type="dict"),
         start=dict(type="str"),
         end=dict(type="str"),
         lessee=dict(type="str"),
     )
-    module_kwargs = dict(required_one_of=[("nodes", "resource_class")])
+    module_kwargs = dict(required_one_of=[("nodes", "resource_class", "properties")])
 
     def run(self):
         run_host_offer(self)

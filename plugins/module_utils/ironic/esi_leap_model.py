@@ -82,6 +82,27 @@ HELD = (CREATED, WAIT_FULFILL, ACTIVE)
 OVER = (WAIT_CANCEL, WAIT_EXPIRE, EXPIRED, DELETED)
 
 
+# ------------------------------------------------------------------ node properties
+
+
+def properties_mismatch(properties: Mapping[str, Any] | None, wanted: Mapping[str, Any] | None) -> str | None:
+    """Why a node with ``properties`` does not match ``wanted`` (``None`` when it does).
+
+    Each key of ``wanted`` must be in ``properties`` with an equal value; a value compares equal as given or as text
+    (``cpus: 8`` matches ``"8"``: survey answers and ``-e key=value`` are text).  The reason names the key and the
+    wanted value only, never what the node holds.
+    """
+    have = properties if isinstance(properties, Mapping) else {}
+    for key in sorted(wanted or {}):
+        want = (wanted or {})[key]
+        if key not in have:
+            return "has no property %s" % key
+        value = have[key]
+        if value != want and str(value) != str(want):
+            return "its property %s is not %s" % (key, want)
+    return None
+
+
 # ------------------------------------------------------------------ times
 
 

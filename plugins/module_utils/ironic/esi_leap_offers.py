@@ -55,14 +55,21 @@ def _label(node: dict) -> str:
     return node.get("name") or node.get("uuid") or "?"
 
 
-def owner_nodes(client: Ironic, project: str, idents: list[str] | None, resource_class: str | None) -> list[dict]:
+def owner_nodes(
+    client: Ironic,
+    project: str,
+    idents: list[str] | None,
+    resource_class: str | None,
+    properties: dict | None = None,
+) -> list[dict]:
     """The nodes to offer: those named (each must be ``project``'s), or every node ``project`` owns of
-    ``resource_class``, by name."""
+    ``resource_class`` and with ``properties``, by name.  Properties are read only to be matched."""
+    fields = OFFER_NODE_FIELDS + (("properties",) if properties else ())
     if idents:
         nodes = []
         for ident in idents:
             obj = "option nodes: node %s" % ident
-            node = client.get_node(ident, fields=OFFER_NODE_FIELDS, missing_ok=True)
+            node = client.get_node(ident, fields=fields, missing_ok=True)
             if node is None:
                 raise NotFound(
                     obj,
@@ -79,14 +86,29 @@ def owner_nodes(client: Ironic, project: str, idents: list[str] | None, resource
                 raise InvalidInput(
                     obj, "is of resource class %s, not %s" % (node.get("resource_class"), resource_class)
                 )
-            nodes.append(node)
+            mismatch = model.properties_mismatch(node.get("properties"), properties)
+            if properties and mismatch:
+                raise InvalidInput(obj, "does not match option properties: %s" % mismatch)
+            nodes.append(_without_properties(node))
         return nodes
-    nodes = client.list_nodes(fields=OFFER_NODE_FIELDS, owner=project, resource_class=resource_class)
+    nodes = client.list_nodes(fields=fields, owner=project, resource_class=resource_class)
+    if properties:
+        nodes = [node for node in nodes if model.properties_mismatch(node.get("properties"), properties) is None]
     if not nodes:
+        if properties:
+            raise NotFound(
+                "option properties",
+                "project %s owns no node %swith these properties"
+                % (project, "of resource class %s " % resource_class if resource_class else ""),
+            )
         raise NotFound(
             "option resource_class: %s" % resource_class, "project %s owns no node of this resource class" % project
         )
-    return sorted(nodes, key=_label)
+    return sorted((_without_properties(node) for node in nodes), key=_label)
+
+
+def _without_properties(node: dict) -> dict:
+    return {key: value for key, value in node.items() if key != "properties"}
 
 
 def _connect(params: dict) -> tuple[Ironic, EsiLeap]:
@@ -124,13 +146,15 @@ def _undo_offers(mod: Any, esi: EsiLeap, created: list[model.Offer], error: Tena
 def run_host_offer(mod: Any, ironic: Ironic | None = None, esi: EsiLeap | None = None) -> None:
     p = mod.params
     start, end = model.validate_window(p["start"], p["end"])
-    if not p["nodes"] and not p["resource_class"]:
-        raise InvalidInput("host_offer", "give the nodes to offer (option nodes) or their resource class")
+    if not p["nodes"] and not p["resource_class"] and not p.get("properties"):
+        raise InvalidInput(
+            "host_offer", "give the nodes to offer (option nodes), their resource class or their properties"
+        )
     if ironic is None or esi is None:
         ironic, esi = _connect(p)
     project = ironic.require_project("host_offer")
     now = utcnow()
-    nodes = owner_nodes(ironic, project, p["nodes"], p["resource_class"])
+    nodes = owner_nodes(ironic, project, p["nodes"], p["resource_class"], p.get("properties"))
     uuids = [node["uuid"] for node in nodes]
     existing = [offer for offer in esi.list_offers(project_id=project) if offer.owner == project]
     mine = [offer for offer in existing if offer.node_uuid in uuids]

@@ -177,19 +177,34 @@ class FakeEsiLeap:
         return value
 
 
-def node(name, owner=OWNER, rc="rc"):
-    return {"uuid": name + "-uuid", "name": name, "owner": owner, "lessee": None, "resource_class": rc}
+def node(name, owner=OWNER, rc="rc", properties=None):
+    return {
+        "uuid": name + "-uuid",
+        "name": name,
+        "owner": owner,
+        "lessee": None,
+        "resource_class": rc,
+        "properties": properties or {"cpus": 4},
+    }
 
 
 @pytest.fixture
 def pool():
-    nodes = {n["uuid"]: n for n in (node("n1"), node("n2"), node("n3", rc="big"), node("other", owner=B))}
+    nodes = {
+        n["uuid"]: n
+        for n in (
+            node("n1"),
+            node("n2", properties={"cpus": 16, "cpu_arch": "x86_64"}),
+            node("n3", rc="big", properties={"cpus": 16, "cpu_arch": "x86_64", "secret_bmc": "x"}),
+            node("other", owner=B, properties={"cpus": 16}),
+        )
+    }
     ironic = FakeIronic(OWNER, nodes)
     return ironic, FakeEsiLeap(OWNER, ironic)
 
 
 def offer_params(**params):
-    base = dict(state="present", nodes=None, resource_class=None, start=None, end=None, lessee=None)
+    base = dict(state="present", nodes=None, resource_class=None, properties=None, start=None, end=None, lessee=None)
     base.update(params)
     return base
 
@@ -281,6 +296,31 @@ def test_offers_by_resource_class_and_their_withdrawal(pool):
     assert run_offer(pool, state="absent", nodes=["n1"])["changed"] is False
     with pytest.raises(NotFound, match="owns no node of this resource class"):
         run_offer(pool, resource_class="none")
+
+
+def test_offers_by_properties_alone_with_a_class_or_of_named_nodes(pool):
+    made = run_offer(pool, check_mode=True, properties={"cpus": "16", "cpu_arch": "x86_64"})
+    assert [a["node"] for a in made["actions"]] == ["n2", "n3"]  # "16" matches 16; not tenant-b's node
+    assert "secret_bmc" not in repr(made) and "cpus" not in repr(made)
+    assert [
+        a["node"] for a in run_offer(pool, check_mode=True, resource_class="big", properties={"cpus": 16})["actions"]
+    ] == ["n3"]
+    with pytest.raises(NotFound, match="owns no node of resource class rc with these properties"):
+        run_offer(pool, resource_class="rc", properties={"cpus": 8})
+    with pytest.raises(InvalidInput) as error:
+        run_offer(pool, nodes=["n2", "n1"], properties={"cpus": 16})
+    assert error.value.message.startswith("option nodes: node n1: does not match option properties: its property cpus")
+    with pytest.raises(InvalidInput, match="node n2: does not match option properties: has no property gpu"):
+        run_offer(pool, nodes=["n2"], properties={"gpu": "a100"})
+    assert pool[1].writes == []
+
+
+def test_properties_mismatch_names_the_key_never_the_nodes_value():
+    assert M.properties_mismatch({"cpus": 8, "arch": "x"}, {"cpus": "8"}) is None
+    assert M.properties_mismatch({"cpus": 8}, None) is None
+    assert M.properties_mismatch(None, {"cpus": 8}) == "has no property cpus"
+    assert M.properties_mismatch({"cpus": 4}, {"cpus": 8}) == "its property cpus is not 8"
+    assert M.properties_mismatch({"caps": ["a"]}, {"caps": ["a"]}) is None
 
 
 def test_a_bad_window_is_refused_before_any_request(pool):
