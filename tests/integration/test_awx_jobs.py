@@ -512,6 +512,11 @@ def test_configure_awx_example_plans_the_objects_the_awx_harness_runs(tmp_path):
     assert set(templates) == expected_templates
     assert ("tenant-b", "baremetal.tenancy show my hosts (Ironic)") not in templates
     assert ("infra", "baremetal.tenancy expire leases (Ironic)") in templates
+    # ESI-Leap: the owner's offers, and a claim for the tenant with an OpenStack credential only
+    assert ("infra", "baremetal.tenancy offer hosts (ESI-Leap)") in templates
+    assert ("tenant-a", "baremetal.tenancy claim an offer (ESI-Leap)") in templates
+    assert ("tenant-b", "baremetal.tenancy claim an offer (ESI-Leap)") not in templates
+    assert ("tenant-a", "baremetal.tenancy offer hosts (ESI-Leap)") not in templates
     for (organization, name), template in templates.items():
         shipped = TEMPLATES[name]
         awx_job.check_job_template(shipped, list(CREDENTIAL_TYPES), list(SOURCES))

@@ -54,6 +54,25 @@ def test_shipped_templates_cover_claim_release_reconcile_onboard_offboard():
     } <= playbooks
 
 
+def test_esi_leap_templates_ask_only_variables_their_playbooks_take():
+    """The ESI-Leap templates: the owner's offers and a tenant's claim; each survey variable is one the playbook
+    declares (a misspelt one would be ignored by the play), and the answers render to text the playbook splits."""
+    by_playbook = {Path(t["playbook"]).stem: t for t in JOB_TEMPLATES}
+    assert by_playbook["esi_offer_hosts"]["audience"] == "owner"
+    assert by_playbook["esi_claim_offer"]["audience"] == "tenant"
+    for stem in ("esi_offer_hosts", "esi_claim_offer"):
+        template = by_playbook[stem]
+        declared = set(yaml.safe_load((ROOT / template["playbook"]).read_text())[0]["vars"])
+        asked = {q["variable"] for q in template["survey_spec"]["spec"]}
+        assert asked <= declared, (stem, asked - declared)
+    extra = awx_job.survey_extra_vars(
+        by_playbook["esi_offer_hosts"]["survey_spec"], {"offer_nodes": "n1,n2", "offer_properties": "cpus=16"}
+    )
+    assert (
+        extra["offer_state"] == "present" and extra["offer_nodes"] == "n1,n2" and extra["offer_properties"] == "cpus=16"
+    )
+
+
 @pytest.mark.parametrize("source", SOURCES, ids=lambda s: s["name"])
 def test_shipped_sources_hold_no_secret_and_use_the_plugin(source):
     config = yaml.safe_load((ROOT / source["source_path"]).read_text())
