@@ -269,6 +269,14 @@ CASES = [
         module("host_offer_claim", offer="bad-offer", wait=True, wait_timeout=-1),
         ("wait_timeout", "-1"),
     ),
+    Case(
+        "offer-expire-lead-time",
+        IR,
+        "admin",
+        T,
+        module("host_offer_expire", nodes=[NODE], lead_time=-1),
+        ("lead_time", "-1"),
+    ),
     # -- host_share (the owner) ------------------------------------------------------------------
     Case(
         "share-matches",

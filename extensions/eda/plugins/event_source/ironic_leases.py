@@ -88,6 +88,12 @@ _importable()
 
 # pylint: disable=wrong-import-position
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.client import Ironic
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.esi_leap_client import EsiLeap, lease_endpoint
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.esi_leap_keeper import (
+    EsiLeaseTracker,
+    ended_leases,
+    last_event_id,
+)
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.lease_events import (
     ENDING,
     SOURCE_ALLOCATION_FIELDS,
@@ -107,6 +113,28 @@ class PoolReader:
     def __init__(self, options):
         self.options = options
         self.client = None
+        self.esi = None
+        self.esi_checked = False
+        self.last_event = None  # the ID of the last ESI-Leap event read (None: none yet)
+        self.started = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())  # events before the start are not read
+
+    def read_esi(self):
+        """ESI-Leap's active leases and the ends its events report since the last poll, or ``None`` where the
+        catalog has no ESI-Leap (looked up once per connection)."""
+        if not self.esi_checked:
+            self.esi_checked = True
+            endpoint = lease_endpoint(self.client.conn)
+            self.esi = EsiLeap(self.client.conn, endpoint) if endpoint else None
+        if self.esi is None:
+            return None
+        leases = self.esi.list_leases(status="active")
+        since = (
+            [("last_event_id", self.last_event)] if self.last_event is not None else [("last_event_time", self.started)]
+        )
+        page = self.esi.request("get", "/events", "ESI-Leap events", params=since)
+        events = (page or {}).get("events") or []
+        self.last_event = last_event_id(events, self.last_event)
+        return leases, ended_leases(events)
 
     def read(self):
         if self.client is None:
@@ -121,16 +149,19 @@ class PoolReader:
             else:
                 nodes = self.client.list_nodes(fields=SOURCE_NODE_FIELDS, resource_class=self.options["resource_class"])
             allocations = self.client.list_allocations(fields=SOURCE_ALLOCATION_FIELDS)
+            esi = self.read_esi()
         except Exception:
             self.client = None  # a new connection (and token) next time
+            self.esi_checked = False
             raise
-        return nodes, allocations
+        return nodes, allocations, esi
 
 
 async def main(queue: asyncio.Queue, args: dict):
     """Poll Ironic every ``interval`` seconds; put ``lease_warning`` and ``lease_ending`` events on ``queue``."""
     options = source_options(args)
     tracker = LeaseTracker(options["warn_ahead"], options["lead_time"], options["retry"])
+    esi_tracker = EsiLeaseTracker(options["warn_ahead"], options["lead_time"], options["retry"])
     reader = PoolReader(options)
     loop = asyncio.get_running_loop()
     reported = set()
@@ -138,22 +169,28 @@ async def main(queue: asyncio.Queue, args: dict):
     while True:
         started = time.monotonic()
         try:
-            nodes, allocations = await loop.run_in_executor(None, reader.read)
+            nodes, allocations, esi = await loop.run_in_executor(None, reader.read)
         except Exception as exc:  # pylint: disable=broad-except
             LOG.warning("reading Ironic: %s: %s; retrying in %.1f s", type(exc).__name__, exc, options["interval"])
         else:
             polls += 1
             if polls == 1:
                 LOG.info(
-                    "following %d nodes and %d allocations every %.1f s (lead time %.1f s, warnings %.1f s ahead)",
+                    "following %d nodes and %d allocations%s every %.1f s (lead time %.1f s, warnings %.1f s ahead)",
                     len(nodes),
                     len(allocations),
+                    " and %d ESI-Leap leases" % len(esi[0]) if esi is not None else "",
                     options["interval"],
                     options["lead_time"],
                     options["warn_ahead"],
                 )
             now = datetime.datetime.now(datetime.timezone.utc)
             events, problems = tracker.poll(nodes, allocations, now)
+            if esi is not None:
+                leases, ended = esi
+                for uuid, when in sorted(ended.items()):
+                    LOG.info("ESI-Leap ended lease %s at %s", uuid, when)
+                events += esi_tracker.poll_esi(nodes, leases, allocations, now, ended)
             for problem in problems:
                 if problem not in reported:
                     LOG.warning("%s", problem)
@@ -162,9 +199,10 @@ async def main(queue: asyncio.Queue, args: dict):
                 kind = next(iter(event))
                 body = event[kind]
                 LOG.info(
-                    "%s: node %s, lease %s of project %s ends at %s (in %.1f s)",
+                    "%s: node %s, %slease %s of project %s ends at %s (in %.1f s)",
                     "ending" if kind == ENDING else "warning",
                     body["node"],
+                    "ESI-Leap " if body.get("provider") else "",
                     body["lease"],
                     body["project"],
                     body["end"],
