@@ -6,6 +6,7 @@ which lease ends a node's access, the notice (the same as for leases in node fie
 host_offer_expire (warned, ended once ESI-Leap ended the lease, deferred, check mode). The real services are
 exercised by tests/integration/test_eda_esi_leap_keeper.py."""
 
+import dataclasses
 import datetime
 import json
 
@@ -200,22 +201,22 @@ def run(ironic, esi, check_mode=False, **extra):
 
 def test_a_warning_writes_the_notice_once():
     end = datetime.datetime.now(UTC).replace(microsecond=0) + datetime.timedelta(seconds=600)
-    live = E.Lease(**dict(lease().__dict__, end=end))
+    live = dataclasses.replace(lease(), end=end)
     ironic = FakeIronic([node()])
-    check, _ = run(ironic, FakeEsi([live]), check_mode=True, warn_before=3600)
+    check, dummy = run(ironic, FakeEsi([live]), check_mode=True, warn_before=3600)
     assert check["changed"] and [a["action"] for a in check["actions"]] == ["warned"] and ironic.patches == []
-    done, _ = run(ironic, FakeEsi([live]), warn_before=3600)
+    done, dummy = run(ironic, FakeEsi([live]), warn_before=3600)
     assert done["actions"] == [{"node": "n1", "lease": "l-1", "project": A, "action": "warned"}]
     notice = ironic.nodes["n1-uuid"]["properties"][N.NOTICE_KEY]
     assert notice["lease"] == "l-1" and notice["end"] == L.format_time(end)
     assert done["diff"] == {"before": {}, "after": {"n1": notice}}
-    again, _ = run(ironic, FakeEsi([live]), warn_before=3600)
+    again, dummy = run(ironic, FakeEsi([live]), warn_before=3600)
     assert again["changed"] is False and again["actions"] == []
 
 
 def test_an_ending_waits_for_the_end_and_for_esi_leap_then_removes_the_notice():
     end = datetime.datetime.now(UTC).replace(microsecond=0) + datetime.timedelta(seconds=20)
-    live = E.Lease(**dict(lease().__dict__, end=end))
+    live = dataclasses.replace(lease(), end=end)
     ironic = FakeIronic([node()])
 
     def esi_leap_ends_it():
@@ -228,15 +229,15 @@ def test_an_ending_waits_for_the_end_and_for_esi_leap_then_removes_the_notice():
     assert [a["action"] for a in result["actions"]] == ["warned", "ended"]
     assert 18 <= slept[0] <= 20  # waited until the end
     assert N.NOTICE_KEY not in ironic.nodes["n1-uuid"]["properties"]
-    assert all(op["path"] == "/properties/%s" % N.NOTICE_KEY for _, ops in ironic.patches for op in ops)
+    assert all(op["path"] == "/properties/%s" % N.NOTICE_KEY for dummy, ops in ironic.patches for op in ops)
     assert result["deferred"] == []
 
 
 def test_an_ending_esi_leap_has_not_seen_to_is_deferred_and_check_mode_does_not_wait():
     live = lease(end_in=None)
-    live = E.Lease(**dict(live.__dict__, end=datetime.datetime.now(UTC).replace(microsecond=0)))
+    live = dataclasses.replace(live, end=datetime.datetime.now(UTC).replace(microsecond=0))
     ironic = FakeIronic([node()])
-    result, _ = run(ironic, FakeEsi([live]), lead_time=30, wait=False)
+    result, dummy = run(ironic, FakeEsi([live]), lead_time=30, wait=False)
     assert [a["action"] for a in result["actions"]] == ["warned"]
     assert (
         result["deferred"][0]["node"] == "n1" and "ESI-Leap has not ended lease l-1" in result["deferred"][0]["reason"]
@@ -248,7 +249,7 @@ def test_an_ending_esi_leap_has_not_seen_to_is_deferred_and_check_mode_does_not_
 def test_the_notice_of_a_lease_ended_early_goes_and_bad_input_is_refused():
     notice = N.make_notice(K.lease_record(lease()), NOW)
     ironic = FakeIronic([node(lessee=None, lease_uuid=None, notice=notice)])
-    result, _ = run(ironic, FakeEsi([]), nodes=["n1"])
+    result, dummy = run(ironic, FakeEsi([]), nodes=["n1"])
     assert result["actions"] == [{"node": "n1", "lease": "l-1", "project": A, "action": "ended"}]
     assert N.NOTICE_KEY not in ironic.nodes["n1-uuid"]["properties"]
     with pytest.raises(InvalidInput, match="option lead_time: must be 0 seconds or more, not -1"):
