@@ -92,6 +92,39 @@ options:
       labels:
         description: Labels for this host on top of those of the classification (they win over the rules).
         type: dict
+      nics:
+        description:
+          - The switch port of each NIC (O(backend=ironic)), recorded as the C(local_link_connection) of the NIC's
+            Ironic port, which Ironic's C(neutron) network interface hands to Neutron when it binds a port, and
+            networking-generic-switch uses to find the switch and the port to move to the tenant's VLAN.
+          - A NIC given here wins over what the BMC reports over LLDP (Redfish C(Port) resources of the chassis'
+            network adapters, C(Ethernet.LLDPReceive)); NICs not given take the BMC's, where it reports them.
+          - A MAC the BMC does not report fails the host, naming the MAC; a bad MAC, a MAC given twice or a link
+            Ironic would refuse fails the task before any BMC is read.
+          - Ironic changes a port's switch port only while the node is enrolled, manageable or in maintenance - an
+            V(available) node is put into maintenance for the change and taken out again; a deployed node whose switch
+            ports differ fails with an error naming its state, and nothing is written for it.
+          - Switch data is the owner's; nothing of it reaches a tenant through the collection's tenant modules or
+            inventory.
+        type: list
+        elements: dict
+        suboptions:
+          mac:
+            description: MAC address of the NIC, as the BMC reports it.
+            type: str
+            required: true
+          switch_id:
+            description: The switch's ID, its MAC address (LLDP chassis ID) or an OpenFlow datapath ID.
+            type: str
+            required: true
+          port_id:
+            description: The switch's name of the port (LLDP port ID), for example V(Ethernet1/7).
+            type: str
+            required: true
+          switch_info:
+            description:
+              - The switch's name; with networking-generic-switch, the name of its C([genericswitch:<name>]) section.
+            type: str
   rules:
     description:
       - Ordered classification rules. Each is a dict with C(name) (optional), C(when) (a JMESPath expression over the
@@ -165,6 +198,8 @@ options:
     description:
       - Hardware interfaces of new and existing nodes (O(backend=ironic)), for example C(boot_interface) set to
         V(redfish-virtual-media) and C(deploy_interface) set to V(ramdisk). Keys must end with C(_interface).
+      - C(network_interface) set to V(neutron) puts the nodes on Neutron's networks (tenant VLANs with
+        networking-generic-switch), with the switch ports of O(hosts[].nics) or those the BMC reports.
     type: dict
   update_password:
     description:
@@ -328,6 +363,13 @@ hosts:
       description: UUID of the Ironic node (O(backend=ironic)).
       type: str
       returned: when registered on ironic
+    switch_ports:
+      description:
+        - The switch port recorded for each NIC (O(backend=ironic)) - C(mac), C(switch_id), C(port_id), C(switch_info)
+          and C(source), V(owner) (O(hosts[].nics)) or V(bmc) (LLDP over Redfish). NICs without one are not listed.
+      type: list
+      elements: dict
+      returned: when registered on ironic
     error:
       description: Why this BMC failed (never its address or credentials).
       type: str
@@ -362,6 +404,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.libraries
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connection import openstack_connection
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.projects import PROJECT_SKIPPED, resolve_project
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.registration import IronicRegistrar
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.registration_model import owner_links
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import kube_api_client
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.registration import Metal3Registrar
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.registration_model import (
@@ -386,6 +429,16 @@ class HostRegisterModule(TenancyModule):
                 validate_certs=dict(type="bool", default=True),
                 boot_mac_address=dict(type="str"),
                 labels=dict(type="dict"),
+                nics=dict(
+                    type="list",
+                    elements="dict",
+                    options=dict(
+                        mac=dict(type="str", required=True),
+                        switch_id=dict(type="str", required=True),
+                        port_id=dict(type="str", required=True),
+                        switch_info=dict(type="str"),
+                    ),
+                ),
             ),
         ),
         rules=dict(type="list", elements="dict", default=[]),
@@ -429,10 +482,17 @@ class HostRegisterModule(TenancyModule):
         for key in params.get("interfaces") or {}:
             if not key.endswith("_interface"):
                 raise InvalidInput("option interfaces", "key %s does not end with _interface" % key)
+        for index, host in enumerate(params["hosts"]):
+            try:
+                owner_links(host.get("nics"))
+            except InvalidInput as err:
+                raise InvalidInput("option hosts[%d].%s" % (index, err.obj), err.cause) from None
         if self.backend == "metal3":
             for key in ("owner", "interfaces"):
                 if params.get(key):
                     raise InvalidInput("option %s" % key, "only applies to backend ironic")
+            if any(host.get("nics") for host in params["hosts"]):
+                raise InvalidInput("option hosts[].nics", "only applies to backend ironic")
         else:
             for key in ("host_claim_namespaces", "inspection"):
                 if params.get(key) is not None:

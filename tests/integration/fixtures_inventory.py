@@ -560,12 +560,16 @@ class IronicClaim:
     resource_class: str
 
 
+# The switch port the owner records for the inventory's nodes' NICs (each node's port_id gets the node's name).
+SWITCH_LINK = {"switch_id": "00:00:5e:00:53:4b", "port_id": "tor-port", "switch_info": "inv-tor-switch"}
+
+
 @dataclasses.dataclass
 class InventoryIronic:
     openstack: Any  # harness.openstack.OpenStackEnv
     workdir: Path
     claims: dict[str, list[IronicClaim]]  # tenant -> its claims
-    bmc_values: list[str]
+    bmc_values: list[str]  # BMC data and switch data, which no tenant output may carry
 
     def env(self, tenant: str) -> dict[str, str]:
         return self.openstack.ansible_env(tenant)
@@ -613,13 +617,19 @@ def inventory_ironic(openstack_env, enroll_node, tmp_path_factory):
         ("tenant-b", "inv-web-b", "inv-node-b1", "inv-large", True, None, False),
     ]
     claims: dict[str, list[IronicClaim]] = {"tenant-a": [], "tenant-b": []}
+    switch_ports: list[str] = []
     for tenant, allocation_name, node_name, resource_class, deploy, address, redfish in plan:
         project = openstack_env.tenants[tenant]
         node = enroll_node(
             node_name, resource_class=resource_class, lessee=project.project_id, bmc=bmc if redfish else None
         )
         if not redfish:
-            admin.baremetal.create_port(node_id=node.id, address="52:54:00:ee:%02x:01" % len(claims[tenant]))
+            # The owner's record of the NIC's switch port (issue 36): switch data, scanned for like BMC data.
+            link = dict(SWITCH_LINK, port_id="%s-%s" % (SWITCH_LINK["port_id"], node_name))
+            switch_ports.append(link["port_id"])
+            admin.baremetal.create_port(
+                node_id=node.id, address="52:54:00:ee:%02x:01" % len(claims[tenant]), local_link_connection=link
+            )
         if address and address[0] == "node":
             admin.baremetal.update_node(
                 node.id, extra={"addresses": [{"type": "InternalIP", "address": address[1]}], "bmc_hint": bmc.base_url}
@@ -670,6 +680,10 @@ def inventory_ironic(openstack_env, enroll_node, tmp_path_factory):
         bmc.password,
         bmc.system_id,
         bmc.uuid,  # the Redfish system id alone (scan: with or without dashes, any case)
+        # switch data (the owner's local_link_connection of the nodes' ports): the switch's ID and name, the ports
+        SWITCH_LINK["switch_id"],
+        SWITCH_LINK["switch_info"],
+        *switch_ports,
     ]
     return InventoryIronic(openstack_env, workdir, claims, bmc_values)
 

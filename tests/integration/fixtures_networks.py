@@ -13,17 +13,19 @@ Fixtures (session scope)
     loopback port. At its end, a teardown error if anything of it is left on the host.
 ``networks_env``
     A :class:`NetworksEnv`: Neutron added to the shared ``openstack_env`` (its Keystone and its PostgreSQL: no
-    second Keystone), configuring ``switch`` through networking-generic-switch.
+    second Keystone), configuring ``switch`` through networking-generic-switch, with the owner's Neutron policy
+    written by the ``ironic_tenancy`` role (:func:`harness.ironic_networks.run_owner_role`, no networks).
 ``ironic_on_switch``
-    The session's Ironic joined to ``networks_env`` (:mod:`harness.ironic_networks`): its service user may bind
-    ports, and the owner's provisioning and cleaning networks exist on VLANs of their own. Returns their
-    :class:`~harness.ironic_networks.OwnerNetworks`.
+    The session's Ironic joined to ``networks_env`` by the ``ironic_tenancy`` role (:mod:`harness.ironic_networks`):
+    its service user may bind ports, and the owner's provisioning, cleaning and quarantine networks exist on VLANs
+    of their own. Returns their :class:`~harness.ironic_networks.OwnerNetworks` (with the role's run).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import subprocess
+import time
 
 import pytest
 from harness import ironic_networks, procs
@@ -124,15 +126,32 @@ def networks_env(openstack_env, switch, tmp_path_factory):
     procs.record_service(server.service)
     _LINES.append(f"neutron (database from the seed, keystone objects, gunicorn) up in {server.seconds:.1f}s")
     try:
-        yield NetworksEnv(openstack_env, server, switch)
+        started = time.monotonic()
+        run = ironic_networks.run_owner_role(
+            openstack_env,
+            server.policy_path,
+            switch.quarantine_vlan,
+            tmp_path_factory.mktemp("neutron-policy"),
+            networks=False,
+        )
+        if not run.ok:
+            pytest.fail(f"the ironic_tenancy role's Neutron policy: {run.explain()}", pytrace=False)
+        env = NetworksEnv(openstack_env, server, switch)
+        list(env.admin().network.networks(limit=1))  # Neutron re-reads the changed policy file on this request
+        _LINES.append(f"the owner's Neutron policy (ironic_tenancy role) in {time.monotonic() - started:.1f}s")
+        yield env
     finally:
         server.stop()
 
 
 @pytest.fixture(scope="session")
-def ironic_on_switch(networks_env):
-    env = networks_env.openstack
-    return ironic_networks.connect_ironic(env.admin_conn, networks_env.admin())
+def ironic_on_switch(networks_env, tmp_path_factory):
+    started = time.monotonic()
+    owner = ironic_networks.connect_ironic(networks_env.openstack, networks_env, tmp_path_factory.mktemp("owner-role"))
+    _LINES.append(
+        f"the owner's Ironic service role and networks (ironic_tenancy role) in {time.monotonic() - started:.1f}s"
+    )
+    return owner
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -83,9 +83,10 @@ def enroll_node(openstack_env):
     return enroll
 
 
-def apply_tenancy_policy(env, workdir, rules: dict | None = None):
+def apply_tenancy_policy(env, workdir, rules: dict | None = None, lessee_vifs: bool = False):
     """Write Ironic's owner/lessee policy with the ironic_tenancy role (policy only); ``rules``: the role's
-    ``ironic_tenancy_policy_rules`` (rules the owner adds or replaces)."""
+    ``ironic_tenancy_policy_rules`` (rules the owner adds or replaces); ``lessee_vifs``: its
+    ``ironic_tenancy_lessee_vifs`` (lessees that may deploy attach and detach VIFs)."""
     play = localhost_play(
         [],
         roles=[
@@ -95,6 +96,7 @@ def apply_tenancy_policy(env, workdir, rules: dict | None = None):
                     "ironic_tenancy_cloud": "admin",
                     "ironic_tenancy_policy_file": str(env.policy_path),
                     "ironic_tenancy_policy_rules": dict(rules or {}),
+                    "ironic_tenancy_lessee_vifs": lessee_vifs,
                 },
             }
         ],

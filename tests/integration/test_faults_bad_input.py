@@ -401,6 +401,26 @@ CASES = [
         module("host_register", backend="ironic", owner="no-such-project", hosts=[]),
         ("owner", "no-such-project"),
     ),
+    # a NIC's switch port Ironic would refuse fails the task before any BMC is read (the address is never dialled)
+    Case(
+        "register-nics",
+        IR,
+        "admin",
+        T,
+        module(
+            "host_register",
+            backend="ironic",
+            hosts=[
+                {
+                    "address": "redfish+http://127.0.0.1:9/redfish/v1/Systems/1",
+                    "username": "u",
+                    "password": "p",
+                    "nics": [{"mac": "52:54:00:00:00:01", "switch_id": "tor-1", "port_id": "p1"}],
+                }
+            ],
+        ),
+        ("hosts[0].nics[0]", "52:54:00:00:00:01", "switch_id", "tor-1"),
+    ),
     # -- bmc_account (the owner, on a BMC) -------------------------------------------------------
     Case("bmc-expires-in", IR, "admin", T, bmc(expires_in="forever"), ("expires_in", "forever")),
     Case("bmc-expires-at-past", IR, "admin", T, bmc(expires_at="2020-01-01T00:00:00Z"), ("expires_at", "2020-01-01")),

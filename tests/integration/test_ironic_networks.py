@@ -12,7 +12,7 @@ module's own (two BMCs whose MACs no other suite uses: Ironic refuses a MAC twic
   (addressed like the lessee's Neutron port: no DHCP), and the owner gives each tenant an access port on the
   tenant's VLAN, its gateway (the only way in from outside: the test never sits on a tenant VLAN itself);
 - with the ``ironic_tenancy`` role's default policy a lessee cannot attach a VIF (the role keeps VIFs to the
-  owner); the owner lets lessees attach and detach VIFs with the role's ``ironic_tenancy_policy_rules``;
+  owner); the owner lets lessees attach and detach VIFs with the role's ``ironic_tenancy_lessee_vifs``;
 - each lessee (role ``member``) makes its network, subnet and port, attaches the port to its node through Ironic's
   API and deploys. Ironic binds the port (host: the node; ``local_link_information``: the Ironic port's
   ``local_link_connection``) and NGS moves the switch port to the tenant's VLAN: each tenant's gateway reaches its
@@ -21,8 +21,8 @@ module's own (two BMCs whose MACs no other suite uses: Ironic refuses a MAC twic
   longer reaches the node while tenant-b's still reaches tenant-b's (the positive control of the moment); the
   VIF is no longer attached (the undeployment detached it), the tenant's port remains, unbound.
 
-The owner's Neutron policy lets requests Ironic makes on a caller's behalf read the owner's networks
-(:data:`harness.neutron.POLICY`): without it the lessee's undeployment fails ("provisioning_network ... was not
+The owner's Neutron policy (the ``ironic_tenancy`` role's ``ironic_tenancy_neutron_service_reads_networks``) lets
+requests Ironic makes on a caller's behalf read the owner's networks: without it the lessee's undeployment fails ("provisioning_network ... was not
 found", node in ``error``), because Ironic looks the node's provisioning network up with the caller's token.
 """
 
@@ -140,7 +140,7 @@ def deployed(openstack_env, switched, tmp_path_factory):
     """The owner lets lessees attach VIFs; each lessee attaches its port to its node and deploys, both at once.
     Returns the seconds each took (attach to ``active``); the role's default policy is back afterwards."""
     workdir = tmp_path_factory.mktemp("ironic-switched-policy")
-    apply_tenancy_policy(openstack_env, workdir / "lessee-vifs", ironic_networks.LESSEE_VIF_RULES)
+    apply_tenancy_policy(openstack_env, workdir / "lessee-vifs", lessee_vifs=True)
 
     def deploy(tenant: Tenant) -> float:
         admin = connect(openstack_env.keystone_server.admin_auth("system"))  # one per thread

@@ -139,7 +139,7 @@ def test_the_machine_is_reached_through_its_tenants_gateway_only(openstack_env, 
     machine, gateway_a, gateway_b = bed.machine, bed.gateways["tenant-a"], bed.gateways["tenant-b"]
     port_name = machine.nics[0].host_ifname
     assert switch.port_vlan(port_name) == switch.quarantine_vlan
-    apply_tenancy_policy(openstack_env, tmp_path / "lessee-vifs", ironic_networks.LESSEE_VIF_RULES)
+    apply_tenancy_policy(openstack_env, tmp_path / "lessee-vifs", lessee_vifs=True)
     try:
         started = time.monotonic()
         bed.conn.baremetal.attach_vif_to_node(bed.node, bed.port.id)

@@ -117,12 +117,16 @@ class IronicRegistrar:
             self.automated_clean,
         )
         job.ref = dict(node=name, node_uuid=(existing or {}).get("uuid") or uuid)
+        links = self._links(job)
+        job.ref["switch_ports"] = node_model.links_report(links, getattr(job, "reported_links", None) or {})
+        macs = [nic["mac"] for nic in job.facts.get("nics") or []]
         if existing is None:
             traits = node_model.node_traits([], [], job.classification.traits)
             job.before = {}
             job.after = node_model.node_view(
                 dict(desired, provision_state="available"), traits, node_model.missing_ports(job.facts, [])
             )
+            job.after["switch_ports"] = node_model.links_view(links)
             job.changed = True
             job.status = "registered"
             if self.check_mode:
@@ -132,7 +136,7 @@ class IronicRegistrar:
                 self.by_uuid[uuid] = self.by_name[name] = node
             job.ref["node_uuid"] = node["uuid"]
             try:
-                self._describe(job, node, traits, [], obj)
+                self._describe(node, traits, node_model.port_plan([], macs, links), obj)
             except Exception as exc:
                 # a node without its ports or traits is not registered: this run's node goes again
                 undo_after(exc, obj, lambda: self._forget(node, uuid, name, obj))
@@ -141,8 +145,11 @@ class IronicRegistrar:
             return
         node = self._get_node(existing["uuid"], obj)
         ops = node_model.node_patch(node, desired, self.update_password)
-        ports = self.client().list("ports", obj, [("node_uuid", node["uuid"])], fields=("address",))
+        ports = self.client().list(
+            "ports", obj, [("node_uuid", node["uuid"])], fields=("uuid", "address", "local_link_connection")
+        )
         have_macs = [p["address"] for p in ports]
+        plan = node_model.port_plan(ports, macs, links)
         previously = (node.get("extra") or {}).get(node_model.MANAGED_TRAITS_KEY) or []
         traits = node_model.node_traits(node.get("traits") or [], previously, job.classification.traits)
         steps = node_model.provision_steps(node.get("provision_state"))
@@ -155,15 +162,23 @@ class IronicRegistrar:
             have_macs + missing,
         )
         job.after["driver_info"] = job.before["driver_info"]
+        job.before["switch_ports"] = node_model.links_view(node_model.port_links(ports))
+        job.after["switch_ports"] = node_model.links_view(dict(node_model.port_links(ports), **links))
         if steps:
             job.after["provision_state"] = "available"
-        job.changed = bool(ops or missing or trait_change or steps)
+        if plan[1]:
+            problem = node_model.relink_problem(node)
+            if problem:
+                raise Conflict(
+                    obj, "its switch ports differ (%s) but %s" % (", ".join(change[1] for change in plan[1]), problem)
+                )
+        job.changed = bool(ops or missing or trait_change or steps or plan[1])
         job.status = "updated" if job.changed else "unchanged"
         if self.check_mode or not job.changed:
             return
         if ops:
             node = self._req("patch", "/nodes/%s" % node["uuid"], obj, json=ops)
-        self._describe(job, node, traits if trait_change else None, have_macs, obj)
+        self._describe(node, traits if trait_change else None, plan, obj)
         self._provide(node, obj)
 
     def _forget(self, node: dict, uuid: str, name: str, obj: str) -> None:
@@ -173,10 +188,45 @@ class IronicRegistrar:
             self.by_uuid.pop(uuid, None)
             self.by_name.pop(name, None)
 
-    def _describe(self, job: Any, node: dict, traits: list | None, have_macs: list, obj: str) -> None:
-        """The node's missing ports and its traits."""
-        for mac in node_model.missing_ports(job.facts, have_macs):
-            self._req("post", "/ports", "port %s of %s" % (mac, obj), json={"node_uuid": node["uuid"], "address": mac})
+    def _links(self, job: Any) -> dict:
+        """Each NIC's switch port: the owner's (option ``hosts[].nics``), else the BMC's where Ironic would accept
+        it (a BMC's that it would refuse is left out, with a warning)."""
+        reported = {}
+        for mac, link in (getattr(job, "reported_links", None) or {}).items():
+            problem = node_model.link_problem(link)
+            if problem:
+                job.warning = "%s: the switch port the BMC reports for NIC %s is not recorded: %s" % (
+                    job.label,
+                    mac,
+                    problem,
+                )
+            else:
+                reported[mac] = node_model.normal_link(link)
+        return node_model.node_links(job.facts, reported, node_model.owner_links(job.spec.get("nics")))
+
+    def _describe(self, node: dict, traits: list | None, plan: tuple, obj: str) -> None:
+        """The node's missing ports, the switch ports of its ports (``plan``: :func:`port_plan`) and its traits.
+
+        Ironic changes a port's switch port only while its node is enrolled, manageable or in maintenance: an
+        ``available`` node is put in maintenance for the change and taken out of it again."""
+        create, update = plan
+        for body in create:
+            self._req(
+                "post", "/ports", "port %s of %s" % (body["address"], obj), json=dict(body, node_uuid=node["uuid"])
+            )
+        if update:
+            pause = node.get("provision_state") == "available" and not node.get("maintenance")
+            if pause:
+                self._req(
+                    "put", "/nodes/%s/maintenance" % node["uuid"], obj, json={"reason": "host_register: switch ports"}
+                )
+            try:
+                for uuid, mac, link in update:
+                    op = {"op": "add", "path": "/local_link_connection", "value": link}
+                    self._req("patch", "/ports/%s" % uuid, "port %s of %s" % (mac, obj), json=[op])
+            finally:
+                if pause:
+                    self._req("delete", "/nodes/%s/maintenance" % node["uuid"], obj)
         if traits is not None:
             self._req("put", "/nodes/%s/traits" % node["uuid"], obj, json={"traits": traits})
 

@@ -9,9 +9,11 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.registration_model import HIDDEN, normal_uuid
 
 MANAGED_TRAITS_KEY = "bmt_classified_traits"
@@ -19,6 +21,8 @@ MANAGED_TRAITS_KEY = "bmt_classified_traits"
 SYSTEM_UUID_KEY = "system_uuid"
 
 DEFAULT_RESOURCE_CLASS = "baremetal"
+
+_MAC_RE = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
 
 
 def node_properties(facts: Mapping[str, Any]) -> dict:
@@ -166,3 +170,133 @@ def provision_steps(state: str | None) -> list[tuple[str, str]] | None:
     if state == "available":
         return []
     return None
+
+
+# ------------------------------------------------------------------ switch ports (local_link_connection)
+#
+# Each NIC's switch port, as Ironic's ``neutron`` network interface hands it to Neutron (``binding:profile``
+# ``local_link_information``) and networking-generic-switch finds the switch by: ``switch_id`` (the switch's MAC,
+# or an OpenFlow datapath ID), ``port_id`` (the switch's name of the port), ``switch_info`` (the switch's name,
+# NGS's configuration section). Owner data; never shown to a tenant.
+
+LINK_KEYS = ("switch_id", "port_id", "switch_info")
+_DATAPATH_ID_RE = re.compile(r"^(0x)?[0-9a-fA-F]{16}$")
+
+
+def _mac_or_none(value: Any) -> str | None:
+    text = str(value or "").strip().lower().replace("-", ":")
+    return text if _MAC_RE.match(text) else None
+
+
+def link_problem(link: Mapping[str, Any]) -> str | None:
+    """Why Ironic would refuse ``link`` as a port's ``local_link_connection`` (``None``: it would not)."""
+    if not link.get("port_id"):
+        return "needs port_id"
+    switch_id = str(link.get("switch_id") or "")
+    if not switch_id:
+        return "needs switch_id"
+    if not _mac_or_none(switch_id) and not _DATAPATH_ID_RE.match(switch_id):
+        return "switch_id %r is neither a MAC address nor an OpenFlow datapath ID" % switch_id
+    return None
+
+
+def normal_link(link: Mapping[str, Any]) -> dict:
+    """``link`` with only Ironic's three keys, a MAC ``switch_id`` in lower case with colons."""
+    out = {
+        "switch_id": _mac_or_none(link.get("switch_id")) or str(link.get("switch_id")),
+        "port_id": str(link["port_id"]),
+    }
+    if link.get("switch_info"):
+        out["switch_info"] = str(link["switch_info"])
+    return out
+
+
+def owner_links(nics: Iterable[Mapping[str, Any]] | None) -> dict:
+    """The switch ports the owner gives (option ``hosts[].nics``): MAC -> ``local_link_connection``.
+
+    Raises InvalidInput naming the NIC for a bad MAC, a MAC given twice or a link Ironic would refuse."""
+    out: dict = {}
+    for index, nic in enumerate(nics or []):
+        mac = _mac_or_none(nic.get("mac"))
+        obj = "nics[%d]" % index
+        if not mac:
+            raise InvalidInput(obj, "mac %r is not a MAC address" % (nic.get("mac"),))
+        if mac in out:
+            raise InvalidInput(obj, "mac %s is given twice" % mac)
+        problem = link_problem(nic)
+        if problem:
+            raise InvalidInput("%s (%s)" % (obj, mac), problem)
+        out[mac] = normal_link(nic)
+    return out
+
+
+def node_links(facts: Mapping[str, Any], reported: Mapping[str, Any], given: Mapping[str, Any]) -> dict:
+    """Each NIC's switch port: what the owner gave, else what the BMC reported (LLDP). MAC -> link.
+
+    A MAC the owner gives that the BMC does not report is an error naming it (a typo would otherwise leave the
+    NIC without its switch port and enrol nothing for the MAC)."""
+    macs = [nic["mac"] for nic in facts.get("nics") or []]
+    for mac in given:
+        if mac not in macs:
+            raise InvalidInput("nic %s" % mac, "is not a NIC the BMC reports (%s)" % (", ".join(macs) or "none"))
+    out = {}
+    for mac in macs:
+        link = given.get(mac) or reported.get(mac)
+        if link:
+            out[mac] = dict(link)
+    return out
+
+
+def port_plan(existing: Iterable[Mapping[str, Any]], macs: Iterable[str], links: Mapping[str, Any]) -> tuple:
+    """What makes the node's ports: ``(create, update)``.
+
+    ``create``: ``[{"address", "local_link_connection"?}]`` for the NICs without a port; ``update``: ``[(uuid, mac,
+    link)]`` for ports whose ``local_link_connection`` differs from the link wanted. A port whose NIC has no link
+    wanted keeps what it has."""
+    have = dict((str(p.get("address") or "").lower(), p) for p in existing)
+    create, update = [], []
+    for mac in macs:
+        link = links.get(mac)
+        port = have.get(mac)
+        if port is None:
+            body = {"address": mac}
+            if link:
+                body["local_link_connection"] = dict(link)
+            create.append(body)
+        elif link and dict(port.get("local_link_connection") or {}) != dict(link):
+            update.append((port["uuid"], mac, dict(link)))
+    return create, update
+
+
+def links_view(links: Mapping[str, Any]) -> dict:
+    """What the owner's diff shows of the switch ports: MAC -> link (sorted keys)."""
+    return dict((mac, dict(sorted(link.items()))) for mac, link in sorted(links.items()))
+
+
+def port_links(ports: Iterable[Mapping[str, Any]]) -> dict:
+    """MAC -> ``local_link_connection`` of the ports that have one."""
+    return dict(
+        (str(p.get("address") or "").lower(), dict(p["local_link_connection"]))
+        for p in ports
+        if p.get("local_link_connection")
+    )
+
+
+def links_report(links: Mapping[str, Any], reported: Mapping[str, Any]) -> list[dict]:
+    """The owner's result: each NIC's switch port with where it came from (``bmc``: LLDP over Redfish; ``owner``)."""
+    out = []
+    for mac, link in sorted(links.items()):
+        source = "bmc" if mac in reported and normal_link(reported[mac]) == link else "owner"
+        out.append(dict(link, mac=mac, source=source))
+    return out
+
+
+# Where Ironic lets a port's switch port change without maintenance; available: host_register uses maintenance.
+RELINK_STATES = ("enroll", "manageable", "inspecting", "inspect wait", "available")
+
+
+def relink_problem(node: Mapping[str, Any]) -> str | None:
+    """Why host_register will not change the switch ports of ``node`` now (``None``: it will)."""
+    if node.get("provision_state") in RELINK_STATES or node.get("maintenance"):
+        return None
+    return "the node is %s: change its switch ports when it is available or manageable" % node.get("provision_state")

@@ -455,6 +455,40 @@ class Bmc:
                     raise
         return path, doc
 
+    def _collection(self, link: Any, limit: int = 32) -> list[dict]:
+        """The member documents of the collection ``link`` points at (``[]`` if the BMC has none)."""
+        if not isinstance(link, dict) or not link.get("@odata.id"):
+            return []
+        try:
+            coll = self.get_json(link["@odata.id"])
+            return [
+                self.get_json(member["@odata.id"])
+                for member in coll.get("Members", [])[:limit]
+                if isinstance(member, dict) and member.get("@odata.id")
+            ]
+        except TenancyError as err:
+            if err.details.get("bmc_error") not in ("not_found", "bad_request"):
+                raise
+            return []
+
+    def network_ports(self, system: dict) -> list[dict]:
+        """The Port documents of the system's chassis' network adapters (where a BMC reports LLDP), ``[]`` when it
+        has none: Links.Chassis -> NetworkAdapters -> Ports (or NetworkPorts, before Port.v1)."""
+        ports = []
+        links = system.get("Links") if isinstance(system.get("Links"), dict) else {}
+        for chassis_link in (links.get("Chassis") or [])[:4]:
+            if not isinstance(chassis_link, dict) or not chassis_link.get("@odata.id"):
+                continue
+            try:
+                chassis = self.get_json(chassis_link["@odata.id"])
+            except TenancyError as err:
+                if err.details.get("bmc_error") not in ("not_found", "bad_request"):
+                    raise
+                continue
+            for adapter in self._collection(chassis.get("NetworkAdapters")):
+                ports += self._collection(adapter.get("Ports") or adapter.get("NetworkPorts"))
+        return ports
+
     # -- AccountService ---------------------------------------------------
     def account_service(self) -> dict:
         link = (self._root.json.get("AccountService") or {}).get("@odata.id") or "/redfish/v1/AccountService"

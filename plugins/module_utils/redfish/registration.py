@@ -54,6 +54,7 @@ class HostJob:
         self.after = None
         self.ref = None
         self.warning = None
+        self.reported_links = {}  # MAC -> switch port the BMC reported (LLDP), when asked to read them
 
     @property
     def label(self):
@@ -81,8 +82,9 @@ class HostJob:
 # ------------------------------------------------------------------ phase 1: BMCs
 
 
-def read_bmc(job: HostJob, rules: list, timeout: int) -> HostJob:
-    """Read the system behind ``job``'s BMC and classify it (no writes)."""
+def read_bmc(job: HostJob, rules: list, timeout: int, links: bool = False) -> HostJob:
+    """Read the system behind ``job``'s BMC and classify it (no writes); ``links``: also the switch ports its NICs
+    see over LLDP, where the BMC reports them (:func:`registration_model.lldp_neighbours`)."""
     spec = job.spec
     with redfish.Bmc(
         job.label,
@@ -95,6 +97,8 @@ def read_bmc(job: HostJob, rules: list, timeout: int) -> HostJob:
         job.base_url = bmc.base_url
         job.driver = redfish.bmc_driver(spec["address"])
         job.system_path, job.document = bmc.system_document()
+        if links:
+            job.reported_links = reg.lldp_neighbours(bmc.network_ports(job.document))
     job.facts = redfish.system_facts(job.document)
     if not reg.normal_uuid(job.facts.get("uuid")):
         raise InvalidInput(job.label, "the system reports no valid UUID (got %r)" % (job.facts.get("uuid"),))
@@ -130,6 +134,7 @@ def run_host_register(mod: Any, connect_backend: Callable[[], Any]) -> None:
     params = mod.params
     rules = classify_mod.compile_rules(params.get("rules"))
     timeout = params.get("bmc_timeout") or 30
+    links = params.get("backend") == "ironic"
     jobs = [HostJob(i, spec) for i, spec in enumerate(params["hosts"])]
     for job in jobs:
         try:
@@ -138,7 +143,7 @@ def run_host_register(mod: Any, connect_backend: Callable[[], Any]) -> None:
             job.fail(InvalidInput(job.label, err.message))
     todo = [j for j in jobs if j.error is None]
     for job, outcome in zip(
-        todo, parallel_map(lambda j: read_bmc(j, rules, timeout), todo, params["workers"], errors="return")
+        todo, parallel_map(lambda j: read_bmc(j, rules, timeout, links), todo, params["workers"], errors="return")
     ):
         if isinstance(outcome, Exception):
             job.fail(outcome if isinstance(outcome, TenancyError) else redfish.bmc_error(job.label, outcome))

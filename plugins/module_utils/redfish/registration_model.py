@@ -84,3 +84,58 @@ def boot_mac(facts: dict, override: str | None = None) -> str | None:
 
 
 # ------------------------------------------------------------------ ironic
+
+
+# ------------------------------------------------------------------ switch ports seen over LLDP
+#
+# Redfish's Port resource (Chassis -> NetworkAdapters -> Ports, Port.v1_4 and later) carries what the NIC received
+# from its link partner over LLDP: ``Ethernet.LLDPReceive`` (ChassisId, PortId, SystemName, each ID with its IEEE
+# 802.1AB subtype) and the NIC's MACs in ``Ethernet.AssociatedMACAddresses``. Many BMCs (sushy-tools among them)
+# report no NetworkAdapters or no LLDPReceive: the owner then gives the switch ports itself.
+
+_OCTETS_RE = re.compile(r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2})*$")
+_TEXT_SUBTYPES = ("IfName", "IfAlias", "LocalAssign", "ChassisComp", "PortComp")
+
+
+def _mac_text(value: Any) -> str | None:
+    text = str(value or "").strip().lower().replace("-", ":")
+    return text if re.match(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$", text) and text != "00:00:00:00:00:00" else None
+
+
+def lldp_id(value: Any, subtype: Any) -> str | None:
+    """An LLDP ID as a switch names it: a MAC for subtype ``MacAddr``, the text of an interface or local name
+    (Redfish gives IDs as colon-separated octets; printable ASCII octets are decoded), else the value as given."""
+    if value is None or value == "":
+        return None
+    text = str(value).strip()
+    if subtype == "MacAddr":
+        return _mac_text(text) or text
+    if subtype in _TEXT_SUBTYPES and _OCTETS_RE.match(text):
+        raw = bytes(int(octet, 16) for octet in text.split(":"))
+        if all(0x20 < byte < 0x7F for byte in raw):
+            return raw.decode("ascii")
+    return text
+
+
+def lldp_neighbours(ports: Any) -> dict:
+    """MAC -> ``{switch_id, port_id, switch_info}`` from Redfish Port documents that carry ``LLDPReceive`` with a
+    chassis and a port ID (``switch_info``: the partner's system name, when given). Pure; never raises on odd data."""
+    out: dict = {}
+    for port in ports or []:
+        if not isinstance(port, dict):
+            continue
+        ethernet = port.get("Ethernet") if isinstance(port.get("Ethernet"), dict) else {}
+        lldp = ethernet.get("LLDPReceive") if isinstance(ethernet.get("LLDPReceive"), dict) else {}
+        switch_id = lldp_id(lldp.get("ChassisId"), lldp.get("ChassisIdSubtype"))
+        port_id = lldp_id(lldp.get("PortId"), lldp.get("PortIdSubtype"))
+        if not switch_id or not port_id:
+            continue
+        link = {"switch_id": switch_id, "port_id": port_id}
+        if lldp.get("SystemName"):
+            link["switch_info"] = str(lldp["SystemName"])
+        macs = (
+            ethernet.get("AssociatedMACAddresses") if isinstance(ethernet.get("AssociatedMACAddresses"), list) else []
+        )
+        for mac in filter(None, (_mac_text(m) for m in macs)):
+            out.setdefault(mac, link)
+    return out

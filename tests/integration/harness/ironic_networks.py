@@ -4,11 +4,17 @@ TEST FIXTURE ONLY. It joins three things that run already: the session's Ironic 
 reaches whatever Neutron the Keystone catalog names, :mod:`harness.ironic`), the Neutron of :mod:`harness.neutron`
 and the switch of :mod:`harness.switch`.
 
-- :func:`connect_ironic` gives Ironic's service user the role ``service`` on project ``service`` (Neutron's
-  default policy gives ``binding:profile``, the switch port a port is bound to, to that role alone) and creates,
-  as the owner (``admin`` on project ``admin``), the provisioning and cleaning networks: VLAN networks of
-  :data:`~harness.neutron.PHYSNET` whose segments Neutron picks from the range (a fixed number could be one a
-  tenant's network already holds), never shared with a tenant;
+- :func:`run_owner_role` runs the collection's ``baremetal.tenancy.ironic_tenancy`` role as the owner does, through
+  ansible-playbook: its Neutron policy (a port's binding stays with the owner and services; requests carrying a
+  service's token read the owner's networks) into :attr:`harness.neutron.Neutron.policy_path`, and, with
+  ``networks=True``, Ironic's service user gets the role ``service`` on project ``service`` (Neutron's default
+  policy gives ``binding:profile``, the switch port a port is bound to, to that role alone) and the provisioning,
+  cleaning and quarantine networks are made (:data:`OWNER_NETWORKS`): VLAN networks of
+  :data:`~harness.neutron.PHYSNET`, never shared with a tenant; Neutron picks the first two's segments from the
+  range (a fixed number could be one a tenant's network already holds), the quarantine network holds the switch's
+  quarantine VLAN so no tenant network ever gets it. The harness builds none of these pieces itself: the switch
+  suites prove the role;
+- :func:`connect_ironic` is that run with the networks, returning them (:class:`OwnerNetworks`);
 - :func:`enroll_switched_node` enrols a ``redfish`` node with ``network_interface=neutron``, the ``ramdisk``
   deploy over ``redfish-virtual-media`` (the cheapest deploy that configures the tenant's network: the ``fake``
   deploy never touches networks), the two networks in its ``driver_info`` (Ironic's per-node override of
@@ -16,8 +22,8 @@ and the switch of :mod:`harness.switch`.
   Ironic port whose ``local_link_connection`` names its switch port as NGS knows the switch (``switch_id``,
   ``port_id``, ``switch_info``), and takes it to ``available``;
 - :func:`live_iso` writes the ISO a ramdisk deployment boots (``instance_info.boot_iso``) into Ironic's HTTP root;
-  :data:`LESSEE_VIF_RULES` is the owner's addition to the ``ironic_tenancy`` role's policy that lets a lessee
-  attach its own Neutron ports; :func:`release_node` is the owner's clean-up of a node.
+  :func:`release_node` is the owner's clean-up of a node. Lessees attach VIFs once the owner runs the role with
+  ``ironic_tenancy_lessee_vifs`` (``fixtures_openstack.apply_tenancy_policy(..., lessee_vifs=True)``).
 
 Why not a second Ironic for these suites: Neutron's URL exists only once Neutron has started, after the session's
 Ironic; but Ironic looks Neutron up in the catalog when a node first needs it, so the one ``[neutron]`` section
@@ -31,29 +37,34 @@ import subprocess
 from pathlib import Path
 
 from . import neutron as neutron_harness
+from .ansible import PlaybookRun, localhost_play, run_playbook
 from .openstack import DEFAULT_PROPERTIES, IRONIC_SERVICE_USER, _make_available, wait_for_node
 from .sushy import Bmc
 
 LIVE_ISO = "switched-live.iso"
-# The owner's addition to the ironic_tenancy role's policy (its ``ironic_tenancy_policy_rules``), which keeps VIFs
-# to the owner: a lessee that may deploy its node may attach and detach its VIFs (its own Neutron ports: Ironic
-# checks with the caller's token that the caller sees the port before it binds it).
-LESSEE_VIF_RULES = {
-    name: "rule:baremetal_tenancy:node_admin or rule:baremetal_tenancy:node_lessee_deployer"
-    for name in ("baremetal:node:vif:attach", "baremetal:node:vif:detach")
-}
+ROLE = "baremetal.tenancy.ironic_tenancy"
+# purpose -> name of the owner's networks the role makes
+OWNER_NETWORKS = {"provisioning": "bmt-provisioning", "cleaning": "bmt-cleaning", "quarantine": "bmt-quarantine"}
 
 
 @dataclasses.dataclass
 class OwnerNetworks:
-    """The owner's provisioning and cleaning networks (Neutron network objects, as the owner sees them)."""
+    """The owner's provisioning, cleaning and quarantine networks (Neutron network objects, as the owner sees
+    them), and the role's run that made them."""
 
     provisioning: object
     cleaning: object
+    quarantine: object
+    run: PlaybookRun | None = None
 
     @property
     def vlans(self) -> set[int]:
+        """The provisioning and cleaning networks' VLANs."""
         return {self.provisioning.provider_segmentation_id, self.cleaning.provider_segmentation_id}
+
+    @property
+    def ids(self) -> set[str]:
+        return {self.provisioning.id, self.cleaning.id, self.quarantine.id}
 
     @property
     def driver_info(self) -> dict:
@@ -66,25 +77,45 @@ def local_link_connection(switch_port: str) -> dict:
     return dict(neutron_harness.local_link_information(switch_port)[0])
 
 
-def grant_service_role(keystone_admin, username: str = IRONIC_SERVICE_USER) -> None:
-    """Role ``service`` on project ``service`` to ``username`` (Ironic's service user): what Neutron's default
-    policy asks of whoever writes ``binding:profile``."""
-    identity = keystone_admin.identity
-    project = identity.find_project(neutron_harness.SERVICE_PROJECT, domain_id="default", ignore_missing=False)
-    user = identity.find_user(username, domain_id="default", ignore_missing=False)
-    identity.assign_project_role_to_user(project, user, identity.find_role("service", ignore_missing=False))
+def owner_role_vars(neutron_policy: Path, quarantine_vlan: int, networks: bool = True) -> dict:
+    """The ``ironic_tenancy`` role's variables for the owner's Neutron side (no Ironic policy: the
+    ``ironic_tenancy_policy`` fixture writes that one)."""
+    role_vars = {
+        "ironic_tenancy_cloud": "admin",
+        "ironic_tenancy_network_cloud": "admin-project",
+        "ironic_tenancy_manage_policy": False,
+        "ironic_tenancy_manage_neutron_policy": True,
+        "ironic_tenancy_neutron_policy_file": str(neutron_policy),
+    }
+    if networks:
+        physnet = {"network_type": "vlan", "physical_network": neutron_harness.PHYSNET}
+        role_vars["ironic_tenancy_service_users"] = [IRONIC_SERVICE_USER]
+        role_vars["ironic_tenancy_networks"] = {
+            purpose: {"name": name, **physnet} for purpose, name in OWNER_NETWORKS.items()
+        }
+        role_vars["ironic_tenancy_networks"]["quarantine"]["segmentation_id"] = quarantine_vlan
+    return role_vars
 
 
-def connect_ironic(keystone_admin, owner_conn) -> OwnerNetworks:
-    """Ironic's user may bind ports; the owner's provisioning and cleaning networks exist (see the module
-    documentation). ``keystone_admin``: system-scoped admin; ``owner_conn``: project-scoped admin (Neutron)."""
-    grant_service_role(keystone_admin)
-    made = {}
-    for purpose in ("provisioning", "cleaning"):
-        made[purpose] = owner_conn.network.create_network(
-            name=f"bmt-{purpose}", provider_network_type="vlan", provider_physical_network=neutron_harness.PHYSNET
-        )
-    return OwnerNetworks(**made)
+def run_owner_role(
+    openstack_env, neutron_policy: Path, quarantine_vlan: int, workdir: Path, *, networks: bool = True, **options
+) -> PlaybookRun:
+    """Run the role with :func:`owner_role_vars` as the owner (``admin``; ``admin-project`` for Neutron);
+    ``options``: :func:`harness.ansible.run_playbook`'s (``check``, ``diff``). Never raises on a failed run."""
+    play = localhost_play(
+        [], roles=[{"role": ROLE, "vars": owner_role_vars(neutron_policy, quarantine_vlan, networks)}]
+    )
+    return run_playbook(play, openstack_env.ansible_env("admin"), workdir, **options)
+
+
+def connect_ironic(openstack_env, networks_env, workdir: Path) -> OwnerNetworks:
+    """Ironic's user may bind ports; the owner's networks exist (see the module documentation): the role's run,
+    then the networks as the owner (``admin`` on project ``admin``: Neutron has no system scope) sees them."""
+    run = run_owner_role(openstack_env, networks_env.neutron.policy_path, networks_env.switch.quarantine_vlan, workdir)
+    assert run.ok, run.explain()
+    owner = networks_env.admin()
+    made = {purpose: owner.network.find_network(name, ignore_missing=False) for purpose, name in OWNER_NETWORKS.items()}
+    return OwnerNetworks(**made, run=run)
 
 
 def live_iso(http_root: Path, workdir: Path) -> str:

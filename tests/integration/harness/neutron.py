@@ -20,13 +20,11 @@ start one) and a running PostgreSQL:
   reached over SSH (``netmiko_ovs_linux``) and puts unbound ports in the switch's quarantine VLAN
   (``ngs_port_default_vlan``); ``transport_url = fake://`` (no message queue, no agents: only NGS acts on the
   network); no notifications to Nova; new policy defaults with scope checks;
-- **policy** (:data:`POLICY`, in the file :attr:`Neutron.policy_path`): who may write a port's binding, the
-  switch-port fields (``binding:host_id``, ``binding:profile``): the owner (role ``admin``) and services (role
-  ``service``, as Ironic's ``neutron`` network interface), never a tenant. Neutron's default gives
-  ``binding:profile`` to ``service`` alone. And requests a service makes on a caller's behalf (the caller's token
-  beside the token of a user with role ``service``: Ironic's, :mod:`harness.ironic_networks`) read any network:
-  Ironic looks a node's provisioning network up with the caller's token when a lessee undeploys, and fails the
-  undeployment when the lessee cannot see the owner's network;
+- **policy**: the file :attr:`Neutron.policy_path` starts empty (Neutron's defaults). The owner's policy (who may
+  write a port's binding, the switch-port fields ``binding:host_id`` and ``binding:profile``; requests a service
+  makes on a caller's behalf reading the owner's networks) is the ``ironic_tenancy`` role's, which
+  ``fixtures_networks`` runs into that file before any test (:func:`harness.ironic_networks.run_owner_role`):
+  Neutron re-reads the file when it changes;
 - gunicorn (one worker, eight threads) imports a shim: oslo.config would otherwise parse gunicorn's command
   line. Ready once an admin token lists networks through it.
 
@@ -55,30 +53,6 @@ VLAN_RANGE = (100, 199)
 SWITCH_INFO = "bmt-switch"  # the NGS switch section, what local_link_information's switch_info names
 SWITCH_ID = "00:00:00:00:00:01"  # the switch_id of local_link_information (NGS looks the switch up by switch_info)
 SERVICE_PROJECT = "service"
-
-# Who may write a port's binding (the switch port it is plugged into): the owner and services, never a tenant.
-POLICY = """\
-"create_port:binding:host_id": "rule:admin_only or rule:service_api"
-"update_port:binding:host_id": "rule:admin_only or rule:service_api"
-"create_port:binding:profile": "rule:admin_only or rule:service_api"
-"update_port:binding:profile": "rule:admin_only or rule:service_api"
-# Requests a service makes on a caller's behalf (the caller's token beside the service's own token, whose user has
-# the role service: Ironic's) read networks beyond the caller's project, each result still checked by its get_*
-# rule; get_network lets such a request read any network. Ironic looks a node's provisioning network up that way
-# when a lessee undeploys, and the lessee itself does not see the owner's networks.
-"context_with_global_access": "service_roles:service"
-"""
-POLICY += '"get_network": "%s"\n' % " or ".join(
-    (
-        "rule:admin_only",
-        "(role:reader and project_id:%(project_id)s)",
-        "rule:service_api",
-        "rule:shared",
-        "rule:external",
-        "rule:context_is_advsvc",
-        "service_roles:service",
-    )
-)
 
 _WSGI_SHIM = """\
 import sys
@@ -303,7 +277,7 @@ def start_neutron(
     (root / "neutron.conf").write_text(_config(root, venv, port, keystone.auth_url, password, database_url))
     (root / "ml2_conf.ini").write_text(_ml2_config(switch))
     policy_path = root / "policy.yaml"
-    policy_path.write_text(POLICY)
+    policy_path.write_text("{}\n")  # the owner's role writes the rules
     (root / "neutron_wsgi_shim.py").write_text(_WSGI_SHIM)
     argv = [str(venv / "bin" / "gunicorn"), "--bind", f"127.0.0.1:{port}", "--workers", "1", "--threads", "8"]
     argv += ["--no-control-socket", "--chdir", str(root), "--timeout", "120", "neutron_wsgi_shim:application"]

@@ -158,3 +158,101 @@ def test_a_new_node_that_is_complete_is_provided():
     registrar(requests).register(one)
     assert ("put", "/nodes/0000aaaa-0000-0000-0000-000000000000/traits") in requests.sent
     assert not [s for s in requests.sent if s[0] == "delete"] and one.status == "registered"
+
+
+# -- switch ports (issue 36, item 2) ---------------------------------------------------------------------------
+
+LINK = {"switch_id": "00:00:00:00:00:01", "port_id": "esiv-a", "switch_info": "bmt-switch"}
+
+
+def existing_registrar(state, ports, maintenance=False):
+    """A registrar that knows node web-1 (the FACTS system) in ``state`` with ``ports``; records the requests."""
+    sent = []
+    node = {"uuid": UUID, "name": "web-1", "driver": "redfish", "provision_state": state, "maintenance": maintenance}
+
+    def req(method, path, obj, json=None):
+        sent.append((method, path, json))
+        return dict(node) if method in ("get", "patch") and path.startswith("/nodes/") else {}
+
+    reg = registrar(req)
+    reg.by_uuid = {UUID: node}
+    reg.by_name = {"web-1": node}
+    reg.client = lambda: SimpleNamespace(list=lambda *args, **kwargs: copy.deepcopy(ports))
+    return reg, sent
+
+
+def job_with_links(nics=None, reported=None):
+    job = new_job()
+    job.spec["nics"] = nics
+    job.reported_links = reported or {}
+    job.label, job.warning = "BMC #0 (web-1)", None
+    return job
+
+
+def test_an_available_nodes_switch_port_changes_in_maintenance():
+    mac = FACTS["nics"][0]["mac"]
+    ports = [{"uuid": "p-1", "address": mac, "local_link_connection": {}}]
+    reg, sent = existing_registrar("available", ports)
+    job = job_with_links(nics=[dict(LINK, mac=mac)])
+    reg.register(job)
+    writes = [(m, p) for m, p, _body in sent if m != "get"]
+    i = writes.index(("put", "/nodes/%s/maintenance" % UUID))
+    assert writes[i + 1] == ("patch", "/ports/p-1")
+    assert writes[i + 2] == ("delete", "/nodes/%s/maintenance" % UUID)
+    patch = next(body for m, p, body in sent if p == "/ports/p-1")
+    assert patch == [{"op": "add", "path": "/local_link_connection", "value": LINK}]
+    assert job.ref["switch_ports"] == [dict(LINK, mac=mac, source="owner")]
+    assert job.before["switch_ports"] == {} and job.after["switch_ports"] == {mac: LINK}
+    assert job.changed
+
+
+def test_a_switch_port_the_bmc_reports_is_recorded_and_a_bad_one_is_a_warning():
+    macs = [nic["mac"] for nic in FACTS["nics"]]
+    ports = [{"uuid": "p-%d" % i, "address": mac, "local_link_connection": LINK} for i, mac in enumerate(macs)]
+    reported = {macs[0]: LINK, macs[1]: {"switch_id": "tor-1", "port_id": "7"}}
+    reg, sent = existing_registrar("manageable", ports)
+    job = job_with_links(reported=reported)
+    reg.register(job)
+    assert not [p for m, p, _body in sent if p.startswith("/ports") or p.endswith("/maintenance")]
+    assert job.ref["switch_ports"] == [dict(LINK, mac=macs[0], source="bmc")]
+    assert "not recorded: switch_id 'tor-1' is neither" in job.warning
+
+
+def test_a_deployed_nodes_differing_switch_port_fails_and_writes_nothing():
+    mac = FACTS["nics"][0]["mac"]
+    reg, sent = existing_registrar("active", [{"uuid": "p-1", "address": mac, "local_link_connection": {}}])
+    with pytest.raises(Conflict, match="the node is active: change its switch ports when it is available"):
+        reg.register(job_with_links(nics=[dict(LINK, mac=mac)]))
+    assert [m for m, _path, _body in sent if m != "get"] == []
+    # the same node whose switch port already matches is left alone, without an error
+    ports = [
+        {"uuid": "p-%d" % i, "address": nic["mac"], "local_link_connection": LINK}
+        for i, nic in enumerate(FACTS["nics"])
+    ]
+    reg, sent = existing_registrar("active", ports)
+    job = job_with_links(nics=[dict(LINK, mac=mac)])
+    reg.register(job)
+    assert not [p for m, p, _body in sent if p.startswith("/ports")]
+
+
+def test_a_new_nodes_ports_carry_their_switch_ports():
+    requests = Requests()
+    mac = FACTS["nics"][0]["mac"]
+    job = job_with_links(nics=[dict(LINK, mac=mac)])
+    bodies = []
+    original = requests.__call__
+
+    def req(method, path, obj, json=None):
+        if path == "/ports":
+            bodies.append(json)
+        return original(method, path, obj, json)
+
+    registrar(req).register(job)
+    assert {
+        "node_uuid": "0000aaaa-0000-0000-0000-000000000000",
+        "address": mac,
+        "local_link_connection": LINK,
+    } in bodies
+    assert [b for b in bodies if b["address"] != mac] == [
+        {"node_uuid": "0000aaaa-0000-0000-0000-000000000000", "address": nic["mac"]} for nic in FACTS["nics"][1:]
+    ]

@@ -5,6 +5,9 @@
 
 import json
 
+import pytest
+
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import registration_model as node_model
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.classify import Classification
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.redfish.registration_facts import (
@@ -101,3 +104,67 @@ def test_automated_clean_is_managed_only_when_given():
     ]
     assert node_model.node_patch(off, off) == []
     assert node_model.node_view(off)["automated_clean"] is False
+
+
+# ------------------------------------------------------------------ switch ports
+
+
+LINK = {"switch_id": "00:00:00:00:00:01", "port_id": "esiv-a", "switch_info": "bmt-switch"}
+
+
+def test_owner_links_normalise_and_refuse_what_ironic_would():
+    given = [
+        dict(LINK, mac="52-54-00-AA-00-01"),
+        {"mac": "52:54:00:aa:00:02", "switch_id": "00000000000000AB", "port_id": 7},
+    ]
+    assert node_model.owner_links(given) == {
+        "52:54:00:aa:00:01": LINK,
+        "52:54:00:aa:00:02": {"switch_id": "00000000000000AB", "port_id": "7"},
+    }
+    assert node_model.owner_links(None) == {}
+    for bad, cause in (
+        ([dict(LINK, mac="nope")], "is not a MAC address"),
+        ([dict(LINK, mac="52:54:00:aa:00:01"), dict(LINK, mac="52:54:00:AA:00:01")], "given twice"),
+        ([dict(LINK, mac="52:54:00:aa:00:01", port_id="")], "needs port_id"),
+        ([dict(LINK, mac="52:54:00:aa:00:01", switch_id=None)], "needs switch_id"),
+        ([dict(LINK, mac="52:54:00:aa:00:01", switch_id="tor-1")], "neither a MAC address nor"),
+    ):
+        with pytest.raises(InvalidInput, match=cause) as err:
+            node_model.owner_links(bad)
+        assert err.value.obj.startswith("nics[")
+
+
+def test_node_links_owner_wins_and_unknown_macs_fail():
+    facts = {"nics": [{"name": "1", "mac": "52:54:00:aa:00:01"}, {"name": "2", "mac": "52:54:00:aa:00:02"}]}
+    bmc = {"52:54:00:aa:00:01": {"switch_id": "c4:7e:e0:e4:55:3f", "port_id": "Ethernet1/7"}, "52:54:00:ff:ff:ff": LINK}
+    owner = {"52:54:00:aa:00:02": LINK}
+    links = node_model.node_links(facts, bmc, owner)
+    assert links == {"52:54:00:aa:00:01": bmc["52:54:00:aa:00:01"], "52:54:00:aa:00:02": LINK}
+    assert node_model.node_links(facts, bmc, {"52:54:00:aa:00:01": LINK})["52:54:00:aa:00:01"] == LINK
+    with pytest.raises(InvalidInput, match="nic 52:54:00:aa:00:09: is not a NIC the BMC reports"):
+        node_model.node_links(facts, {}, {"52:54:00:aa:00:09": LINK})
+    report = node_model.links_report(links, bmc)
+    assert [(r["mac"], r["source"]) for r in report] == [("52:54:00:aa:00:01", "bmc"), ("52:54:00:aa:00:02", "owner")]
+
+
+def test_port_plan_creates_missing_ports_and_fixes_differing_links():
+    macs = ["52:54:00:aa:00:01", "52:54:00:aa:00:02", "52:54:00:aa:00:03"]
+    links = {"52:54:00:aa:00:01": LINK, "52:54:00:aa:00:02": dict(LINK, port_id="esiv-b")}
+    existing = [
+        {"uuid": "p1", "address": "52:54:00:AA:00:01", "local_link_connection": dict(LINK)},  # same: nothing
+        {"uuid": "p3", "address": "52:54:00:aa:00:03", "local_link_connection": {"port_id": "x", "switch_id": "y"}},
+    ]
+    create, update = node_model.port_plan(existing, macs, links)
+    assert create == [{"address": "52:54:00:aa:00:02", "local_link_connection": dict(LINK, port_id="esiv-b")}]
+    assert update == []  # no link wanted for :03: its port keeps what it has
+    existing[0]["local_link_connection"] = {}
+    assert node_model.port_plan(existing, macs, links)[1] == [("p1", "52:54:00:aa:00:01", LINK)]
+    assert node_model.port_plan([], ["52:54:00:aa:00:04"], {}) == ([{"address": "52:54:00:aa:00:04"}], [])
+    assert node_model.port_links(existing) == {"52:54:00:aa:00:03": {"port_id": "x", "switch_id": "y"}}
+
+
+def test_relink_problem_names_the_state():
+    for state in ("enroll", "manageable", "available"):
+        assert node_model.relink_problem({"provision_state": state}) is None
+    assert node_model.relink_problem({"provision_state": "active", "maintenance": True}) is None
+    assert "is active" in node_model.relink_problem({"provision_state": "active"})

@@ -40,3 +40,68 @@ def test_boot_mac():
     assert reg.boot_mac({"nics": []}) is None
     with pytest.raises(InvalidInput):
         reg.boot_mac(FACTS, "nope")
+
+
+# ------------------------------------------------------------------ LLDP
+
+
+def _port(macs, **lldp):
+    return {"Id": "1", "Ethernet": {"AssociatedMACAddresses": macs, "LLDPReceive": lldp}}
+
+
+def test_lldp_neighbours_from_redfish_ports():
+    ports = [
+        _port(
+            ["52:54:00:AA:00:01"],
+            ChassisId="C4-7E-E0-E4-55-3F",
+            ChassisIdSubtype="MacAddr",
+            PortId="45:74:68:65:72:6e:65:74:31:2f:37",  # "Ethernet1/7" as octets
+            PortIdSubtype="IfName",
+            SystemName="tor-1",
+        ),
+        _port(["52:54:00:aa:00:02"], ChassisId="00:00:00:00:00:01", ChassisIdSubtype="MacAddr", PortId="esiv-b"),
+    ]
+    assert reg.lldp_neighbours(ports) == {
+        "52:54:00:aa:00:01": {"switch_id": "c4:7e:e0:e4:55:3f", "port_id": "Ethernet1/7", "switch_info": "tor-1"},
+        "52:54:00:aa:00:02": {"switch_id": "00:00:00:00:00:01", "port_id": "esiv-b"},
+    }
+
+
+@pytest.mark.parametrize(
+    "value, subtype, expected",
+    [
+        ("0A:1B:2C:3D", "IfName", "0A:1B:2C:3D"),  # octets that are not printable text stay as given
+        ("67:65:31", "LocalAssign", "ge1"),
+        ("67:65:31", "MacAddr", "67:65:31"),  # not a MAC: as given
+        ("ge-0/0/1", "IfName", "ge-0/0/1"),  # plain text
+        ("", "IfName", None),
+        (None, None, None),
+    ],
+)
+def test_lldp_id(value, subtype, expected):
+    assert reg.lldp_id(value, subtype) == expected
+
+
+@pytest.mark.parametrize(
+    "ports",
+    [
+        None,
+        [],
+        ["not a dict"],
+        [{"Ethernet": None}],
+        [{"Ethernet": {"LLDPReceive": "x"}}],
+        [_port(["52:54:00:aa:00:01"], PortId="p1")],  # no chassis ID
+        [_port(["52:54:00:aa:00:01"], ChassisId="00:00:00:00:00:01")],  # no port ID
+        [_port(["not a mac", None], ChassisId="00:00:00:00:00:01", PortId="p1")],
+        [
+            {
+                "Ethernet": {
+                    "AssociatedMACAddresses": "52:54:00:aa:00:01",
+                    "LLDPReceive": {"ChassisId": "a", "PortId": "b"},
+                }
+            }
+        ],
+    ],
+)
+def test_lldp_neighbours_ignore_what_is_missing_or_odd(ports):
+    assert reg.lldp_neighbours(ports) == {}
