@@ -442,17 +442,35 @@ def request_reconcile(api, kind: str, namespace: str, name: str) -> str:
     return stamp
 
 
+#: the operator repositories made in this session, in order (operator_repository)
+_OPERATOR_REPOSITORIES: list[str] = []
+
+
 def operator_repository(api, git_server, name: str, checkout: Path, interval: str = "10s") -> Path:
     """The cluster operator's repository ``name`` on ``git_server`` (created with a README), applied by the shared
     Flux from ``flux-system/<name>`` (a GitRepository and a pruning Kustomization), and a clone of it at
     ``checkout``, where the tenant_gitops role commits. Waits until Flux has applied it once; returns the clone.
 
     The Kustomization names the controller's own ServiceAccount (cluster-admin): the platform's reconciliation.
-    Without it ``--default-service-account`` would make it flux-system's powerless ``default``."""
+    Without it ``--default-service-account`` would make it flux-system's powerless ``default``.
+
+    The Kustomizations of the repositories made before this one (by earlier modules: one operator repository per
+    module) are suspended first: two repositories that both hold tenant_namespace's cluster-wide admission policies
+    would otherwise take them from each other at every interval, and a test reading which Kustomization applied them
+    would see whichever reconciled last (a full run at load 30 saw it)."""
     from kubernetes import client
 
     from .git_server import git
 
+    custom = client.CustomObjectsApi(api)
+    group, version, plural = FLUX_KINDS["Kustomization"]
+    for earlier in _OPERATOR_REPOSITORIES:
+        if earlier != name:
+            custom.patch_namespaced_custom_object(
+                group, version, NAMESPACE, plural, earlier, {"spec": {"suspend": True}}
+            )
+    if name not in _OPERATOR_REPOSITORIES:
+        _OPERATOR_REPOSITORIES.append(name)
     git_server.create_repo(name)
     git_server.commit(name, {"README.md": f"# {name}: applied by Flux from {NAMESPACE}/{name}\n"}, "init")
     source = {
@@ -475,7 +493,6 @@ def operator_repository(api, git_server, name: str, checkout: Path, interval: st
             "serviceAccountName": "kustomize-controller",
         },
     }
-    custom = client.CustomObjectsApi(api)
     for kind, body in (("GitRepository", source), ("Kustomization", sync)):
         group, version, plural = FLUX_KINDS[kind]
         _create_or_keep(custom.create_namespaced_custom_object, group, version, NAMESPACE, plural, body)
