@@ -18,6 +18,8 @@ both providers:
   :class:`Conflict` naming the node and what it overlaps, found before anything is written;
 - a lease starting now needs a node that is free now (:func:`lease_model.node_is_free_now`);
 - with ``count``, the nodes already leased that way count, the others are chosen by name among the free ones;
+- ending a lease first removes what ESI-Leap leaves of the tenant on a node that is not deployed
+  (:func:`leftover_patch`);
 - the views have host_lease's shape (``id``, ``node``, ``node_uuid``, ``project``, ``start``, ``end``, ``status``
   from the window: ``pending``, ``active``, ``expired``) plus ESI-Leap's own ``esi_leap_status``.
 """
@@ -31,6 +33,7 @@ from collections.abc import Collection, Iterable, Sequence
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import esi_leap_model as esi
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import lease_model
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model import UNDEPLOYABLE_STATES
 
 PENDING = lease_model.PENDING
 ACTIVE = lease_model.ACTIVE
@@ -277,3 +280,27 @@ def planned_view(node: dict, project: str, start, end, now: datetime.datetime) -
         "status": PENDING if begin > now else ACTIVE,
         "esi_leap_status": None,
     }
+
+
+#: what the end of an ESI-Leap lease reads of its node
+END_NODE_FIELDS = ("uuid", "name", "lessee", "provision_state", "instance_uuid", "instance_info")
+
+
+def leftover_patch(node: dict | None, project: str | None, owner: bool) -> list[dict]:
+    """The JSON patch that removes what ``project`` (the lessee) left on ``node`` that ESI-Leap does not remove when
+    the lease ends: ESI-Leap removes ``lessee`` and ``properties.lease_uuid`` and undeploys a deployed node (which
+    clears ``instance_info`` and the allocation), but leaves ``instance_info`` (and an allocation) on a node that is
+    not deployed.  Sent before the lease is ended, while the caller still may: the lessee removes
+    ``instance_info``; the owner also ``instance_uuid`` (which makes Ironic remove the allocation).  Nothing for a
+    node of another lessee, or a deployed one (its undeployment clears both)."""
+    node = node or {}
+    if not node or not project or node.get("lessee") != project:
+        return []
+    if node.get("provision_state") in UNDEPLOYABLE_STATES:
+        return []
+    ops = []
+    if node.get("instance_info"):
+        ops.append({"op": "remove", "path": "/instance_info"})
+    if owner and node.get("instance_uuid"):
+        ops.append({"op": "remove", "path": "/instance_uuid"})
+    return ops

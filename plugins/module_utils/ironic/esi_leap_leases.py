@@ -16,7 +16,8 @@ caller's project as the lease's owner): never a node field.
 - ``present``: one ``POST /v1/leases`` per node to lease, after every node was planned (one refusal leases
   nothing; a refusal of ESI-Leap itself ends again the leases this run made); with ``wait``, the run returns once
   ESI-Leap's manager made the project the ``lessee`` of each node whose lease starts now.
-- ``absent``: ``DELETE /v1/leases/<uuid>``; ESI-Leap's manager then removes the ``lessee`` and
+- ``absent``: ``DELETE /v1/leases/<uuid>``, after removing what ESI-Leap would leave of the tenant on a node that
+  is not deployed (``instance_info``, the allocation: :func:`esi_leap_lease_plan.leftover_patch`); ESI-Leap's manager then removes the ``lessee`` and
   ``properties.lease_uuid`` and undeploys a deployed node; with ``wait`` the run returns once the lessee is gone and
   an undeployed node is ``available`` again.
 - ``expired``: ESI-Leap's manager ends and starts leases on its own tick, so the run changes nothing and lists them
@@ -230,6 +231,7 @@ class EsiLeaseRun:
             shown.append(ended)
             if self.mod.check_mode:
                 continue
+            self._clear_leftovers(lease, label)
             self.esi.delete_lease(lease.uuid, "lease %s of node %s" % (lease.uuid, label))
             if was_active and lease.node_uuid:
                 self.waits.append(
@@ -237,6 +239,15 @@ class EsiLeaseRun:
                 )
         self.ended_views = shown
         return []
+
+    def _clear_leftovers(self, lease, label):
+        """What ESI-Leap leaves of the tenant on a node that is not deployed goes first (:func:`leftover_patch`)."""
+        if not lease.node_uuid or plan_model.status(lease, self.now) != plan_model.ACTIVE:
+            return
+        node = self.ironic.get_node(lease.node_uuid, fields=plan_model.END_NODE_FIELDS, missing_ok=True)
+        ops = plan_model.leftover_patch(node, lease.project, owner=True)
+        if ops:
+            self.ironic.patch_node(lease.node_uuid, ops, label)
 
     # -- waiting
     def _wait(self):

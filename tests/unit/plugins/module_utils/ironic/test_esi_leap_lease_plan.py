@@ -176,3 +176,24 @@ def test_planned_view_is_active_from_now_and_pending_later():
     assert P.planned_view(node(), A, None, None, NOW)["status"] == "active"
     view = P.planned_view(node(), A, t(1), t(2), NOW)
     assert view["status"] == "pending" and view["id"] is None and view["start"] == "2026-05-01T13:00:00Z"
+
+
+@pytest.mark.parametrize(
+    "state, owner, expected",
+    [
+        ("available", False, ["/instance_info"]),
+        ("available", True, ["/instance_info", "/instance_uuid"]),
+        ("active", True, []),  # ESI-Leap undeploys it, which clears both
+        ("deploy failed", False, []),
+    ],
+)
+def test_leftovers_of_the_lessee_on_a_node_that_is_not_deployed(state, owner, expected):
+    item = node(state=state, lessee=A, instance_info={"image_source": "x"}, instance_uuid="i-1")
+    assert [op["path"] for op in P.leftover_patch(item, A, owner)] == expected
+    assert all(op["op"] == "remove" for op in P.leftover_patch(item, A, owner))
+
+
+def test_no_leftover_patch_for_another_lessee_or_a_clean_node():
+    assert P.leftover_patch(node(lessee=B, instance_info={"x": 1}), A, True) == []
+    assert P.leftover_patch(node(lessee=A), A, True) == []
+    assert P.leftover_patch(None, A, True) == []
