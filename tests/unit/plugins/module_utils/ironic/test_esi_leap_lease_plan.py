@@ -139,11 +139,11 @@ def test_a_lease_from_now_needs_a_free_node_a_later_one_does_not():
 def test_choose_counts_what_is_leased_and_picks_free_nodes_by_name():
     nodes = [node("n3"), node("n2", traits=["X"]), node("n1", lessee=A), node("n4", rc="other"), node("n0")]
     plan = P.choose_nodes(nodes, [lease()], A, None, None, NOW, 2, "rc")
-    assert [n["name"] for n, _ in plan.keep] == ["n1"] and [n["name"] for n in plan.create] == ["n0"]
+    assert [n["name"] for n, _held in plan.keep] == ["n1"] and [n["name"] for n in plan.create] == ["n0"]
     plan = P.choose_nodes(nodes, [lease()], A, None, None, NOW, 1, "rc", ["X"])
     assert plan.keep == [] and [n["name"] for n in plan.create] == ["n2"]
     plan = P.choose_nodes(nodes, [lease()], A, None, None, NOW, 1, "rc")
-    assert [n["name"] for n, _ in plan.keep] == ["n1"] and plan.create == []
+    assert [n["name"] for n, _held in plan.keep] == ["n1"] and plan.create == []
 
 
 def test_choose_skips_busy_leased_and_maintained_nodes_and_refuses_too_few():
