@@ -44,12 +44,22 @@ description:
     C(start), C(end), C(created)). A lessee cannot write C(properties) under Ironic's default policy, so a tenant cannot
     lengthen its own lease. A C(lessee) set without a lease record (by hand or by another tool) is reported with status
     V(unmanaged) and blocks leases of other projects until it is ended.
+  - Where ESI-Leap keeps the leases (O(lease_provider), by default wherever the cloud runs it), the owner leases
+    through ESI-Leap instead (a direct lease, as C(openstack esi lease create) makes) and no node field is written
+    by the module. The caller must then be a member of the owner project (ESI-Leap records the caller's project as
+    the lease's owner). ESI-Leap's manager sets the node's C(lessee) at its next tick (up to a minute; O(wait)
+    waits for it) and removes it at the end of the lease, undeploying a deployed node; O(state=absent) ends the
+    ESI-Leap leases. O(state=expired) changes nothing there (ESI-Leap's manager ends and starts leases itself) and
+    lists them. A lease without O(end) ends after ESI-Leap's default lease time (7 days unless its operator
+    changed it). Overlapping windows are refused as with node-field leases; a lease of a node the caller does not
+    own is ESI-Leap's refusal.
 author:
   - Baremetal Tenancy Contributors (@baremetal-tenancy)
 extends_documentation_fragment:
   - baremetal.tenancy.openstack_auth
   - baremetal.tenancy.tls
   - baremetal.tenancy.wait
+  - baremetal.tenancy.lease_provider
   - baremetal.tenancy.attributes
   - baremetal.tenancy.attributes.platform
 attributes:
@@ -196,6 +206,16 @@ EXAMPLES = r"""
     warn_before: 3600
     lead_time: 30
 
+- name: Lease a node through ESI-Leap, as a member of the owner project, and wait for ESI-Leap to make it tenant-b's
+  baremetal.tenancy.host_lease:
+    cloud: infra
+    lease_provider: esi_leap
+    project: 9d2e4f6a8b0c4d1e8f3a5b7c9d1e3f5a
+    verify_projects: false
+    nodes: [node-09]
+    end: "2026-05-08T08:00:00Z"
+    wait: true
+
 - name: End every lease of tenant-a now
   baremetal.tenancy.host_lease:
     cloud: admin
@@ -237,6 +257,10 @@ leases:
       description: V(pending), V(active), V(expired) or V(unmanaged).
       type: str
       sample: active
+    esi_leap_status:
+      description: ESI-Leap's own status of the lease (V(created), V(active), V(deleted)...).
+      type: str
+      returned: with O(lease_provider) V(esi_leap)
 actions:
   description: What the run did (or, in check mode, would do), one entry per lease and node.
   returned: always
@@ -289,6 +313,11 @@ now:
   returned: always
   type: str
   sample: "2026-05-08T08:00:03Z"
+lease_provider:
+  description: Who kept the leases of this run, V(esi_leap) or V(ironic) (node fields); see O(lease_provider).
+  returned: always
+  type: str
+  sample: esi_leap
 project_check:
   description:
     - How O(project) was checked in Keystone - V(verified) (Keystone knows it), V(skipped) (O(verify_projects=false),
@@ -303,7 +332,8 @@ from ansible.module_utils.basic import env_fallback
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.auth import WAIT_SPEC
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base import TenancyModule
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.leases import run_host_lease
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.esi_leap_leases import run_host_lease
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.lease_provider import LEASE_PROVIDER_SPEC
 
 
 class HostLeaseModule(TenancyModule):
@@ -323,6 +353,7 @@ class HostLeaseModule(TenancyModule):
         verify_projects=dict(type="bool", default=True),
         warn_before=dict(type="int"),
         lead_time=dict(type="int", default=0),
+        **LEASE_PROVIDER_SPEC,
         **WAIT_SPEC,
     )
     module_kwargs = dict(

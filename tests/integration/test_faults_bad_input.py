@@ -254,6 +254,15 @@ CASES = [
         ("start", "2031-01-02"),
     ),
     Case("lease-count", IR, "admin", T, lease(nodes=None, resource_class=RC, count=-1), ("count", "-1")),
+    Case(
+        "lease-provider-esi-leap-absent",
+        IR,
+        "admin",
+        T,
+        lease(lease_provider="esi_leap"),
+        ("lease_provider", "does not run ESI-Leap"),
+    ),
+    Case("lease-provider-unknown", IR, "admin", T, lease(lease_provider="blazar"), ("lease_provider", "blazar")),
     Case("lease-state", IR, "admin", T, lease(state="renewed"), ("state", "renewed")),
     # -- host_offer, host_offer_info (the owner) and host_offer_claim (a tenant): ESI-Leap ------------------------
     Case("offer-end", IR, "admin", T, module("host_offer", nodes=[NODE], end="soon"), ("end", "soon")),

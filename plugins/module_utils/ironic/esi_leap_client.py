@@ -178,6 +178,10 @@ class EsiLeap:
         record = self.request("get", "/leases/%s" % uuid, obj or "lease %s" % uuid, missing_ok=missing_ok)
         return None if record is None else model.parse_lease(record)
 
+    def create_lease(self, body: dict, obj: str) -> model.Lease:
+        """The owner's direct lease (``POST /v1/leases``)."""
+        return model.parse_lease(self.request("post", "/leases", obj, body=body, ok=(200, 201)))
+
     def delete_lease(self, uuid: str, obj: str | None = None) -> None:
         self.request("delete", "/leases/%s" % uuid, obj or "lease %s" % uuid)
 

@@ -40,6 +40,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
     undo_after,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.params import check_timeout
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import esi_leap_lease_plan as lease_plan
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import esi_leap_model as model
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.client import Ironic
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.esi_leap_client import EsiLeap
@@ -261,7 +262,7 @@ def run_host_offer_claim(mod: Any, ironic: Ironic | None = None, esi: EsiLeap | 
     if p["state"] == "present":
         _claim(mod, ironic, esi, project, start, end)
     else:
-        _end(mod, esi, project)
+        _end(mod, esi, project, ironic)
 
 
 def _claim(mod, ironic, esi, project, start, end):
@@ -352,7 +353,7 @@ def _wait_leased(ironic, esi, project, lease, timeout):
     return lease
 
 
-def _end(mod, esi, project):
+def _end(mod, esi, project, ironic=None):
     p = mod.params
     if p["lease"]:
         lease = esi.get_lease(p["lease"], missing_ok=True)
@@ -374,6 +375,12 @@ def _end(mod, esi, project):
     ended = []
     for lease in targets:
         if not mod.check_mode:
+            if ironic is not None and lease.node_uuid and lease.status == model.ACTIVE:
+                # what ESI-Leap leaves of the tenant on a node that is not deployed goes with the lease
+                node = ironic.get_node(lease.node_uuid, fields=lease_plan.END_NODE_FIELDS, missing_ok=True)
+                ops = lease_plan.leftover_patch(node, project, owner=False)
+                if ops:
+                    ironic.patch_node(lease.node_uuid, ops, lease.node)
             esi.delete_lease(lease.uuid, "lease %s of node %s" % (lease.uuid, lease.node))
         mod.changed()
         ended.append(lease.uuid)
