@@ -381,6 +381,22 @@ class Story:
             + f" and shared every host with the namespaces matching {SHARE} (role host_pool) in {took:.1f}s"
         )
 
+    def posture(self) -> None:
+        """1b. The owner checks the cluster's tenancy posture (tenancy_posture, as a scheduled job would)."""
+        check = {
+            "name": "Tenancy posture",
+            "baremetal.tenancy.tenancy_posture": {"flux_controllers": [], "fail_on_deviation": True},
+            "register": "posture",
+        }
+        run, took = self.play(localhost("Tenancy posture", [check]), "admin")
+        result = run.result("Tenancy posture")
+        say(
+            f"owner: tenancy posture: {len(result['deviations'])} deviations in tenants "
+            f"{', '.join(result['tenants'])} (quota, default-deny NetworkPolicy, Pod Security, bindings of "
+            f"{', '.join(result['required_policies'])}) and every host's sharing policy; not served here: "
+            f"{', '.join(result['not_served']) or 'nothing'} (module tenancy_posture, {took:.1f}s)"
+        )
+
     def claim(self) -> None:
         """2. Both tenants claim hosts by selector, at the same time."""
 
@@ -782,6 +798,7 @@ def metal3_half(args, workdir: Path) -> Tables:
         story = Story(kube_env, stack, watcher, workdir)
         for step in (
             story.owner,
+            story.posture,
             story.claim,
             story.bind,
             story.deploy,

@@ -13,8 +13,10 @@ Fixtures (session scope):
 - ``admin`` (module scope): the cluster administrator's API client on
   ``kube_env``, as every GitOps suite uses it.
 - ``flux_env``: a started :class:`harness.flux.FluxEnv` on ``kube_env``:
-  source-, kustomize- and helm-controller under the multi-tenancy lockdown
-  (helm-controller for the tenants' HelmReleases of ``test_gitops_helm.py``).
+  source-, kustomize- and helm-controller installed by the ``flux_install``
+  role (multi-tenancy lockdown; tenants' sources only from ``git_server``) and
+  run as its Deployments say (helm-controller for the tenants' HelmReleases of
+  ``test_gitops_helm.py``).
 """
 
 from __future__ import annotations
@@ -53,12 +55,19 @@ def admin(kube_env):
 
 
 @pytest.fixture(scope="session")
-def flux_env(kube_env, tmp_path_factory):
+def flux_env(kube_env, git_server, tmp_path_factory):
     try:
         directory = flux.require_flux(controllers=SESSION_CONTROLLERS)
     except flux.FluxMissing as exc:
         pytest.fail(str(exc), pytrace=False)
-    env = flux.FluxEnv(kube_env, tmp_path_factory.mktemp("flux"), directory, SESSION_CONTROLLERS)
+    # Installed by the flux_install role; tenants' sources may point at the session's Git server only.
+    env = flux.FluxEnv(
+        kube_env,
+        tmp_path_factory.mktemp("flux"),
+        directory,
+        SESSION_CONTROLLERS,
+        allowed_source_urls=[git_server.base_url],
+    )
     _ENVS.append(env)
     env.start()
     try:

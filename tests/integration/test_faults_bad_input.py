@@ -462,8 +462,45 @@ CASES = [
         module("tenant_check", tenants=[{"name": "ok"}], policy_actions=["Explode"]),
         ("policy_actions", "Explode"),
     ),
+    # -- tenancy_posture -------------------------------------------------------------------------
+    Case(
+        "posture-tenant-label",
+        K,
+        "admin",
+        T,
+        module("tenancy_posture", tenant_label="bad key!"),
+        ("tenant_label", "bad key!"),
+    ),
+    Case(
+        "posture-allowed-url",
+        K,
+        "admin",
+        T,
+        module("tenancy_posture", allowed_source_urls=["git.example.com/team-a"]),
+        ("allowed_source_urls", "git.example.com/team-a"),
+    ),
     # -- roles -----------------------------------------------------------------------------------
     Case("role-setup-state", K, "admin", R, role("hostclaim_setup", hostclaim_setup_state="gone"), ("state", "gone")),
+    Case(
+        "role-flux-lockdown-off",
+        K,
+        "admin",
+        R,
+        role(
+            "flux_install",
+            flux_install_crds_dir="/nonexistent",
+            flux_install_extra_args={"kustomize-controller": ["--no-remote-bases=false"]},
+        ),
+        ("flux_install_extra_args", "lockdown", "--no-remote-bases"),
+    ),
+    Case(
+        "role-flux-url",
+        K,
+        "admin",
+        R,
+        role("flux_install", flux_install_crds_dir="/nonexistent", flux_install_allowed_source_urls=["not a url"]),
+        ("flux_install_allowed_source_urls", "not a url"),
+    ),
     Case(
         "role-setup-namespace",
         K,

@@ -4,11 +4,19 @@ The binaries and their CRDs are built by ``scripts/build-flux.sh`` (``make
 flux``) into ``$BMT_CACHE_DIR/flux-<version>-hc<commit>/{bin,crds}``. Here
 they run as processes on this machine against the harness kube-apiserver
 (:class:`harness.kube.KubeEnv`), each with the identity the Flux install
-gives it in a cluster: a ServiceAccount in ``flux-system`` (a token from the
-TokenRequest API in its kubeconfig), Flux's ``crd-controller`` ClusterRole for
-all three and ``cluster-admin`` for the two that apply objects
-(kustomize-controller, helm-controller), as Flux's ``cluster-reconciler``
-binding does.
+gives it in a cluster: its ServiceAccount (a token from the TokenRequest API
+in its kubeconfig) and that ServiceAccount's rights.
+
+The shared Flux is installed by the collection's ``flux_install`` role
+(``ansible-playbook``, as an owner runs it): CRDs, ServiceAccounts, RBAC,
+Deployments and the admission policy on tenants' source URLs. No pod runs in
+the test bed, so each controller is then started as a process with exactly
+the arguments, ServiceAccount and environment of the Deployment the role
+applied, read back from the apiserver (:func:`deployment_process`); only the
+listen and storage addresses, which a pod has to itself, are replaced by
+loopback ones. A Deployment that lacks a lockdown flag is refused
+(:class:`LockdownMissing`, the rule of ``tenancy_posture``), so no GitOps test
+runs on a Flux that is not locked down.
 
 Multi-tenancy lockdown, as Flux documents it for a shared Flux:
 ``--no-cross-namespace-refs`` (a Kustomization or HelmRelease cannot use a
@@ -51,6 +59,8 @@ from pathlib import Path
 
 import yaml
 
+from ansible_collections.baremetal.tenancy.plugins.module_utils.posture import checks as posture_checks
+
 from .ansible import run_playbook
 from .kube import _create_or_keep, write_kubeconfig
 from .procs import LOOPBACK, Proc, Service, free_port, start_process, wait_http
@@ -91,13 +101,66 @@ CRD_CONTROLLER_RULES = [
     {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["*"]},
     {"apiGroups": [""], "resources": ["serviceaccounts/token"], "verbs": ["create"]},
 ]
-# The controllers that apply objects get cluster-admin (Flux's cluster-reconciler binding); what they
-# apply for a tenant is limited by impersonating the tenant's ServiceAccount, not by their own rights.
-RECONCILERS = ("kustomize-controller", "helm-controller")
 
 
 class FluxMissing(RuntimeError):
     """The Flux controllers have not been built (run ``make flux``)."""
+
+
+class LockdownMissing(RuntimeError):
+    """A controller's Deployment lacks a multi-tenancy lockdown flag: the harness does not start it."""
+
+
+#: flags whose values a pod has to itself (its own network and disk): replaced by loopback ones and a work directory
+LOCAL_FLAGS = ("--health-addr", "--metrics-addr", "--storage-path", "--storage-addr", "--storage-adv-addr")
+#: the one play of the role, as an owner writes it
+FLUX_INSTALL_PLAY = [
+    {
+        "name": "Flux, locked down",
+        "hosts": "localhost",
+        "connection": "local",
+        "gather_facts": False,
+        "roles": [{"role": "baremetal.tenancy.flux_install"}],
+    }
+]
+
+
+def _expand(value: str, env: dict[str, str]) -> str:
+    """Kubernetes' ``$(VAR)`` references in an argument, from the container's environment."""
+    for name, val in env.items():
+        value = value.replace("$(%s)" % name, val)
+    return value
+
+
+def deployment_process(deployment: dict, controller: str) -> tuple[list[str], str, dict[str, str]]:
+    """The arguments, ServiceAccount and environment of ``controller``'s container in ``deployment`` (a dict as
+    the apiserver returns it). Raises :class:`LockdownMissing` when the arguments lack a lockdown flag."""
+    meta = deployment.get("metadata") or {}
+    where = "Deployment %s/%s" % (meta.get("namespace"), meta.get("name"))
+    container = posture_checks.controller_container(deployment, controller)
+    if container is None:
+        raise LockdownMissing("%s: no container for %s" % (where, controller))
+    args = list(container.get("args") or [])
+    problems = posture_checks.lockdown_problems(controller, args)
+    if problems:
+        raise LockdownMissing("%s: %s" % (where, "; ".join(problems)))
+    pod = deployment["spec"]["template"]["spec"]
+    account = pod.get("serviceAccountName") or "default"
+    fields = {
+        "metadata.namespace": meta.get("namespace"),
+        "metadata.name": "%s-local" % controller,
+        "spec.serviceAccountName": account,
+    }
+    env: dict[str, str] = {}
+    for item in container.get("env") or []:
+        if "value" in item:
+            env[item["name"]] = _expand(item.get("value") or "", env)
+            continue
+        path = ((item.get("valueFrom") or {}).get("fieldRef") or {}).get("fieldPath")
+        if path not in fields:
+            raise RuntimeError("%s: env %s: only values and fieldRefs %s are supported" % (where, item, list(fields)))
+        env[item["name"]] = str(fields[path])
+    return [_expand(a, env) for a in args], account, env
 
 
 def flux_dir() -> Path:
@@ -146,6 +209,7 @@ class FluxEnv:
         directory: Path | None = None,
         controllers: tuple[str, ...] = CONTROLLERS,
         tenant: str | None = None,
+        allowed_source_urls: list[str] | None = None,
     ):
         self.kube_env = kube_env
         # tenant=None: the shared Flux of the cluster in flux-system, watching every namespace, locked down.
@@ -160,18 +224,21 @@ class FluxEnv:
         self.history: list[Controller] = []  # every controller started here
         self.timings: dict[str, float] = {}
         self.artifact_url = ""
+        # the shared Flux: the URLs tenants' sources may point at (flux_install's admission policy)
+        self.allowed_source_urls = list(allowed_source_urls or [])
+        self.deployments: dict[str, dict] = {}  # the shared Flux: controller -> its Deployment as applied
 
     # -- lifecycle ---------------------------------------------------------
 
     def start(self) -> FluxEnv:
         try:
             t0 = time.monotonic()
+            if not self.tenant:
+                self._start_from_role()
+                return self
             with self.kube_env.api("admin") as admin:
                 self.install_crds(admin)
-                if self.tenant:
-                    self._grant_tenant_rbac(admin)
-                else:
-                    self._grant_rbac(admin)
+                self._grant_tenant_rbac(admin)
                 kubeconfigs = {c: self._kubeconfig(admin, c) for c in self.wanted}
             self.timings["crds and rbac"] = time.monotonic() - t0
             if "source-controller" in self.wanted:
@@ -187,6 +254,72 @@ class FluxEnv:
             self.stop()
             raise
         return self
+
+    def role_variables(self) -> dict:
+        """What the harness gives the flux_install role: the CRDs it built, and the test bed's differences from a
+        cluster (one replica of each, out of cluster: no leader election, no wait for pods that never run; no
+        notification-controller; the sharding selector that leaves a tenant's dedicated objects to its own Flux)."""
+        return {
+            "flux_install_crds_dir": str(self.directory / "crds"),
+            "flux_install_namespace": NAMESPACE,
+            "flux_install_leader_election": False,
+            "flux_install_watch_label_selector": f"!{SHARD_LABEL}",
+            "flux_install_allowed_source_urls": self.allowed_source_urls,
+            "flux_install_wait": False,
+        }
+
+    def _start_from_role(self) -> None:
+        """Apply the flux_install role, read its Deployments back and start each controller as they say."""
+        from kubernetes import client
+
+        t0 = time.monotonic()
+        run = run_playbook(
+            FLUX_INSTALL_PLAY,
+            self.kube_env.ansible_env("admin"),
+            self.workdir / "flux-install",
+            extra_vars=self.role_variables(),
+        )
+        if not run.ok:
+            raise RuntimeError(
+                "flux_install failed (rc %s):\n%s\n%s" % (run.rc, run.stdout[-4000:], run.stderr[-2000:])
+            )
+        self.timings["flux_install role"] = time.monotonic() - t0
+        with self.kube_env.api("admin") as admin:
+            apps = client.AppsV1Api(admin)
+            for name in self.wanted:
+                raw = apps.read_namespaced_deployment(name, NAMESPACE)
+                self.deployments[name] = admin.sanitize_for_serialization(raw)
+            processes = {name: deployment_process(self.deployments[name], name) for name in self.wanted}
+            kubeconfigs = {name: self._kubeconfig(admin, processes[name][1]) for name in self.wanted}
+        for name in self.wanted:
+            args, _account, env = processes[name]
+            self._run_as_deployed(name, kubeconfigs[name], args, env)
+
+    def _run_as_deployed(self, name: str, kubeconfig: Path, args: list[str], env: dict[str, str]) -> Controller:
+        """Start ``name`` with the Deployment's ``args`` and ``env``; only :data:`LOCAL_FLAGS` get loopback values."""
+        health_port, metrics_port = free_port(), free_port()
+        local = {"--health-addr": f"{LOOPBACK}:{health_port}", "--metrics-addr": f"{LOOPBACK}:{metrics_port}"}
+        if name == "source-controller":
+            storage_port = free_port()
+            self.artifact_url = f"http://{LOOPBACK}:{storage_port}"
+            storage = self.workdir / name / "storage"
+            storage.mkdir(parents=True, exist_ok=True)
+            local.update(
+                {
+                    "--storage-path": str(storage),
+                    "--storage-addr": f"{LOOPBACK}:{storage_port}",
+                    "--storage-adv-addr": f"{LOOPBACK}:{storage_port}",
+                }
+            )
+        argv = []
+        for arg in args:
+            flag = arg.partition("=")[0]
+            argv.append(f"{flag}={local.pop(flag)}" if flag in local else arg)
+        argv += [f"{flag}={value}" for flag, value in local.items()]  # flags the Deployment left to their defaults
+        tmp = self.workdir / name / "tmp"
+        tmp.mkdir(parents=True, exist_ok=True)
+        process_env = dict(env, KUBECONFIG=str(kubeconfig), TMPDIR=str(tmp), HOME=str(self.workdir / name))
+        return self._start(name, [str(self.directory / "bin" / name), *argv], process_env, health_port)
 
     def _start_source_controller(self, kubeconfigs: dict[str, Path]) -> None:
         storage_port = free_port()
@@ -242,32 +375,6 @@ class FluxEnv:
                     raise TimeoutError(f"CRD {name} not established after {CRD_TIMEOUT}s: {conditions}")
                 time.sleep(0.2)
 
-    def _grant_rbac(self, api) -> None:
-        from kubernetes import client
-
-        core = client.CoreV1Api(api)
-        rbac = client.RbacAuthorizationV1Api(api)
-        _create_or_keep(core.create_namespace, {"metadata": {"name": NAMESPACE}})
-        for name in CONTROLLERS:
-            _create_or_keep(core.create_namespaced_service_account, NAMESPACE, {"metadata": {"name": name}})
-        _create_or_keep(
-            rbac.create_cluster_role,
-            {"metadata": {"name": "crd-controller-flux-system"}, "rules": CRD_CONTROLLER_RULES},
-        )
-        bindings = {
-            "crd-controller-flux-system": ("crd-controller-flux-system", CONTROLLERS),
-            "cluster-reconciler-flux-system": ("cluster-admin", RECONCILERS),
-        }
-        for binding, (role, subjects) in bindings.items():
-            _create_or_keep(
-                rbac.create_cluster_role_binding,
-                {
-                    "metadata": {"name": binding},
-                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
-                    "subjects": [{"kind": "ServiceAccount", "name": s, "namespace": NAMESPACE} for s in subjects],
-                },
-            )
-
     def _grant_tenant_rbac(self, api) -> None:
         """A dedicated Flux's rights: Flux's objects and the built-in ``admin`` role, in the tenant's namespace only."""
         from kubernetes import client
@@ -302,7 +409,7 @@ class FluxEnv:
             )
 
     def _kubeconfig(self, api, controller: str) -> Path:
-        """A kubeconfig holding a TokenRequest token of the controller's ServiceAccount."""
+        """A kubeconfig holding a TokenRequest token of the ServiceAccount ``controller`` (of this Flux's namespace)."""
         from kubernetes import client
 
         core = client.CoreV1Api(api)
@@ -322,7 +429,6 @@ class FluxEnv:
 
     def _run(self, name: str, kubeconfigs: dict[str, Path], extra: list[str]) -> Controller:
         health_port, metrics_port = free_port(), free_port()
-        health_url = f"http://{LOOPBACK}:{health_port}"
         argv = [
             str(self.directory / "bin" / name),
             f"--health-addr={LOOPBACK}:{health_port}",
@@ -346,6 +452,10 @@ class FluxEnv:
             "TMPDIR": str(tmp),
             "HOME": str(self.workdir / name),
         }
+        return self._start(name, argv, env, health_port)
+
+    def _start(self, name: str, argv: list[str], env: dict[str, str], health_port: int) -> Controller:
+        health_url = f"http://{LOOPBACK}:{health_port}"
         t0 = time.monotonic()
         proc = start_process(name, argv, self.workdir / "logs", env=env)
         service = Service(name, self._version(name), health_url, health_port, proc.pid)
