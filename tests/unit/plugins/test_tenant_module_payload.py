@@ -2,7 +2,10 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-"""What each tenant module ships: the module_utils files ansible packs into its payload.
+"""What each module ships: the module_utils files ansible packs into its payload.
+
+A module of one backend ships nothing of the other backend's package (``host_bind`` no ``ironic/``,
+``host_lease`` no ``metal3/``), and ``redfish/`` imports neither.
 
 Tenant modules (``host_claim``, ``host_claim_info``, ``host_release``) run
 with a tenant's credentials on the tenant's machine: they must not carry the
@@ -80,7 +83,7 @@ BINDER = (
 )
 #: BMC accounts (rules, ledgers, the runner that reads BMC credential Secrets)
 #: and every Redfish file (sushy I/O, classification, registration)
-BMC_AND_REDFISH = ("redfish/",)
+BMC_AND_REDFISH = ("redfish/", "metal3/bmc_ledger.py", "ironic/bmc_ledger.py")
 FORBIDDEN = BINDER + BMC_AND_REDFISH
 
 
@@ -127,3 +130,47 @@ def test_the_forbidden_list_catches_what_an_owner_module_ships():
     shipped = payload("host_bind")
     assert "metal3/binder.py" in shipped or any(name.startswith("metal3/binder/") for name in shipped)
     assert "redfish/accounts.py" in forbidden_in(shipped)
+
+
+#: modules of one backend (no ``backend`` option): the other backend's package must not travel with them
+ONE_BACKEND = {
+    "host_bind": "metal3",
+    "host_bind_worker": "metal3",
+    "tenant_check": None,  # neither backend
+    "host_lease": "ironic",
+    "host_offer": "ironic",
+    "host_offer_claim": "ironic",
+    "host_offer_info": "ironic",
+    "gitops_commit": None,  # neither backend
+}
+BACKENDS = ("metal3/", "ironic/")
+
+
+def test_every_module_without_a_backend_option_is_classified():
+    """A new single-backend module must say which backend it is, or the next test would not look at it."""
+    modules = sorted(p.stem for p in (ROOT / "plugins" / "modules").glob("*.py") if p.stem != "__init__")
+    takes_backend = {
+        m for m in modules if "baremetal.tenancy.backend" in (ROOT / "plugins" / "modules" / (m + ".py")).read_text()
+    }
+    assert sorted(set(modules) - takes_backend) == sorted(ONE_BACKEND)
+
+
+@pytest.mark.parametrize("module", sorted(ONE_BACKEND))
+def test_a_one_backend_module_ships_nothing_of_the_other_backend(module):
+    shipped = payload(module)
+    mine = ONE_BACKEND[module]
+    others = tuple(b for b in BACKENDS if mine is None or not b.startswith(mine))
+    foreign = [name for name in shipped if name.startswith(others)]
+    assert not foreign, "%s (%s) ships %s" % (module, mine or "no backend", foreign)
+    if mine is not None:  # the test sees the payload: the module's own backend travels with it
+        assert any(name.startswith(mine + "/") for name in shipped), shipped
+
+
+def test_the_bmc_account_ledgers_live_with_their_backends():
+    """redfish/ is shared by both backends: it imports neither (each ledger is kept by its backend's package)."""
+    for path in sorted((ROOT / "plugins" / "module_utils" / "redfish").glob("*.py")):
+        text = path.read_text()
+        for backend in ("metal3", "ironic"):
+            assert "module_utils.%s" % backend not in text, "%s imports %s" % (path.name, backend)
+    assert "redfish/accounts.py" in payload("host_lease") and "ironic/bmc_ledger.py" in payload("host_lease")
+    assert "metal3/bmc_ledger.py" in payload("host_bind")
