@@ -40,7 +40,7 @@ USED = {
         "common/base.py",
         "common/auth.py",
         "common/errors.py",
-        "metal3/claims.py",
+        "metal3/claim/tenant.py",
         "metal3/client.py",
         "metal3/connection.py",
         "ironic/claims.py",
@@ -51,18 +51,18 @@ USED = {
     "host_claim_info": {
         "common/base.py",
         "common/errors.py",
-        "metal3/claims.py",
+        "metal3/claim/tenant.py",
         "metal3/client.py",
-        "metal3/claim_view.py",
+        "metal3/claim/view.py",
         "ironic/claims.py",
         "ironic/client.py",
     },
     "host_release": {
         "common/base.py",
         "common/errors.py",
-        "metal3/claims.py",
+        "metal3/claim/tenant.py",
         "metal3/client.py",
-        "metal3/claim_view.py",
+        "metal3/claim/view.py",
         "ironic/claims.py",
         "ironic/client.py",
     },
@@ -72,14 +72,14 @@ USED = {
 #: the claim<->host sync and BMC-data detection (which read BMC credentials to withhold them), the
 #: sharing policy
 BINDER = (
-    "metal3/binder",
-    "metal3/binding.py",
-    "metal3/identity.py",
-    "metal3/downward.py",
-    "metal3/upward.py",
-    "metal3/metadata_import.py",
-    "metal3/bmc_data.py",
-    "metal3/sharing_policy.py",
+    "metal3/binder/",
+    "metal3/binder/planner.py",
+    "metal3/claim/identity.py",
+    "metal3/claim/downward.py",
+    "metal3/claim/upward.py",
+    "metal3/claim/metadata_import.py",
+    "metal3/claim/bmc_data.py",
+    "metal3/share/sharing_policy.py",
 )
 #: BMC accounts (rules, ledgers, the runner that reads BMC credential Secrets)
 #: and every Redfish file (sushy I/O, classification, registration)
@@ -128,7 +128,7 @@ def test_tenant_module_ships_no_binder_bmc_account_or_redfish_code(module):
 def test_the_forbidden_list_catches_what_an_owner_module_ships():
     """``host_bind`` ships the binder and BMC-account code: the rule must see it."""
     shipped = payload("host_bind")
-    assert "metal3/binder.py" in shipped or any(name.startswith("metal3/binder/") for name in shipped)
+    assert "metal3/binder/run.py" in shipped or any(name.startswith("metal3/binder/") for name in shipped)
     assert "redfish/accounts.py" in forbidden_in(shipped)
 
 

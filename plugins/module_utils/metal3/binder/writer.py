@@ -25,11 +25,11 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_pat
     apply_merge_patch,
     get_path,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder_outcome import Outcome
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binding import host_key
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.outcome import Outcome
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.planner import host_key
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.bmc_ledger import Metal3Host
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.identity import claim_identity
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.identity import claim_identity
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import accounts as bmc_access
 
 
