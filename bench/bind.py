@@ -110,8 +110,8 @@ CRD_FILES = ("hostclaim-crd.yaml", "baremetalhost-crd.yaml")
 
 def metal3_modules():
     sys.path.insert(0, str(collections_root()))
-    from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import binder as metal3
     from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import client as m3client
+    from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder import run as metal3
 
     return metal3, m3client
 
@@ -424,11 +424,11 @@ def check_bindings(api) -> dict:
     claims' binder records name (``claim_view.bound_host``, what every reader uses); ``records_not_matching``:
     claims whose record names a host whose ``consumerRef`` is not that claim, and hosts pointing at no claim."""
     metal3_modules()  # the collection on sys.path
-    from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import (
-        bmo_claim_status,
-        bmo_upward,
-        claim_view,
+    from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import (
+        bmo_controller as bmo_claim_status,
     )
+    from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import bmo_upward
+    from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import view as claim_view
 
     no_host_reasons = set(bmo_upward.NO_HOST_REASONS) | {bmo_claim_status.NO_HOST_REASON}
     custom = client.CustomObjectsApi(api)

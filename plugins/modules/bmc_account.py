@@ -247,7 +247,9 @@ from ansible.module_utils.basic import env_fallback
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base import TenancyModule
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.libraries import SUSHY
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.bmc_ledger import IronicHost
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connection import openstack_connection
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.bmc_ledger import Metal3Host
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import kube_api_client
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import accounts as bmc_access
 
@@ -281,13 +283,14 @@ class BmcAccountModule(TenancyModule):
             return self.required_libraries
         return super().needed_libraries()
 
-    def _connect(self):
+    def _open_host(self, name):
+        """The BMC-account ledger of host ``name``, kept by its backend (options checked by validate())."""
         if self.backend == "metal3":
-            return kube_api_client(self.params)
-        return openstack_connection(self.params)
+            return Metal3Host(kube_api_client(self.params), self.params["namespace"], name)
+        return IronicHost(openstack_connection(self.params), name)
 
     def run(self):
-        bmc_access.run_bmc_account(self, self._connect)
+        bmc_access.run_bmc_account(self, self._open_host)
 
 
 def main():

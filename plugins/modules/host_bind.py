@@ -286,15 +286,15 @@ taken_over:
 """
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base import TenancyModule
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.bind_options import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.options import (
     BIND_SPEC,
     check_bind_options,
     make_binder,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.cleaning_check import cleaning_warning
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import kube_api_client
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_policy import legacy_warning
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share.cleaning_check import cleaning_warning
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share.sharing_policy import legacy_warning
 
 
 class HostBindModule(TenancyModule):

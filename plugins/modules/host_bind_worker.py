@@ -75,14 +75,14 @@ errors:
 """
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base import TenancyModule
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.bind_options import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.options import (
     BIND_SPEC,
     check_bind_options,
     make_binder,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.bind_worker import serve
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import kube_api_client
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.events.worker import serve
 
 
 class HostBindWorkerModule(TenancyModule):

@@ -411,8 +411,8 @@ rebooted:
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.auth import WAIT_SPEC
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base import TenancyModule
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import claims as ironic_claims
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claims as metal3_claims
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_dialect import DIALECT_CHOICES
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import tenant as metal3_claims
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.dialect import DIALECT_CHOICES
 
 
 class HostClaimModule(TenancyModule):

@@ -351,8 +351,8 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base impo
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import dns1123_label_problem
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import share as ironic_share
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import share as metal3_share
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_dialect import DIALECT_CHOICES
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.dialect import DIALECT_CHOICES
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share import runner as metal3_share
 
 
 class HostShareModule(TenancyModule):

@@ -41,7 +41,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.parallel import parallel_map
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors import dns1123_label_problem
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import claim_view as ironic_view
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_view as metal3_view
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import view as metal3_view
 from ansible_collections.baremetal.tenancy.plugins.plugin_utils import inventory_model as model
 
 DEFAULT_PAGE_SIZE = 500

@@ -23,7 +23,7 @@ Rules decided here (the plugin documents them):
 * A HostClaim is a host once the binder recorded its host (``AssociateBMH``
   ``True``, ``bound to host <name>``) and the binding label agrees: the one
   rule ``host_claim_info`` uses too: both take the record from
-  ``metal3/claim_view.py`` (``claim_record``), this file only presents it.  A label that
+  ``metal3/claim/view.py`` (``claim_record``), this file only presents it.  A label that
   disagrees with the record (a tenant can edit labels) is never honoured: the
   claim is then not a host until the binder's next pass sets the label back.
   An Ironic allocation is a host once it holds a node the caller can see.

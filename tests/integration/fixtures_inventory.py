@@ -63,7 +63,7 @@ if str(collections_root()) not in sys.path:
     sys.path.append(str(collections_root()))
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common import merge_patch as mpatch
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import api as m3api
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import (
     bmc_data,
     identity,
     metadata_import,

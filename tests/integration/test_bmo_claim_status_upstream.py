@@ -2,7 +2,7 @@
 
 The binder may act as the controller of BMO's HostClaims (v0.14, ``--hostclaims``) and must then write
 the claim's finalizer, ``status.bareMetalHost`` and conditions as BMO's controller does
-(metal3/bmo_claim_status.py). Here BMO's controller runs, on a cluster of its own with BMO's CRDs and two
+(metal3/claim/bmo_controller.py). Here BMO's controller runs, on a cluster of its own with BMO's CRDs and two
 real hosts, and every write it makes is compared with the model: a claim it binds, a claim it cannot bind
 (no matching host), a new generation of a bound claim (transition times kept, observedGeneration moves),
 the unbound claim bound later (both conditions flip), and the deletion of a claim held by another
@@ -23,7 +23,7 @@ from kubernetes import client
 
 if str(collections_root()) not in sys.path:
     sys.path.append(str(collections_root()))
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import bmo_claim_status as model
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import bmo_controller as model
 
 pytestmark = pytest.mark.real_bmo
 

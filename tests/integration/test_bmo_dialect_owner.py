@@ -30,7 +30,7 @@ from kubernetes import client
 
 if str(collections_root()) not in sys.path:
     sys.path.append(str(collections_root()))
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import deploy_policy
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share import deploy_policy
 
 pytestmark = pytest.mark.real_bmo
 

@@ -1,7 +1,7 @@
 """baremetal-operator's own HostClaim controller (v0.14, ``--hostclaims``), observed on the real operator.
 
-The collection speaks BMO's HostClaim dialect too (metal3/claim_dialect.py,
-metal3/deploy_policy.py) and documents where its binder differs from upstream's
+The collection speaks BMO's HostClaim dialect too (metal3/claim/dialect.py,
+metal3/share/deploy_policy.py) and documents where its binder differs from upstream's
 controller. This module runs upstream's controller, on a cluster of its own
 with BMO's own CRDs (HostClaim with ``spec.poweredOn``, HostDeployPolicy),
 webhooks and a real host, and shows each difference from the operator itself:
@@ -40,8 +40,9 @@ from kubernetes import client
 # The collection's own pure model of upstream's policy semantics, checked against the operator here.
 if str(collections_root()) not in sys.path:
     sys.path.append(str(collections_root()))
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_dialect, deploy_policy
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import dialect as claim_dialect
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share import deploy_policy
 
 pytestmark = pytest.mark.real_bmo
 

@@ -297,7 +297,7 @@ def test_examples_work_as_written(inventory_metal3, tmp_path):
 
 
 def test_host_claim_info_and_the_inventory_give_the_same_values_for_the_same_claim(inventory_metal3, tmp_path):
-    """One claim view (metal3/claim_view.py): the module's record and the inventory's host variables agree."""
+    """One claim view (metal3/claim/view.py): the module's record and the inventory's host variables agree."""
     env = inventory_metal3
     identity, namespace = "tenant-a", "inv-a"
     source = write_source(

@@ -174,7 +174,9 @@ def test_namespace_policies(policy_world):
 def test_pathological_pattern_is_decided_in_milliseconds():
     """The binder's own evaluation, in process: RE2 is linear where a backtracking engine is exponential."""
     sys.path.insert(0, str(collections_root()))
-    from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import sharing_policy as namespace_policy
+    from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share import (
+        sharing_policy as namespace_policy,
+    )
 
     namespace_policy.clear_cache()
     started = time.perf_counter()

@@ -32,7 +32,7 @@ HOSTS = ("sec-h1", "sec-h2", "sec-h3")
 
 def find_bmc_data(obj, values):
     sys.path.insert(0, str(collections_root()))
-    from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.bmc_data import find_bmc_data as scan
+    from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.bmc_data import find_bmc_data as scan
 
     return scan(obj, values)
 
@@ -43,7 +43,7 @@ def host_needles(env, namespace, names):
     part alone is left out: in the test bed every service (the live ISO's web server too) listens on 127.0.0.1, as
     the BMC does; the address, ``127.0.0.1:<port>`` and the system id still identify this BMC."""
     sys.path.insert(0, str(collections_root()))
-    from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import bmc_data
+    from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import bmc_data
 
     needles = []
     for name in names:

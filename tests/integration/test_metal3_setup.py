@@ -29,7 +29,7 @@ from kubernetes import client
 if str(collections_root()) not in sys.path:
     sys.path.append(str(collections_root()))
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Forbidden
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_dialect
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import dialect as claim_dialect
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO
 
 pytestmark = pytest.mark.real_bmo

@@ -41,9 +41,10 @@ def _module_utils():
     root = str(collections_root())
     if root not in sys.path:
         sys.path.insert(0, root)
+    from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.bmc_ledger import Metal3Host
     from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import accounts as bmc_access
 
-    return bmc_access
+    return bmc_access, Metal3Host
 
 
 @pytest.fixture(scope="module")
@@ -404,17 +405,11 @@ def test_host_accounts_on_metal3_are_revoked_at_release(kube_env, metal3_bmo_env
     assert res["password"] not in run.stdout + run.stderr
 
     # What host_release / the lease end calls, as the administrator.
-    bmc_access = _module_utils()
+    bmc_access, metal3_host = _module_utils()
     with kube_env.api("admin") as api:
-        assert (
-            bmc_access.revoke_host_accounts(
-                "metal3", "acct-host", namespace=namespace, api_client=api, grantee="tenant-b"
-            )["removed"]
-            == []
-        )
-        done = bmc_access.revoke_host_accounts(
-            "metal3", "acct-host", namespace=namespace, api_client=api, grantee="tenant-a"
-        )
+        host = metal3_host(api, namespace, "acct-host")
+        assert bmc_access.revoke_host_accounts(host, grantee="tenant-b")["removed"] == []
+        done = bmc_access.revoke_host_accounts(metal3_host(api, namespace, "acct-host"), grantee="tenant-a")
     assert done == {"removed": [username], "dropped": [], "changed": True}
     assert username not in [a["UserName"] for a in bmc.accounts()]
     assert _admin_bmh_ledger(kube_env, namespace, "acct-host") is None

@@ -43,6 +43,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.params import check_timeout
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import lease_model as model
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import lease_notice as notices
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.bmc_ledger import IronicHost
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.cleaning import (
     cleaning_off_warning,
     never_cleaned,
@@ -559,9 +560,7 @@ class LeaseRun:
 
     def _revoke_on_bmc(self, node_uuid, lessee):
         return revoke_host_accounts(
-            "ironic",
-            node_uuid,
-            conn=self.client.conn,
+            IronicHost(self.client.conn, node_uuid),
             grantee=self._project_names(lessee),
             bmc_password=self.p.get("bmc_password"),
         )

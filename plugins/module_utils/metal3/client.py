@@ -43,7 +43,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api impor
     DEPLOY_POLICIES,
     HOSTS,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_dialect import OPENAPI_PATH
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.dialect import OPENAPI_PATH
 
 GROUP_VERSION = API_VERSION
 MERGE_PATCH = "application/merge-patch+json"

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import combine_patches
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_policy import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share.sharing_policy import (
     ANNOTATION,
     encode_policy,
     parse_annotation,

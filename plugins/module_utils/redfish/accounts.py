@@ -48,32 +48,20 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import account_rules as ba
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import client as redfish
-from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.ironic_ledger import (
-    IronicHost,
-)
-from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.metal3_ledger import (
-    Metal3Host,
-)
 
 # ------------------------------------------------------------------ ledgers on hosts
-
-
-def open_host(
-    backend: str, host: str, namespace: str | None = None, api_client: Any = None, conn: Any = None
-) -> Metal3Host | IronicHost:
-    """The ledger of ``host`` on its backend (a BareMetalHost or an Ironic node)."""
-    if backend == "metal3":
-        if not namespace:
-            raise InvalidInput("option namespace", "is required with backend metal3 and host_name")
-        return Metal3Host(api_client, namespace, host)
-    return IronicHost(conn, host)
+#
+# A host's ledger is kept by its backend's own code (``metal3.bmc_ledger.Metal3Host``, a BareMetalHost;
+# ``ironic.bmc_ledger.IronicHost``, an Ironic node), so this package imports neither backend: the callers open
+# the host and hand it over. A handle has ``obj`` (the host named in errors), ``load()`` (the entries),
+# ``save(entries)`` and ``bmc(password=None)`` (``(address, username, password[, validate_certs])``).
 
 
 @dataclass
 class HostLedger:
     """The ledger of one host, loaded once; ``changed`` once an entry was put or dropped."""
 
-    handle: Metal3Host | IronicHost
+    handle: Any
     entries: list[dict]
     changed: bool = False
 
@@ -278,7 +266,7 @@ class Writer:
         if self._write():
             self.table.remove(doc, slot)
 
-    def save_ledger(self, handle: Metal3Host | IronicHost, entries: list[dict]) -> None:
+    def save_ledger(self, handle: Any, entries: list[dict]) -> None:
         if self._write():
             handle.save(entries)
 
@@ -287,28 +275,24 @@ class Writer:
 
 
 def revoke_host_accounts(
-    backend: str,
-    host: str,
-    namespace: str | None = None,
-    api_client: Any = None,
-    conn: Any = None,
+    handle: Any,
     grantee: Any = None,
     only_expired: bool = False,
     bmc_password: str | None = None,
     check_mode: bool = False,
     timeout: int = 30,
 ) -> dict:
-    """Delete the BMC accounts the collection granted on ``host``; return what was removed.
+    """Delete the BMC accounts the collection granted on the host ``handle`` opens; return what was removed.
 
     Called, with ADMINISTRATOR credentials, when a lease ends or a claim that
     was granted BMC access is released:
 
-    * metal3: ``revoke_host_accounts("metal3", bmh_name, namespace=<BMH
-      namespace>, api_client=<kube ApiClient>, grantee=<claim namespace>)``
-      (BMC address and credentials come from the BMH and its Secret);
-    * ironic: ``revoke_host_accounts("ironic", node_uuid_or_name,
-      conn=<system-scoped openstacksdk Connection>, grantee=<lessee project
-      id>, bmc_password=<BMC admin password or None>)`` - Ironic masks
+    * metal3: ``revoke_host_accounts(Metal3Host(<kube ApiClient or KubeIO>,
+      <BMH namespace>, bmh_name), grantee=<claim namespace>)`` (BMC address
+      and credentials come from the BMH and its Secret);
+    * ironic: ``revoke_host_accounts(IronicHost(<system-scoped openstacksdk
+      Connection>, node_uuid_or_name), grantee=<lessee project id>,
+      bmc_password=<BMC admin password or None>)`` - Ironic masks
       ``redfish_password``, so the password must be given unless the
       caller's policy shows it.
 
@@ -323,11 +307,10 @@ def revoke_host_accounts(
     Returns a dict: ``removed`` (user names), ``dropped`` (stale ledger
     entries), ``changed`` (bool).
     """
-    handle = open_host(backend, host, namespace, api_client, conn)
     entries = handle.load()
     if not ba.revocations(entries, [], grantee, only_expired).stale:
         return dict(removed=[], dropped=[], changed=False)
-    creds = BmcCredentials(*(handle.bmc(bmc_password) if backend == "ironic" else handle.bmc()))
+    creds = BmcCredentials(*handle.bmc(bmc_password))
     writer = Writer(None, check_mode)
     with _open_bmc("BMC of %s" % handle.obj, creds, timeout) as bmc:
         writer.table = AccountTable(bmc)
@@ -432,13 +415,11 @@ def validate(params: dict, backend: str) -> Request:
     )
 
 
-def open_ledger(params: dict, backend: str, connect_backend: Callable[[], Any]) -> HostLedger | None:
-    """Phase 2: the ledger of ``host_name`` (None without a host)."""
+def open_ledger(params: dict, open_host: Callable[[str], Any]) -> HostLedger | None:
+    """Phase 2: the ledger of ``host_name`` (None without a host); ``open_host(name)`` gives its backend's handle."""
     if not params.get("host_name"):
         return None
-    client = connect_backend()
-    kwargs = dict(api_client=client) if backend == "metal3" else dict(conn=client)
-    handle = open_host(backend, params["host_name"], params.get("namespace"), **kwargs)
+    handle = open_host(params["host_name"])
     return HostLedger(handle, handle.load())
 
 
@@ -588,11 +569,11 @@ def report(mod: Any, writer: Writer, table: AccountTable, request: Request, ledg
     mod.result["expiry_enforced_by_bmc"] = table.with_expiration
 
 
-def run_bmc_account(mod: Any, connect_backend: Callable[[], Any]) -> None:
-    """The bmc_account module: ``connect_backend()`` gives the kube ApiClient or openstack Connection."""
+def run_bmc_account(mod: Any, open_host: Callable[[str], Any]) -> None:
+    """The bmc_account module: ``open_host(name)`` gives the ledger handle of a host on the module's backend."""
     params = mod.params
     request = validate(params, mod.backend)
-    ledger = open_ledger(params, mod.backend, connect_backend)
+    ledger = open_ledger(params, open_host)
     creds = bmc_credentials(params, mod.backend, ledger)
     label = "BMC of %s" % (ledger.obj if ledger is not None else "the given address")
     with _open_bmc(label, creds, params["bmc_timeout"]) as bmc:

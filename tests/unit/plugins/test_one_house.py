@@ -34,7 +34,7 @@ RULES = {
             "module_utils/metal3/client.py",
             "module_utils/ironic/client.py",
             "module_utils/ironic/leases.py",
-            "module_utils/metal3/bind_worker.py",
+            "module_utils/metal3/events/worker.py",
         },
     ),
     "parallel map": (

@@ -2,7 +2,10 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-"""What each tenant module ships: the module_utils files ansible packs into its payload.
+"""What each module ships: the module_utils files ansible packs into its payload.
+
+A module of one backend ships nothing of the other backend's package (``host_bind`` no ``ironic/``,
+``host_lease`` no ``metal3/``), and ``redfish/`` imports neither.
 
 Tenant modules (``host_claim``, ``host_claim_info``, ``host_release``) run
 with a tenant's credentials on the tenant's machine: they must not carry the
@@ -37,7 +40,7 @@ USED = {
         "common/base.py",
         "common/auth.py",
         "common/errors.py",
-        "metal3/claims.py",
+        "metal3/claim/tenant.py",
         "metal3/client.py",
         "metal3/connection.py",
         "ironic/claims.py",
@@ -48,18 +51,18 @@ USED = {
     "host_claim_info": {
         "common/base.py",
         "common/errors.py",
-        "metal3/claims.py",
+        "metal3/claim/tenant.py",
         "metal3/client.py",
-        "metal3/claim_view.py",
+        "metal3/claim/view.py",
         "ironic/claims.py",
         "ironic/client.py",
     },
     "host_release": {
         "common/base.py",
         "common/errors.py",
-        "metal3/claims.py",
+        "metal3/claim/tenant.py",
         "metal3/client.py",
-        "metal3/claim_view.py",
+        "metal3/claim/view.py",
         "ironic/claims.py",
         "ironic/client.py",
     },
@@ -69,18 +72,18 @@ USED = {
 #: the claim<->host sync and BMC-data detection (which read BMC credentials to withhold them), the
 #: sharing policy
 BINDER = (
-    "metal3/binder",
-    "metal3/binding.py",
-    "metal3/identity.py",
-    "metal3/downward.py",
-    "metal3/upward.py",
-    "metal3/metadata_import.py",
-    "metal3/bmc_data.py",
-    "metal3/sharing_policy.py",
+    "metal3/binder/",
+    "metal3/binder/planner.py",
+    "metal3/claim/identity.py",
+    "metal3/claim/downward.py",
+    "metal3/claim/upward.py",
+    "metal3/claim/metadata_import.py",
+    "metal3/claim/bmc_data.py",
+    "metal3/share/sharing_policy.py",
 )
 #: BMC accounts (rules, ledgers, the runner that reads BMC credential Secrets)
 #: and every Redfish file (sushy I/O, classification, registration)
-BMC_AND_REDFISH = ("redfish/",)
+BMC_AND_REDFISH = ("redfish/", "metal3/bmc_ledger.py", "ironic/bmc_ledger.py")
 FORBIDDEN = BINDER + BMC_AND_REDFISH
 
 
@@ -125,5 +128,49 @@ def test_tenant_module_ships_no_binder_bmc_account_or_redfish_code(module):
 def test_the_forbidden_list_catches_what_an_owner_module_ships():
     """``host_bind`` ships the binder and BMC-account code: the rule must see it."""
     shipped = payload("host_bind")
-    assert "metal3/binder.py" in shipped or any(name.startswith("metal3/binder/") for name in shipped)
+    assert "metal3/binder/run.py" in shipped or any(name.startswith("metal3/binder/") for name in shipped)
     assert "redfish/accounts.py" in forbidden_in(shipped)
+
+
+#: modules of one backend (no ``backend`` option): the other backend's package must not travel with them
+ONE_BACKEND = {
+    "host_bind": "metal3",
+    "host_bind_worker": "metal3",
+    "tenant_check": None,  # neither backend
+    "host_lease": "ironic",
+    "host_offer": "ironic",
+    "host_offer_claim": "ironic",
+    "host_offer_info": "ironic",
+    "gitops_commit": None,  # neither backend
+}
+BACKENDS = ("metal3/", "ironic/")
+
+
+def test_every_module_without_a_backend_option_is_classified():
+    """A new single-backend module must say which backend it is, or the next test would not look at it."""
+    modules = sorted(p.stem for p in (ROOT / "plugins" / "modules").glob("*.py") if p.stem != "__init__")
+    takes_backend = {
+        m for m in modules if "baremetal.tenancy.backend" in (ROOT / "plugins" / "modules" / (m + ".py")).read_text()
+    }
+    assert sorted(set(modules) - takes_backend) == sorted(ONE_BACKEND)
+
+
+@pytest.mark.parametrize("module", sorted(ONE_BACKEND))
+def test_a_one_backend_module_ships_nothing_of_the_other_backend(module):
+    shipped = payload(module)
+    mine = ONE_BACKEND[module]
+    others = tuple(b for b in BACKENDS if mine is None or not b.startswith(mine))
+    foreign = [name for name in shipped if name.startswith(others)]
+    assert not foreign, "%s (%s) ships %s" % (module, mine or "no backend", foreign)
+    if mine is not None:  # the test sees the payload: the module's own backend travels with it
+        assert any(name.startswith(mine + "/") for name in shipped), shipped
+
+
+def test_the_bmc_account_ledgers_live_with_their_backends():
+    """redfish/ is shared by both backends: it imports neither (each ledger is kept by its backend's package)."""
+    for path in sorted((ROOT / "plugins" / "module_utils" / "redfish").glob("*.py")):
+        text = path.read_text()
+        for backend in ("metal3", "ironic"):
+            assert "module_utils.%s" % backend not in text, "%s imports %s" % (path.name, backend)
+    assert "redfish/accounts.py" in payload("host_lease") and "ironic/bmc_ledger.py" in payload("host_lease")
+    assert "metal3/bmc_ledger.py" in payload("host_bind")

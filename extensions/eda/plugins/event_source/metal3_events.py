@@ -95,31 +95,31 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api impor
     CLAIMS,
     HOSTS,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.bind_worker import (
-    put_request,
-    source_alive,
-    worker_age,
-)
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO, api_path
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import (
     kube_api_client,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.event_source_options import (
-    source_options,
-)
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.events import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.events.changes import (
     DELETED,
     LISTED,
     TenancyState,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.pass_coalescer import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.events.options import (
+    source_options,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.events.pass_coalescer import (
     PassCoalescer,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.watch_cursor import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.events.watch_cursor import (
     LIST,
     WatchCursor,
     object_key,
     relist_changes,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.events.worker import (
+    put_request,
+    source_alive,
+    worker_age,
 )
 
 LOG = logging.getLogger("baremetal.tenancy.metal3_events")

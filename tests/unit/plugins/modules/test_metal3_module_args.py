@@ -14,8 +14,8 @@ import pytest
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common import merge_patch as mpatch
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import bind_options
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claims as mc
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder import options as bind_options
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import tenant as mc
 from ansible_collections.baremetal.tenancy.plugins.modules import host_bind, host_claim, host_claim_info, host_release
 
 
@@ -294,7 +294,7 @@ def test_waiting_for_associated_needs_a_host_every_reader_reports():
 def test_the_module_view_and_the_inventory_record_are_one_record():
     """host_claim_info's claim and the claimed_hosts inventory's record come from one builder (claim_view)."""
     from ansible_collections.baremetal.tenancy.plugins.module_utils.common.claim_record import RECORD_KEYS
-    from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_view as cv
+    from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import view as cv
 
     claim = claim_with("h1")
     claim["metadata"]["annotations"] = {

@@ -16,10 +16,10 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common import cl
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import claim_view as ironic_view
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import model as ironic_model
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_view as metal3_view
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.bmc_data import find_bmc_data
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_view import bound_host
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.upward import upward_status
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import view as metal3_view
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.bmc_data import find_bmc_data
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.upward import upward_status
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.view import bound_host
 from ansible_collections.baremetal.tenancy.plugins.plugin_utils import inventory_model as m
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.metal3_objects import (
     BMC_ADDRESS,

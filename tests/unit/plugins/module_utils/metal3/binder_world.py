@@ -5,9 +5,9 @@
 
 import base64
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import binder as metal3
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import client as m3client
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import SHARING_ANNOTATION
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder import run as metal3
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.fake_kube import (
     FakeApiClient,
     FakeKube,

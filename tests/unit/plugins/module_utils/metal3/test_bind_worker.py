@@ -1,13 +1,13 @@
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The spool between the event source and host_bind_worker (metal3/bind_worker.py)."""
+"""The spool between the event source and host_bind_worker (metal3/events/worker.py)."""
 
 import json
 import os
 import shutil
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import bind_worker as bw
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.events import worker as bw
 
 
 def request(spool, ident, namespaces=("a",)):

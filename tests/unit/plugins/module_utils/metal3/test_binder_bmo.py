@@ -10,13 +10,15 @@ import pytest
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import BackendError, InvalidInput
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import FINALIZER, HOST_STATUS_ANNOTATION
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.bmo_claim_status import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.bmo_controller import (
     FINALIZER as BMO_FINALIZER,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.bmo_claim_status import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.bmo_controller import (
     NO_HOST_MESSAGE,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_writers import BINDER_FIELD_MANAGER
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.bmo_controller_signal import (
+    BINDER_FIELD_MANAGER,
+)
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.binder_world import binder, bound
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.fake_kube import FakeKube
 

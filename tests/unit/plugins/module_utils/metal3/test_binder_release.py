@@ -6,10 +6,10 @@
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     BackendError,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import binder_writes
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import (
     NODE_REUSE_LABEL,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder import writer as binder_writes
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.binder_world import (
     INFRA,
     binder,

@@ -12,14 +12,14 @@ from hypothesis import strategies as st
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict, InvalidInput
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import apply_merge_patch
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import binding as b
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import (
     BINDING_LABEL,
     NODE_REUSE_LABEL,
     PASSED_ANNOTATIONS,
     SHARING_ANNOTATION,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.bmc_data import find_bmc_data
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder import planner as b
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.bmc_data import find_bmc_data
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.metal3_objects import (
     BMC_VALUES,
     make_claim,

@@ -13,7 +13,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import api as m3api
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import bmc_data, metadata_import, upward
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import bmc_data, metadata_import, upward
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.metal3_objects import (
     BMC_SECRET,
     make_host,

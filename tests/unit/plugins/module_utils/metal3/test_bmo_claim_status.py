@@ -1,14 +1,14 @@
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The status baremetal-operator's HostClaim controller writes (metal3/bmo_claim_status.py): cluster-api's Set
+"""The status baremetal-operator's HostClaim controller writes (metal3/claim/bmo_controller.py): cluster-api's Set
 (transition times, order, observedGeneration), its summary into Ready, and each case of the controller."""
 
 import datetime
 
 import pytest
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import bmo_claim_status as bs
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import bmo_controller as bs
 
 T0 = datetime.datetime(2026, 11, 25, 0, 0, 0, 700000, tzinfo=datetime.timezone.utc)
 T1 = T0 + datetime.timedelta(minutes=5)

@@ -5,8 +5,8 @@
 
 import json
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import bmo_claim_status as bmo
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import bmo_upward
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import bmo_controller as bmo
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import bmo_upward
 
 NOW, LATER = "2026-11-25T03:00:00Z", "2026-11-25T03:05:00Z"
 

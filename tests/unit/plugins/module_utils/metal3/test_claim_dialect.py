@@ -1,7 +1,7 @@
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The two HostClaim dialects (metal3/claim_dialect.py): which one a CRD is, the option that forces one,
+"""The two HostClaim dialects (metal3/claim/dialect.py): which one a CRD is, the option that forces one,
 reading baremetal-operator's claims into the model, writing the model in either dialect (and refusing what
 a dialect lacks), and a round trip through both for every spec both can say."""
 
@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import BackendError, InvalidInput
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_dialect as cd
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import dialect as cd
 
 NS = "tenant-a"
 IMAGE = {"url": "http://images.example/os.qcow2", "checksum": "http://images.example/os.sha256"}

@@ -6,8 +6,8 @@
 import pytest
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_spec as m3spec
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import identity
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import identity
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import spec as m3spec
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.metal3_objects import (
     IMAGE,
     make_claim,

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import NotFound, WaitTimeout
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claims as mc
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import tenant as mc
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.fake_kube import (
     FakeApiClient,

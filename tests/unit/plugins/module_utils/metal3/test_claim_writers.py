@@ -5,7 +5,7 @@
 
 import pytest
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_writers import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.bmo_controller_signal import (
     BINDER_FIELD_MANAGER,
     ForeignWrite,
     controller_problem,

@@ -22,8 +22,8 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
     Conflict,
     InvalidInput,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_view as m3view
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claims as mc
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import tenant as mc
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import view as m3view
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.fake_kube import (
     BMO_OPENAPI,

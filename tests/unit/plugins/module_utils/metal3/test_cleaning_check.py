@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import cleaning_check as cc
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import SHARING_ANNOTATION
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share import cleaning_check as cc
 
 
 def host(name, cleaning="disabled", namespace="infra", shared=False, consumer_kind=None):

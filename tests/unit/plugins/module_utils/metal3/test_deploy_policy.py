@@ -1,7 +1,7 @@
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""baremetal-operator's HostDeployPolicy semantics (metal3/deploy_policy.py): upstream's rules case by case,
+"""baremetal-operator's HostDeployPolicy semantics (metal3/share/deploy_policy.py): upstream's rules case by case,
 the one deliberate difference (nameMatches anchored unless asked), and that the policies written for a
 sharing policy of the collection admit exactly the namespaces that sharing policy admits."""
 
@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import deploy_policy as dp
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import sharing_policy as sp
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share import deploy_policy as dp
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share import sharing_policy as sp
 
 INFRA = "infra"
 

@@ -11,8 +11,8 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common import me
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common import selectors
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict, InvalidInput
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import api as m3api
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_spec as m3spec
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import downward
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import downward
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import spec as m3spec
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.metal3_objects import (
     IMAGE,
     bound_pair,

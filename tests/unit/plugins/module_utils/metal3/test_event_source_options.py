@@ -1,12 +1,12 @@
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The event source's options (metal3/event_source_options.py): the modules' auth options and env fallbacks."""
+"""The event source's options (metal3/events/options.py): the modules' auth options and env fallbacks."""
 
 import pytest
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.event_source_options import source_options
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.events.options import source_options
 
 
 def test_defaults_and_no_credentials_in_an_empty_environment():

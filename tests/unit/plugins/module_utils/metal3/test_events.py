@@ -1,7 +1,7 @@
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The event source's model (metal3/events.py): names and states only, and which changes need a binder pass."""
+"""The event source's model (metal3/events/changes.py): names and states only, and which changes need a binder pass."""
 
 import json
 
@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import api as m3api
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_view as m3view
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import events
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import view as m3view
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.events import changes as events
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.metal3_objects import (
     BMC_VALUES,
     make_claim,

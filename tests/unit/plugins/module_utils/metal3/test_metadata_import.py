@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common import merge_patch as mpatch
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import api as m3api
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import bmc_data, downward, metadata_import
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import bmc_data, downward, metadata_import
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.metal3_objects import (
     BMC_ADDRESS,
     BMC_IP,

@@ -1,13 +1,13 @@
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""One binder pass for a storm of changes, never two at once (metal3/pass_coalescer.py)."""
+"""One binder pass for a storm of changes, never two at once (metal3/events/pass_coalescer.py)."""
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.pass_coalescer import PassCoalescer
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.events.pass_coalescer import PassCoalescer
 
 
 def test_a_storm_is_one_pass_once_quiet():

@@ -1,16 +1,16 @@
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The owner's sharing on either dialect (metal3/pool_policies.py): which dialect, the refusal of a per-host share
+"""The owner's sharing on either dialect (metal3/share/pool_policies.py): which dialect, the refusal of a per-host share
 on baremetal-operator's, and the plan that keeps exactly the wanted policies among the collection's own."""
 
 import pytest
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import BackendError, InvalidInput
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_dialect as cd
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import deploy_policy as dp
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import pool_policies as pp
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share_plan import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import dialect as cd
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share import deploy_policy as dp
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share import pool_policies as pp
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share.plan import (
     namespace_share,
     validate_entries,
 )

@@ -10,7 +10,10 @@ from types import SimpleNamespace
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.registration import Metal3Registrar
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_policy import ANNOTATION, host_policy
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share.sharing_policy import (
+    ANNOTATION,
+    host_policy,
+)
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.fake_kube import (
     FakeApiClient,
     FakeKube,

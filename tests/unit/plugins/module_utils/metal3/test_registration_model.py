@@ -12,7 +12,10 @@ from hypothesis import strategies as st
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import apply_merge_patch
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import registration_model as bmh_model
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_policy import ANNOTATION, host_policy
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share.sharing_policy import (
+    ANNOTATION,
+    host_policy,
+)
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import registration_model as reg
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.redfish.registration_facts import (
     ADDRESS,

@@ -10,8 +10,8 @@ import pytest
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common import merge_patch as mpatch
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import api as m3api
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import binding as b
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import bmc_data, downward, identity, upward
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder import planner as b
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import bmc_data, downward, identity, upward
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.metal3_objects import (
     BMC_VALUES,
     make_claim,

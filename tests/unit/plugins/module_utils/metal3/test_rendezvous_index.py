@@ -8,8 +8,8 @@ import heapq
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import binding
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.rendezvous_index import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder import planner as binding
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.rendezvous_index import (
     SEED_BITS,
     CandidateIndex,
     XorRank,

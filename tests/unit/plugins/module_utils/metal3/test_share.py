@@ -7,8 +7,13 @@ migration of hosts whose policy is still in ``spec.hostClaimNamespaces`` (one pa
 import pytest
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_dialect, pool_policies, share
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_policy import ANNOTATION, host_policy
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import dialect as claim_dialect
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share import pool_policies
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share import runner as share
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share.sharing_policy import (
+    ANNOTATION,
+    host_policy,
+)
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils import fake_module
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.fake_kube import (
     FakeApiClient,

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import apply_merge_patch
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import share_plan as sp
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_policy import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share import plan as sp
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share.sharing_policy import (
     ANNOTATION,
     MAX_VALUE_LENGTH,
     host_policy,

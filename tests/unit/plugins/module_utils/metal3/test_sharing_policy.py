@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import sharing_policy as np
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share import sharing_policy as np
 
 NAMESPACE = st.from_regex(r"\A[a-z0-9]([-a-z0-9]{0,20}[a-z0-9])?\Z", fullmatch=True)
 PREFIX = st.from_regex(r"\A[a-z][-a-z0-9]{0,6}\Z", fullmatch=True)
@@ -480,7 +480,7 @@ def test_module_imports_cleanly_without_re2(monkeypatch):
     import importlib
 
     monkeypatch.setitem(sys.modules, "re2", None)
-    name = "ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_policy"
+    name = "ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share.sharing_policy"
     saved = sys.modules.pop(name)
     try:
         module = importlib.import_module(name)

@@ -7,7 +7,7 @@ import pytest
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import api as m3api
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import bmc_data, upward
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import bmc_data, upward
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.metal3_objects import (
     BMC_ADDRESS,
     BMC_IP,

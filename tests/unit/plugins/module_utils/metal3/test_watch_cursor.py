@@ -1,12 +1,12 @@
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Following a collection for good (metal3/watch_cursor.py): list, resume from resourceVersion, relist after 410."""
+"""Following a collection for good (metal3/events/watch_cursor.py): list, resume from resourceVersion, relist after 410."""
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import watch_cursor as wc
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.events import watch_cursor as wc
 
 
 def obj(name, version, namespace="ns"):

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import bmc_data
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import bmc_data
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import registration_model as reg
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.redfish.registration_facts import (
     FACTS,

@@ -29,11 +29,11 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_pat
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import (
     PAUSED_ANNOTATION,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.bmc_data import bmc_match
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_view import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.bmc_data import bmc_match
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.identity import require_bound
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.view import (
     BOUND_PREFIX,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.identity import require_bound
 
 HOST_STATES = (
     "",

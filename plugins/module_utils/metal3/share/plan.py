@@ -52,7 +52,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.tenant_ru
     reserved_namespace_problem,
     tenant_name_problem,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_policy import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share.sharing_policy import (
     ANNOTATION,
     HAS_RE2,
     MAX_VALUE_LENGTH,

@@ -20,8 +20,8 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors
     dns1123_label_problem,
     dns1123_subdomain_problem,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder import Binder
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_dialect import AUTO, DIALECT_CHOICES
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.run import Binder
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.dialect import AUTO, DIALECT_CHOICES
 
 BIND_SPEC = dict(
     namespaces=dict(type="list", elements="str"),

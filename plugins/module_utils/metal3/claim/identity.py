@@ -31,15 +31,15 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api impor
     CLAIM_KIND,
     FINALIZER,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.bmo_claim_status import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.bmo_controller import (
     FINALIZER as BMO_FINALIZER,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_dialect import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.dialect import (
     BMO,
     PROPOSAL,
     normalise_spec,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_view import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.view import (
     binding_label_value,
 )
 

@@ -52,19 +52,19 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors
     label_key_problem,
     validate_selector,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_dialect
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import (
     API_VERSION,
     BINDING_DOMAIN,
     CLAIM_KIND,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_spec import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import dialect as claim_dialect
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.spec import (
     DATA_FIELDS,
     claim_owner,
     validate_claim_spec,
     validate_image,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_view import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.view import (
     bound_host,
     claim_record,
     is_bmo_claim,

@@ -34,8 +34,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_pat
     get_path,
     with_precondition,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import pool_policies
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_dialect import BMO
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.dialect import BMO
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import (
     GROUP_VERSION,
     MERGE_PATCH,
@@ -44,8 +43,9 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client im
     host_label,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import kube_api_client
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.deploy_policy import PLURAL
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share_plan import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share import pool_policies
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share.deploy_policy import PLURAL
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share.plan import (
     check_label_option,
     host_view,
     namespace_share,

@@ -55,30 +55,35 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.parallel 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import (
     EXPORT_ANNOTATION_DOMAINS,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder_bind import Binding
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder_outcome import Job, Outcome
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder_release import Releasing
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder_state import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.bind import Binding
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.outcome import Job, Outcome
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.pass_state import (
     PassState,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder_writes import Writer
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binding import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.planner import (
     find_adopted_host,
     host_key,
     plan_pass,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_dialect import AUTO, BMO
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_writers import BINDER_FIELD_MANAGER
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.cleaning_check import uncleaned_hosts
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.release import Releasing
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.writer import Writer
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.bmo_controller_signal import (
+    BINDER_FIELD_MANAGER,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.dialect import AUTO, BMO
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.identity import (
+    claim_finalizer,
+    claim_identity,
+)
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import (
     claim_label,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.deploy_policy import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share.cleaning_check import uncleaned_hosts
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share.deploy_policy import (
     ANCHORING_NOTE,
     admitting_namespaces,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.identity import claim_finalizer, claim_identity
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_policy import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share.sharing_policy import (
     has_legacy_policy,
     policy_problems,
 )

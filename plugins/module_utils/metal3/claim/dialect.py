@@ -42,7 +42,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors
     label_value_problem,
     validate_selector,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_spec
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import spec as claim_spec
 
 PROPOSAL = "proposal"
 BMO = "bmo"

@@ -25,10 +25,11 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_pat
     apply_merge_patch,
     get_path,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder_outcome import Outcome
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binding import host_key
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.outcome import Outcome
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.planner import host_key
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.bmc_ledger import Metal3Host
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.identity import claim_identity
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.identity import claim_identity
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import accounts as bmc_access
 
 
@@ -117,9 +118,7 @@ class Writer:
             self.wrote(outcome)
             return Revoked(list(granted), False)
         namespace, name = host_key(host)
-        result = bmc_access.revoke_host_accounts(
-            "metal3", name, namespace=namespace, api_client=self.io, grantee=grantee
-        )
+        result = bmc_access.revoke_host_accounts(Metal3Host(self.io, namespace, name), grantee=grantee)
         if result["changed"]:
             self.wrote(outcome)
         return Revoked(result["removed"], True)

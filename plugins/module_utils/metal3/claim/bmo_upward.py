@@ -38,8 +38,8 @@ import json
 from collections.abc import Sequence
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import get_path
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import bmo_claim_status as bmo
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.upward import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import bmo_controller as bmo
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.upward import (
     desired_online,
     entry_match,
     finish_status,

@@ -45,8 +45,9 @@ class Metal3Host:
         self.loaded = ba.ledger_load((self.bmh["metadata"].get("annotations") or {}).get(ba.LEDGER_ANNOTATION))
         return list(self.loaded)
 
-    def bmc(self):
-        """``(address, username, password)`` from the BMH and its credentials Secret."""
+    def bmc(self, password=None):
+        """``(address, username, password)`` from the BMH and its credentials Secret (which holds the password:
+        ``password``, what an Ironic node needs, is not used)."""
         bmc = (self.bmh.get("spec") or {}).get("bmc") or {}
         if not bmc.get("address") or not bmc.get("credentialsName"):
             raise InvalidInput(self.obj, "has no spec.bmc address or credentialsName")

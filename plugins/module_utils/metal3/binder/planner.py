@@ -68,11 +68,10 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api impor
     PASSED_ANNOTATIONS,
     PAUSED_ANNOTATION,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_dialect import BMO, FAILURE_DOMAIN_LABEL
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_spec import DATA_FIELDS, node_reuse_value
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.deploy_policy import evaluate_namespace
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.downward import is_hold_key, tracked_keys
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.identity import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.rendezvous_index import CandidateIndex
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.dialect import BMO, FAILURE_DOMAIN_LABEL
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.downward import is_hold_key, tracked_keys
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.identity import (
     binding_label_fix,
     claim_dialect_of,
     claim_identity,
@@ -81,8 +80,12 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.identity 
     object_name,
     validate_claim,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.rendezvous_index import CandidateIndex
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_policy import decision_key, is_shared
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.spec import DATA_FIELDS, node_reuse_value
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share.deploy_policy import evaluate_namespace
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share.sharing_policy import (
+    decision_key,
+    is_shared,
+)
 
 READY_STATES = ("ready", "available")
 

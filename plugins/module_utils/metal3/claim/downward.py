@@ -65,17 +65,17 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api impor
     COPY_SOURCE_ANNOTATION,
     PASSED_ANNOTATIONS,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_spec import (
-    DATA_FIELDS,
-)
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_view import (
-    short_hash,
-)
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.identity import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.identity import (
     claim_identity,
     object_name,
     require_bound,
     validate_claim,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.spec import (
+    DATA_FIELDS,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.view import (
+    short_hash,
 )
 
 RESERVED_DOMAIN = "host.metal3.io"

@@ -34,11 +34,15 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api impor
     COPY_CLAIM_UID_LABEL,
     HOSTS,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binding import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.planner import (
     host_key,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.bmc_data import bmc_needles
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_dialect import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.bmc_data import bmc_needles
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.bmo_controller_signal import (
+    controller_problem,
+    foreign_writes,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.dialect import (
     AUTO,
     BMO,
     PROPOSAL,
@@ -46,22 +50,20 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_dia
     openapi_spec_fields,
     resolve_dialect,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_spec import DATA_FIELDS
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_view import binding_label_value
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_writers import (
-    controller_problem,
-    foreign_writes,
-)
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import (
-    GROUP_VERSION,
-    api_path,
-)
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.identity import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.identity import (
     claim_dialect_of,
     claim_identity,
     claim_ref_matches,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.metadata_import import has_import_candidates
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.metadata_import import (
+    has_import_candidates,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.spec import DATA_FIELDS
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.view import binding_label_value
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import (
+    GROUP_VERSION,
+    api_path,
+)
 
 
 def is_claim_ref(ref: object) -> bool:

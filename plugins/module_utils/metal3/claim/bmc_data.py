@@ -30,7 +30,7 @@ from urllib.parse import unquote, unquote_plus
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import (
     get_path,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_spec import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.spec import (
     URL_SCHEMES,
 )
 

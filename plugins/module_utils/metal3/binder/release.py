@@ -27,34 +27,34 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_pat
     get_path,
     with_precondition,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import bmo_upward
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import (
     COPY_CLAIM_ANNOTATION,
     COPY_CLAIM_NAMESPACE_LABEL,
     COPY_CLAIM_UID_LABEL,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder_outcome import Outcome
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder_state import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.outcome import Outcome
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.pass_state import (
     host_name,
     is_claim_ref,
     ref_claim,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binding import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.planner import (
     deprovision_failure,
     find_adopted_host,
     host_key,
     release_plan,
     release_step,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_dialect import BMO
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.identity import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import bmo_upward
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.dialect import BMO
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.identity import (
     claim_dialect_of,
     claim_finalizer,
     claim_identity,
     claim_ref_matches,
     finalizer_patch,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.upward import status_patch
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.upward import status_patch
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.account_rules import (
     LEDGER_ANNOTATION,
     ledger_load,

@@ -31,8 +31,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import claim_dialect
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.deploy_policy import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import dialect as claim_dialect
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share.deploy_policy import (
     KIND,
     policies_from_sharing,
 )

@@ -38,7 +38,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors
     label_value_problem,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import DEPLOY_POLICIES
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_policy import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share.sharing_policy import (
     Decision,
     compile_pattern,
     shown,

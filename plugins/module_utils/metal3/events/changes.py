@@ -41,8 +41,8 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.claim_rec
     normalise_conditions,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import PAUSED_ANNOTATION
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_dialect import BMO, PROPOSAL
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_view import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.dialect import BMO, PROPOSAL
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.view import (
     BMO_ASSOCIATED,
     bound_host,
     is_bmo_claim,

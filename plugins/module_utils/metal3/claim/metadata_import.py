@@ -41,12 +41,12 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api impor
     IMPORTED_LABELS,
     SHARING_ANNOTATION,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.bmc_data import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.bmc_data import (
     bmc_match,
     looks_sensitive,
     mentions,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.downward import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.downward import (
     RESERVED_DOMAIN,
     tracked_keys,
     tracking_value,

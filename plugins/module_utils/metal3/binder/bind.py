@@ -28,31 +28,29 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_pat
     get_path,
     with_precondition,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import bmo_upward
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import (
     BINDING_LABEL,
     HOST_STATUS_ANNOTATION,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder_state import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.pass_state import (
     host_name,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binding import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.planner import (
     bind_patch,
     host_is_candidate,
     host_key,
     release_plan,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_dialect import BMO
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_spec import DATA_FIELDS
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim_view import binding_label_value
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.downward import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import bmo_upward
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.dialect import BMO
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.downward import (
     downward_patch,
     one_shot_cleanup_patch,
     secret_copy,
     secret_copy_names,
     secret_copy_patch,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.identity import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.identity import (
     binding_label_fix,
     claim_dialect_of,
     claim_finalizer,
@@ -60,8 +58,9 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.identity 
     claim_ref_matches,
     validate_claim,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.metadata_import import import_metadata
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.upward import (
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.metadata_import import import_metadata
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.spec import DATA_FIELDS
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.upward import (
     hardware_withheld,
     merge_patches,
     pending_status,
@@ -69,6 +68,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.upward im
     status_patch,
     upward_status,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.view import binding_label_value
 
 
 class Binding:
