@@ -19,7 +19,7 @@ from typing import Any
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import NotFound
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import api_path
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.sharing_policy import policy_problems
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share.sharing_policy import policy_problems
 from ansible_collections.baremetal.tenancy.plugins.module_utils.posture import checks
 
 #: name -> (group/version, plural, kind)

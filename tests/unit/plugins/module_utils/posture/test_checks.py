@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import sharing_policy as sp
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share import sharing_policy as sp
 from ansible_collections.baremetal.tenancy.plugins.module_utils.posture import checks as c
 
 NS = "flux-system"
