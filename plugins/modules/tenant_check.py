@@ -104,6 +104,17 @@ options:
   host_class_prefix:
     description: Prefix of the namespace labels that grant host classes, a DNS subdomain followed by C(/). Not checked when not given.
     type: str
+  port_ranges:
+    description:
+      - Container port ranges of the C(allowed-ports) pod control, each C(min) and C(max) (both included, 1 to 65535).
+        Not checked when not given.
+    type: list
+    elements: dict
+  group_ranges:
+    description:
+      - Group ID ranges of the C(group-ids) pod control by field (C(run_as_group), C(fs_group), C(supplemental_groups)),
+        each a list of C(min) and C(max) (both included, 0 to 2147483647). Not checked when not given.
+    type: dict
 seealso:
   - module: baremetal.tenancy.host_share
 """
@@ -145,6 +156,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.tenant_rules import (
     POLICY_ACTIONS,
     check_choices,
+    check_id_ranges,
     check_reserved,
     check_tenants,
     label_prefix_problem,
@@ -165,6 +177,14 @@ def check(params):
         problem = label_prefix_problem(params["host_class_prefix"])
         if problem:
             raise InvalidInput("option host_class_prefix", problem)
+    if params["port_ranges"] is not None:
+        check_id_ranges(params["port_ranges"], "port_ranges", "port")
+    if params["group_ranges"] is not None:
+        fields = ("run_as_group", "fs_group", "supplemental_groups")
+        if sorted(params["group_ranges"]) != sorted(fields):
+            raise InvalidInput("option group_ranges", "must have exactly the keys %s" % ", ".join(fields))
+        for field in fields:
+            check_id_ranges(params["group_ranges"][field], "group_ranges.%s" % field, "group")
     if params["apps"] is not None:
         check_releases(params["tenants"], check_apps(params["apps"]))
     return names
@@ -181,6 +201,8 @@ def main():
             known_pod_controls=dict(type="list", elements="str", default=[]),
             policy_actions=dict(type="list", elements="str"),
             host_class_prefix=dict(type="str"),
+            port_ranges=dict(type="list", elements="dict"),
+            group_ranges=dict(type="dict"),
             apps=dict(type="list", elements="dict"),
         ),
         supports_check_mode=True,

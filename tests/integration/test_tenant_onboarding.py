@@ -12,7 +12,11 @@ tenants' own identities (tenant-a-user, tenant-b-user of the harness):
 - Pod Security Admission and the ValidatingAdmissionPolicies: privileged,
   foreign-registry, hostPath (and in a namespace where Pod Security only
   warns, also host-port, root and no-seccomp) pods are refused, a compliant
-  pod is admitted; a claim of a host class the tenant's namespace does not
+  pod is admitted; with the opt-in controls on (narrow ranges), a container
+  port, a runAsGroup, fsGroup or supplementalGroups entry out of range, and a
+  missing or Unconfined AppArmor profile (field or legacy annotation) are
+  refused, each by a message naming the field, and pods at the ranges' ends
+  are admitted; a claim of a host class the tenant's namespace does not
   allow is refused;
 - NetworkPolicies: no CNI runs here, so nothing enforces traffic rules; what
   the apiserver does hold is tested: the objects exist with the right shape,
@@ -78,7 +82,19 @@ POOL = [
     {"names": ["large-0"], "class": "large", "share": {"tenants": [B]}},
 ]
 CONTROLS = ["no-privileged", "allowed-registries", "no-host-path", "no-host-ports", "run-as-non-root", "seccomp"]
-POLICIES = sorted("baremetal-tenancy-" + p for p in [*CONTROLS, "claim-host-class"])
+# The controls off by default, enforced here with narrow ranges so that each bound is tested.
+OPT_IN = ["allowed-ports", "group-ids", "apparmor"]
+POLICIES = sorted("baremetal-tenancy-" + p for p in [*CONTROLS, *OPT_IN, "claim-host-class"])
+ADMISSION = {
+    "tenant_namespace_pod_controls": CONTROLS + OPT_IN,
+    "tenant_namespace_allowed_ports": [{"min": 8080, "max": 8080}, {"min": 9000, "max": 9099}],
+    "tenant_namespace_group_ranges": {
+        "run_as_group": [{"min": 1000, "max": 1999}],
+        "fs_group": [{"min": 2000, "max": 2999}],
+        "supplemental_groups": [{"min": 1000, "max": 2999}],
+    },
+}
+APPARMOR = "container.apparmor.security.beta.kubernetes.io/"
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +111,7 @@ def onboarded(metal3_bmo_env, tmp_path_factory):
         if name not in existing:
             env.create_host(INFRA, name, index=600 + index, wait=False)
     env.wait_hosts(INFRA, list(HOSTS), state="available", timeout=300)
-    extra = {"tenant_namespace_tenants": TENANTS, "host_pool_namespace": INFRA, "host_pool_hosts": POOL}
+    extra = {"tenant_namespace_tenants": TENANTS, "host_pool_namespace": INFRA, "host_pool_hosts": POOL, **ADMISSION}
     runs = []
     for attempt in range(2):
         run = run_playbook(ONBOARD, env.kube.ansible_env("admin"), workdir / str(attempt), extra_vars=extra)
@@ -119,7 +135,12 @@ def pod(name, namespace, **changes):
         "kind": "Pod",
         "metadata": {"name": name, "namespace": namespace},
         "spec": {
-            "securityContext": {"runAsNonRoot": True, "runAsUser": 1000, "seccompProfile": {"type": "RuntimeDefault"}},
+            "securityContext": {
+                "runAsNonRoot": True,
+                "runAsUser": 1000,
+                "seccompProfile": {"type": "RuntimeDefault"},
+                "appArmorProfile": {"type": "RuntimeDefault"},
+            },
             "containers": [
                 {
                     "name": "app",
@@ -143,6 +164,22 @@ def pod(name, namespace, **changes):
         spec["securityContext"] = {"runAsUser": 0, "seccompProfile": {"type": "RuntimeDefault"}}
     if changes.get("no_seccomp"):
         del spec["securityContext"]["seccompProfile"]
+    if "port" in changes:
+        container["ports"] = [{"containerPort": changes["port"]}]
+    for key, field in (("group", "runAsGroup"), ("fs_group", "fsGroup"), ("supplemental", "supplementalGroups")):
+        if key in changes:
+            spec["securityContext"][field] = changes[key]
+    if "container_group" in changes:
+        container["securityContext"]["runAsGroup"] = changes["container_group"]
+    if "apparmor" in changes:  # the pod's profile type, or None for none
+        spec["securityContext"].pop("appArmorProfile")
+        if changes["apparmor"]:
+            spec["securityContext"]["appArmorProfile"] = {"type": changes["apparmor"]}
+    if "container_apparmor" in changes:
+        container["securityContext"]["appArmorProfile"] = changes["container_apparmor"]
+    if "annotation" in changes:  # the legacy annotation, instead of the pod's field
+        spec["securityContext"].pop("appArmorProfile")
+        body["metadata"]["annotations"] = {APPARMOR + "app": changes["annotation"]}
     return body
 
 
@@ -315,6 +352,9 @@ def test_pod_admission_refuses_unsafe_pods_and_admits_compliant_ones(onboarded, 
             "ValidatingAdmissionPolicy 'baremetal-tenancy-allowed-registries'",
         ),
         "hostpath": (dict(host_path=True), "violates PodSecurity"),
+        "port": (dict(port=80), "ValidatingAdmissionPolicy 'baremetal-tenancy-allowed-ports'"),
+        "unconfined": (dict(apparmor="Unconfined"), "violates PodSecurity"),
+        "noapparmor": (dict(apparmor=None), "ValidatingAdmissionPolicy 'baremetal-tenancy-apparmor'"),
     }
     refused_b = {  # Pod Security only warns in t6-b: each ValidatingAdmissionPolicy refuses on its own
         "priv": (dict(privileged=True), "ValidatingAdmissionPolicy 'baremetal-tenancy-no-privileged'"),
@@ -326,20 +366,57 @@ def test_pod_admission_refuses_unsafe_pods_and_admits_compliant_ones(onboarded, 
         "hostport": (dict(host_port=True), "ValidatingAdmissionPolicy 'baremetal-tenancy-no-host-ports'"),
         "root": (dict(root=True), "ValidatingAdmissionPolicy 'baremetal-tenancy-run-as-non-root'"),
         "noseccomp": (dict(no_seccomp=True), "ValidatingAdmissionPolicy 'baremetal-tenancy-seccomp'"),
+        # The opt-in controls: each refusal names the field.
+        "port": (dict(port=8081), "ports[].containerPort must be within the allowed ports (8080-8080, 9000-9099)"),
+        "port-high": (dict(port=9100), "ValidatingAdmissionPolicy 'baremetal-tenancy-allowed-ports'"),
+        "group": (dict(group=0), "spec.securityContext.runAsGroup 0 is outside the allowed group IDs (1000-1999)"),
+        "container-group": (
+            dict(container_group=2000),
+            "securityContext.runAsGroup must be within the allowed group IDs (1000-1999); refused containers: app",
+        ),
+        "fsgroup": (
+            dict(fs_group=1000),
+            "spec.securityContext.fsGroup 1000 is outside the allowed group IDs (2000-2999)",
+        ),
+        "supplemental": (
+            dict(supplemental=[1000, 0, 3000]),
+            "spec.securityContext.supplementalGroups must be within the allowed group IDs (1000-2999); refused: 0, 3000",
+        ),
+        "noapparmor": (dict(apparmor=None), "an AppArmor profile is required (securityContext.appArmorProfile.type"),
+        "unconfined": (
+            dict(apparmor="Unconfined"),
+            "spec.securityContext.appArmorProfile.type Unconfined is not allowed in tenant namespaces",
+        ),
+        "unconfined-container": (
+            dict(container_apparmor={"type": "Unconfined"}),
+            "ValidatingAdmissionPolicy 'baremetal-tenancy-apparmor'",
+        ),
+        "unconfined-annotation": (
+            dict(annotation="unconfined"),
+            "ValidatingAdmissionPolicy 'baremetal-tenancy-apparmor'",
+        ),
+    }
+    admitted_b = {  # within every range, and the other ways to name an AppArmor profile
+        "ports-ok": dict(port=9099),
+        "groups-ok": dict(group=1999, container_group=1000, fs_group=2000, supplemental=[1000, 2999]),
+        "annotation-ok": dict(annotation="runtime/default"),
+        "localhost-ok": dict(container_apparmor={"type": "Localhost", "localhostProfile": "tenant-profile"}),
     }
     try:
         for identity, namespace, refused in (("tenant-a", A, refused_a), ("tenant-b", B, refused_b)):
-            tasks = [pod_task(pod("compliant", namespace))]
+            admitted = {"compliant": {}, **(admitted_b if namespace == B else {})}
+            tasks = [pod_task(pod(name, namespace, **changes)) for name, changes in admitted.items()]
             tasks += [pod_task(pod(name, namespace, **changes)) for name, (changes, dummy) in refused.items()]
             run = tenant_run(metal3_bmo_env, identity, tasks)
-            assert not run.result("compliant").get("failed"), run.explain()
+            for name in admitted:
+                assert not run.result(name).get("failed"), (namespace, name, run.explain())
             for name, (_dummy, expected) in refused.items():
                 result = run.result(name)
                 assert result.get("failed"), (namespace, name, run.explain())
                 assert expected in result["msg"], (namespace, name, result["msg"])
             with metal3_bmo_env.api() as api:
                 names = [p.metadata.name for p in client.CoreV1Api(api).list_namespaced_pod(namespace).items]
-            assert names == ["compliant"], (namespace, names)
+            assert sorted(names) == sorted(admitted), (namespace, names)
     finally:
         with metal3_bmo_env.api() as api:
             core = client.CoreV1Api(api)
@@ -619,10 +696,12 @@ def test_check_mode_changes_nothing(onboarded, metal3_bmo_env, tmp_path):
 
 
 def test_role_removes_what_a_tenant_no_longer_has(onboarded, metal3_bmo_env, tmp_path):
-    """Dropping the workload role, the web allow, a host class and a pod control removes them.
+    """Dropping the workload role, the web allow, a host class and pod controls removes them.
 
     Last test of the module: it leaves t6-b without them and the cluster without the seccomp policy.
     """
+    dropped = {"baremetal-tenancy-" + c for c in ["seccomp", *OPT_IN]}
+    kept = [p for p in POLICIES if p not in dropped]
     changed = [dict(TENANTS[1], cluster_roles=ROLES[:1], network_allows=[], host_classes=["small"])]
     play = [
         {
@@ -637,6 +716,7 @@ def test_role_removes_what_a_tenant_no_longer_has(onboarded, metal3_bmo_env, tmp
         play,
         metal3_bmo_env.kube.ansible_env("admin"),
         tmp_path / "update",
+        # The defaults but seccomp: the opt-in controls go too (the session's other suites do not expect them).
         extra_vars={"tenant_namespace_tenants": [TENANTS[0], *changed], "tenant_namespace_pod_controls": CONTROLS[:-1]},
     )
     assert run.ok, run.explain()
@@ -647,13 +727,13 @@ def test_role_removes_what_a_tenant_no_longer_has(onboarded, metal3_bmo_env, tmp
             for p in admission.list_validating_admission_policy().items
             if p.metadata.name.startswith("baremetal-tenancy-")
         )
-        assert remaining == [p for p in POLICIES if p != "baremetal-tenancy-seccomp"]
+        assert remaining == kept
         remaining = sorted(
             b.metadata.name
             for b in admission.list_validating_admission_policy_binding().items
             if b.metadata.name.startswith("baremetal-tenancy-")
         )
-        assert remaining == [p for p in POLICIES if p != "baremetal-tenancy-seccomp"]
+        assert remaining == kept
         core, rbac, net = client.CoreV1Api(api), client.RbacAuthorizationV1Api(api), client.NetworkingV1Api(api)
         assert [b.metadata.name for b in rbac.list_namespaced_role_binding(B).items] == ROLES[:1]
         assert "baremetal-tenancy-allow-web" not in [

@@ -186,6 +186,29 @@ def check_tenants(
     return names
 
 
+# Bounds of the ID ranges the pod controls compare with: container ports, and group IDs (a 32-bit GID).
+ID_BOUNDS = {"port": (1, 65535), "group": (0, 2147483647)}
+
+
+def check_id_ranges(ranges: Any, where: str, kind: str) -> list:
+    """Raise :class:`InvalidInput` unless ``ranges`` is a non-empty list of ``{min, max}`` integers within ``kind``'s bounds."""
+    low, high = ID_BOUNDS[kind]
+    if not isinstance(ranges, list) or not ranges:
+        raise InvalidInput("option %s" % where, "must be a non-empty list of {min, max} ranges")
+    for index, entry in enumerate(ranges):
+        name = "option %s[%d]" % (where, index)
+        if not isinstance(entry, dict) or set(entry) != {"min", "max"}:
+            raise InvalidInput(name, "must be a dict with exactly the keys min and max, got %r" % (entry,))
+        bounds = [entry["min"], entry["max"]]
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in bounds):
+            raise InvalidInput(name, "min and max must be integers, got %r" % (entry,))
+        if not low <= bounds[0] <= bounds[1] <= high:
+            raise InvalidInput(
+                name, "needs %d <= min <= max <= %d, got min %d, max %d" % (low, high, bounds[0], bounds[1])
+            )
+    return ranges
+
+
 def check_choices(values: Any, known: Sequence[str], where: str) -> list:
     """Raise :class:`InvalidInput` unless ``values`` is a list of members of ``known``."""
     if not isinstance(values, list):

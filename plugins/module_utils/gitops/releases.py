@@ -16,9 +16,12 @@ values. So that the objects Flux applies are valid and cannot collide:
 
 - an app is a mapping with a ``name`` (a DNS-1123 label of at most
   :data:`RELEASE_NAME_MAX` characters, Helm's limit for a release name), a
-  ``chart`` (``url`` and ``path`` of the chart in a Git repository, at most one
-  of ``branch``, ``tag`` and ``commit``), optional ``values`` (a mapping) and
-  ``interval``; each app is listed once;
+  ``chart``, optional ``values`` (a mapping) and ``interval``; each app is
+  listed once. The chart is either kept in Git (``url`` and ``path`` of the
+  chart in a Git repository, at most one of ``branch``, ``tag`` and
+  ``commit``) or in a Helm chart repository (``repository``, an ``http://`` or
+  ``https://`` URL, the chart's ``name`` and its ``version``, an exact version
+  or a semver range): the base's chart source is then a HelmRepository;
 - a release is a mapping with a ``name`` (the same rule as an app's), the
   ``app`` it installs (one of the apps) and optional ``values`` (a mapping,
   the tenant's patch over the app's values); a tenant lists each release name
@@ -44,6 +47,8 @@ CHART_SOURCE_SUFFIX = "-chart"
 APP_KEYS = ("name", "chart", "values", "interval")
 CHART_KEYS = ("url", "path", "branch", "tag", "commit", "interval", "secret")
 CHART_REFS = ("branch", "tag", "commit")
+HELM_CHART_KEYS = ("repository", "name", "version", "interval", "secret")
+HELM_URL_SCHEMES = ("http://", "https://")
 RELEASE_KEYS = ("name", "app", "values")
 
 
@@ -80,10 +85,60 @@ def chart_path_problem(path: Any) -> str | None:
     return None
 
 
+def helm_repository_url_problem(url: Any) -> str | None:
+    """Why ``url`` cannot be the URL of a Helm (HTTP) chart repository, or ``None``."""
+    problem = _text_problem(url, "chart repository")
+    if problem:
+        return problem
+    if (
+        not url.startswith(HELM_URL_SCHEMES)
+        or len(url.split("://", 1)[1].strip("/")) == 0
+        or any(c.isspace() for c in url)
+    ):
+        return "chart repository %r must be an http:// or https:// URL without spaces" % url
+    return None
+
+
+def helm_chart_problem(chart: dict) -> str | None:
+    """The first problem of a chart kept in a Helm chart repository, or ``None``."""
+    problem = _unknown_keys(chart, HELM_CHART_KEYS, "chart")
+    if problem:
+        return problem
+    problem = helm_repository_url_problem(chart["repository"])
+    if problem:
+        return problem
+    for key in ("name", "version"):
+        if key not in chart:
+            return "chart from a Helm repository needs a %s" % key
+    problem = name_problem(chart["name"], "chart")
+    if problem:
+        return problem
+    for key in ["version"] + [k for k in ("interval", "secret") if k in chart]:
+        problem = _text_problem(chart[key], "chart " + key)
+        if problem:
+            return problem
+    return None
+
+
+def helm_repositories(apps: Sequence[dict]) -> list[str]:
+    """The Helm chart repositories of the (already checked) ``apps``, each once, in order."""
+    urls: list[str] = []
+    for app in apps:
+        url = app["chart"].get("repository")
+        if url is not None and url not in urls:
+            urls.append(url)
+    return urls
+
+
 def chart_problem(chart: Any) -> str | None:
-    """The first problem of an app's ``chart`` (where its chart is kept in Git), or ``None``."""
+    """The first problem of an app's ``chart`` (kept in Git, or in a Helm chart repository), or ``None``."""
     if not isinstance(chart, dict):
-        return "chart must be a mapping with the url of a Git repository and the path of the chart in it"
+        return (
+            "chart must be a mapping: the url of a Git repository and the path of the chart in it, or the repository,"
+            " name and version of a chart in a Helm chart repository"
+        )
+    if "repository" in chart:
+        return helm_chart_problem(chart)
     problem = _unknown_keys(chart, CHART_KEYS, "chart")
     if problem:
         return problem

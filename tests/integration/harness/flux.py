@@ -490,6 +490,7 @@ FLUX_KINDS = {
     "GitRepository": ("source.toolkit.fluxcd.io", "v1", "gitrepositories"),
     "Kustomization": ("kustomize.toolkit.fluxcd.io", "v1", "kustomizations"),
     "HelmRelease": ("helm.toolkit.fluxcd.io", "v2", "helmreleases"),
+    "HelmRepository": ("source.toolkit.fluxcd.io", "v1", "helmrepositories"),
 }
 
 

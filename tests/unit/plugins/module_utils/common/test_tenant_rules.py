@@ -92,6 +92,38 @@ def test_check_choices():
         tr.check_choices(["Deny", "Block"], tr.POLICY_ACTIONS, "policy_actions")
 
 
+def test_check_id_ranges_accepts_ranges_within_the_bounds():
+    ranges = [{"min": 1024, "max": 65535}, {"min": 80, "max": 80}]
+    assert tr.check_id_ranges(ranges, "allowed_ports", "port") is ranges
+    assert tr.check_id_ranges([{"min": 0, "max": 2147483647}], "g", "group")
+
+
+@pytest.mark.parametrize(
+    ("ranges", "kind", "message"),
+    [
+        ([], "port", r"option p: must be a non-empty list"),
+        ({"min": 1, "max": 2}, "port", r"option p: must be a non-empty list"),
+        (["80"], "port", r"option p\[0\]: must be a dict with exactly the keys min and max"),
+        ([{"min": 1}], "port", r"option p\[0\]: must be a dict with exactly the keys"),
+        ([{"min": 1, "max": 2, "step": 1}], "port", r"option p\[0\]: must be a dict with exactly the keys"),
+        ([{"min": "1", "max": 2}], "port", r"option p\[0\]: min and max must be integers"),
+        ([{"min": True, "max": 2}], "port", r"option p\[0\]: min and max must be integers"),
+        (
+            [{"min": 1, "max": 2}, {"min": 9, "max": 8}],
+            "port",
+            r"option p\[1\]: needs 1 <= min <= max <= 65535, got min 9, max 8",
+        ),
+        ([{"min": 0, "max": 80}], "port", r"option p\[0\]: needs 1 <= min"),
+        ([{"min": 1, "max": 65536}], "port", r"needs 1 <= min <= max <= 65535"),
+        ([{"min": -1, "max": 5}], "group", r"needs 0 <= min <= max <= 2147483647"),
+        ([{"min": 1, "max": 2147483648}], "group", r"needs 0 <= min"),
+    ],
+)
+def test_check_id_ranges_refuses_bad_ranges(ranges, kind, message):
+    with pytest.raises(InvalidInput, match=message):
+        tr.check_id_ranges(ranges, "p", kind)
+
+
 # The role's former Jinja patterns, kept here as the reference the rules must agree with.
 TENANT_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 CLASS_RE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")

@@ -13,6 +13,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.gitops import re
 
 CHART = {"url": "http://127.0.0.1:8080/charts.git", "path": "charts/web"}
 WEB = {"name": "web", "chart": CHART, "values": {"greeting": "hi"}, "interval": "1m"}
+HELM = {"repository": "http://127.0.0.1:8081/", "name": "web", "version": "0.1.0"}
 
 
 def apps_refused(apps):
@@ -66,6 +67,45 @@ def test_good_apps_pass_and_their_names_come_back():
 )
 def test_a_bad_app_is_one_error_naming_it_and_the_cause(apps, expected):
     message = apps_refused(apps)
+    assert expected in message, message
+
+
+def test_apps_from_helm_repositories_pass_and_their_repositories_come_back_once():
+    apps = [
+        {"name": "web", "chart": HELM},
+        {"name": "web2", "chart": {**HELM, "version": ">=0.1.0 <1.0.0", "interval": "5m", "secret": "charts-auth"}},
+        {"name": "db", "chart": {**HELM, "repository": "https://charts.example.com/stable", "name": "postgres"}},
+        {"name": "git", "chart": CHART},
+    ]
+    assert rel.check_apps(apps) == ["web", "web2", "db", "git"]
+    assert rel.helm_repositories(apps) == ["http://127.0.0.1:8081/", "https://charts.example.com/stable"]
+    assert rel.helm_repositories([{"name": "git", "chart": CHART}]) == []
+
+
+@pytest.mark.parametrize(
+    "chart, expected",
+    [
+        ({**HELM, "repository": ""}, "apps[0] (web): chart repository must be a non-empty string"),
+        ({**HELM, "repository": 3}, "chart repository must be a non-empty string"),
+        (
+            {**HELM, "repository": "oci://ghcr.io/x"},
+            "chart repository 'oci://ghcr.io/x' must be an http:// or https://",
+        ),
+        ({**HELM, "repository": "http://"}, "must be an http:// or https:// URL"),
+        ({**HELM, "repository": "http://a b/"}, "must be an http:// or https:// URL without spaces"),
+        (
+            {"repository": HELM["repository"], "version": "1"},
+            "apps[0] (web): chart from a Helm repository needs a name",
+        ),
+        ({"repository": HELM["repository"], "name": "web"}, "chart from a Helm repository needs a version"),
+        ({**HELM, "name": "Web"}, "apps[0] (web): chart name 'Web' must consist of lower case"),
+        ({**HELM, "version": ""}, "apps[0] (web): chart version must be a non-empty string"),
+        ({**HELM, "secret": ""}, "chart secret must be a non-empty string"),
+        ({**HELM, "path": "charts/web"}, "chart has unknown key(s) path (known: repository, name, version, interval"),
+    ],
+)
+def test_a_bad_chart_from_a_helm_repository_is_one_error_naming_the_app(chart, expected):
+    message = apps_refused([{"name": "web", "chart": chart}])
     assert expected in message, message
 
 
