@@ -143,6 +143,21 @@ options:
     elements: str
     choices: [ipv4, ipv6, hostname]
     default: [ipv4, ipv6]
+  network:
+    description:
+      - With O(backend=ironic), the name or ID of a Neutron network of the caller's project (its private network,
+        see M(baremetal.tenancy.tenant_network)). C(ansible_host) is the host's address on it, read from the
+        caller's own port attached to the node (the port's C(device_id) names the node, a field only the project
+        itself and the owner can write), and the owner's addresses are not used. A host without a port on the
+        network has no address.
+      - A network the project does not have is an error naming it.
+    type: str
+  jump_host:
+    description:
+      - A host to reach the hosts through with SSH's C(ProxyJump), for example the tenant's gateway on its private
+        network (V(ubuntu@gateway.example.com:2222)). Every host gets C(ansible_ssh_common_args) set to
+        C(-o ProxyJump=) followed by it.
+    type: str
   hosts_without_address:
     description:
       - What to do with a host that has no address matching O(address_types) and O(address_families).
@@ -327,6 +342,13 @@ keyed_groups:
     prefix: trait
 
 ---
+# Ironic hosts on my private network, reached through my gateway on it.
+plugin: baremetal.tenancy.claimed_hosts
+backend: ironic
+network: tenant-a-private
+jump_host: root@gateway.tenant-a.example.com
+
+---
 # Cache for an hour: a second run makes no API request.
 plugin: baremetal.tenancy.claimed_hosts
 namespaces: [tenant-a]
@@ -370,6 +392,7 @@ MODEL_OPTIONS = (
     "hostvar_prefix",
     "address_types",
     "address_families",
+    "jump_host",
     "hosts_without_address",
     "only_ready",
     "default_groups",
@@ -493,6 +516,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
             "namespaces": sorted(self.get_option("namespaces") or []),
             "params": params,
             "ports": ports,
+            "network": self.get_option("network"),
         }
         if backend == "metal3":
             kubeconfig = (
@@ -544,6 +568,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
                 self.get_option("page_size"),
                 self.get_option("api_timeout"),
                 ports,
+                network=self.get_option("network"),
                 on_record=None if entries is None else (lambda record: entries.append(preparer.entry(record))),
             )
             self.display.vvv("%s: %d claimed hosts read with %d API requests" % (self.NAME, len(records), requests))

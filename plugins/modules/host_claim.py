@@ -109,6 +109,26 @@ options:
         description: Disk format of the image.
         type: str
         choices: [raw, qcow2, vdi, vmdk, live-iso]
+  networks:
+    description:
+      - The tenant's own Neutron networks the host is attached to (O(backend=ironic), a node with Ironic's
+        C(neutron) network interface), made with M(baremetal.tenancy.tenant_network).
+      - For each network the module makes a port of the caller's project named C(bmt-<claim>-<network>) (its
+        C(device_id) the node) and attaches it to the node as a VIF before the deployment; when Ironic deploys the
+        node it binds the port and networking-generic-switch moves the node's switch port to the network's VLAN.
+      - A network the caller's project does not have (another tenant's is not shown) is an error naming it, and
+        nothing changes. Releasing the claim detaches the VIFs and deletes the ports.
+      - A network removed from the list stays attached until the claim is released.
+    type: list
+    elements: dict
+    suboptions:
+      network:
+        description: Name or ID of a network of the caller's project.
+        type: str
+        required: true
+      fixed_ip:
+        description: The host's address on the network (in one of its subnets); without it Neutron picks one.
+        type: str
   file_url_allowed_prefixes:
     description:
       - Directories on the Ironic conductor under which O(image.url) and a checksum URL may be C(file://) URLs
@@ -257,6 +277,19 @@ EXAMPLES = r"""
     annotations:
       host.metal3.io/reboot: ""
 
+- name: Deploy an Ironic node on my private network (its switch port moves to my VLAN)
+  baremetal.tenancy.host_claim:
+    backend: ironic
+    name: web-1
+    resource_class: baremetal-large
+    networks:
+      - network: tenant-a-private
+        fixed_ip: 10.20.0.11
+    image:
+      url: http://images.example.com/live.iso
+      format: live-iso
+    wait: true
+
 - name: Reboot my Ironic host once (Ironic's reboot power target)
   baremetal.tenancy.host_claim:
     backend: ironic
@@ -401,6 +434,26 @@ claim:
       description: Traits of the node (O(backend=ironic)).
       type: list
       elements: str
+    networks:
+      description:
+        - With O(networks), each network of the claim and the host's addresses on it, from the caller's own port
+          (never a field of the port's binding, which names the switch port).
+      type: list
+      elements: dict
+      contains:
+        network:
+          description: Name of the network.
+          type: str
+        network_id:
+          description: ID of the network.
+          type: str
+        addresses:
+          description: The host's IP addresses on the network.
+          type: list
+          elements: str
+        mac_address:
+          description: MAC address of the port (the node's NIC once attached).
+          type: str
 rebooted:
   description: Whether the run rebooted the node (O(backend=ironic), V(host.metal3.io/reboot) in O(annotations); in check
     mode, whether it would).
@@ -440,6 +493,11 @@ class HostClaimModule(TenancyModule):
                 checksum_type=dict(type="str", choices=["md5", "sha256", "sha512", "auto"], default="auto"),
                 format=dict(type="str", choices=["raw", "qcow2", "vdi", "vmdk", "live-iso"]),
             ),
+        ),
+        networks=dict(
+            type="list",
+            elements="dict",
+            options=dict(network=dict(type="str", required=True), fixed_ip=dict(type="str")),
         ),
         file_url_allowed_prefixes=dict(type="list", elements="str"),
         user_data_secret=dict(type="str", no_log=False),

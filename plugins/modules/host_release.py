@@ -18,6 +18,10 @@ description:
     off and its allocation deleted). A deployment under way is let finish first. With O(wait=true) the module returns
     when the allocation is gone and the node is C(available) again. The credentials must be scoped to the tenant's
     project; a claim of another project is not visible, so releasing it changes nothing.
+  - With O(backend=ironic), every VIF of the node is detached first and the ports M(baremetal.tenancy.host_claim)
+    made for the claim's O(baremetal.tenancy.host_claim#module:networks) are deleted. On a node with Ironic's
+    C(neutron) network interface its switch port leaves the tenant's VLAN at once, and is in the owner's quarantine
+    when the node is C(available) again.
   - Releasing a claim that does not exist changes nothing.
   - With O(backend=metal3), claims of either HostClaim dialect (O(dialect)) are released the same way.
 author:

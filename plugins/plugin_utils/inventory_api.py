@@ -170,6 +170,29 @@ class IronicClaims:
         found = parallel_map(self._allocation, sorted(set(unknown)), workers=ALLOCATION_READERS)
         return ironic_view.owned_allocations(found, self.project_id)
 
+    def network_addresses(self, network):
+        """``{node UUID: addresses}`` from the caller's own ports on its ``network`` (``device_id`` names the node)."""
+        from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import network_model
+        from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.neutron import Neutron
+
+        obj = "option network"
+        if not self.project_id:
+            raise InvalidInput(obj, "needs credentials scoped to the tenant's project")
+        try:
+            neutron = Neutron(self.conn)
+            found = neutron.find_network(network, self.project_id, obj)
+            if found is None or found.get("project_id") != self.project_id:
+                raise InvalidInput(obj, "network %s does not exist or is not project %s's" % (network, self.project_id))
+            ports = neutron.ports(obj, project_id=self.project_id, network_id=found["id"])
+        except TenancyError as error:
+            raise shorten(error) from None
+        self.client.requests += neutron.requests
+        by_node = network_model.tenant_ports_by_node(ports, self.project_id)
+        return dict(
+            (node, [{"type": "InternalIP", "address": a} for a in network_model.port_addresses(port)])
+            for node, port in by_node.items()
+        )
+
     def records(self, page_size=DEFAULT_PAGE_SIZE, ports=True):
         """Records of the project's claims that hold a node (the lists read in parallel).
 
@@ -203,6 +226,7 @@ def fetch_records(
     timeout=DEFAULT_TIMEOUT,
     ports=True,
     on_record=None,
+    network=None,
 ):
     """``(records, requests)`` for ``backend`` with the credentials in ``params`` (``ports``: see IronicClaims).
 
@@ -216,6 +240,10 @@ def fetch_records(
     elif backend == "ironic":
         reader = IronicClaims(dict(params, api_timeout=params.get("api_timeout") or timeout))
         records = reader.records(page_size, ports)
+        if network:
+            addresses = reader.network_addresses(network)
+            for record in records:
+                record["addresses"] = addresses.get(record.get("node_uuid"), [])
         for record in records if on_record is not None else ():
             on_record(record)
     else:

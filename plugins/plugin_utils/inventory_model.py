@@ -335,6 +335,7 @@ class HostPreparer:
         self.families = options.get("address_families", DEFAULT_ADDRESS_FAMILIES)
         self.skip_without_address = options.get("hosts_without_address") == "skip"
         self.only_ready = bool(options.get("only_ready"))
+        self.jump_host = options.get("jump_host")
         wanted = options.get("host_variables") or DEFAULT_HOST_VARIABLES
         self.names = dict((backend, variable_names(backend, wanted)) for backend in BACKENDS)
         self.group_prefix = options.get("group_prefix", DEFAULT_GROUP_PREFIX)
@@ -351,6 +352,8 @@ class HostPreparer:
             variables["ansible_host"] = address
         elif self.skip_without_address:
             return None
+        if self.jump_host:
+            variables["ansible_ssh_common_args"] = "-o ProxyJump=%s" % self.jump_host
         groups = (
             default_groups(record, self.group_prefix, self.class_label, self.group_memo) if self.with_groups else []
         )

@@ -286,6 +286,36 @@ CASES = [
         module("host_offer_expire", nodes=[NODE], lead_time=-1),
         ("lead_time", "-1"),
     ),
+    # -- tenant_network and host_claim's networks (a tenant): checked before Neutron is asked -------------------
+    Case(
+        "network-cidr",
+        IR,
+        "tenant-a",
+        T,
+        module("tenant_network", name="bad-net", subnets=[{"name": "hosts", "cidr": "10.0.0.1/24"}]),
+        ("cidr", "10.0.0.1/24"),
+    ),
+    Case(
+        "network-gateway",
+        IR,
+        "tenant-a",
+        T,
+        module(
+            "tenant_network",
+            name="bad-net",
+            subnets=[{"name": "hosts", "cidr": "10.0.0.0/24", "gateway_ip": "10.9.9.9"}],
+        ),
+        ("gateway_ip", "10.9.9.9"),
+    ),
+    Case("network-state", IR, "tenant-a", T, module("tenant_network", name="bad-net", state="up"), ("state", "up")),
+    Case(
+        "claim-networks-fixed-ip",
+        IR,
+        "tenant-a",
+        T,
+        irclaim(networks=[{"network": "bad-net", "fixed_ip": "10.0.0.300"}]),
+        ("fixed_ip", "10.0.0.300"),
+    ),
     # -- host_share (the owner) ------------------------------------------------------------------
     Case(
         "share-matches",

@@ -42,6 +42,7 @@ ONLY_FOR = {
         "network_data",
         "meta_data",
         "file_url_allowed_prefixes",
+        "networks",
     ),
 }
 _DATA_SECRETS = "user_data_secret, network_data_secret and meta_data_secret"

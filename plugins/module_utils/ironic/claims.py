@@ -43,6 +43,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
     undo_after,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.params import check_timeout
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import network_model
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.claim_view import claim_view
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.client import (
     Ironic,
@@ -76,6 +77,11 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model imp
     validate_image,
     validate_name,
     validate_traits,
+)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.neutron import (
+    Neutron,
+    claim_ports,
+    resolve_claim_networks,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.writes import Writes
 
@@ -251,6 +257,7 @@ class ClaimRequest:
     wait_ready: bool
     wait: bool
     wait_timeout: float
+    networks: tuple = ()
 
 
 @dataclass
@@ -262,6 +269,9 @@ class ClaimState:
     deploying: bool = False
     deferred_power: str | None = None
     created: bool = False  # this run created the allocation (undone when a later write fails)
+    resolved: list | None = None  # the claim's networks, resolved before any write
+    ports_created: list | None = None  # Neutron ports this run created (deleted when a later write fails)
+    network_views: list | None = None
 
 
 def _validate_claim_params(mod) -> ClaimRequest:
@@ -285,6 +295,7 @@ def _validate_claim_params(mod) -> ClaimRequest:
         mod.warn("user_data, network_data and meta_data are only used when an image is deployed (option image)")
     if p["resource_class"] is not None and not p["resource_class"].strip():
         raise InvalidInput(obj, "option resource_class must not be empty")
+    networks = network_model.validate_claim_networks(p.get("networks"), obj)
     reboot = reboot_request(p.get("annotations"), obj)
     if reboot and p["online"] is False:
         raise InvalidInput(
@@ -305,6 +316,7 @@ def _validate_claim_params(mod) -> ClaimRequest:
         wait_ready=bool(p["wait"] and p["wait_for"] == "ready"),
         wait=bool(p["wait"]),
         wait_timeout=p["wait_timeout"],
+        networks=tuple(networks),
     )
 
 
@@ -435,11 +447,17 @@ def run_host_claim(mod: Any) -> None:
     claim = ClaimState(allocation, node)
     before = diff_view(allocation, node)
     _refuse_reboot_with_deployment(request, claim)
+    neutron = None
+    if request.networks:
+        neutron = Neutron(client.conn)
+        claim.resolved = resolve_claim_networks(neutron, project, list(request.networks), request.obj)
     _allocate(writes, project, request, claim)
     if claim.node is not None:
-        _deploy_and_power(mod, writes, project, request, claim)
+        _deploy_and_power(mod, writes, project, request, claim, neutron)
         _wait(mod, writes, request, claim)
     _report(mod, client, project, request, claim, before)
+    if neutron is not None:
+        mod.result["claim"]["networks"] = _network_views(writes, neutron, project, request, claim)
 
 
 def _deploys(request, claim):
@@ -466,9 +484,12 @@ def _refuse_reboot_with_deployment(request, claim):
         )
 
 
-def _deploy_and_power(mod, writes, project, request, claim):
-    """Phases 4 and 5; when one of their writes fails, an allocation this run created is undone."""
+def _deploy_and_power(mod, writes, project, request, claim, neutron=None):
+    """Phases 4 and 5 (the claim's networks attached first); when one of their writes fails, an allocation this run
+    created is undone, and the ports it created."""
     try:
+        if neutron is not None:
+            _attach_networks(writes, neutron, project, request, claim)
         _deploy_image(writes, project, request, claim)
         _set_power(mod, writes, request, claim)
     except Exception as exc:
@@ -483,6 +504,9 @@ def _undo_claim(writes, request, claim, error):
     the error says what is left behind)."""
 
     def undo():
+        for port_id in claim.ports_created or ():
+            writes.client.detach_vif(claim.node["uuid"], port_id, node_label(claim.node))
+            Neutron(writes.client.conn).delete_port(port_id, request.obj)
         node = writes.client.get_node(claim.node["uuid"], missing_ok=True)
         if node is not None and node.get("provision_state") == "available" and not node.get("target_provision_state"):
             writes.clear_instance(node)
@@ -490,6 +514,80 @@ def _undo_claim(writes, request, claim, error):
 
     what = "allocation %s (node %s)" % (request.name, node_label(claim.node))
     return undo_after(error, what, undo)
+
+
+def _attach_networks(writes, neutron, project, request, claim):
+    """Phase 4a: the caller's port on each network of the claim (made when missing, named after the claim, its
+    ``device_id`` the node) attached to the node as a VIF, before the deployment (Ironic binds the VIFs when it
+    deploys, and networking-generic-switch moves the node's switch port to the network's VLAN)."""
+    node = claim.node
+    label = node_label(node)
+    if writes.check_mode and not node.get("uuid"):
+        return
+    vifs = set(writes.client.list_vifs(node["uuid"], label))
+    claim.ports_created = []
+    for item in claim.resolved or ():
+        network = item["network"]
+        obj = "%s, network %s" % (request.obj, network.get("name"))
+        name = network_model.claim_port_name(request.name, network.get("name"))
+        found = neutron.ports(obj, project_id=project, network_id=network["id"], name=name)
+        port = found[0] if found else None
+        if port is not None and item["fixed_ip"] and item["fixed_ip"] not in network_model.port_addresses(port):
+            raise InvalidInput(
+                obj,
+                "the claim's port has address %s, not %s; an address cannot change: release the claim first"
+                % (", ".join(network_model.port_addresses(port)) or "none", item["fixed_ip"]),
+            )
+        if port is not None and port.get("device_id") != node["uuid"]:
+            if writes.change("port %s names node %s" % (name, label)):
+                port = neutron.update_port(port["id"], {"device_id": node["uuid"]}, obj)
+        if port is None:
+            body = {"network_id": network["id"], "name": name, "device_id": node["uuid"]}
+            if item["fixed_ip"]:
+                body["fixed_ips"] = [{"ip_address": item["fixed_ip"]}]
+            if not writes.change("create port %s" % name):
+                continue
+            port = neutron.create_port(body, obj)
+            claim.ports_created.append(port["id"])
+        if port["id"] not in vifs and writes.change("attach port %s to node %s" % (name, label)):
+            writes.client.attach_vif(node["uuid"], port["id"], label)
+
+
+def _network_views(writes, neutron, project, request, claim):
+    """The claim's ``networks`` result: each network and the host's addresses on it (no port binding)."""
+    node = claim.node or {}
+    ports = {}
+    if node.get("uuid"):
+        for port in claim_ports(neutron, project, request.name, node["uuid"], request.obj):
+            ports[port.get("network_id")] = port
+    views = []
+    for item in claim.resolved or ():
+        network = item["network"]
+        port = ports.get(network["id"])
+        if port is None and writes.check_mode and item["fixed_ip"]:
+            port = {"fixed_ips": [{"ip_address": item["fixed_ip"]}]}
+        views.append(network_model.claim_network_view(network, port))
+    return views
+
+
+def _detach_networks(writes, project, name, node):
+    """Before a claimed node is undeployed or given back: every VIF is detached from it (Ironic unbinds the port,
+    networking-generic-switch moves the switch port out of the tenant's VLAN) and the ports ``host_claim`` made for
+    the claim are deleted. A node whose VIFs the caller may not read has none to detach for it."""
+    label = node_label(node)
+    try:
+        vifs = writes.client.list_vifs(node["uuid"], label)
+    except (Forbidden, NotFound):
+        return
+    if not vifs:
+        return
+    for vif in vifs:
+        if writes.change("detach VIF %s from node %s" % (vif, label)):
+            writes.client.detach_vif(node["uuid"], vif, label)
+    neutron = Neutron(writes.client.conn)
+    for port in claim_ports(neutron, project, name, node["uuid"], _obj(name)):
+        if writes.change("delete port %s" % port.get("name")):
+            neutron.delete_port(port["id"], _obj(name))
 
 
 def _deploy(writes, node, desired, drive, action):
@@ -676,6 +774,8 @@ def _release(mod, wait):
             "node %s" % node_label(node),
             describe=node_where,
         )
+    if node is not None:
+        _detach_networks(writes, project, name, node)
     if node is not None and node.get("provision_state") in UNDEPLOYABLE_STATES:
         # Undeploying (cleaning) also removes the allocation.
         writes.undeploy(node)

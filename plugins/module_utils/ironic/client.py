@@ -320,6 +320,18 @@ class Ironic:
         params = [("node", node)] if node else []
         return self.list("ports", "ports", params, fields)
 
+    # -------------------------------------------------------------- VIFs
+    def list_vifs(self, ident: str, label: str | None = None) -> list[str]:
+        """The IDs of the node's VIFs (Neutron ports attached to it)."""
+        body = self.request("get", "/nodes/%s/vifs" % ident, "node %s" % (label or ident)) or {}
+        return [vif.get("id") for vif in body.get("vifs") or () if vif.get("id")]
+
+    def attach_vif(self, ident: str, vif: str, label: str | None = None) -> None:
+        self.request("post", "/nodes/%s/vifs" % ident, "node %s" % (label or ident), body={"id": vif})
+
+    def detach_vif(self, ident: str, vif: str, label: str | None = None) -> None:
+        self.request("delete", "/nodes/%s/vifs/%s" % (ident, vif), "node %s" % (label or ident), missing_ok=True)
+
     # -------------------------------------------------------------- waiting
     def poll(
         self,

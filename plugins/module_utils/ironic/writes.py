@@ -40,6 +40,11 @@ class Writes:
             return False
         return True
 
+    def change(self, what: str) -> bool:
+        """A write the runner makes through another client (Neutron, a VIF): marks the run changed and says whether
+        to really make it (not in check mode); in check mode it is recorded in :attr:`would`."""
+        return self._change(what)
+
     def create_allocation(
         self, name: str, resource_class: str, traits: list | None = None, candidate_nodes: list | None = None
     ) -> dict:

@@ -52,7 +52,7 @@ def fetch(monkeypatch):
     """Replace the API reads: returns the list of calls made."""
     calls = []
 
-    def fake(backend, params, namespaces=None, page_size=500, timeout=60, ports=True, on_record=None):
+    def fake(backend, params, namespaces=None, page_size=500, timeout=60, ports=True, on_record=None, network=None):
         calls.append(
             {"backend": backend, "params": params, "namespaces": namespaces, "page_size": page_size, "ports": ports}
         )

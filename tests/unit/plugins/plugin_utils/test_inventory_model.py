@@ -763,3 +763,11 @@ def test_check_unique_names():
         m.check_unique_names([("", a)])
     with pytest.raises(InvalidInput, match="allocation d"):
         m.check_unique_names([(None, ironic("d"))])
+
+
+def test_jump_host_gives_every_host_a_proxy_jump():
+    records = [metal3("web", "a"), metal3("cache", "a", addresses=[])]
+    entries = m.prepare_hosts(records, {"backend": "metal3", "jump_host": "root@10.20.0.1:2222"})
+    assert [e["hostvars"]["ansible_ssh_common_args"] for e in entries] == ["-o ProxyJump=root@10.20.0.1:2222"] * 2
+    plain = m.prepare_hosts(records, {"backend": "metal3"})
+    assert all("ansible_ssh_common_args" not in e["hostvars"] for e in plain)
