@@ -488,14 +488,16 @@ def churn(env, rng: random.Random, round_number: int) -> None:
 
 
 def _bmc_account_code():
-    """The collection's ``bmc_account`` code (module_utils) and the module's option defaults."""
+    """The collection's ``bmc_account`` code (module_utils), the ledger of a BareMetalHost, and the module's option
+    defaults."""
     root = str(collections_root())
     if root not in sys.path:
         sys.path.insert(0, root)
+    from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.bmc_ledger import Metal3Host
     from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import accounts
     from ansible_collections.baremetal.tenancy.plugins.modules.bmc_account import BmcAccountModule
 
-    return accounts, {key: spec.get("default") for key, spec in BmcAccountModule.argument_spec.items()}
+    return accounts, Metal3Host, {key: spec.get("default") for key, spec in BmcAccountModule.argument_spec.items()}
 
 
 class _Grant:
@@ -518,7 +520,7 @@ class _Grant:
 def grant(env, host: str, grantee: str) -> str:
     """The owner's ``bmc_account`` task (``host_name``, ``namespace``, ``grantee``, ``expires_in``) as the admin, run
     in this process by the module's own code; returns the account's user name (the password is dropped)."""
-    accounts, defaults = _bmc_account_code()
+    accounts, metal3_host, defaults = _bmc_account_code()
     module = _Grant(dict(defaults, host_name=host, namespace=INFRA, grantee=grantee, expires_in="2h"))
     # sushy logs its fallback to basic auth (the emulator has no sessions) at each connection: not in this output
     sushy_log = logging.getLogger("sushy")
@@ -526,7 +528,7 @@ def grant(env, host: str, grantee: str) -> str:
     sushy_log.setLevel(logging.CRITICAL)
     try:
         with env.api() as api:
-            accounts.run_bmc_account(module, lambda: api)
+            accounts.run_bmc_account(module, lambda name: metal3_host(api, INFRA, name))
     finally:
         sushy_log.setLevel(level)
     username = module.result.get("username") or ""

@@ -141,6 +141,9 @@ ONE_BACKEND = {
     "host_offer": "ironic",
     "host_offer_claim": "ironic",
     "host_offer_info": "ironic",
+    "host_offer_expire": "ironic",
+    "tenant_network": "ironic",
+    "tenancy_posture": "metal3",
     "gitops_commit": None,  # neither backend
 }
 BACKENDS = ("metal3/", "ironic/")

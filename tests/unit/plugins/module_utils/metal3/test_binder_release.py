@@ -88,9 +88,10 @@ def test_release_deletes_the_tenants_bmc_accounts_first(monkeypatch):
     host = granted_and_deleted(fake)
     calls = []
 
-    def revoke(backend, name, namespace=None, api_client=None, grantee=None, **kwargs):
-        # the host is still bound while its accounts go
-        calls.append((backend, namespace, name, grantee, bound(fake)))
+    def revoke(handle, grantee=None, **kwargs):
+        # the host is still bound while its accounts go; the ledger handed over is the BareMetalHost's
+        namespace, name = handle.namespace, handle.name
+        calls.append((type(handle).__name__, namespace, name, grantee, bound(fake)))
         fake.write(
             "baremetalhosts", namespace, name, {"metadata": {"annotations": {"baremetal.tenancy/bmc-accounts": None}}}
         )
@@ -100,7 +101,7 @@ def test_release_deletes_the_tenants_bmc_accounts_first(monkeypatch):
     check = binder(fake, check_mode=True).run()
     assert calls == [] and check["claims"][0]["bmc_accounts_removed"] == ["bmt-1"] and bound(fake) == {"c0": host}
     done = binder(fake).run()
-    assert calls == [("metal3", INFRA, host, "tenant-a", {"c0": host})]
+    assert calls == [("Metal3Host", INFRA, host, "tenant-a", {"c0": host})]
     assert done["claims"][0]["action"] == "released" and done["claims"][0]["bmc_accounts_removed"] == ["bmt-1"]
     assert bound(fake) == {}
 
@@ -144,7 +145,8 @@ def test_a_duplicate_binding_loses_the_tenants_bmc_accounts_before_it_is_release
     kept, duplicate = duplicate_with_account(fake)
     calls = []
 
-    def revoke(backend, name, namespace=None, api_client=None, grantee=None, **kwargs):
+    def revoke(handle, grantee=None, **kwargs):
+        namespace, name = handle.namespace, handle.name
         host = fake.get("baremetalhosts", namespace, name)
         calls.append((name, grantee, (host["spec"].get("consumerRef") or {}).get("name")))
         fake.write(
