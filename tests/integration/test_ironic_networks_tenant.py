@@ -6,7 +6,7 @@ inventory with ``network`` and ``jump_host``, and ``host_release``, each through
 Against the session's Keystone and Ironic, Neutron + networking-generic-switch + the userspace switch
 (``networks_env``), the owner's provisioning and cleaning networks (``ironic_on_switch``) and a sushy-tools emulator
 of this module's own. The owner enrols two ``neutron``-interface nodes of a resource class no other suite uses,
-leased to tenant-a and tenant-b, lets lessees attach and detach VIFs (``LESSEE_VIF_RULES``), and gives each tenant a
+leased to tenant-a and tenant-b, lets lessees attach and detach VIFs (the role's ``ironic_tenancy_lessee_vifs``), and gives each tenant a
 gateway on its VLAN once the tenant has made its network. A namespace on each node's switch port, with the address
 the tenant asks for, stands for the node's NIC.
 
@@ -126,7 +126,7 @@ def bed(openstack_env, networks_env, ironic_on_switch, ironic_tenancy_policy, tm
     admin, switch = openstack_env.admin_conn, networks_env.switch
     tenants: dict[str, Tenant] = {}
     listeners = []
-    apply_tenancy_policy(openstack_env, workdir / "lessee-vifs", ironic_networks.LESSEE_VIF_RULES)
+    apply_tenancy_policy(openstack_env, workdir / "lessee-vifs", lessee_vifs=True)
     try:
         iso = ironic_networks.live_iso(openstack_env.ironic_server.http_root, workdir)
         for bmc, (name, spec) in zip(emulator.bmcs, SPECS.items()):

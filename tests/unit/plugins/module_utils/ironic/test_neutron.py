@@ -42,10 +42,10 @@ class FakeNeutron:
         return uid
 
     def _query(self, path):
-        resource, _, query = path.lstrip("/").partition("?")
+        resource, unused, query = path.lstrip("/").partition("?")
         params = {}
         for item in query.split("&") if query else ():
-            key, _, value = item.partition("=")
+            key, unused, value = item.partition("=")
             if key != "fields":
                 params[key] = value
         return resource, params
