@@ -27,13 +27,15 @@ RULES = {
     ),
     "wait loop": (
         re.compile(r"\btime\.sleep\(|\bsleep\(|\bdeadline\b"),
-        # leases.py sleeps once until a lease's end (host_lease lead_time: a wall-clock instant, no state polled);
+        # leases.py and esi_leap_expire.py sleep once until a lease's end (host_lease's and host_offer_expire's
+        # lead_time: a wall-clock instant, no state polled; the wait for ESI-Leap to end the lease is a poll);
         # bind_worker.py is host_bind_worker's serve loop between spool reads, not a wait for a state.
         {
             "module_utils/common/polling.py",
             "module_utils/metal3/client.py",
             "module_utils/ironic/client.py",
             "module_utils/ironic/leases.py",
+            "module_utils/ironic/esi_leap_expire.py",
             "module_utils/metal3/events/worker.py",
         },
     ),
