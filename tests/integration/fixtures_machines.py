@@ -47,8 +47,8 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "machines: starts test-bed machines (root, openssh-server; make test-machines)")
     config.addinivalue_line(
         "markers",
-        "pending: a machine suite that has not passed whole in a full make test yet (make test-pending runs it;"
-        " it joins make test once it has)",
+        "pending: a suite that has not passed whole in a full make test yet (make test-pending runs the machine"
+        " ones, make test-gitops the GitOps one; it joins make test once it has)",
     )
 
 
