@@ -86,12 +86,7 @@ class EsiLeaseRun:
     def run(self) -> None:
         p = self.p
         check_timeout(p["wait_timeout"])
-        for option in ("warn_before", "lead_time"):
-            if (p.get(option) or 0) < 0:
-                raise InvalidInput("option %s" % option, "must be 0 or more seconds, got %s" % p[option])
-        if p["count"] is not None and p["count"] < 1:
-            raise InvalidInput("option count", "must be 1 or more, got %s" % p["count"])
-        start, end = esi_model.validate_window(p["start"], p["end"])
+        start, end = lease_model.check_run_options(p)
         state = p["state"]
         project, check = resolve_lessee(self.ironic, p["project"], p.get("verify_projects", True), state)
         if check == PROJECT_SKIPPED:
@@ -132,14 +127,7 @@ class EsiLeaseRun:
     # -- present
     def _present(self, project, start, end):
         p = self.p
-        if not project:
-            raise InvalidInput("option project", "is required with state present")
-        if not p["nodes"] and p["count"] is None:
-            raise InvalidInput(
-                "host_lease",
-                "give the nodes to lease (option nodes) or how many (option count, with "
-                "resource_class and traits to choose them)",
-            )
+        lease_model.check_present_options(p, project)
         nodes = self._nodes(p["nodes"], p["resource_class"])
         leases = self._all_leases()
         if p["count"] is not None:

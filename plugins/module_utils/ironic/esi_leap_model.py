@@ -125,20 +125,6 @@ def _second(value: datetime.datetime | None) -> datetime.datetime | None:
     return None if value is None else value.replace(microsecond=0)
 
 
-def validate_window(
-    start: Any, end: Any, prefix: str = "option"
-) -> tuple[datetime.datetime | None, datetime.datetime | None]:
-    """``(start, end)`` parsed from the options (``None`` where not given); the end must come after the start."""
-    start_at = parse_time(start, "%s start" % prefix)
-    end_at = parse_time(end, "%s end" % prefix)
-    if start_at is not None and end_at is not None and end_at <= start_at:
-        raise InvalidInput(
-            "%s end" % prefix,
-            "must be after start (%s), got %s" % (format_time(start_at), format_time(end_at)),
-        )
-    return start_at, end_at
-
-
 def describe_window(start: datetime.datetime | None, end: datetime.datetime | None) -> str:
     """``from <start> to <end>`` in the collection's words (``now``, ``no end``)."""
     return "from %s to %s" % (format_time(start) or "now", format_time(end) or "no end")

@@ -44,7 +44,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import es
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import esi_leap_model as model
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.client import Ironic
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.esi_leap_client import EsiLeap
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.lease_model import utcnow
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.lease_model import utcnow, validate_window
 
 #: what the owner's runs read of a node: no driver or BMC field
 OFFER_NODE_FIELDS = ("uuid", "name", "owner", "lessee", "resource_class")
@@ -146,7 +146,7 @@ def _undo_offers(mod: Any, esi: EsiLeap, created: list[model.Offer], error: Tena
 
 def run_host_offer(mod: Any, ironic: Ironic | None = None, esi: EsiLeap | None = None) -> None:
     p = mod.params
-    start, end = model.validate_window(p["start"], p["end"])
+    start, end = validate_window(p["start"], p["end"])
     if not p["nodes"] and not p["resource_class"] and not p.get("properties"):
         raise InvalidInput(
             "host_offer", "give the nodes to offer (option nodes), their resource class or their properties"
@@ -254,7 +254,7 @@ def _selection(p: dict) -> str:
 def run_host_offer_claim(mod: Any, ironic: Ironic | None = None, esi: EsiLeap | None = None) -> None:
     p = mod.params
     check_timeout(p["wait_timeout"])
-    start, end = model.validate_window(p["start"], p["end"])
+    start, end = validate_window(p["start"], p["end"])
     if ironic is None or esi is None:
         ironic, esi = _connect(p)
     project = ironic.require_project("host_offer_claim")

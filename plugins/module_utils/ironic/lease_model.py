@@ -119,6 +119,48 @@ def utcnow() -> datetime.datetime:
     return datetime.datetime.now(UTC).replace(microsecond=0)
 
 
+def validate_window(
+    start: Any, end: Any, prefix: str = "option"
+) -> tuple[datetime.datetime | None, datetime.datetime | None]:
+    """``(start, end)`` parsed from the options (``None`` where not given); the end must come after the start."""
+    start_at = parse_time(start, "%s start" % prefix)
+    end_at = parse_time(end, "%s end" % prefix)
+    if start_at is not None and end_at is not None and end_at <= start_at:
+        raise InvalidInput(
+            "%s end" % prefix,
+            "must be after start (%s), got %s" % (format_time(start_at), format_time(end_at)),
+        )
+    return start_at, end_at
+
+
+# ------------------------------------------------------------------ host_lease's options
+
+
+def check_run_options(params: Mapping[str, Any]) -> tuple[datetime.datetime | None, datetime.datetime | None]:
+    """The checks of host_lease's options every run makes before it reads anything, on either lease provider.
+
+    Returns the window ``(start, end)``; raises :class:`InvalidInput` naming the option.
+    """
+    for option in ("warn_before", "lead_time"):
+        if (params.get(option) or 0) < 0:
+            raise InvalidInput("option %s" % option, "must be 0 or more seconds, got %s" % params[option])
+    if params.get("count") is not None and params["count"] < 1:
+        raise InvalidInput("option count", "must be 1 or more, got %s" % params["count"])
+    return validate_window(params.get("start"), params.get("end"))
+
+
+def check_present_options(params: Mapping[str, Any], project: str | None) -> None:
+    """What host_lease's state present needs: a project, and the nodes or how many (on either lease provider)."""
+    if not project:
+        raise InvalidInput("option project", "is required with state present")
+    if not params.get("nodes") and params.get("count") is None:
+        raise InvalidInput(
+            "host_lease",
+            "give the nodes to lease (option nodes) or how many (option count, with "
+            "resource_class and traits to choose them)",
+        )
+
+
 # ------------------------------------------------------------------ records
 
 

@@ -223,17 +223,7 @@ class LeaseRun:
     def run(self) -> None:
         p = self.p
         check_timeout(p["wait_timeout"])
-        for option in ("warn_before", "lead_time"):
-            if (p.get(option) or 0) < 0:
-                raise InvalidInput("option %s" % option, "must be 0 or more seconds, got %s" % p[option])
-        if p["count"] is not None and p["count"] < 1:
-            raise InvalidInput("option count", "must be 1 or more, got %s" % p["count"])
-        start = model.parse_time(p["start"], "option start")
-        end = model.parse_time(p["end"], "option end")
-        if start is not None and end is not None and end <= start:
-            raise InvalidInput(
-                "option end", "must be after start (%s), got %s" % (model.format_time(start), model.format_time(end))
-            )
+        start, end = model.check_run_options(p)
         if self.client is None:
             self.client = Ironic.from_params(p)
         state = p["state"]
@@ -257,14 +247,7 @@ class LeaseRun:
     # -- present
     def _present(self, project, start, end):
         p = self.p
-        if not project:
-            raise InvalidInput("option project", "is required with state present")
-        if not p["nodes"] and p["count"] is None:
-            raise InvalidInput(
-                "host_lease",
-                "give the nodes to lease (option nodes) or how many (option count, with "
-                "resource_class and traits to choose them)",
-            )
+        model.check_present_options(p, project)
         nodes = read_nodes(self.client, p["nodes"], p["resource_class"])
         if p["count"] is not None:
             already, chosen = model.choose_nodes(

@@ -103,16 +103,6 @@ def test_times_sent_to_esi_leap_read_back_to_the_second(moment):
     assert M.read_time(M.esi_time(moment)) == moment.replace(microsecond=0)
 
 
-def test_a_window_must_end_after_it_starts():
-    assert M.validate_window(None, None) == (None, None)
-    assert M.validate_window("2026-05-01T12:00:00Z", "2026-05-02") == (NOW, t(12))
-    with pytest.raises(InvalidInput) as error:
-        M.validate_window("2026-05-01T12:00:00Z", "2026-05-01T11:00:00Z")
-    assert error.value.message.startswith("option end: must be after start (2026-05-01T12:00:00Z)")
-    with pytest.raises(InvalidInput, match="option start: must be an ISO 8601"):
-        M.validate_window("tomorrow", None)
-
-
 # ------------------------------------------------------------------ views
 
 

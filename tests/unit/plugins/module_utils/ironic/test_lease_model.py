@@ -422,3 +422,47 @@ def test_choose_does_not_count_a_lease_with_another_end():
     assert already == [] and [n["name"] for n in chosen] == ["n1"]
     with pytest.raises(Conflict):
         L.choose_nodes(nodes, A, None, t(5), NOW, 2, "rc")
+
+
+def test_a_window_must_end_after_it_starts():
+    assert L.validate_window(None, None) == (None, None)
+    assert L.validate_window("2026-05-01T12:00:00Z", "2026-05-02") == (NOW, t(12))
+    with pytest.raises(InvalidInput) as error:
+        L.validate_window("2026-05-01T12:00:00Z", "2026-05-01T11:00:00Z")
+    assert error.value.message.startswith("option end: must be after start (2026-05-01T12:00:00Z)")
+    with pytest.raises(InvalidInput, match="option start: must be an ISO 8601"):
+        L.validate_window("tomorrow", None)
+
+
+OPTIONS = {"warn_before": None, "lead_time": None, "count": None, "start": None, "end": None, "nodes": []}
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"warn_before": -1}, "option warn_before: must be 0 or more seconds, got -1"),
+        ({"lead_time": -5}, "option lead_time: must be 0 or more seconds, got -5"),
+        ({"count": 0}, "option count: must be 1 or more, got 0"),
+        ({"start": "2026-05-02", "end": "2026-05-01"}, "option end: must be after start (2026-05-02T00:00:00Z)"),
+        ({"end": "soon"}, "option end: must be an ISO 8601"),
+    ],
+)
+def test_every_host_lease_run_refuses_bad_options_before_it_reads_anything(changes, message):
+    with pytest.raises(InvalidInput) as error:
+        L.check_run_options(dict(OPTIONS, **changes))
+    assert error.value.message.startswith(message)
+
+
+def test_good_options_give_the_window():
+    params = dict(OPTIONS, warn_before=0, lead_time=60, count=1, start="2026-05-01T12:00:00Z", end="2026-05-02")
+    assert L.check_run_options(params) == (NOW, t(12))
+    assert L.check_run_options(OPTIONS) == (None, None)
+
+
+def test_state_present_needs_a_project_and_the_nodes_or_how_many():
+    with pytest.raises(InvalidInput, match="option project: is required with state present"):
+        L.check_present_options(dict(OPTIONS, nodes=["n1"]), None)
+    with pytest.raises(InvalidInput, match="host_lease: give the nodes to lease"):
+        L.check_present_options(OPTIONS, A)
+    L.check_present_options(dict(OPTIONS, nodes=["n1"]), A)
+    L.check_present_options(dict(OPTIONS, count=2), A)
