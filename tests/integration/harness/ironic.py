@@ -230,44 +230,29 @@ def _config(
     ]
     if keystone_url is not None:
         assert service_user is not None, "keystone auth needs a service user"
+        password_auth = [
+            "auth_type = password",
+            f"auth_url = {keystone_url}",
+            f"username = {service_user.username}",
+            f"password = {service_user.password}",
+            f"project_name = {service_user.project_name}",
+            "user_domain_name = Default",
+            "project_domain_name = Default",
+            "region_name = RegionOne",
+        ]
+        # Ironic's ``neutron`` network interface (a node's choice; the default stays ``noop``) reaches Neutron as its
+        # service user, through the catalog's ``network`` endpoint: none until a Neutron registers one
+        # (:mod:`harness.neutron`), which only nodes with ``network_interface=neutron`` notice. The provisioning and
+        # cleaning networks are the owner's, per node (``driver_info``).
         lines += [
             "[keystone_authtoken]",
-            "auth_type = password",
-            f"auth_url = {keystone_url}",
+            *password_auth,
             f"www_authenticate_uri = {keystone_url}",
-            f"username = {service_user.username}",
-            f"password = {service_user.password}",
-            f"project_name = {service_user.project_name}",
-            "user_domain_name = Default",
-            "project_domain_name = Default",
-            "region_name = RegionOne",
             "interface = internal",
             "",
-            # Ironic's ``neutron`` network interface (a node's choice; the default stays ``noop``) reaches Neutron
-            # as its service user, through the catalog's ``network`` endpoint: none until a Neutron registers one
-            # (:mod:`harness.neutron`), which only nodes with ``network_interface=neutron`` notice. The
-            # provisioning and cleaning networks are the owner's, per node (``driver_info``).
-            "[neutron]",
-            "auth_type = password",
-            f"auth_url = {keystone_url}",
-            f"username = {service_user.username}",
-            f"password = {service_user.password}",
-            f"project_name = {service_user.project_name}",
-            "user_domain_name = Default",
-            "project_domain_name = Default",
-            "region_name = RegionOne",
-            "",
-            "[service_catalog]",
-            "auth_type = password",
-            f"auth_url = {keystone_url}",
-            f"username = {service_user.username}",
-            f"password = {service_user.password}",
-            f"project_name = {service_user.project_name}",
-            "user_domain_name = Default",
-            "project_domain_name = Default",
-            "region_name = RegionOne",
-            "",
         ]
+        lines += ["[neutron]", *password_auth, ""]
+        lines += ["[service_catalog]", *password_auth, ""]
     return "\n".join(lines)
 
 
