@@ -82,6 +82,20 @@ def host_label(namespace: str, name: str) -> str:
     return "BareMetalHost %s/%s" % (namespace, name)
 
 
+def end_watch(response) -> None:
+    """Close a watch's response, then give its connection's place back to the pool, from the thread that read it.
+
+    A watch ends by a timeout, an error or a shutdown from another thread; its connection is never reused as it is
+    (closed here, the pool opens a new one). Returning a connection whose response another thread may still be
+    closing let the next request close it a second time: ``ValueError: I/O operation on closed file`` in a later
+    request of the same client (host_bind_worker's next pass)."""
+    for end in ("close", "release_conn"):
+        try:
+            getattr(response, end)()
+        except Exception:  # pylint: disable=broad-except
+            pass  # nothing more to do for a watch that is over
+
+
 def watch_lines(response) -> Iterator[dict]:
     """The events of a watch response as they arrive: one JSON document per line."""
     buffered = b""
@@ -315,7 +329,7 @@ class KubeIO:
         except urllib3.exceptions.HTTPError as exc:
             raise BackendError("Kubernetes API %s" % self.base, "watch dropped: %s" % connection_reason(exc)) from exc
         finally:
-            response.release_conn()
+            end_watch(response)
 
     def get_or_none(self, path, obj):
         try:
@@ -488,12 +502,17 @@ class Watcher:
                 timeout=urllib3.Timeout(connect=10, read=960),
             )
             self._response = response
+        except Exception:  # pylint: disable=broad-except
+            return  # the pass goes on without early news
+        try:
             if self._stopped or response.status != 200:
                 return
             for event in watch_lines(response):
                 self._event(event)
         except Exception:  # pylint: disable=broad-except
             return  # the pass goes on without early news
+        finally:
+            end_watch(response)
 
     def _event(self, event):
         obj = event.get("object") or {}
@@ -512,13 +531,17 @@ class Watcher:
             return None
         return seen
 
-    def stop(self):
+    def stop(self, join_timeout=10):
+        """End the watch: its socket shut down (the reading thread wakes up and closes the response itself), and
+        wait for that thread, so that nothing of this watch is in use when the next request takes a connection."""
         self._stopped = True
         response = self._response
-        if response is not None:
+        woken = response is None  # not answered yet: the thread sees _stopped when it is
+        if response is not None and hasattr(response, "shutdown"):  # urllib3 2.3 and later
             try:
-                if hasattr(response, "shutdown"):
-                    response.shutdown()
-                response.release_conn()
+                response.shutdown()
+                woken = True
             except Exception:  # pylint: disable=broad-except
                 pass
+        if woken and self._thread.is_alive():
+            self._thread.join(join_timeout)

@@ -3,6 +3,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """KubeIO, the one Kubernetes client: paged lists, request counts, errors that name the object."""
 
+import threading
+from types import SimpleNamespace
+
 import pytest
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
@@ -17,6 +20,7 @@ from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal
 )
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.fake_kube import (
     FakeApiClient,
+    FakeConfiguration,
 )
 
 
@@ -77,3 +81,81 @@ def test_a_refused_or_cut_connection_is_unreachable_a_time_out_is_not(reason, un
         io.get_claim("tenant-a", "c")
     assert exc.value.obj.startswith("Kubernetes API ")
     assert exc.value.details.get("service_unreachable", False) is unreachable
+
+
+class StreamingResponse:
+    """A watch response whose stream blocks until it is shut down; every call on it recorded in ``calls``."""
+
+    status = 200
+
+    def __init__(self, calls):
+        self.calls = calls
+        self.woken = threading.Event()
+        self.reading = threading.Event()
+
+    def stream(self, _size):
+        yield b'{"type": "ADDED", "object": {"metadata": {"namespace": "infra", "name": "h0", "resourceVersion": "7"}}}\n'
+        self.reading.set()
+        self.woken.wait(10)
+        self.calls.append(("eof", threading.current_thread().name))
+
+    def shutdown(self):
+        self.calls.append(("shutdown", threading.current_thread().name))
+        self.woken.set()
+
+    def close(self):
+        self.calls.append(("close", threading.current_thread().name))
+
+    def release_conn(self):
+        self.calls.append(("release_conn", threading.current_thread().name))
+
+
+class WatchPool:
+    def __init__(self, response):
+        self.response = response
+
+    def request(self, *_args, **_kwargs):
+        return self.response
+
+
+@pytest.mark.parametrize("rounds", [1, 3])
+def test_a_stopped_watch_is_closed_then_released_by_its_own_thread_before_stop_returns(rounds):
+    # the class of defect: a watch's connection handed back to the pool while another thread still closes its
+    # response made a later request of the same client fail (ValueError: I/O operation on closed file)
+    pool = WatchPool(None)
+    io = m3client.KubeIO(
+        SimpleNamespace(rest_client=SimpleNamespace(pool_manager=pool), configuration=FakeConfiguration())
+    )
+    for _round in range(rounds):
+        calls = []
+        response = StreamingResponse(calls)
+        pool.response = response
+        watcher = io.watch("/apis/metal3.io/v1alpha1/baremetalhosts", "5")
+        assert response.reading.wait(10)
+        assert watcher.newer({"metadata": {"namespace": "infra", "name": "h0", "resourceVersion": "6"}})[0] == "ADDED"
+        watcher.stop()
+        assert not watcher._thread.is_alive()
+        names = [name for name, _thread in calls]
+        assert names == ["shutdown", "eof", "close", "release_conn"]
+        reader = calls[1][1]
+        assert reader.startswith("watch ") and calls[2][1] == calls[3][1] == reader
+
+
+def test_a_watch_stopped_before_the_answer_ends_when_the_answer_comes():
+    calls = []
+    response = StreamingResponse(calls)
+    gate = threading.Event()
+
+    class SlowPool:
+        def request(self, *_args, **_kwargs):
+            gate.wait(10)
+            return response
+
+    io = m3client.KubeIO(
+        SimpleNamespace(rest_client=SimpleNamespace(pool_manager=SlowPool()), configuration=FakeConfiguration())
+    )
+    watcher = io.watch("/apis/metal3.io/v1alpha1/baremetalhosts", "5")
+    threading.Timer(0.2, gate.set).start()
+    watcher.stop()
+    assert not watcher._thread.is_alive()
+    assert [name for name, _thread in calls] == ["close", "release_conn"]
