@@ -218,7 +218,7 @@ demo: system venv kube bmo
 	$(BIN)/python scripts/demo.py $(if $(DEMO_ONLY),--only $(DEMO_ONLY))
 
 bench: venv kube bmo
-	for b in bench/*.py; do $(BIN)/python $$b; done
+	for b in bench/[!_]*.py; do $(BIN)/python $$b; done # bench/_*.py: their modules
 
 clean:
 	rm -rf .tmp tests/output

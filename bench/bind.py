@@ -28,7 +28,7 @@ of ``SEED_THREADS`` threads each, raw requests: ``seed_requests_per_second``), a
   timed on a sample of the hosts the pass leaves free, half before the pass and
   half after it, so a load that changes during the run weighs on both alike)
   and the ratio of the pass time to that time;
-- the pass's floor (``bench/bind_floor.py``): the same writes per bound claim the pass sent (the host's
+- the pass's floor (``bench/_bind_floor.py``): the same writes per bound claim the pass sent (the host's
   ``consumerRef``, the claim's commit, its status: three on this world), replayed raw with the same preconditions
   and the same ``workers`` on copies of the claims and the hosts the pass left free, right after the pass on the
   same apiserver: ``single_pass.floor`` (seconds, writes per claim, claims replayed) and
@@ -88,7 +88,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "integration"))
 
-import bind_floor
+import _bind_floor as bind_floor
 import yaml
 from harness import kube
 from harness.ansible import collections_root
