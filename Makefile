@@ -116,7 +116,8 @@ collection: venv
 
 # The checks (sanity, lint, docs lint, units) and then the molecule scenarios run beside the integration sessions,
 # their output kept in .tmp/test-checks.log and printed after the sessions' logs: the sessions wait on services
-# much of the time, and the checks fill it (`make check integration molecule` runs them one after the other).
+# much of the time, and the checks fill it (`make check integration molecule` runs them one after the other). The last
+# lines (scripts/test-summary.sh) say how each session and the checks ended and name the tests that failed.
 test: system venv kube bmo
 	@mkdir -p .tmp
 	@start=$$SECONDS; ( $(MAKE) --no-print-directory check && $(MAKE) --no-print-directory molecule; \
@@ -124,7 +125,8 @@ test: system venv kube bmo
 	status=0; $(MAKE) --no-print-directory integration || status=1; \
 	wait $$checks; grep -q '^checks and molecule: exit 0 ' .tmp/test-checks.log || status=1; \
 	echo "=================== checks (sanity, lint, docs lint, units) and molecule ==================="; \
-	cat .tmp/test-checks.log; echo "make test: integration and checks ended after $$((SECONDS - start)) s, status $$status"; \
+	cat .tmp/test-checks.log; scripts/test-summary.sh; \
+	echo "make test: integration and checks ended after $$((SECONDS - start)) s, status $$status"; \
 	exit $$status
 
 check: sanity lint docs-lint units

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The last lines of make test: each integration session's result and the checks', with the tests that failed,
+# so that the end of a long (possibly truncated) CI log says what failed. Reads .tmp/integration-*.log and
+# .tmp/test-checks.log; prints at most 20 failure lines per log.
+set -uo pipefail
+
+echo "=================== summary ==================="
+for log in .tmp/integration-*.log; do
+    [ -e "$log" ] || continue
+    name=${log#.tmp/integration-}
+    name=${name%.log}
+    ended=$(grep -E "^session $name: (exit|its preparation failed)" "$log" | tail -n 1)
+    counts=$(grep -E "^=*.*[0-9]+ (passed|failed|errors?|deselected).* in [0-9.]+s" "$log" | tail -n 1 | tr -d '=' | sed 's/^ *//; s/ *$//')
+    echo "session $name: ${ended#session $name: }${counts:+ ($counts)}"
+    grep -E "^(FAILED|ERROR) " "$log" | head -n 20 | sed 's/^/    /'
+done
+if [ -e .tmp/test-checks.log ]; then
+    grep -E "^checks and molecule: exit" .tmp/test-checks.log | tail -n 1
+    grep -E "^(ERROR|FAILED)|^=== scenario .* failed|: FAILED|Error [0-9]+$" .tmp/test-checks.log | head -n 20 | sed 's/^/    /'
+fi
