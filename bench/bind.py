@@ -4,7 +4,8 @@
 Sizes from the environment: ``BENCH_HOSTS`` (1,000), ``BENCH_CLAIMS`` (500), ``BENCH_NAMESPACES`` (10),
 ``BENCH_WORKERS`` (8, the binder's ``workers``), ``BENCH_BINDERS`` (4, binders at once),
 ``BENCH_OPERATOR_HOSTS`` (20; 0 leaves the real operator out), ``BENCH_DIALECTS`` (``proposal,bmo``),
-``BENCH_REPEATS`` (1, rounds of the binders at once).
+``BENCH_REPEATS`` (1, rounds of the binders at once); ``BENCH_PROFILE`` (a file: the single pass's CPU per function in
+every thread, yappi, saved as pstats).
 Issue 20's size: ``BENCH_HOSTS=10000 BENCH_CLAIMS=5000 BENCH_NAMESPACES=50 BENCH_BINDERS=8``.
 
 Starts its own control plane (etcd + kube-apiserver + kube-controller-manager,
@@ -368,9 +369,18 @@ def pass_process(kubeconfig: str, queue) -> None:
         # (the hosts taken before the pass are given back: the pass sees the bench's claims and free hosts only)
         raw_before = raw_consumer_ref_writes(m3client.KubeIO(api), CLAIMS, sample, "raw-before", give_back=True)
         before = peak_rss_mib()
-        started = time.monotonic()
+        profile = os.environ.get("BENCH_PROFILE")
+        if profile:  # the pass's CPU per function, every thread (yappi), saved as pstats
+            import yappi
+
+            yappi.set_clock_type("cpu")
+            yappi.start()
+        started, cpu = time.monotonic(), time.process_time()
         report = binder.run()
-        seconds = time.monotonic() - started
+        seconds, cpu = time.monotonic() - started, time.process_time() - cpu
+        if profile:
+            yappi.stop()
+            yappi.get_func_stats().save(profile, type="pstat")
         peak = peak_rss_mib()
         bound = report["summary"]["bound"]
         # the floor: the pass's own writes per bound claim, sent raw with the same workers on copies of the claims
@@ -382,6 +392,7 @@ def pass_process(kubeconfig: str, queue) -> None:
     queue.put(
         {
             "seconds": seconds,
+            "cpu_seconds": cpu,
             "dialect": report["dialect"],
             "bound": bound,
             "swept": report["summary"]["swept"],
@@ -786,6 +797,9 @@ def measure(dialect: str, workdir: Path) -> dict:
         counts, bound, raw = single["requests"], single["bound"], single["raw"]
         result["single_pass"] = {
             "seconds": round(single["seconds"], 3),
+            # the binder process's CPU (every thread) during the pass: on 2 cores shared with the API server and
+            # etcd, each CPU second of the client is a second the writes wait for (beside floor.cpu_seconds)
+            "cpu_seconds": round(single["cpu_seconds"], 3),
             "bound": bound,
             "errors": single["errors"],
             "requests": counts,
