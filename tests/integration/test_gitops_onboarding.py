@@ -18,7 +18,8 @@ own part):
    twin tenant with the same settings, but for the reconciler ServiceAccount,
    which the Git way adds to the tenant's RoleBindings; the cluster-wide
    admission policies Flux applies are those ``tenant_namespace`` applied (their
-   generation does not move);
+   generation does not move), and the direct run left ``tenant_gitops``'s own
+   policy on chart repositories in place (the same object);
 4. the tenant's own repository is reconciled as the tenant's reconciler
    ServiceAccount (its manifest appears; a manifest for another namespace in it
    is refused with the reason on the tenant's Kustomization);
