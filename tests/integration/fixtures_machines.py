@@ -48,7 +48,7 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers",
         "pending: a suite that has not passed whole in a full make test yet (make test-pending runs the machine"
-        " ones, make test-gitops the GitOps one; it joins make test once it has)",
+        " ones, make test-gitops any GitOps one; it joins make test once it has)",
     )
 
 

@@ -2,7 +2,10 @@
 
 A Helm (HTTP) chart repository runs in the test bed on 127.0.0.1
 (``harness.chart_repo``: ``index.yaml`` and packaged ``.tgz`` charts, built by
-the harness). Its chart ``web`` (a ConfigMap with a greeting and the chart's
+the harness). The owner allows it for tenants as a cluster owner does: the
+session's ``flux_install`` role is applied again with its URL added to
+``flux_install_allowed_source_urls`` (the session's Git server stays), and the
+session's list is put back at the end. Its chart ``web`` (a ConfigMap with a greeting and the chart's
 version; optionally a Pod, restricted-compliant but for the container port
 the values give) is released to two tenants by the ``tenant_gitops`` role,
 through ``ansible-playbook``: the operator's repository gets one shared base
@@ -23,9 +26,14 @@ What is shown, step by step (one module-scoped story):
    release fails, and its Ready condition carries the policy's message naming
    the field; no Pod exists;
 4. a tenant that may write Flux sources in its own repository cannot point a
-   release at a repository the owner did not allow: its HelmRepository is
-   refused by the policy ``baremetal-tenancy-helm-repositories``, with the
-   URL and the allowed ones on the tenant's Kustomization, and is not created;
+   release at a repository the owner did not allow it, at either of the two
+   levels: another repository on the owner's allowed chart server is refused
+   by ``tenant_gitops``'s policy ``baremetal-tenancy-helm-repositories`` (the
+   tenant's own chart repositories), and a repository the owner lists for the
+   tenant in ``tenant_gitops`` but not in ``flux_install``'s source allow-list
+   is still refused by ``baremetal-tenancy-flux-source-urls`` (the cluster's
+   allowed servers); each with the URL and the allowed ones on the tenant's
+   Kustomization, and neither is created;
 5. offboarding removes the releases with the tenants; the opt-in pod control
    is switched off again (the session's other suites do not expect it).
 
@@ -44,12 +52,7 @@ from harness.chart_repo import ChartRepository
 from harness.flux import COMMIT_TASK, operator_repository, ready_condition, run_tenant_gitops, wait_ready
 from kubernetes import client
 
-# pending (out of make test; make test-gitops runs it): in this round's full run, on the shared Flux that the
-# flux_install role now installs, its first three tests timed out: that role's admission policy allows tenants' sources
-# only under the owner's allowed URLs (the session's Git server), and this module's chart repository is served on
-# another port, so its HelmRepository is refused. The owner must allow the chart repository (or one of the two
-# HelmRepository URL policies must go) before it joins make test.
-pytestmark = [pytest.mark.gitops, pytest.mark.pending]
+pytestmark = pytest.mark.gitops
 
 FLEET = "fleet-helm-repo"
 A, B = "h6-a", "h6-b"
@@ -61,7 +64,9 @@ HELM_TIMEOUT = 240
 FLUX_ROLE = "h6-tenant-helm"
 ROLES = ["baremetal-tenancy-tenant", "baremetal-tenancy-tenant-workloads"]
 ANNOTATION = "baremetal.tenancy/helm-repositories"
+# On no server the owner allows tenants' sources from (flux_install_allowed_source_urls).
 DISALLOWED = "http://127.0.0.1:9/charts"
+SOURCE_POLICY = "baremetal-tenancy-flux-source-urls"
 
 VALUES = (
     "greeting: hello\n"
@@ -148,13 +153,18 @@ def fleet(admin, kube_env, metal3_env, flux_env, git_server, tmp_path_factory):
     charts.publish("web", "0.1.0", chart_files("0.1.0"))
     checkout = operator_repository(admin, git_server, FLEET, workdir / "checkout", INTERVAL)
     state = {"workdir": workdir, "checkout": checkout, "charts": charts, "version": "0.1.0"}
+    session_urls = list(flux_env.allowed_source_urls)
     try:
+        # The owner allows the chart repository for tenants in flux_install's source allow-list: without it the
+        # role's admission policy refuses the tenants' HelmRepository (only the session's Git server is allowed).
+        flux_env.allow_source_urls([*session_urls, charts.url])
         yield state
     finally:
         # Whatever failed: no tenant left, and the opt-in pod control off (the session's other suites run after).
         run_role(kube_env, state, "teardown-absent", [tenant(A), tenant(B)], state="absent")
         run_role(kube_env, state, "teardown-defaults", [])
         kube.call_ignoring(404, client.RbacAuthorizationV1Api(admin).delete_cluster_role, FLUX_ROLE)
+        flux_env.allow_source_urls(session_urls)
         charts.stop()
 
 
@@ -262,22 +272,14 @@ def test_a_release_whose_pod_breaks_a_pod_control_fails_with_the_policy_message(
 # --------------------------------------------------------------------------
 
 
-def test_a_tenant_cannot_point_a_release_at_a_repository_the_owner_did_not_allow(kube_env, fleet, admin, git_server):
-    rbac = client.RbacAuthorizationV1Api(admin)
-    role = client.V1ClusterRole(
-        metadata=client.V1ObjectMeta(name=FLUX_ROLE),
-        rules=[
-            client.V1PolicyRule(api_groups=["source.toolkit.fluxcd.io"], resources=["helmrepositories"], verbs=["*"]),
-            client.V1PolicyRule(api_groups=["helm.toolkit.fluxcd.io"], resources=["helmreleases"], verbs=["*"]),
-        ],
-    )
-    kube._create_or_keep(rbac.create_cluster_role, role)
-    own = [
+def own_release(url: str) -> str:
+    """The tenant's own repository: a HelmRepository ``elsewhere`` at ``url`` and a release of its chart."""
+    docs = [
         {
             "apiVersion": "source.toolkit.fluxcd.io/v1",
             "kind": "HelmRepository",
             "metadata": {"name": "elsewhere", "namespace": A},
-            "spec": {"interval": INTERVAL, "url": DISALLOWED},
+            "spec": {"interval": INTERVAL, "url": url},
         },
         {
             "apiVersion": "helm.toolkit.fluxcd.io/v2",
@@ -290,8 +292,48 @@ def test_a_tenant_cannot_point_a_release_at_a_repository_the_owner_did_not_allow
             },
         },
     ]
+    return yaml.safe_dump_all(docs, sort_keys=False)
+
+
+def wait_refused(admin, url: str) -> str:
+    """The message of the tenant's Kustomization once it has failed on the HelmRepository at ``url``."""
+    custom = client.CustomObjectsApi(admin)
+    deadline = time.monotonic() + HELM_TIMEOUT
+    while True:
+        sync = kube.call_ignoring(
+            404, custom.get_namespaced_custom_object, "kustomize.toolkit.fluxcd.io", "v1", A, "kustomizations", A
+        )
+        condition = ready_condition(sync or {})
+        if condition.get("status") == "False" and f"spec.url {url} " in condition.get("message", ""):
+            print(f"Kustomization {A}/{A} Ready: {condition['message']}")
+            return condition["message"]
+        assert time.monotonic() < deadline, f"Kustomization {A}/{A} not refused on {url}: {condition}"
+        time.sleep(1)
+
+
+def test_a_tenant_cannot_point_a_release_at_a_repository_the_owner_did_not_allow(kube_env, fleet, admin, git_server):
+    rbac = client.RbacAuthorizationV1Api(admin)
+    role = client.V1ClusterRole(
+        metadata=client.V1ObjectMeta(name=FLUX_ROLE),
+        rules=[
+            client.V1PolicyRule(api_groups=["source.toolkit.fluxcd.io"], resources=["helmrepositories"], verbs=["*"]),
+            client.V1PolicyRule(api_groups=["helm.toolkit.fluxcd.io"], resources=["helmreleases"], verbs=["*"]),
+        ],
+    )
+    kube._create_or_keep(rbac.create_cluster_role, role)
+    custom = client.CustomObjectsApi(admin)
+
+    def nothing_created():
+        sources = custom.list_namespaced_custom_object("source.toolkit.fluxcd.io", "v1", A, "helmrepositories")
+        assert [o["metadata"]["name"] for o in sources["items"]] == ["web-chart"]
+        releases = custom.list_namespaced_custom_object("helm.toolkit.fluxcd.io", "v2", A, "helmreleases")
+        assert [o["metadata"]["name"] for o in releases["items"]] == ["web"]
+
+    # Another repository on the chart server the owner allows (flux_install's policy admits it), but not one of the
+    # tenant's chart repositories: tenant_gitops's policy refuses it.
+    other = f"{fleet['charts'].url}/other"
     git_server.create_repo(TENANT_REPO)
-    git_server.commit(TENANT_REPO, {"release.yaml": yaml.safe_dump_all(own, sort_keys=False)}, "a chart from elsewhere")
+    git_server.commit(TENANT_REPO, {"release.yaml": own_release(other)}, "a chart from another repository")
     with_repo = tenant(
         A,
         cluster_roles=[*ROLES, FLUX_ROLE],
@@ -299,19 +341,29 @@ def test_a_tenant_cannot_point_a_release_at_a_repository_the_owner_did_not_allow
     )
     run = run_role(kube_env, fleet, "own-repo", [with_repo, tenant(B, PORTS)], **PORT_CONTROL)
     assert run.ok, run.explain()
-    sync = wait_ready(admin, "Kustomization", A, A, status="False", timeout=HELM_TIMEOUT)
-    message = ready_condition(sync)["message"]
-    print(f"Kustomization {A}/{A} Ready: {message}")
+    message = wait_refused(admin, other)
     assert "ValidatingAdmissionPolicy 'baremetal-tenancy-helm-repositories'" in message, message
     assert (
-        f"HelmRepository elsewhere: spec.url {DISALLOWED} is not a chart repository the owner allows in namespace {A}"
+        f"HelmRepository elsewhere: spec.url {other} is not a chart repository the owner allows in namespace {A}"
         f" (allowed: [{fleet['charts'].url}])"
     ) in message, message
-    custom = client.CustomObjectsApi(admin)
-    sources = custom.list_namespaced_custom_object("source.toolkit.fluxcd.io", "v1", A, "helmrepositories")
-    assert [o["metadata"]["name"] for o in sources["items"]] == ["web-chart"]
-    releases = custom.list_namespaced_custom_object("helm.toolkit.fluxcd.io", "v2", A, "helmreleases")
-    assert [o["metadata"]["name"] for o in releases["items"]] == ["web"]
+    nothing_created()
+
+    # A repository the owner lists for the tenant in tenant_gitops but not in flux_install's source allow-list: the
+    # cluster's allow-list still refuses it (both policies apply; listing it for one tenant does not widen the cluster's).
+    git_server.commit(TENANT_REPO, {"release.yaml": own_release(DISALLOWED)}, "a chart from elsewhere")
+    listed = {**with_repo, "helm_repositories": [DISALLOWED]}
+    run = run_role(kube_env, fleet, "own-repo-listed", [listed, tenant(B, PORTS)], **PORT_CONTROL)
+    assert run.ok, run.explain()
+    annotation = client.CoreV1Api(admin).read_namespace(A).metadata.annotations[ANNOTATION]
+    assert sorted(annotation.split()) == sorted([fleet["charts"].url, DISALLOWED])
+    message = wait_refused(admin, DISALLOWED)
+    assert f"ValidatingAdmissionPolicy '{SOURCE_POLICY}'" in message, message
+    allowed = ", ".join([git_server.base_url, fleet["charts"].url])
+    assert (
+        f"HelmRepository elsewhere: spec.url {DISALLOWED} is not an allowed source URL for tenants (allowed: {allowed})"
+    ) in message, message
+    nothing_created()
 
 
 # --------------------------------------------------------------------------

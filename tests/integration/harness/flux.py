@@ -227,6 +227,7 @@ class FluxEnv:
         # the shared Flux: the URLs tenants' sources may point at (flux_install's admission policy)
         self.allowed_source_urls = list(allowed_source_urls or [])
         self.deployments: dict[str, dict] = {}  # the shared Flux: controller -> its Deployment as applied
+        self._reapplied = 0  # allow_source_urls' runs of the role
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -268,21 +269,29 @@ class FluxEnv:
             "flux_install_wait": False,
         }
 
-    def _start_from_role(self) -> None:
-        """Apply the flux_install role, read its Deployments back and start each controller as they say."""
-        from kubernetes import client
-
-        t0 = time.monotonic()
+    def _apply_role(self, workdir: Path) -> None:
         run = run_playbook(
-            FLUX_INSTALL_PLAY,
-            self.kube_env.ansible_env("admin"),
-            self.workdir / "flux-install",
-            extra_vars=self.role_variables(),
+            FLUX_INSTALL_PLAY, self.kube_env.ansible_env("admin"), workdir, extra_vars=self.role_variables()
         )
         if not run.ok:
             raise RuntimeError(
                 "flux_install failed (rc %s):\n%s\n%s" % (run.rc, run.stdout[-4000:], run.stderr[-2000:])
             )
+
+    def allow_source_urls(self, urls: list[str]) -> None:
+        """Apply the flux_install role again with ``urls`` as ``flux_install_allowed_source_urls``, as an owner does
+        to let tenants' sources (a Helm chart repository, say) come from another server. Only the admission policy
+        changes: the Deployments are the same, so the running controllers stay as they are."""
+        self.allowed_source_urls = list(urls)
+        self._reapplied += 1
+        self._apply_role(self.workdir / f"flux-install-{self._reapplied}")
+
+    def _start_from_role(self) -> None:
+        """Apply the flux_install role, read its Deployments back and start each controller as they say."""
+        from kubernetes import client
+
+        t0 = time.monotonic()
+        self._apply_role(self.workdir / "flux-install")
         self.timings["flux_install role"] = time.monotonic() - t0
         with self.kube_env.api("admin") as admin:
             apps = client.AppsV1Api(admin)
