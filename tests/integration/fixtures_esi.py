@@ -14,6 +14,8 @@ Fixtures (session scope, started on first use):
 - ``esi_api``: ``esi_api(project, role="member")``, a keystoneauth adapter on ESI-Leap's API as that project's
   user (its own credentials, a token issued after the ESI-Leap roles were given), found through the catalog
   (service type ``lease``); requests return the response whatever its status (``raise_exc=False``).
+- ``infra``, ``tenant_a``, ``tenant_b``: the shared environment's owner project (the nodes' owner, which offers and
+  leases them) and its two tenants (:class:`harness.openstack.Project`), as the ESI-Leap suites name them.
 
 A failing test that uses ``esi_leap_env`` gets a section "ESI-Leap manager" in its report: whether the manager runs,
 the last pass of each of its jobs, its connections left in a transaction and the end of its log without the lines
@@ -77,6 +79,21 @@ def esi_api(esi_leap_env):
         return adapters[key]
 
     return api
+
+
+@pytest.fixture(scope="session")
+def infra(openstack_env):
+    return openstack_env.infra
+
+
+@pytest.fixture(scope="session")
+def tenant_a(openstack_env):
+    return openstack_env.tenants["tenant-a"]
+
+
+@pytest.fixture(scope="session")
+def tenant_b(openstack_env):
+    return openstack_env.tenants["tenant-b"]
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -105,21 +105,6 @@ def _wait_ticks(esi_leap_env, count: int, timeout: float = WAIT) -> None:
 
 
 @pytest.fixture(scope="module")
-def infra(openstack_env):
-    return openstack_env.infra
-
-
-@pytest.fixture(scope="module")
-def tenant_a(openstack_env):
-    return openstack_env.tenants["tenant-a"]
-
-
-@pytest.fixture(scope="module")
-def tenant_b(openstack_env):
-    return openstack_env.tenants["tenant-b"]
-
-
-@pytest.fixture(scope="module")
 def nodes(enroll_node):
     """The owner's nodes (``fake-hardware``, available), by their part in this module."""
     return {key: enroll_node(f"esi-{key}") for key in NODES}
