@@ -2,7 +2,7 @@
 
 Loaded from ``tests/integration/conftest.py`` (``pytest_plugins``). Needs ``make esi-leap``
 (scripts/build-esi-leap.sh: ESI-Leap's own venv). Selected only by a marker expression that names
-it (``selection.py``): ``make integration`` does not select it yet.
+it (``selection.py``): ``make integration`` runs it in a session of its own, ``esi``.
 
 Fixtures (session scope, started on first use):
 

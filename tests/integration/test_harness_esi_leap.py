@@ -1,6 +1,6 @@
 """ESI-Leap in the test bed: offers, claims and leases against the session's real Keystone and Ironic.
 
-Marker ``esi`` (``make test-esi``; ``make integration`` does not select it yet). ESI-Leap's API and manager
+Marker ``esi`` (``make test-esi``; ``make integration`` runs it in its session ``esi``). ESI-Leap's API and manager
 (a 1-s manager tick) run beside the shared ``openstack_env`` (:mod:`fixtures_esi`); every step is a REST call
 with the acting project's own credentials, and what ESI-Leap writes is read back from Ironic as the
 administrator.
