@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run the integration pytest sessions side by side and report each.
 #
-# Seven sessions, each with its own services: plain (the cluster without baremetal-operator plus the Ironic
+# Eight sessions, each with its own services: plain (the cluster without baremetal-operator plus the Ironic
 # suites), real_bmo (the clusters with the real operator), machines (every suite whose hosts are test-bed
 # machines, marker machines: network namespaces, a bridge and sshd per machine; root; on Metal3 they start an
 # operator stack of their own, on Ironic a Keystone + Ironic stack per module, so they run beside the others
@@ -10,17 +10,17 @@
 # a restart there disturbs no other suite; also make test-faults; the bad-input matrix, marker bad_input, in a
 # session of its own, faults_input, beside them: one session of both took longest of all), gitops (marker gitops: the real Flux
 # controllers and a Git server on a cluster of their own, whose multi-tenancy lockdown would change what the
-# other suites' clusters allow; also make test-gitops) and networks (marker networks: the switch, Neutron and
-# networking-generic-switch on a Keystone + Ironic of their own; also make test-networks). The ESI-Leap suites
-# (marker esi, make test-esi) run in none yet: see the Makefile for why. Machine suites not yet passed whole would carry the marker pending (make test-pending; none is
-# marked now) and run in none. Each session starts its
+# other suites' clusters allow; also make test-gitops), networks (marker networks: the switch, Neutron and
+# networking-generic-switch on a Keystone + Ironic of their own; also make test-networks) and esi (marker esi:
+# ESI-Leap's API and manager beside a Keystone + Ironic of their own; also make test-esi). Machine suites not yet
+# passed whole would carry the marker pending (make test-pending; none is marked now) and run in none. Each session starts its
 # services on free loopback ports and its own temporary directories, and the shared seeds under the cache
 # directory are built atomically, so they can run at once: most of their time is spent waiting for Ironic,
 # the operator and the BMCs. Each session writes its own log (.tmp/integration-<name>.log), printed whole
 # when all have ended, and its table of wall time per fixture and per test file (tests/integration/timings.py)
 # to .tmp/timings-<name>.json. A selection without tests for a session (pytest exit 5, "no tests ran") is fine.
 # INTEGRATION_PREPARE_<session>, when set, is a command the session runs before its pytest (the Makefile
-# builds Flux there, so that a cold build overlaps the other sessions instead of delaying them all); its
+# builds Flux, Neutron and ESI-Leap's venv there, so that a cold build overlaps the other sessions instead of delaying them all); its
 # output goes to the session's log and its failure fails the session.
 # INTEGRATION_SERIAL=1 runs them one after the other. INTEGRATION_WORKERS=N (N > 1) splits each session
 # over N pytest-xdist workers, a test file per worker at a time (--dist loadfile): each worker is a session
@@ -43,12 +43,12 @@ fi
 
 mkdir -p .tmp
 rm -f .tmp/integration-*.pid
-names=(plain real_bmo machines faults faults_input gitops networks)
+names=(plain real_bmo machines faults faults_input gitops networks esi)
 never=" and not pending and not esi and not networks"
 own=" and not faults and not gitops$never"
 markers=("not real_bmo and not machines$own" "real_bmo and not machines$own" "machines$own"
     "faults and not bad_input and not gitops$never" "bad_input and not gitops$never"
-    "gitops$never" "networks and not esi and not gitops and not pending")
+    "gitops$never" "networks and not esi and not gitops and not pending" "esi and not gitops and not pending")
 pids=()
 start=$SECONDS
 

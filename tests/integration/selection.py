@@ -3,8 +3,8 @@
 ``pytest tests/integration`` without ``-m`` (or with an expression that does not name the marker) deselects the
 suites of :data:`OPT_IN`, so a plain run neither needs their builds (Flux, Neutron's venv, ESI-Leap's venv) nor
 starts their services; ``make test-gitops``, ``make test-networks`` and ``make test-esi`` name them, and so do the
-sessions of ``scripts/integration-sessions.sh`` (``gitops`` selects its own; ``not esi``/``not networks`` keep the
-others out while those suites are not in ``make test``).
+sessions of ``scripts/integration-sessions.sh`` (``gitops``, ``networks`` and ``esi`` each select their own;
+``not esi``/``not networks`` keep them out of the other sessions).
 """
 
 from __future__ import annotations

@@ -47,21 +47,6 @@ def leases_of(esi_api, owner, node_id: str, status: str = "any") -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def infra(openstack_env):
-    return openstack_env.infra
-
-
-@pytest.fixture(scope="module")
-def tenant_a(openstack_env):
-    return openstack_env.tenants["tenant-a"]
-
-
-@pytest.fixture(scope="module")
-def tenant_b(openstack_env):
-    return openstack_env.tenants["tenant-b"]
-
-
-@pytest.fixture(scope="module")
 def nodes(enroll_node, tenant_b):
     out = {name: enroll_node(name, resource_class=RC) for name in NODES}
     out["el-foreign"] = enroll_node("el-foreign", resource_class=RC, owner=tenant_b.project_id)

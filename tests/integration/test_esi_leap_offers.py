@@ -58,21 +58,6 @@ def leases_of(esi_api, owner, node_id: str) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def infra(openstack_env):
-    return openstack_env.infra
-
-
-@pytest.fixture(scope="module")
-def tenant_a(openstack_env):
-    return openstack_env.tenants["tenant-a"]
-
-
-@pytest.fixture(scope="module")
-def tenant_b(openstack_env):
-    return openstack_env.tenants["tenant-b"]
-
-
-@pytest.fixture(scope="module")
 def nodes(enroll_node, tenant_b):
     """The owner's three nodes, and one node tenant-b owns."""
     out = {name: enroll_node(name, resource_class=RC) for name in NODES}

@@ -42,16 +42,6 @@ def claim(name: str = "et-web", **args) -> dict:
 
 
 @pytest.fixture(scope="module")
-def tenant_a(openstack_env):
-    return openstack_env.tenants["tenant-a"]
-
-
-@pytest.fixture(scope="module")
-def tenant_b(openstack_env):
-    return openstack_env.tenants["tenant-b"]
-
-
-@pytest.fixture(scope="module")
 def leased(esi_leap_env, openstack_env, enroll_node, ironic_tenancy_policy, tenant_a, tenant_b, tmp_path_factory):
     """et-1 leased to tenant-a, et-2 to tenant-b, by the owner through ESI-Leap (the manager set the lessees)."""
     nodes = {name: enroll_node(name, resource_class=RC) for name in ("et-1", "et-2")}

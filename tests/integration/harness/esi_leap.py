@@ -22,7 +22,7 @@ here is scoped to project ``service`` with the role ``service``, and the harness
 read and update every node (to write ``lessee`` and ``properties/lease_uuid``), while a tenant's ``/v1/nodes`` shows
 only its own nodes.
 
-Two work-arounds, neither a change to ESI-Leap's files:
+Three work-arounds, none a change to ESI-Leap's files:
 
 - **Configuration read twice**: ESI-Leap's policy enforcer re-parses the configuration with no arguments (it
   calls ``CONF([], project="esi-leap")``), which drops ``--config-file`` and reads only the default locations;
@@ -34,6 +34,19 @@ Two work-arounds, neither a change to ESI-Leap's files:
   which sets that constant from ``$ESI_LEAP_EVENT_INTERVAL`` (the harness: 1 s) before calling ESI-Leap's own
   ``main()``. The launcher imports ``esi_leap.cmd`` first: it monkey-patches with eventlet, and a manager that
   imports its service module before that deadlocks at its first tick.
+- **Database connections the manager never gives back**: ESI-Leap's queries (``model_query`` in
+  ``esi_leap/db/sqlalchemy/api.py``) run after the session that made them was closed, so each one begins a new
+  transaction on a pooled connection that nothing ends: every pass of every job leaves one. Most are given back
+  when the garbage collector frees their session, but about one every 30 s stays checked out, ``idle in
+  transaction`` in PostgreSQL, for good (measured on 2026-11-28: 55 after 20 minutes, all from the manager's
+  jobs; the API, whose requests do the same, had kept 4). When the pool (5 + 50 overflow) was empty, each job
+  waited 30 s for a connection and died with ``QueuePool limit of size 5 overflow 50 reached`` (oslo.service ends
+  a periodic job at its first uncaught exception): the manager fulfilled no lease any more and every new lease
+  stayed ``created``, about 20 minutes into a session, whatever the tests did. :func:`launch_manager` runs each
+  of the four jobs so that the database sessions it began are closed when it returns (nothing of a finished pass
+  still uses them), which gives their connections back. Each process tells PostgreSQL its name
+  (``application_name``: :data:`MANAGER_APP`, :data:`API_APP`), so :meth:`EsiLeap.manager_stuck_transactions`
+  finds the manager's connections left in a transaction.
 
 ``EsiLeap.stop()`` ends the manager, then the API's process group (SIGTERM: the parent stops its worker). Each run
 takes a fresh port: oslo.service binds with ``SO_REUSEPORT``, so a stale instance on a reused port would share
@@ -58,6 +71,7 @@ from . import procs
 
 if TYPE_CHECKING:
     from .openstack import OpenStackEnv, Project
+    from .postgres import Postgres
 
 VERSION = "1.0.0"  # the build script's default (scripts/build-esi-leap.sh)
 SERVICE_TYPE = "lease"
@@ -69,6 +83,14 @@ DEFAULT_TICK = 1  # seconds between the manager's jobs (ESI-Leap's own: 60)
 HARNESS_PARENT = Path(__file__).resolve().parent.parent  # tests/integration
 # Logged by the manager at each fulfilment pass: the first one shows its jobs run.
 _MANAGER_TICK_LINE = "Checking for leases to fulfill"
+# The manager's periodic jobs (esi_leap/manager/service.py), each a green thread of its own.
+MANAGER_JOBS = ("_fulfill_leases", "_expire_leases", "_cancel_leases", "_expire_offers")
+DATABASE = "esi_leap"
+# What each process tells PostgreSQL it is (libpq reads $PGAPPNAME): pg_stat_activity's application_name.
+MANAGER_APP = "esi-leap-manager"
+API_APP = "esi-leap-api"
+# The manager's INFO lines at every pass of its jobs: left out of the log excerpt a failing test shows.
+_ROUTINE = ("Checking for ", "outlasted interval")
 
 
 def venv_dir() -> Path:
@@ -87,14 +109,68 @@ def venv_version(venv: Path) -> str:
 
 
 def launch_manager() -> None:
-    """Run ESI-Leap's manager with the tick from ``$ESI_LEAP_EVENT_INTERVAL`` (in ESI-Leap's venv)."""
+    """Run ESI-Leap's manager with the tick from ``$ESI_LEAP_EVENT_INTERVAL``, each job closing the database
+    sessions it began (in ESI-Leap's venv; module docstring)."""
     import esi_leap.cmd  # noqa: F401  (first: eventlet's monkey-patching)
     from esi_leap.cmd import manager
     from esi_leap.manager import service
 
     service.EVENT_INTERVAL = float(os.environ.get("ESI_LEAP_EVENT_INTERVAL", "60"))
+    _close_sessions_after_each_pass(service.ManagerService)
     sys.argv[0] = "esi-leap-manager"
     sys.exit(manager.main())
+
+
+def _close_sessions_after_each_pass(manager_class) -> None:
+    """Wrap the manager's jobs so that every SQLAlchemy session a pass began is closed when the pass returns.
+
+    Each job runs in a green thread of its own (oslo.service's looping call), so the sessions that began a
+    transaction in that green thread during the pass are the pass's own: an ``after_begin`` listener records
+    them (a strong reference: the garbage collector never gets one with its connection), and the pass's end
+    closes them, which gives their connections back to the pool. Runs in ESI-Leap's venv, after eventlet's
+    monkey-patching (``threading.local`` is then local to a green thread).
+    """
+    import functools
+    import logging
+    import threading
+
+    from sqlalchemy import event
+    from sqlalchemy.orm import Session
+
+    log = logging.getLogger("harness.esi_leap")
+    begun = threading.local()
+
+    def remember(session, transaction, connection):
+        sessions = getattr(begun, "sessions", None)
+        if sessions is not None:
+            sessions.append(session)
+
+    event.listen(Session, "after_begin", remember)
+
+    def closing(job):
+        @functools.wraps(job)
+        def one_pass(self):
+            begun.sessions = []
+            try:
+                return job(self)
+            finally:
+                sessions, begun.sessions = begun.sessions, None
+                left_open = 0
+                for session in dict.fromkeys(sessions):  # once each, in order
+                    try:
+                        left_open += session.in_transaction()
+                        session.close()
+                    except Exception:  # a pass must not end its job (oslo.service stops it)
+                        log.exception("harness: closing a database session of %s failed", job.__name__)
+                if left_open:  # every pass (debug: not in the harness's logs)
+                    log.debug(
+                        "harness: %s left %d database session(s) in a transaction: closed", job.__name__, left_open
+                    )
+
+        return one_pass
+
+    for name in MANAGER_JOBS:
+        setattr(manager_class, name, closing(getattr(manager_class, name)))
 
 
 @dataclasses.dataclass
@@ -115,10 +191,50 @@ class EsiLeap:
     tick: float
     database_url: str
     startup_seconds: float
+    postgres: Postgres
 
     @property
     def url(self) -> str:
         return self.service.url
+
+    def manager_stuck_transactions(self, older_than: float = 60) -> list[tuple[int, float, str]]:
+        """The manager's database connections idle inside a transaction for more than ``older_than`` seconds:
+        (backend pid, seconds, the last query's start), oldest first. A pass of its jobs lasts under a second at
+        the harness's tick (seconds at load 30), so any such connection is one it took and never gave back."""
+        conn = self.postgres.connect(DATABASE)
+        try:
+            conn.autocommit = True
+            with conn.cursor() as cur:
+                cur.execute(
+                    "SELECT pid, extract(epoch FROM now() - state_change)::float, left(query, 120)"
+                    " FROM pg_stat_activity WHERE datname = %s AND application_name = %s"
+                    " AND state = 'idle in transaction' AND now() - state_change > make_interval(secs => %s)"
+                    " ORDER BY state_change",
+                    (DATABASE, MANAGER_APP, older_than),
+                )
+                return list(cur.fetchall())
+        finally:
+            conn.close()
+
+    def manager_report(self, lines: int = 40) -> str:
+        """For a failing test: whether the manager runs, its last ``lines`` log lines other than the routine ones
+        of every pass, the last pass of each job and its connections left in a transaction."""
+        try:
+            text = self.manager_proc.log_path.read_text(errors="replace").splitlines()
+        except OSError as exc:
+            return f"<cannot read {self.manager_proc.log_path}: {exc}>"
+        state = "running" if self.manager_proc.alive() else f"exited with {self.manager_proc.popen.returncode}"
+        out = [f"esi-leap-manager ({state}), {self.manager_proc.log_path}:"]
+        for marker in ("leases to fulfill", "expiring leases", "leases to cancel", "expiring offers"):
+            last = next((line[:23] for line in reversed(text) if f"Checking for {marker}" in line), "never")
+            out.append(f"  last pass 'Checking for {marker}': {last}")
+        try:
+            stuck = self.manager_stuck_transactions()
+            out.append(f"  connections idle in a transaction for more than 60 s: {len(stuck)}")
+        except Exception as exc:  # a report must not fail
+            out.append(f"  connections: <cannot ask PostgreSQL: {exc}>")
+        notable = [line for line in text if not any(r in line for r in _ROUTINE)]
+        return "\n".join(out + notable[-lines:])
 
     def stop(self) -> None:
         self.manager_proc.stop()
@@ -269,7 +385,7 @@ def start_esi_leap(
     owners = [env.infra] if owners is None else owners
     lessees = list(env.tenants.values()) if lessees is None else lessees
     account = _provision_keystone(env, url, owners, lessees)
-    database_url = env.postgres_server.create_database("esi_leap")
+    database_url = env.postgres_server.create_database(DATABASE)
     # The one configuration file, where the policy's re-parse finds it too (module docstring).
     config_path = home / ".esi-leap" / "esi-leap.conf"
     config_path.write_text(_config(root, port, env.keystone_server.auth_url, account, database_url))
@@ -286,7 +402,9 @@ def start_esi_leap(
     if dbsync.returncode != 0:
         raise procs.ServiceStartError(f"esi-leap-dbsync create_schema failed:\n{dbsync.stderr[-4000:]}")
     run_env = {"HOME": str(home)}
-    api = procs.start_process("esi-leap-api", [str(venv / "bin" / "esi-leap-api"), *args], root, env=run_env)
+    api = procs.start_process(
+        "esi-leap-api", [str(venv / "bin" / "esi-leap-api"), *args], root, env={**run_env, "PGAPPNAME": API_APP}
+    )
     launcher = (
         "import esi_leap.cmd, sys; sys.path.insert(0, %r); "
         "from harness.esi_leap import launch_manager; launch_manager()" % str(HARNESS_PARENT)
@@ -295,7 +413,7 @@ def start_esi_leap(
         "esi-leap-manager",
         [str(venv / "bin" / "python"), "-c", launcher, *args],
         root,
-        env={**run_env, "ESI_LEAP_EVENT_INTERVAL": str(tick)},
+        env={**run_env, "ESI_LEAP_EVENT_INTERVAL": str(tick), "PGAPPNAME": MANAGER_APP},
     )
     try:
         procs.wait_http(url + "/", timeout, api, ok_statuses=(200,))
@@ -306,4 +424,15 @@ def start_esi_leap(
         api.stop()
         raise
     service = procs.Service("esi-leap", venv_version(venv), url, port, api.pid)
-    return EsiLeap(service, api, manager, root, config_path, account, tick, database_url, time.monotonic() - started_at)
+    return EsiLeap(
+        service,
+        api,
+        manager,
+        root,
+        config_path,
+        account,
+        tick,
+        database_url,
+        time.monotonic() - started_at,
+        env.postgres_server,
+    )
