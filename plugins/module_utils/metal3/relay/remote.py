@@ -59,7 +59,12 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api impor
     CLAIM_KIND,
     IMPORTED_LABELS,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.dialect import BMO, PROPOSAL, wire_spec
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.dialect import (
+    BMO,
+    BMO_SPEC_FIELDS,
+    PROPOSAL,
+    wire_spec,
+)
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.downward import (
     is_request_key,
     tracked_keys,
@@ -69,7 +74,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.ide
     claim_identity,
     validate_claim,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.spec import DATA_FIELDS
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.spec import DATA_FIELDS, SPEC_FIELDS
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.view import (
     BOUND_PREFIX,
     binding_label_value,
@@ -116,6 +121,12 @@ REASONS = (
     DATA_SECRET_NOT_FOUND,
     RELAYING,
 )
+
+#: the spec fields of each dialect that the relay owns on the remote claim (unset locally: removed remotely)
+TENANT_FIELDS = {
+    PROPOSAL: tuple(field for field in SPEC_FIELDS if field != "credentials"),
+    BMO: tuple(field for field in BMO_SPEC_FIELDS if field != "consumerRef"),
+}
 
 _NAME_ROOM = 63 - 11  # the remote name stays a valid label value: <prefix>-<10 hex>
 _REASON_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_,:]{0,127}$")
@@ -216,13 +227,15 @@ def remote_claim(local: dict, dialect: str, namespace: str) -> dict:
 def remote_claim_patch(current: dict, wanted: dict, local: dict) -> dict:
     """Merge patch turning the remote claim ``current`` into ``wanted`` (``{}``: nothing to do), with a precondition.
 
-    The spec is replaced as a whole (fields set by hand in the host cluster are
-    removed); request annotations the tenant removed are removed; labels and
+    The fields a tenant sets (:data:`TENANT_FIELDS`) follow the local claim (one
+    set by hand in the host cluster is removed); others (``consumerRef``, which
+    the host cluster's controller may write) are kept; request annotations the tenant removed are removed; labels and
     annotations others put there are kept.  ``Conflict`` if ``current`` is not
     the relay's (:func:`require_owned`).
     """
     require_owned(current, local, "HostClaim")
-    spec = dict((key, None) for key in (current.get("spec") or {}) if key not in wanted["spec"])
+    fields = TENANT_FIELDS[BMO if "poweredOn" in wanted["spec"] else PROPOSAL]
+    spec = dict((key, None) for key in (current.get("spec") or {}) if key not in wanted["spec"] and key in fields)
     spec.update(copy.deepcopy(wanted["spec"]))
     current_annotations = get_path(current, "metadata", "annotations") or {}
     annotations = dict(

@@ -116,13 +116,24 @@ def test_reboot_and_inspection_requests_go_down_and_nothing_else():
 def test_changes_follow_and_removed_requests_are_removed():
     claim = local(annotations={"reboot.metal3.io": ""})
     current = remote_for(claim)
-    current["spec"]["handEdited"] = True
+    current["spec"]["nodeReuse"] = "set-by-hand"
+    current["spec"]["unknownToTheRelay"] = True
     changed = local(spec={"online": False})
     patch = relay.remote_claim_patch(current, relay.remote_claim(changed, PROPOSAL, "hosts-a"), changed)
     assert patch["metadata"]["resourceVersion"] == "7"
     after = apply_merge_patch(current, patch)
-    assert after["spec"]["online"] is False and "handEdited" not in after["spec"]
+    assert after["spec"]["online"] is False and "nodeReuse" not in after["spec"]
+    assert after["spec"]["unknownToTheRelay"] is True
     assert "reboot.metal3.io" not in after["metadata"]["annotations"]
+
+
+def test_a_bmo_remote_keeps_the_consumer_ref_its_controller_wrote():
+    claim = local()
+    current = remote_for(claim, BMO)
+    current["spec"]["consumerRef"] = {"name": "x"}
+    current["spec"]["failureDomain"] = "by-hand"
+    patch = relay.remote_claim_patch(current, relay.remote_claim(claim, BMO, "hosts-a"), claim)
+    assert patch["spec"] == {"failureDomain": None}
 
 
 def test_a_remote_claim_in_step_needs_no_patch():
