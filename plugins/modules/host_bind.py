@@ -171,7 +171,7 @@ claims:
         - Reason of the claim's condition (for example V(Bound), V(NoAvailableHost), V(NoSharedHost), V(NoMatchingHost),
           V(InvalidSpec), V(DataSecretMissing)); for a relayed claim V(CredentialsNotFound), V(CredentialsInvalid),
           V(RemoteUnreachable), V(RemoteUnauthorized), V(RemoteForbidden), V(RemoteHostClaimAPIMissing),
-          V(RemoteSpecUnsupported), V(RemoteNameTaken), V(SecretNotFound), or the host cluster's own reason.
+          V(RemoteSpecUnsupported), V(RemoteNameTaken), V(RemoteNamespaceNotFound), V(SecretNotFound), or the host cluster's own reason.
       type: str
     message:
       description: Why, in words.

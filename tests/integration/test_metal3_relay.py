@@ -173,17 +173,25 @@ def world(metal3_env, tmp_path_factory):
                     metadata=client.V1ObjectMeta(name="cloud-init"), string_data={"userData": "#cloud-config\n"}
                 ),
             )
-        metal3_env.create_claim(
-            TENANT_NS,
-            CLAIM,
-            {
-                "online": False,
-                "credentials": SECRET,
-                "hostSelector": {"matchLabels": {"suite": "relay"}},
-                "userData": {"name": "cloud-init"},
-            },
-            identity="tenant-a",
+        # the tenant writes its claim with host_claim's credentials option, as for any claim
+        run = metal3_env.playbook(
+            "tenant-a",
+            [
+                {
+                    "name": "claim",
+                    "baremetal.tenancy.host_claim": {
+                        "namespace": TENANT_NS,
+                        "name": CLAIM,
+                        "online": False,
+                        "credentials": SECRET,
+                        "host_selector": {"matchLabels": {"suite": "relay"}},
+                        "user_data_secret": "cloud-init",
+                    },
+                }
+            ],
         )
+        assert run.ok, run.explain()
+        world.results.append(run.result("claim"))
         yield world
     finally:
         metal3_env.forget_claims(TENANT_NS)
@@ -213,6 +221,7 @@ def test_1_the_claim_is_mirrored_with_its_data_by_the_tenant_identity_only(world
         )
         assert review.status.allowed is False
     claim = world.claim()
+    assert claim["spec"]["credentials"] == SECRET  # written by host_claim's credentials option
     assert "hostclaim.metal3.io/release" in claim["metadata"]["finalizers"]
     assert world.condition("AssociateBMH")["status"] == "False"
 

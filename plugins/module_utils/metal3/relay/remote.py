@@ -107,6 +107,7 @@ REMOTE_FORBIDDEN = "RemoteForbidden"
 REMOTE_NO_API = "RemoteHostClaimAPIMissing"
 REMOTE_SPEC_UNSUPPORTED = "RemoteSpecUnsupported"
 REMOTE_NAME_TAKEN = "RemoteNameTaken"
+REMOTE_NAMESPACE_NOT_FOUND = "RemoteNamespaceNotFound"
 DATA_SECRET_NOT_FOUND = "SecretNotFound"
 RELAYING = "Relaying"
 REASONS = (
@@ -118,6 +119,7 @@ REASONS = (
     REMOTE_NO_API,
     REMOTE_SPEC_UNSUPPORTED,
     REMOTE_NAME_TAKEN,
+    REMOTE_NAMESPACE_NOT_FOUND,
     DATA_SECRET_NOT_FOUND,
     RELAYING,
 )
@@ -454,7 +456,12 @@ def failure_reason(exc: Exception, secret: str, namespace: str | None) -> tuple[
         return REMOTE_UNREACHABLE, "the host cluster of the kubeconfig of Secret %s cannot be reached" % secret
     if isinstance(exc, BackendError) and not status:
         return REMOTE_UNREACHABLE, "the host cluster of the kubeconfig of Secret %s did not answer" % secret
-    if isinstance(exc, (NotFound, Conflict)):
+    if isinstance(exc, NotFound):
+        return (
+            REMOTE_NAMESPACE_NOT_FOUND,
+            "%s does not exist, or the identity of the kubeconfig of Secret %s may not use it" % (where, secret),
+        )
+    if isinstance(exc, Conflict):
         return "RemoteRetry", "the relayed claim changed in %s during the pass; retried on the next pass" % where
     return "RemoteError", "the host cluster answered with an error (HTTP %s) in %s" % (status or "?", where)
 

@@ -95,7 +95,7 @@ def local_claim(local):
 
 
 def remote_claims(hosts):
-    return [obj for (plural, ns, _), obj in hosts.objects.items() if plural == "hostclaims" and ns == REMOTE_NS]
+    return [obj for (plural, ns, dummy), obj in hosts.objects.items() if plural == "hostclaims" and ns == REMOTE_NS]
 
 
 def remote_writes(hosts):
@@ -216,7 +216,7 @@ def test_the_credentials_secret_is_read_from_the_claims_own_namespace_only():
         {"metadata": {"name": "hosts-kubeconfig", "namespace": "tenant-b"}, "data": {"kubeconfig": b64(kubeconfig())}},
     )
     run(local, hosts)
-    reads = [path for method, path, _ in local.requests if method == "GET" and "/secrets/" in path]
+    reads = [path for method, path, dummy in local.requests if method == "GET" and "/secrets/" in path]
     assert reads and all("/namespaces/tenant-a/" in path for path in reads)
     assert hosts.requests == []
 
@@ -330,3 +330,20 @@ def test_the_remote_client_sends_the_token_only_in_its_header_and_keeps_certific
     directory = os.path.dirname(io.configuration.key_file)
     clients.close()
     assert not os.path.exists(directory)
+
+
+def test_a_kubeconfig_namespace_that_does_not_exist_there_is_one_reason():
+    local, hosts = worlds(secret_text=kubeconfig(namespace="nowhere"))
+
+    original = hosts.request
+
+    def refuse_writes(method, url, headers=None, body=None, **kwargs):
+        if method == "POST" and "/namespaces/nowhere/" in url:
+            hosts.requests.append((method, url, None))
+            return _error(404, 'namespaces "nowhere" not found')
+        return original(method, url, headers=headers, body=body, **kwargs)
+
+    hosts.request = refuse_writes
+    result = run(local, hosts)
+    assert result["claims"][0]["reason"] == model.REMOTE_NAMESPACE_NOT_FOUND, result["claims"]
+    assert "namespace nowhere of the host cluster" in result["claims"][0]["message"]

@@ -323,6 +323,7 @@ ACCESS = RemoteAccess("https://10.0.0.1:6443", "hosts-a", token="tok-0123456789a
         (BackendError("Kubernetes API https://10.0.0.1:6443", "read timed out"), relay.REMOTE_UNREACHABLE),
         (BackendError("HostClaim API", "none", {"reason": relay.REMOTE_NO_API}), relay.REMOTE_NO_API),
         (Conflict("HostClaim hosts-a/x", "changed", {"status": 409}), "RemoteRetry"),
+        (NotFound("HostClaims in namespace hosts-a", "not found", {"status": 404}), relay.REMOTE_NAMESPACE_NOT_FOUND),
         (BackendError("x", "boom", {"status": 500}), "RemoteError"),
         (
             InvalidInput(
