@@ -48,6 +48,18 @@ description:
     released (the sweep; the temporary BMC accounts granted on them to the claim's namespace are deleted first), and
     Secret copies of claims that no longer exist are deleted.
   - A binding label that C(consumerRef) does not confirm is erased and never honoured.
+  - "Hosts in another cluster (the HostClaim proposal's C(spec.credentials)): a claim naming, in C(credentials), a
+    Secret of its own namespace holding a kubeconfig (key C(kubeconfig), or C(value) as Cluster API writes them) is
+    relayed: mirrored as a HostClaim in the kubeconfig context's namespace of that cluster, created and managed with
+    that kubeconfig only, in the dialect that cluster serves (told from its OpenAPI document). Its user-data,
+    network-data and meta-data Secrets are copied next to it, changes of the claim (power, image, selector, reboot and
+    inspection requests) follow, and the remote claim's host, addresses, NICs, power, conditions and imported metadata
+    come back. Deleting the claim deletes the remote claim and keeps the finalizer until the host cluster has let it
+    go. The kubeconfig may only carry a token or an embedded client certificate: C(exec) and C(auth-provider)
+    plugins, file paths, basic auth, impersonation, proxies, plain C(http) and unverified servers are refused. A
+    kubeconfig that is missing, invalid, refused, without the rights, or whose cluster cannot be reached gives the
+    claim one reason (see RV(claims[].reason)) and changes nothing in the host cluster; the kubeconfig, its token and
+    its server never appear in a result, a status or a message."
   - "On baremetal-operator's own C(HostClaim) (v0.14: C(spec.poweredOn), Secret references C({name, namespace}),
     C(hostSelector.inNamespace), C(failureDomain), C(customDeploy)), this module is the controller that finishes
     upstream's: hosts are shared by the C(HostDeployPolicy) objects of the hosts' namespace (any policy of that namespace
@@ -141,7 +153,9 @@ claims:
           V(releasing) waiting for the host to be deprovisioned, V(released) the host is back in the pool and the claim
           was let go, V(lost) another binder bound the claim first, V(gone) the claim vanished while binding,
           V(conflict) every candidate was taken by other binders (retried on the next pass), V(deferred) the claim
-          changed during the pass (another binder or its tenant; left to the next pass), V(error).
+          changed during the pass (another binder or its tenant; left to the next pass), V(error), V(relayed) the claim
+          (with C(spec.credentials)) was mirrored in the cluster of its kubeconfig and its status brought back
+          (RV(claims[].host) and RV(claims[].host_namespace) are then the host cluster's).
       type: str
       sample: bound
     host:
@@ -155,7 +169,9 @@ claims:
     reason:
       description:
         - Reason of the claim's condition (for example V(Bound), V(NoAvailableHost), V(NoSharedHost), V(NoMatchingHost),
-          V(InvalidSpec), V(DataSecretMissing)).
+          V(InvalidSpec), V(DataSecretMissing)); for a relayed claim V(CredentialsNotFound), V(CredentialsInvalid),
+          V(RemoteUnreachable), V(RemoteUnauthorized), V(RemoteForbidden), V(RemoteHostClaimAPIMissing),
+          V(RemoteSpecUnsupported), V(RemoteNameTaken), V(RemoteNamespaceNotFound), V(SecretNotFound), or the host cluster's own reason.
       type: str
     message:
       description: Why, in words.
@@ -246,6 +262,12 @@ requests:
       writes on released hosts are counted too. Binding a claim takes 3 writes (the
       host's C(consumerRef), the claim's commit, its status), plus the Secret copies and the host's image and power
       when the claim sets them.
+  returned: always
+  type: dict
+relay_requests:
+  description:
+    - API requests sent to the host clusters of relayed claims (claims with C(spec.credentials)), per verb as in
+      RV(requests), summed over the kubeconfigs used; C({}) when no claim is relayed.
   returned: always
   type: dict
 settled:

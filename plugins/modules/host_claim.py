@@ -176,6 +176,16 @@ options:
         the same host (O(backend=metal3)).
       - The proposal's dialect only; baremetal-operator's HostClaim has no C(nodeReuse) and the option is refused.
     type: str
+  credentials:
+    description:
+      - Name of a Secret of the claim's namespace holding, under the key C(kubeconfig) (or C(value)), a kubeconfig for
+        the cluster where the hosts are (O(backend=metal3); C(spec.credentials)). The owner's binder then relays the
+        claim to that cluster, with that kubeconfig only, and brings its host and status back (see
+        M(baremetal.tenancy.host_bind)); the claim is read and released as any other. An empty string removes it.
+      - The kubeconfig must use a token or an embedded client certificate, and its context must name the namespace of
+        that cluster where the claim goes.
+      - The proposal's dialect only; baremetal-operator's HostClaim has no C(credentials) and the option is refused.
+    type: str
   in_namespace:
     description:
       - The only namespace whose C(BareMetalHosts) may be bound to the claim (C(spec.hostSelector.inNamespace)).
@@ -507,6 +517,7 @@ class HostClaimModule(TenancyModule):
         network_data=dict(type="dict"),
         meta_data=dict(type="dict"),
         node_reuse=dict(type="str"),
+        credentials=dict(type="str", no_log=False),
         in_namespace=dict(type="str"),
         failure_domain=dict(type="str"),
         custom_deploy=dict(type="str"),

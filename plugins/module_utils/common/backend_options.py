@@ -30,6 +30,7 @@ ONLY_FOR = {
         "network_data_secret",
         "meta_data_secret",
         "node_reuse",
+        "credentials",
         "in_namespace",
         "failure_domain",
         "custom_deploy",

@@ -438,8 +438,9 @@ class KubeEnv:
 
     # -- lifecycle ---------------------------------------------------------
 
-    def start(self) -> KubeEnv:
-        """Start the three services, in order, each waited for."""
+    def start(self, controller_manager: bool = True) -> KubeEnv:
+        """Start the three services, in order, each waited for (``controller_manager=False``: etcd and the
+        apiserver only, for a cluster whose tests need no controller, such as the host cluster of a relay)."""
         try:
             self.pki = make_pki(self.workdir / "pki")
             self.token_file = self.workdir / "tokens.csv"
@@ -447,7 +448,8 @@ class KubeEnv:
             self.etcd = self._start_etcd()
             self.main = self.start_apiserver("kube-apiserver", authorization_mode="RBAC")
             self.apiserver = self.main.service
-            self.controller_manager = self._start_controller_manager()
+            if controller_manager:
+                self.controller_manager = self._start_controller_manager()
         except BaseException:
             self.stop()
             raise

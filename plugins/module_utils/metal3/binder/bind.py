@@ -83,6 +83,8 @@ class Binding:
             outcome.host, outcome.host_namespace = host_name(host), host_key(host)[0]
             outcome.action = "adopted" if kind == "adopt" else "unchanged"
             return self.sync(claim, host, outcome)
+        if kind == "relay":
+            return self.relay.sync(claim, outcome)
         return self.pending(action, claim, outcome)
 
     def is_candidate(self, host: dict, claim: dict) -> bool:

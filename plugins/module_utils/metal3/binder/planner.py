@@ -405,8 +405,9 @@ def _prepare(claim, namespaces):
         return None, _pending(claim, "InvalidSpec", exc.message)
     namespace = claim_identity(claim)[0]
     if spec["credentials"]:
-        return None, _pending(
-            claim, "Unsupported", "spec.credentials (hosts in another cluster) is not supported by this binder"
+        # hosts in another cluster: the relay (relay/runner.py) mirrors the claim there with the tenant's kubeconfig
+        return None, _action(
+            "relay", claim, None, claim_patch={}, reason="Relaying", message="relayed to the cluster of its credentials"
         )
     if namespace not in (namespaces or {}):
         return None, _pending(claim, "NamespaceNotFound", "namespace %s was not found" % namespace)
@@ -625,7 +626,8 @@ def plan_pass(
     """Plan one binder pass: one action per claim that is not being deleted, oldest claim first.
 
     ``namespaces`` maps every namespace name to its labels.  Each action is a
-    dict with ``action`` (``bind``, ``adopt``, ``bound`` or ``pending``),
+    dict with ``action`` (``bind``, ``adopt``, ``bound``, ``pending``, or ``relay`` for a claim with
+    ``spec.credentials``, whose hosts are in another cluster),
     ``claim`` and ``host`` refs, ``reason``/``message`` (for the claim's
     AssociateBMH condition; pending messages never name a host) and
     ``claim_patch`` (binding label fix).  ``bind`` also has ``host_patch``

@@ -75,9 +75,12 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.ide
     claim_finalizer,
     claim_identity,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.view import bound_host
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import (
     claim_label,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.relay.remote import REMOTE_ANNOTATION, is_relayed
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.relay.runner import Relay
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share.cleaning_check import uncleaned_hosts
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share.deploy_policy import (
     ANCHORING_NOTE,
@@ -127,6 +130,7 @@ class Binder(PassState, Binding, Releasing):
         dialect=AUTO,
         unanchored=False,
         take_over=False,
+        relay_clients=None,
     ):
         if name and (not namespaces or len(namespaces) != 1):
             raise InvalidInput("option name", "needs exactly one namespace in namespaces")
@@ -149,6 +153,7 @@ class Binder(PassState, Binding, Releasing):
         self.workers = max(1, int(workers or 1))
         self.now = now_rfc3339()
         self.writer = Writer(io, check_mode)
+        self.relay = Relay(io, self.writer, self.now, self.annotation_domains, relay_clients)
         self._lock = threading.Lock()
         self.reserved = set()
         self.hosts = []
@@ -174,6 +179,7 @@ class Binder(PassState, Binding, Releasing):
             return self._run()
         finally:
             self.stop_watches()
+            self.relay.close()
 
     def _job_order(self, claim):
         """Each binder works through the claims in its own order, so that concurrent binders rarely meet."""
@@ -226,7 +232,9 @@ class Binder(PassState, Binding, Releasing):
                 )
                 return outcome
             try:
-                if job.action is None:
+                if job.action is None and is_relayed(job.claim):
+                    self.relay.release(job.claim, outcome)
+                elif job.action is None:
                     self.release(job.claim, outcome)
                 else:
                     self.apply_action(job.action, job.claim, outcome)
@@ -273,6 +281,12 @@ class Binder(PassState, Binding, Releasing):
         result = {}
         for claim in claims:
             identity = claim_identity(claim)
+            if is_relayed(claim):
+                host = bound_host(claim)
+                where = (get_path(claim, "metadata", "annotations") or {}).get(REMOTE_ANNOTATION) or "/"
+                remote = "%s/%s" % (where.split("/", 1)[0], host) if host else None
+                result["%s/%s" % (identity.namespace, identity.name)] = remote
+                continue
             host = find_adopted_host(claim, self.bound_hosts(claim))
             result["%s/%s" % (identity.namespace, identity.name)] = "%s/%s" % host_key(host) if host else None
         return result
@@ -307,9 +321,11 @@ class Binder(PassState, Binding, Releasing):
         after = dict(before)
         for outcome in outcomes:
             key = "%s/%s" % (outcome.namespace, outcome.name)
-            if outcome.action in ("bound", "adopted", "updated", "unchanged") and outcome.host:
+            if outcome.action in ("bound", "adopted", "updated", "unchanged", "relayed") and outcome.host:
                 after[key] = "%s/%s" % (outcome.host_namespace, outcome.host)
-            elif outcome.action in ("released", "pending", "gone"):
+            elif outcome.action in ("released", "pending", "gone") or (
+                outcome.action == "relayed" and not outcome.host
+            ):
                 after[key] = None
         summary = dict(
             (name, 0)
@@ -318,6 +334,7 @@ class Binder(PassState, Binding, Releasing):
                 "adopted",
                 "updated",
                 "unchanged",
+                "relayed",
                 "pending",
                 "releasing",
                 "released",
@@ -352,6 +369,7 @@ class Binder(PassState, Binding, Releasing):
             ),
             "summary": summary,
             "requests": self.io.figures(),
+            "relay_requests": self.relay.figures(),
             "timings": dict(self.timings),
             "bindings": {"before": before, "after": after},
         }

@@ -43,14 +43,23 @@ class Revoked(NamedTuple):
 class Writer:
     """The writes of one pass: sent (counted) or, in check mode, simulated."""
 
-    def __init__(self, io: KubeIO, check_mode: bool = False):
+    def __init__(self, io: KubeIO, check_mode: bool = False, parent: Writer | None = None):
         self.io = io
         self.check_mode = check_mode
         self.changed = False
+        self.parent = parent
         self._lock = threading.Lock()
+
+    def on(self, io: KubeIO) -> Writer:
+        """A writer to another cluster (a relayed claim's) whose writes count as this pass's."""
+        return Writer(io, self.check_mode, parent=self)
 
     def wrote(self, outcome: Outcome) -> None:
         """Count one write that succeeded (or, in check mode, would be made)."""
+        if self.parent is not None:
+            self.parent.wrote(outcome)
+            self.changed = True
+            return
         outcome.writes += 1
         with self._lock:
             self.changed = True
@@ -86,6 +95,17 @@ class Writer:
         result = self.io.patch_claim(identity.namespace, identity.name, patch, status=status)
         self.wrote(outcome)
         return result
+
+    def create_claim(self, body: dict, outcome: Outcome) -> dict:
+        result = body if self.check_mode else self.io.create_claim(get_path(body, "metadata", "namespace"), body)
+        self.wrote(outcome)
+        return result
+
+    def delete_claim(self, claim: dict, outcome: Outcome) -> None:
+        if not self.check_mode:
+            identity = claim_identity(claim)
+            self.io.delete_claim(identity.namespace, identity.name)
+        self.wrote(outcome)
 
     def create_copy(self, body: dict, outcome: Outcome) -> dict:
         result = body if self.check_mode else self.io.create_secret(get_path(body, "metadata", "namespace"), body)

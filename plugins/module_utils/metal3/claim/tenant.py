@@ -89,6 +89,7 @@ CLAIM_FIELD_OPTIONS = dict(
     image="image",
     **{"hostSelector.inNamespace": "in_namespace"},
     nodeReuse="node_reuse",
+    credentials="credentials",
     failureDomain="failure_domain",
     customDeploy="custom_deploy",
 )
@@ -182,12 +183,15 @@ def spec_changes(params: dict, existing_spec: dict | None) -> dict:
             changes[field] = _secret_ref_change(existing_spec.get(field), params[option])
     if params.get("node_reuse") is not None:
         changes["nodeReuse"] = params["node_reuse"] or None
+    if params.get("credentials") is not None:
+        changes["credentials"] = params["credentials"] or None
     return changes
 
 
 #: options only one dialect can say: normalised key -> option
 DIALECT_OPTIONS = (
     ("nodeReuse", "node_reuse"),
+    ("credentials", "credentials"),
     ("inNamespace", "in_namespace"),
     ("failureDomain", "failure_domain"),
     ("customDeploy", "custom_deploy"),
@@ -297,8 +301,9 @@ def _check_namespace(io, namespace):
 
 
 def _check_secrets(io, namespace, name, spec):
-    """``spec`` is validated (``validate_claim_spec``): references are plain Secret names there."""
-    for field in DATA_FIELDS:
+    """``spec`` is validated (``validate_claim_spec``): references are plain Secret names there (the credentials
+    Secret's too: the binder reads it from the claim's namespace only)."""
+    for field in ("credentials", *DATA_FIELDS):
         secret = spec.get(field)
         if secret and io.get_secret(namespace, secret) is None:
             raise InvalidInput(

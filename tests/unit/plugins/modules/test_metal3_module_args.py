@@ -307,3 +307,20 @@ def test_the_module_view_and_the_inventory_record_are_one_record():
     assert view["annotations"] == {"export.hostclaim.metal3.io/rack": "r1"}
     # an unbound claim has a view (host null) but is no inventory host
     assert mc.claim_view(claim_with("h2"))["host"] is None and cv.metal3_record(claim_with("h2")) is None
+
+
+def test_the_credentials_option_sets_and_removes_spec_credentials():
+    assert mc.spec_changes({"credentials": "hosts-kubeconfig"}, {})["credentials"] == "hosts-kubeconfig"
+    assert mc.spec_changes({"credentials": ""}, {"credentials": "hosts-kubeconfig"}) == {"credentials": None}
+    assert "credentials" not in mc.spec_changes({}, {"credentials": "hosts-kubeconfig"})
+
+
+def test_the_credentials_option_is_refused_on_baremetal_operators_dialect_and_with_ironic(capsys):
+    from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
+
+    with pytest.raises(InvalidInput) as caught:
+        mc.refuse_what_the_dialect_lacks("bmo", {"credentials": "hosts-kubeconfig"}, "web", "tenant-a")
+    assert "credentials" in caught.value.message and "HostClaim tenant-a/web" in caught.value.message
+    mc.refuse_what_the_dialect_lacks("proposal", {"credentials": "hosts-kubeconfig"}, "web", "tenant-a")
+    out = failure(host_claim.HostClaimModule, {"name": "web", "backend": "ironic", "credentials": "k"}, capsys)
+    assert out["msg"].startswith("option credentials: is for backend metal3"), out["msg"]

@@ -409,7 +409,7 @@ def test_pending_message_does_not_reveal_hosts_of_other_tenants():
     assert plan[0]["reason"] == "NoSharedHost" and "zq" not in plan[0]["message"]
 
 
-def test_invalid_and_unsupported_claims_are_pending():
+def test_invalid_claims_are_pending_and_claims_with_credentials_are_relayed():
     claims = [
         make_claim("bad", spec={"hostSelector": {"matchExpressions": [{"key": "a", "operator": "Near"}]}}),
         make_claim("remote", spec={"credentials": "kubeconfig-x"}),
@@ -418,7 +418,8 @@ def test_invalid_and_unsupported_claims_are_pending():
     plan = b.plan_pass(claims, [make_host()], NAMESPACES, "x")
     reasons = dict((a["claim"]["name"], (a["reason"], a["message"])) for a in plan)
     assert reasons["bad"][0] == "InvalidSpec" and "'Near'" in reasons["bad"][1] and "tenant-a/bad" in reasons["bad"][1]
-    assert reasons["remote"][0] == "Unsupported"
+    assert reasons["remote"][0] == "Relaying"
+    assert [a["action"] for a in plan if a["claim"]["name"] == "remote"] == ["relay"]
     assert reasons["lost"] == ("NamespaceNotFound", "namespace gone was not found")
 
 
