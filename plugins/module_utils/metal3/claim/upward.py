@@ -67,8 +67,9 @@ HOST_ERROR_TYPES = (
 )
 
 
-def _condition(ctype, status, reason, message, existing, now):
-    previous = [c for c in existing if isinstance(c, dict) and c.get("type") == ctype]
+def status_condition(ctype, status, reason, message, existing, now):
+    """One condition of a claim's status; its ``lastTransitionTime`` kept from ``existing`` when its status is the same."""
+    previous = [c for c in existing or [] if isinstance(c, dict) and c.get("type") == ctype]
     since = now
     if previous and previous[0].get("status") == status and previous[0].get("lastTransitionTime"):
         since = previous[0]["lastTransitionTime"]
@@ -194,8 +195,8 @@ def upward_status(host, existing_status, now, claim=None, bmc_values=()):
         "addresses": [entry for entry in host_addresses(host) if not entry_match(entry, bmc_values)],
         "nics": [entry for entry in host_nics(host) if not entry_match(entry, bmc_values)],
         "conditions": [
-            _condition("AssociateBMH", "True", "Associated", BOUND_PREFIX + str(name), existing, now),
-            _condition("Ready", ready[0], ready[1], ready[2], existing, now),
+            status_condition("AssociateBMH", "True", "Associated", BOUND_PREFIX + str(name), existing, now),
+            status_condition("Ready", ready[0], ready[1], ready[2], existing, now),
         ],
     }
     boot_mac = get_path(host, "spec", "bootMACAddress")
@@ -218,7 +219,7 @@ def ready_problem(status: dict, existing_status: dict | None, reason: str, messa
     result = copy.deepcopy(status)
     result.pop("lastUpdated", None)
     result["conditions"] = [c for c in result.get("conditions") or [] if c.get("type") != "Ready"]
-    result["conditions"].append(_condition("Ready", "False", reason, message, existing, now))
+    result["conditions"].append(status_condition("Ready", "False", reason, message, existing, now))
     return finish_status(result, existing_status, now)
 
 
@@ -252,8 +253,8 @@ def pending_status(existing_status: dict | None, reason: str, message: str, now:
         "addresses": [],
         "nics": [],
         "conditions": [
-            _condition("AssociateBMH", "False", reason, message, existing, now),
-            _condition("Ready", "False", "NotBound", "the claim is not bound to a host", existing, now),
+            status_condition("AssociateBMH", "False", reason, message, existing, now),
+            status_condition("Ready", "False", "NotBound", "the claim is not bound to a host", existing, now),
         ],
     }
     return finish_status(status, existing_status, now)

@@ -50,7 +50,6 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import (
     get_path,
     minimal_patch,
-    same_json,
     with_precondition,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import (
@@ -75,6 +74,11 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.ide
     validate_claim,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.spec import DATA_FIELDS, SPEC_FIELDS
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.upward import (
+    finish_status,
+    pending_status,
+    status_condition,
+)
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.view import (
     BOUND_PREFIX,
     binding_label_value,
@@ -306,35 +310,6 @@ def _reason(text, default: str) -> str:
     return text if isinstance(text, str) and _REASON_RE.match(text) else default
 
 
-def _condition(ctype, status, reason, message, existing, now):
-    previous = [c for c in existing or [] if isinstance(c, dict) and c.get("type") == ctype]
-    since = now
-    if previous and previous[0].get("status") == status and previous[0].get("lastTransitionTime"):
-        since = previous[0]["lastTransitionTime"]
-    return {"type": ctype, "status": status, "reason": reason, "message": message, "lastTransitionTime": since}
-
-
-def _finish(status: dict, existing_status: dict | None, now: str) -> dict:
-    previous = dict(existing_status or {})
-    previous_updated = previous.pop("lastUpdated", None)
-    status["lastUpdated"] = previous_updated if previous_updated and same_json(previous, status) else now
-    return status
-
-
-def failed_status(existing_status: dict | None, reason: str, message: str, now: str) -> dict:
-    """The local status while the relay cannot work (or waits): no host data, AssociateBMH False with ``reason``."""
-    existing = (existing_status or {}).get("conditions") or []
-    status = {
-        "addresses": [],
-        "nics": [],
-        "conditions": [
-            _condition("AssociateBMH", "False", reason, message, existing, now),
-            _condition("Ready", "False", "NotBound", "the claim is not bound to a host", existing, now),
-        ],
-    }
-    return _finish(status, existing_status, now)
-
-
 def _remote_condition(record: dict, ctype: str) -> dict:
     return next((c for c in record["conditions"] if c.get("type") == ctype), {})
 
@@ -347,7 +322,7 @@ def local_status(remote: dict, existing_status: dict | None, now: str) -> dict:
     associated_type = "Associated" if bmo else "AssociateBMH"
     if not (record["associated"] and record["host"]):
         remote_associated = _remote_condition(record, associated_type)
-        return failed_status(
+        return pending_status(
             existing_status,
             _reason(remote_associated.get("reason"), "RemotePending"),
             _message(remote_associated.get("message") or "the relayed claim waits for a host"),
@@ -359,8 +334,8 @@ def local_status(remote: dict, existing_status: dict | None, now: str) -> dict:
         "addresses": copy.deepcopy(record["addresses"]),
         "nics": copy.deepcopy(record["nics"]),
         "conditions": [
-            _condition("AssociateBMH", "True", "Associated", BOUND_PREFIX + record["host"], existing, now),
-            _condition(
+            status_condition("AssociateBMH", "True", "Associated", BOUND_PREFIX + record["host"], existing, now),
+            status_condition(
                 "Ready",
                 "True" if record["ready"] else "False",
                 _reason(reason_source.get("reason"), "RemoteNotReady"),
@@ -374,7 +349,7 @@ def local_status(remote: dict, existing_status: dict | None, now: str) -> dict:
         status["bootMACAddress"] = record["boot_mac_address"]
     if isinstance(record["powered_on"], bool):
         status["poweredOn"] = record["powered_on"]
-    return _finish(status, existing_status, now)
+    return finish_status(status, existing_status, now)
 
 
 def bound_remote_host(remote: dict | None) -> str | None:

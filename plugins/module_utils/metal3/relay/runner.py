@@ -290,7 +290,7 @@ class Relay:
         if recorded_host(claim):
             status = ready_problem(existing or {}, existing, reason, message, self.now)
         else:
-            status = model.failed_status(existing, reason, message, self.now)
+            status = model.pending_status(existing, reason, message, self.now)
         try:
             self.writer.write_claim(
                 claim, with_precondition(status_patch(existing, status), claim), outcome, status=True
