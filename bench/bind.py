@@ -518,7 +518,7 @@ def binders_at_once(env, kubeconfig: str, dialect: str, repeat: int) -> dict:
     processes = [context.Process(target=binder_process, args=(kubeconfig, n, queue)) for n in range(BINDERS)]
     for process in processes:
         process.start()
-    binders = [queue.get(timeout=1800) for dummy in processes]
+    binders = results(queue, processes)
     for process in processes:
         process.join(timeout=60)
     total = time.monotonic() - started
@@ -756,6 +756,29 @@ def real_operator(workdir: Path) -> dict:
     return figures
 
 
+def results(queue, processes: list, timeout: float = 1800) -> list:
+    """One result per process from ``queue``; a process that died without one fails the bench at once (instead of
+    a wait for the whole ``timeout``), naming its exit code."""
+    import queue as queues
+
+    found: list = []
+    deadline = time.monotonic() + timeout
+    while len(found) < len(processes):
+        try:
+            found.append(queue.get(timeout=2))
+        except queues.Empty:
+            failed = [process for process in processes if process.exitcode not in (None, 0)]
+            if failed:
+                raise RuntimeError(
+                    "%s ended without a result (exit codes %s): see its traceback above"
+                    % (", ".join(p.name for p in failed), ", ".join(str(p.exitcode) for p in failed))
+                ) from None
+            if time.monotonic() > deadline:
+                missing = len(processes) - len(found)
+                raise TimeoutError("no result from %d process(es) in %d s" % (missing, timeout)) from None
+    return found
+
+
 def requests_per_claim(counts: dict, bound: int) -> dict:
     """The pass's requests per bound claim, per verb and in all (``total``, ``writes``): the next request a claim
     starts to cost shows under its verb. On a world of claims without data: 3 ``patch`` (the host's consumerRef, the
@@ -791,7 +814,7 @@ def measure(dialect: str, workdir: Path) -> dict:
         queue = context.Queue()
         process = context.Process(target=pass_process, args=(kubeconfig, queue))
         process.start()
-        single = queue.get(timeout=1800)
+        single = results(queue, [process])[0]
         process.join(timeout=60)
         assert single["dialect"] == dialect, single["dialect"]
         counts, bound, raw = single["requests"], single["bound"], single["raw"]
