@@ -80,7 +80,8 @@ class EsiLeaseRun:
         self.before: dict = {}
         self.after: dict = {}
         self.leased: list[dict] = []
-        self.waits: list[tuple[dict, str | None]] = []  # (node, lessee wanted or None)
+        # (node, lessee wanted or None, the lease whose fulfilment is awaited or None)
+        self.waits: list[tuple[dict, str | None, str | None]] = []
         self.ended_views: list[dict] = []
 
     def run(self) -> None:
@@ -162,7 +163,7 @@ class EsiLeaseRun:
             self.after[label] = [plan_model.lease_view(lease, self.now)]
             self.actions.append({"node": label, "lease": lease.uuid, "project": project, "action": "created"})
             if starts_now:
-                self.waits.append((node, project))
+                self.waits.append((node, project, lease.uuid))
         if self.mod.check_mode:
             # what the run would make, beside what is there
             return [lease for _node, lease in plan.keep]
@@ -223,7 +224,7 @@ class EsiLeaseRun:
             self.esi.delete_lease(lease.uuid, "lease %s of node %s" % (lease.uuid, label))
             if was_active and lease.node_uuid:
                 self.waits.append(
-                    (nodes_by_uuid.get(lease.node_uuid) or {"uuid": lease.node_uuid, "name": label}, None)
+                    (nodes_by_uuid.get(lease.node_uuid) or {"uuid": lease.node_uuid, "name": label}, None, None)
                 )
         self.ended_views = shown
         return []
@@ -240,7 +241,7 @@ class EsiLeaseRun:
     # -- waiting
     def _wait(self):
         timeout = self.p["wait_timeout"]
-        for node, lessee in self.waits:
+        for node, lessee, lease_uuid in self.waits:
             label = lease_model.node_label(node)
             if lessee:
                 self.ironic.poll(
@@ -249,6 +250,17 @@ class EsiLeaseRun:
                     timeout,
                     "node %s" % label,
                     describe=lambda n: "lessee %s" % (n or {}).get("lessee"),
+                )
+            if lease_uuid:
+                # ESI-Leap's manager sets the node's lessee in the middle of fulfilling the lease and marks the
+                # lease active after it (as host_offer_claim waits): the run is over when the lease is active too
+                self.esi.poll(
+                    lambda uuid=lease_uuid: self.esi.get_lease(uuid),
+                    lambda lease: lease is not None and lease.status == esi_model.ACTIVE,
+                    timeout,
+                    "lease %s of node %s" % (lease_uuid, label),
+                    failed=esi_model.lease_failed,
+                    describe=lambda lease: "status %s" % (lease.status if lease else "gone"),
                 )
             else:
                 self.ironic.poll(
