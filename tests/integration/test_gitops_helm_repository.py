@@ -351,12 +351,14 @@ def test_a_tenant_cannot_point_a_release_at_a_repository_the_owner_did_not_allow
 
     # A repository the owner lists for the tenant in tenant_gitops but not in flux_install's source allow-list: the
     # cluster's allow-list still refuses it (both policies apply; listing it for one tenant does not widen the cluster's).
-    git_server.commit(TENANT_REPO, {"release.yaml": own_release(DISALLOWED)}, "a chart from elsewhere")
+    # (the owner's list first, then the tenant's commit: committed first, Flux could apply it while the tenant's
+    # policy still refused it, and that refusal is not the one this step is about)
     listed = {**with_repo, "helm_repositories": [DISALLOWED]}
     run = run_role(kube_env, fleet, "own-repo-listed", [listed, tenant(B, PORTS)], **PORT_CONTROL)
     assert run.ok, run.explain()
     annotation = client.CoreV1Api(admin).read_namespace(A).metadata.annotations[ANNOTATION]
     assert sorted(annotation.split()) == sorted([fleet["charts"].url, DISALLOWED])
+    git_server.commit(TENANT_REPO, {"release.yaml": own_release(DISALLOWED)}, "a chart from elsewhere")
     message = wait_refused(admin, DISALLOWED)
     assert f"ValidatingAdmissionPolicy '{SOURCE_POLICY}'" in message, message
     allowed = ", ".join([git_server.base_url, fleet["charts"].url])
