@@ -11,7 +11,7 @@ for log in .tmp/integration-*.log; do
     name=${name%.log}
     ended=$(grep -E "^session $name: (exit|its preparation failed)" "$log" | tail -n 1)
     counts=$(grep -E "^=*.*[0-9]+ (passed|failed|errors?|deselected).* in [0-9.]+s" "$log" | tail -n 1 | tr -d '=' | sed 's/^ *//; s/ *$//')
-    echo "session $name: ${ended#session $name: }${counts:+ ($counts)}"
+    echo "session $name: ${ended#"session $name: "}${counts:+ ($counts)}"
     grep -E "^(FAILED|ERROR) " "$log" | head -n 20 | sed 's/^/    /'
 done
 if [ -e .tmp/test-checks.log ]; then
