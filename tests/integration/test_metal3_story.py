@@ -458,8 +458,10 @@ def test_the_proposals_example_claims_apply_and_bind(proposal, tmp_path):
     actions = dict((c["name"], c) for c in run.result("bind")["claims"])
     assert actions["my-host"]["action"] == "bound" and actions["host-claim-yyyy"]["action"] == "bound", actions
     assert {actions["my-host"]["host"], actions["host-claim-yyyy"]["host"]} == {"proposal-h1", "proposal-h2"}
-    assert actions["host-claim-remote"]["action"] == "pending"
-    assert actions["host-claim-remote"]["reason"] == "Unsupported"
+    # the proposal's remote claim is relayed to the cluster its credentials name: without that Secret, one reason
+    remote = actions["host-claim-remote"]
+    assert remote["action"] == "pending" and remote["reason"] == "CredentialsNotFound", remote
+    assert "bmh-cluster-credentials" in remote["message"] and remote["host"] is None, remote
     foreign = actions["foreign-ref"]
     assert foreign["action"] == "pending" and foreign["reason"] == "InvalidSpec" and foreign["host"] is None
     assert 'HostClaim %s/foreign-ref: spec.userData: only "name" is allowed' % PROPOSAL_NS in foreign["message"]
