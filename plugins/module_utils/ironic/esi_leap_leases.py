@@ -45,6 +45,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.cleaning 
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.client import Ironic, node_settled, node_where
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.esi_leap_client import EsiLeap, runs_esi_leap
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.esi_leap_offers import wait_leased
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.leases import (
     LEASE_NODE_FIELDS,
     LeaseRun,
@@ -80,8 +81,8 @@ class EsiLeaseRun:
         self.before: dict = {}
         self.after: dict = {}
         self.leased: list[dict] = []
-        # (node, lessee wanted or None, the lease whose fulfilment is awaited or None)
-        self.waits: list[tuple[dict, str | None, str | None]] = []
+        # (node, the lease whose fulfilment is awaited, or None: the node's lease ended)
+        self.waits: list[tuple[dict, esi_model.Lease | None]] = []
         self.ended_views: list[dict] = []
 
     def run(self) -> None:
@@ -163,7 +164,7 @@ class EsiLeaseRun:
             self.after[label] = [plan_model.lease_view(lease, self.now)]
             self.actions.append({"node": label, "lease": lease.uuid, "project": project, "action": "created"})
             if starts_now:
-                self.waits.append((node, project, lease.uuid))
+                self.waits.append((node, lease))
         if self.mod.check_mode:
             # what the run would make, beside what is there
             return [lease for _node, lease in plan.keep]
@@ -224,7 +225,7 @@ class EsiLeaseRun:
             self.esi.delete_lease(lease.uuid, "lease %s of node %s" % (lease.uuid, label))
             if was_active and lease.node_uuid:
                 self.waits.append(
-                    (nodes_by_uuid.get(lease.node_uuid) or {"uuid": lease.node_uuid, "name": label}, None, None)
+                    (nodes_by_uuid.get(lease.node_uuid) or {"uuid": lease.node_uuid, "name": label}, None)
                 )
         self.ended_views = shown
         return []
@@ -241,27 +242,11 @@ class EsiLeaseRun:
     # -- waiting
     def _wait(self):
         timeout = self.p["wait_timeout"]
-        for node, lessee, lease_uuid in self.waits:
+        for node, lease in self.waits:
             label = lease_model.node_label(node)
-            if lessee:
-                self.ironic.poll(
-                    lambda uuid=node["uuid"]: self.ironic.get_node(uuid, fields=LEASE_NODE_FIELDS),
-                    lambda n, lessee=lessee: n is not None and n.get("lessee") == lessee,
-                    timeout,
-                    "node %s" % label,
-                    describe=lambda n: "lessee %s" % (n or {}).get("lessee"),
-                )
-            if lease_uuid:
-                # ESI-Leap's manager sets the node's lessee in the middle of fulfilling the lease and marks the
-                # lease active after it (as host_offer_claim waits): the run is over when the lease is active too
-                self.esi.poll(
-                    lambda uuid=lease_uuid: self.esi.get_lease(uuid),
-                    lambda lease: lease is not None and lease.status == esi_model.ACTIVE,
-                    timeout,
-                    "lease %s of node %s" % (lease_uuid, label),
-                    failed=esi_model.lease_failed,
-                    describe=lambda lease: "status %s" % (lease.status if lease else "gone"),
-                )
+            if lease is not None:
+                # fulfilled: the lease active and its project the node's lessee (as host_offer_claim waits)
+                wait_leased(self.ironic, self.esi, lease.project, lease, timeout)
             else:
                 self.ironic.poll(
                     lambda uuid=node["uuid"]: self.ironic.get_node(uuid, fields=LEASE_NODE_FIELDS),

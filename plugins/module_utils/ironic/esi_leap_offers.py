@@ -324,12 +324,13 @@ def _claim(mod, ironic, esi, project, start, end):
         lease = esi.claim_offer(offer.uuid, model.claim_body(start, end), obj)
         mod.changed()
     if p["wait"] and not mod.check_mode:
-        lease = _wait_leased(ironic, esi, project, lease, p["wait_timeout"])
+        lease = wait_leased(ironic, esi, project, lease, p["wait_timeout"])
     mod.result["lease"] = model.lease_view(lease)
     mod.result["offer"] = model.offer_view(offer, now) if offer is not None else None
 
 
-def _wait_leased(ironic, esi, project, lease, timeout):
+def wait_leased(ironic, esi, project, lease, timeout):
+    """Wait until ESI-Leap's manager has fulfilled ``lease`` (active) and ``project`` is its node's lessee; the lease."""
     what = "lease %s of node %s" % (lease.uuid, lease.node)
     lease = esi.poll(
         lambda: esi.get_lease(lease.uuid),
