@@ -12,9 +12,11 @@ for log in .tmp/integration-*.log; do
     ended=$(grep -E "^session $name: (exit|its preparation failed)" "$log" | tail -n 1)
     counts=$(grep -E "^=*.*[0-9]+ (passed|failed|errors?|deselected).* in [0-9.]+s" "$log" | tail -n 1 | tr -d '=' | sed 's/^ *//; s/ *$//')
     echo "session $name: ${ended#"session $name: "}${counts:+ ($counts)}"
-    grep -E "^(FAILED|ERROR) " "$log" | head -n 20 | sed 's/^/    /'
+    grep -E "^(FAILED|ERROR) " "$log" | head -n 20 | cut -c1-300 | sed 's/^/    /'
 done
 if [ -e .tmp/test-checks.log ]; then
     grep -E "^checks and molecule: exit" .tmp/test-checks.log | tail -n 1
-    grep -E "^(ERROR|FAILED)|^=== scenario .* failed|: FAILED|Error [0-9]+$" .tmp/test-checks.log | head -n 20 | sed 's/^/    /'
+    # a failed task shows in its play's recap (failed=N); a "fatal: ... FAILED!" line alone may be an ignored error
+    grep -E "^(ERROR|FAILED)|^=== scenario |failed=[1-9]|unreachable=[1-9]|CRITICAL|Error [0-9]+$" \
+        .tmp/test-checks.log | head -n 20 | cut -c1-300 | sed 's/^/    /'
 fi

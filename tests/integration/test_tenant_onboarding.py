@@ -160,8 +160,9 @@ def pod(name, namespace, **changes):
         container["volumeMounts"] = [{"name": "root", "mountPath": "/host"}]
     if changes.get("host_port"):
         container["ports"] = [{"containerPort": 8080, "hostPort": 8080}]
-    if changes.get("root"):
-        spec["securityContext"] = {"runAsUser": 0, "seccompProfile": {"type": "RuntimeDefault"}}
+    if changes.get("root"):  # root only: the pod's other settings stay, so one policy refuses it
+        spec["securityContext"].pop("runAsNonRoot")
+        spec["securityContext"]["runAsUser"] = 0
     if changes.get("no_seccomp"):
         del spec["securityContext"]["seccompProfile"]
     if "port" in changes:

@@ -3,6 +3,10 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
@@ -12,7 +16,12 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
     InvalidInput,
     NotFound,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common.libraries import MissingLibrary
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common import libraries
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.libraries import (
+    SUSHY,
+    MissingLibrary,
+    import_error,
+)
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import client as redfish
 
 SYS = "/redfish/v1/Systems/7a1b"
@@ -323,7 +332,7 @@ def test_bmc_error_for_non_json_and_other_errors():
     assert redfish.bmc_error("b", FakeHTTPError(401), "create account bmt-a").cause.startswith("create account bmt-a: ")
 
 
-@pytest.mark.skipif(not redfish.HAS_SUSHY, reason="sushy is not installed")
+@pytest.mark.skipif(import_error(SUSHY) is not None, reason="sushy is not installed")
 def test_sushy_connection_errors_are_unreachable():
     from sushy import exceptions
 
@@ -334,14 +343,13 @@ def test_sushy_connection_errors_are_unreachable():
 
 
 def test_a_bmc_without_sushy_is_a_missing_library(monkeypatch):
-    monkeypatch.setattr(redfish, "HAS_SUSHY", False)
-    monkeypatch.setattr(redfish, "SUSHY_IMPORT_ERROR", "Traceback: no sushy")
+    monkeypatch.setitem(libraries._PROBED, "sushy", "Traceback: no sushy")
     with pytest.raises(MissingLibrary) as err:
         redfish.Bmc("BMC of h1", "redfish://127.0.0.1/redfish/v1/Systems/1", "root", "pw")
     assert "(sushy)" in err.value.message and err.value.details["exception"] == "Traceback: no sushy"
 
 
-@pytest.mark.skipif(not redfish.HAS_SUSHY, reason="sushy is not installed")
+@pytest.mark.skipif(import_error(SUSHY) is not None, reason="sushy is not installed")
 def test_a_bmc_time_out_names_the_timeout():
     from sushy import exceptions
 
@@ -352,3 +360,14 @@ def test_a_bmc_time_out_names_the_timeout():
     assert redfish.bmc_error("BMC #0", exc).message == "BMC #0: BMC unreachable: connection timed out"
     refused = exceptions.ConnectionError(url="http://10.9.9.9/redfish/v1/", error="[Errno 111] Connection refused")
     assert redfish.bmc_error("BMC #0", refused, timeout=3).message == "BMC #0: BMC unreachable: connection refused"
+
+
+def test_importing_the_client_imports_no_sushy():
+    """sushy is imported when a BMC is reached, not by the modules that merely import the Redfish helpers."""
+    code = (
+        "import sys; import ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.accounts; "
+        "print('sushy' in sys.modules)"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True, timeout=60)
+    assert out.stdout.strip() == "False", out.stderr
