@@ -8,11 +8,12 @@ namespace (``hosts-a``), bound there to the tenant HostClaim role only; its toke
 the tenant's management namespace, is all the relay uses there.
 
 Steps, in order (a failure at one still reports the next): the claim is mirrored with its data Secret by that
-identity; the host cluster binds it and the binding, addresses and conditions come back (``host_claim_info`` as the
-tenant reads them); power and a reboot go down to the host; the ServiceAccount deleted (token revoked) gives one
-reason and changes nothing remote, a new token restores the relay; an unreachable cluster gives its reason;
-deleting the claim deletes the remote claim, waits for its release, then lets the local claim go; the token and the
-host cluster's address appear in no module result, claim or event.
+identity; the host cluster binds it and the binding, addresses and conditions come back (``host_claim_info`` and
+the ``claimed_hosts`` inventory as the tenant reads them); power and a reboot go down to the host; the
+ServiceAccount deleted (token revoked) gives one reason and changes nothing remote, a new token restores the relay;
+an unreachable cluster gives its reason; ``host_release`` deletes the claim, the relay deletes the remote claim,
+waits for its release, then lets the local claim go; the token, the host cluster's address and the host's BMC
+address and credentials Secret appear in no module result, claim, inventory or event.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import time
 import pytest
 import requests
 import yaml
+from fixtures_inventory import inventory
 from fixtures_metal3 import GROUP, MERGE, SETUP_VARS, VERSION, Metal3Env, setup_play
 from harness import kube
 from harness.ansible import run_playbook
@@ -254,6 +256,13 @@ def test_2_the_host_cluster_binds_it_and_the_binding_comes_back(world):
     world.results.append(info)
     [record] = info["claims"]
     assert record["host"] == HOST and {"type": "InternalIP", "address": HOST_IP} in record["addresses"]
+    # the tenant's inventory lists the relayed claim as any other, at the address the host cluster gave
+    source = world.workdir / "relay.claimed_hosts.yml"
+    source.write_text(yaml.safe_dump({"plugin": "baremetal.tenancy.claimed_hosts", "namespaces": [TENANT_NS]}))
+    data, text = inventory(source, world.mgmt.kube.ansible_env("tenant-a"), world.workdir)  # unsafe markers checked
+    hostvars = data["_meta"]["hostvars"]
+    assert list(hostvars) == [CLAIM] and hostvars[CLAIM]["ansible_host"] == HOST_IP, hostvars
+    world.results.append(text)
 
 
 def test_3_power_and_a_reboot_go_down_to_the_host(world):
@@ -295,9 +304,13 @@ def test_5_an_unreachable_host_cluster_gives_its_reason(world):
     assert world.bind()["claims"][0]["action"] == "relayed"
 
 
-def test_6_deleting_the_claim_waits_for_the_host_cluster_to_release_it(world):
-    with world.mgmt.api("tenant-a") as api:
-        client.CustomObjectsApi(api).delete_namespaced_custom_object(GROUP, VERSION, TENANT_NS, "hostclaims", CLAIM)
+def test_6_host_release_deletes_the_claim_and_it_waits_for_the_host_cluster_to_release_it(world):
+    run = world.mgmt.playbook(
+        "tenant-a", [{"name": "release", "baremetal.tenancy.host_release": {"namespace": TENANT_NS, "name": CLAIM}}]
+    )
+    released = run.result("release")
+    world.results.append(released)
+    assert released["released"] and released["host"] == HOST, released
     result = world.bind()
     assert result["claims"][0]["action"] == "releasing", result["claims"]
     [remote] = world.remote_claims()
@@ -314,11 +327,13 @@ def test_6_deleting_the_claim_waits_for_the_host_cluster_to_release_it(world):
     assert [s.metadata.name for s in left if s.metadata.name.startswith(CLAIM + "-")] == []
 
 
-def test_7_the_kubeconfig_appears_in_no_result_claim_or_event(world):
+def test_7_the_kubeconfig_and_the_bmc_appear_in_no_result_claim_inventory_or_event(world):
     with world.mgmt.api() as api:
         events = client.CoreV1Api(api).list_namespaced_event(TENANT_NS).items
     haystack = json.dumps([world.results, world.snapshots, [e.to_dict() for e in events]], default=str)
     needles = list(world.tokens) + [b64(token) for token in world.tokens] + [world.hosts.kube.server]
+    bmc = world.hosts.host(INFRA, HOST)["spec"]["bmc"]  # nor the host's BMC address or credentials Secret
+    needles += [bmc["address"], bmc["credentialsName"]]
     assert world.tokens and len(world.results) >= 8
     found = [needle[:12] for needle in needles if needle in haystack]
     assert found == []

@@ -10,13 +10,18 @@ session's name from ``BMT_SESSION``, which scripts/integration-sessions.sh sets)
   fixtures it started included, the session fixtures it was the first to use too: those are in the first
   table on their own).
 
-Wall time, not CPU: the sessions run side by side, so each figure includes waiting for the others.
+Wall time: the sessions run side by side, so each figure includes waiting for the others. The files' table
+also gives each file's CPU seconds: the pytest process's own and those of the child processes that ended while
+the file ran (every ``ansible-playbook`` and ``ansible-inventory`` it ran, with their modules; the services its
+module fixtures started and stopped) -- what the file costs the machine whatever else runs beside it. A session
+fixture's services are counted in the file during which they stop, the last one.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import resource
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -52,13 +57,20 @@ def pytest_fixture_post_finalizer(fixturedef, request):
         entry["teardown_s"] += time.monotonic() - start
 
 
+def cpu_seconds() -> float:
+    """User + system CPU of this process and of its children that have ended (and were waited for)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    start = time.monotonic()
+    start, cpu = time.monotonic(), cpu_seconds()
     yield
-    entry = _FILES.setdefault(item.nodeid.split("::", 1)[0], {"tests": 0, "start": start, "end": start})
+    entry = _FILES.setdefault(item.nodeid.split("::", 1)[0], {"tests": 0, "start": start, "end": start, "cpu_s": 0.0})
     entry["tests"] += 1
     entry["end"] = time.monotonic()
+    entry["cpu_s"] += cpu_seconds() - cpu
 
 
 def pytest_terminal_summary(terminalreporter):
@@ -69,7 +81,10 @@ def pytest_terminal_summary(terminalreporter):
         key=lambda f: -(f["setup_s"] + f["teardown_s"]),
     )
     files = sorted(
-        ({"file": path, "tests": e["tests"], "wall_s": e["end"] - e["start"]} for path, e in _FILES.items()),
+        (
+            {"file": path, "tests": e["tests"], "wall_s": e["end"] - e["start"], "cpu_s": e["cpu_s"]}
+            for path, e in _FILES.items()
+        ),
         key=lambda f: -f["wall_s"],
     )
     write = terminalreporter.write_line
@@ -80,9 +95,13 @@ def pytest_terminal_summary(terminalreporter):
             "%-36s %-8s %6d %9.1f %9.1f %9.1f"
             % (f["fixture"], f["scope"], f["setups"], f["setup_s"], f["setup_max_s"], f["teardown_s"])
         )
-    terminalreporter.section("wall time by test file (first setup to last teardown)")
+    terminalreporter.section("wall time (first setup to last teardown) and CPU (pytest + ended children) by test file")
     for f in files:
-        write("%-60s %4d tests %8.1f s" % (f["file"], f["tests"], f["wall_s"]))
+        write("%-60s %4d tests %8.1f s wall %8.1f s CPU" % (f["file"], f["tests"], f["wall_s"], f["cpu_s"]))
+    write(
+        "%-60s %4d tests %8s        %8.1f s CPU"
+        % ("all files", sum(f["tests"] for f in files), "", sum(f["cpu_s"] for f in files))
+    )
     directory = os.environ.get("BMT_TIMINGS_DIR")
     if directory:
         name = os.environ.get("BMT_SESSION") or "session"
