@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common import libraries
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     BackendError,
     Conflict,
@@ -16,7 +17,6 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
     InvalidInput,
     NotFound,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common import libraries
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.libraries import (
     SUSHY,
     MissingLibrary,
