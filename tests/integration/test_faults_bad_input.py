@@ -113,6 +113,15 @@ CASES = [
     # -- host_claim, metal3 (the tenant) ------------------------------------------------------
     Case("claim-name", K, "tenant-a", T, m3claim(name="Bad_Claim"), ("name", "Bad_Claim")),
     Case("claim-namespace", K, "tenant-a", T, m3claim(namespace="Tenant A"), ("namespace", "Tenant A")),
+    # an existing claim's credentials are fixed (a relayed claim pointed elsewhere would leave its first one behind)
+    Case(
+        "claim-credentials-added",
+        K,
+        "tenant-a",
+        T,
+        m3claim(name=CLAIM, credentials="hosts-kubeconfig"),
+        (CLAIM, "spec.credentials", "delete the claim"),
+    ),
     Case(
         "claim-selector-operator",
         K,

@@ -32,6 +32,8 @@ from harness.ansible import run_playbook
 from harness.kube import call_ignoring as _ignore
 from kubernetes import client
 
+CREDENTIALS_FINALIZER = "relay.hostclaim.metal3.io/credentials"
+
 TENANT_NS = "relay-a"
 HOSTS_NS = "hosts-a"
 INFRA = "relay-infra"
@@ -122,6 +124,12 @@ class World:
                 core.create_namespaced_secret(TENANT_NS, body)
             else:
                 core.replace_namespaced_secret(SECRET, TENANT_NS, body)
+
+    def credentials(self) -> dict | None:
+        """The credentials Secret as the cluster admin reads it (``None``: gone)."""
+        with self.mgmt.api() as api:
+            secret = _ignore(404, client.CoreV1Api(api).read_namespaced_secret, SECRET, TENANT_NS)
+        return None if secret is None else api.sanitize_for_serialization(secret)
 
     def bind(self) -> dict:
         result = self.mgmt.bind([TENANT_NS])
@@ -238,6 +246,26 @@ def test_1_the_claim_is_mirrored_with_its_data_by_the_tenant_identity_only(world
         assert review.status.allowed is False
     claim = world.claim()
     assert claim["spec"]["credentials"] == SECRET  # written by host_claim's credentials option
+    assert world.credentials()["metadata"]["finalizers"] == [CREDENTIALS_FINALIZER]  # held while the claim lives
+    # credentials are fixed once the claim exists: host_claim refuses a change before writing, and so does the CRD
+    run = world.mgmt.playbook(
+        "tenant-a",
+        [
+            {
+                "name": "point elsewhere",
+                "baremetal.tenancy.host_claim": {"namespace": TENANT_NS, "name": CLAIM, "credentials": "other"},
+                "ignore_errors": True,
+            }
+        ],
+    )
+    refused = run.result("point elsewhere")
+    assert refused.get("failed") and refused["msg"].startswith("HostClaim %s/%s: " % (TENANT_NS, CLAIM))
+    assert "spec.credentials is 'hosts-kubeconfig' and cannot become 'other'" in refused["msg"]
+    for patch in ({"spec": {"credentials": "other"}}, {"spec": {"credentials": None}}):
+        with pytest.raises(client.exceptions.ApiException) as err:
+            world.patch_claim(patch)
+        assert err.value.status == 422 and "cannot be added, changed or removed" in err.value.body
+    assert world.claim()["spec"]["credentials"] == SECRET
     assert "hostclaim.metal3.io/release" in claim["metadata"]["finalizers"]
     assert world.condition("AssociateBMH")["status"] == "False"
 
@@ -305,6 +333,10 @@ def test_5_an_unreachable_host_cluster_gives_its_reason(world):
 
 
 def test_6_host_release_deletes_the_claim_and_it_waits_for_the_host_cluster_to_release_it(world):
+    # the tenant deletes its credentials Secret first: it stays (deleting) until the relay has no more use for it
+    with world.mgmt.api("tenant-a") as api:
+        client.CoreV1Api(api).delete_namespaced_secret(SECRET, TENANT_NS)
+    assert world.credentials()["metadata"]["deletionTimestamp"]
     run = world.mgmt.playbook(
         "tenant-a", [{"name": "release", "baremetal.tenancy.host_release": {"namespace": TENANT_NS, "name": CLAIM}}]
     )
@@ -321,7 +353,7 @@ def test_6_host_release_deletes_the_claim_and_it_waits_for_the_host_cluster_to_r
     assert world.remote_claims() == []
     result = world.bind()
     assert result["claims"][0]["action"] == "released", result["claims"]
-    assert world.claim() is None
+    assert world.claim() is None and world.credentials() is None  # the Secret's deletion ended with the release
     with world.hosts.api() as api:
         left = client.CoreV1Api(api).list_namespaced_secret(HOSTS_NS).items
     assert [s.metadata.name for s in left if s.metadata.name.startswith(CLAIM + "-")] == []

@@ -13,8 +13,9 @@ session's name from ``BMT_SESSION``, which scripts/integration-sessions.sh sets)
 Wall time: the sessions run side by side, so each figure includes waiting for the others. The files' table
 also gives each file's CPU seconds: the pytest process's own and those of the child processes that ended while
 the file ran (every ``ansible-playbook`` and ``ansible-inventory`` it ran, with their modules; the services its
-module fixtures started and stopped) -- what the file costs the machine whatever else runs beside it. A session
-fixture's services are counted in the file during which they stop, the last one.
+module fixtures started and stopped) -- what the file costs the machine whatever else runs beside it. The last
+test's teardown, where the session's fixtures stop their services (whose CPU is counted when they end), is a row of
+its own.
 """
 
 from __future__ import annotations
@@ -63,6 +64,19 @@ def cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
+#: CPU seconds of the last test's teardown, where the session's fixtures stop their services (reaped then: counted
+#: there, in a row of their own rather than in the last file's)
+_LAST_TEARDOWN = {"cpu_s": 0.0}
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    cpu = cpu_seconds()
+    yield
+    if nextitem is None:
+        _LAST_TEARDOWN["cpu_s"] = cpu_seconds() - cpu
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     start, cpu = time.monotonic(), cpu_seconds()
@@ -70,7 +84,7 @@ def pytest_runtest_protocol(item, nextitem):
     entry = _FILES.setdefault(item.nodeid.split("::", 1)[0], {"tests": 0, "start": start, "end": start, "cpu_s": 0.0})
     entry["tests"] += 1
     entry["end"] = time.monotonic()
-    entry["cpu_s"] += cpu_seconds() - cpu
+    entry["cpu_s"] += cpu_seconds() - cpu - (_LAST_TEARDOWN["cpu_s"] if nextitem is None else 0.0)
 
 
 def pytest_terminal_summary(terminalreporter):
@@ -99,12 +113,22 @@ def pytest_terminal_summary(terminalreporter):
     for f in files:
         write("%-60s %4d tests %8.1f s wall %8.1f s CPU" % (f["file"], f["tests"], f["wall_s"], f["cpu_s"]))
     write(
+        "%-60s %4s       %8s        %8.1f s CPU"
+        % ("(session's services, stopped at the end)", "", "", _LAST_TEARDOWN["cpu_s"])
+    )
+    write(
         "%-60s %4d tests %8s        %8.1f s CPU"
-        % ("all files", sum(f["tests"] for f in files), "", sum(f["cpu_s"] for f in files))
+        % ("all", sum(f["tests"] for f in files), "", sum(f["cpu_s"] for f in files) + _LAST_TEARDOWN["cpu_s"])
     )
     directory = os.environ.get("BMT_TIMINGS_DIR")
     if directory:
         name = os.environ.get("BMT_SESSION") or "session"
         path = Path(directory) / ("timings-%s.json" % name)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"session": name, "fixtures": fixtures, "files": files}, indent=1) + "\n")
+        document = {
+            "session": name,
+            "fixtures": fixtures,
+            "files": files,
+            "final_teardown_cpu_s": _LAST_TEARDOWN["cpu_s"],
+        }
+        path.write_text(json.dumps(document, indent=1) + "\n")

@@ -317,7 +317,7 @@ class Binding:
                 self.writer.delete_copy(current, outcome)
                 self.writer.create_copy(wanted, outcome)
             elif patch:
-                self.writer.patch_copy(current, patch, outcome)
+                self.writer.patch_secret(current, patch, outcome)
         return names, None
 
     def _write_down(self, claim, host, names, outcome):

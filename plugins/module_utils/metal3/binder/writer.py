@@ -112,7 +112,7 @@ class Writer:
         self.wrote(outcome)
         return result
 
-    def patch_copy(self, current: dict, patch: dict, outcome: Outcome) -> dict:
+    def patch_secret(self, current: dict, patch: dict, outcome: Outcome) -> dict:
         if self.check_mode:
             result = apply_merge_patch(current, patch)
         else:

@@ -116,10 +116,10 @@ def claim_finalizer(claim: dict | None) -> str:
     return BMO_FINALIZER if claim_dialect_of(claim) == BMO else FINALIZER
 
 
-def finalizer_patch(obj: dict, present: bool) -> dict:
-    """Merge patch adding (``present``) or removing the claim's finalizer (``claim_finalizer``), with a
-    resourceVersion precondition."""
-    finalizer = claim_finalizer(obj)
+def finalizer_patch(obj: dict, present: bool, finalizer: str | None = None) -> dict:
+    """Merge patch adding (``present``) or removing ``finalizer`` (by default the claim's, ``claim_finalizer``) on
+    ``obj``, with a resourceVersion precondition; ``{}`` when there is nothing to change."""
+    finalizer = finalizer or claim_finalizer(obj)
     finalizers = list(get_path(obj, "metadata", "finalizers") or [])
     if (finalizer in finalizers) == bool(present):
         return {}

@@ -188,6 +188,24 @@ def spec_changes(params: dict, existing_spec: dict | None) -> dict:
     return changes
 
 
+def refuse_a_credentials_change(existing_spec: dict | None, changes: dict, name: str, namespace: str) -> None:
+    """``spec.credentials`` is set when a claim is created, never after (the CRD refuses a change too): a claim
+    relayed to another cluster and then pointed elsewhere, or bound here and then relayed, would leave its first
+    claim behind. One ``InvalidInput`` naming the claim when ``changes`` would add, change or remove it."""
+    if existing_spec is None or "credentials" not in changes:
+        return
+    before = existing_spec.get("credentials") or None
+    if changes["credentials"] != before:
+        raise InvalidInput(
+            "HostClaim %s/%s" % (namespace, name),
+            "spec.credentials is %s and cannot become %s once the claim exists: delete the claim and create it again"
+            % (
+                "unset" if before is None else repr(before),
+                "unset" if changes["credentials"] is None else repr(changes["credentials"]),
+            ),
+        )
+
+
 #: options only one dialect can say: normalised key -> option
 DIALECT_OPTIONS = (
     ("nodeReuse", "node_reuse"),
@@ -435,6 +453,7 @@ def _claim_after(params, io, existing, dialect, annotations):
         changes, check = _bmo_changes(params, existing, name, namespace)
     else:
         changes = spec_changes(params, (existing or {}).get("spec"))
+        refuse_a_credentials_change(None if existing is None else existing.get("spec") or {}, changes, name, namespace)
         if existing is None:
             changes.setdefault("online", False)
             changes.setdefault("kind", "baremetal")

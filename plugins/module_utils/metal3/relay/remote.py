@@ -98,6 +98,9 @@ FIELD_LABEL = RELAY_DOMAIN + "/field"
 PASSED_ANNOTATIONS = RELAY_DOMAIN + "/passed-annotations"
 #: on the local claim: where it is relayed (``<namespace>/<name>`` in the other cluster; no server, no credentials)
 REMOTE_ANNOTATION = RELAY_DOMAIN + "/remote"
+#: on a credentials Secret while a claim relayed with it exists: the relay needs the kubeconfig to release the remote
+#: claim, so a Secret deleted first stays (deleting) until the last of those claims is released
+CREDENTIALS_FINALIZER = RELAY_DOMAIN + "/credentials"
 #: where the local messages say a remote message comes from
 REMOTE_PREFIX = "in the host cluster: "
 MAX_MESSAGE = 512

@@ -160,8 +160,9 @@ class Relay:
     def secret_label(claim: dict) -> str:
         return "%s/%s" % (claim_identity(claim).namespace, model.credentials_name(claim))
 
-    def access(self, claim: dict) -> RemoteAccess:
-        """The kubeconfig of the claim's credentials Secret, read from the claim's own namespace only."""
+    def access(self, claim: dict) -> tuple[RemoteAccess, dict]:
+        """The kubeconfig of the claim's credentials Secret, read from the claim's own namespace only, and the
+        Secret."""
         namespace = claim_identity(claim).namespace
         name = model.credentials_name(claim)
         owner = "Secret %s/%s" % (namespace, name)
@@ -169,10 +170,35 @@ class Relay:
         if secret is None:
             raise NotFound(owner, "was not found", {"reason": model.CREDENTIALS_NOT_FOUND})
         try:
-            return access_from_secret(secret, owner)
+            return access_from_secret(secret, owner), secret
         except InvalidInput as exc:
             exc.details["reason"] = model.CREDENTIALS_INVALID
             raise
+
+    def hold_credentials(self, secret: dict, outcome: Outcome) -> None:
+        """The credentials finalizer on the Secret (not on one being deleted: it is held already, or it goes)."""
+        if not get_path(secret, "metadata", "deletionTimestamp"):
+            patch = finalizer_patch(secret, True, model.CREDENTIALS_FINALIZER)
+            if patch:
+                self.writer.patch_secret(secret, patch, outcome)
+
+    def release_credentials(self, claim: dict, outcome: Outcome) -> None:
+        """The credentials finalizer off the Secret once no other claim of its namespace names it (read again, and
+        tried twice: the claim released, no later pass would come back to it; a finalizer left on a Secret that
+        changed twice meanwhile is its owner's to remove)."""
+        identity, name = claim_identity(claim), model.credentials_name(claim)
+        for other in self.io.list_claims([identity.namespace]):
+            if claim_identity(other).uid != identity.uid and model.credentials_name(other) == name:
+                return
+        for _attempt in range(self.attempts):
+            secret = self.io.get_secret(identity.namespace, name)
+            patch = finalizer_patch(secret, False, model.CREDENTIALS_FINALIZER) if secret is not None else {}
+            try:
+                if patch:
+                    self.writer.patch_secret(secret, patch, outcome)
+                return
+            except (Conflict, NotFound):
+                self.io.count_conflict()
 
     def connect(self, access: RemoteAccess) -> tuple[KubeIO, str]:
         """The client and the HostClaim dialect of the other cluster (once per kubeconfig and pass)."""
@@ -210,11 +236,12 @@ class Relay:
         """Relay one claim that is not being deleted (see the module docstring)."""
         access = None
         try:
-            access = self.access(claim)
+            access, secret = self.access(claim)
             remote_io, dialect = self.connect(access)
             wanted = model.remote_claim(claim, dialect, access.namespace)
             sources = self.data_sources(claim)
             claim = self.writer.write_claim(claim, finalizer_patch(claim, True), outcome)
+            self.hold_credentials(secret, outcome)
             remote = self._apply(claim, wanted, sources, self.writer.on(remote_io), remote_io, outcome)
         except Exception as exc:  # pylint: disable=broad-except
             self.failed(claim, exc, access, outcome)
@@ -239,7 +266,7 @@ class Relay:
                 writer.delete_copy(current, outcome)
                 writer.create_copy(body, outcome)
             elif patch:
-                writer.patch_copy(current, patch, outcome)
+                writer.patch_secret(current, patch, outcome)
         remote = None
         for attempt in range(self.attempts):
             current = remote_io.get_claim(namespace, name)
@@ -303,7 +330,7 @@ class Relay:
         """A deleted local claim: delete the remote claim, wait until it is gone, then the copies and the finalizer."""
         access = None
         try:
-            access = self.access(claim)
+            access = self.access(claim)[0]
             remote_io, _dialect = self.connect(access)
             done = self._release_remote(claim, access.namespace, self.writer.on(remote_io), remote_io, outcome)
         except Exception as exc:  # pylint: disable=broad-except
@@ -319,6 +346,7 @@ class Relay:
         except (Conflict, NotFound):
             self.io.count_conflict()
             return
+        self.release_credentials(claim, outcome)
         outcome.action, outcome.reason, outcome.message = "released", "Released", "the relayed claim was released"
 
     def _release_remote(self, claim, namespace, writer, remote_io, outcome):

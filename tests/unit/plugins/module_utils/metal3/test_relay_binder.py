@@ -347,3 +347,55 @@ def test_a_kubeconfig_namespace_that_does_not_exist_there_is_one_reason():
     result = run(local, hosts)
     assert result["claims"][0]["reason"] == model.REMOTE_NAMESPACE_NOT_FOUND, result["claims"]
     assert "namespace nowhere of the host cluster" in result["claims"][0]["message"]
+
+
+def credentials_finalizers(local):
+    secret = local.get("secrets", "tenant-a", "hosts-kubeconfig")
+    return None if secret is None else secret["metadata"].get("finalizers") or []
+
+
+def release_everything(local, hosts):
+    """The host cluster's binder lets every remote claim go; then one pass."""
+    for remote in remote_claims(hosts):
+        name = remote["metadata"]["name"]
+        if remote["metadata"].get("deletionTimestamp"):
+            hosts.write("hostclaims", REMOTE_NS, name, {"metadata": {"finalizers": None}})
+            hosts.objects.pop(("hostclaims", REMOTE_NS, name), None)
+    return run(local, hosts)
+
+
+def test_the_credentials_secret_is_held_while_its_claim_lives_and_goes_after_the_release():
+    local, hosts = worlds()
+    run(local, hosts)
+    assert credentials_finalizers(local) == [model.CREDENTIALS_FINALIZER]
+    # the tenant deletes the Secret first: it stays, deleting, and the relay keeps working with it
+    local.request("DELETE", "https://x/api/v1/namespaces/tenant-a/secrets/hosts-kubeconfig")
+    assert local.get("secrets", "tenant-a", "hosts-kubeconfig")["metadata"]["deletionTimestamp"]
+    bind_remotely(hosts)
+    local.write("hostclaims", "tenant-a", "web", {"spec": {"online": True}})
+    result = run(local, hosts)
+    assert result["claims"][0]["action"] == "relayed" and remote_claims(hosts)[0]["spec"]["online"] is True
+    assert credentials_finalizers(local) == [model.CREDENTIALS_FINALIZER]  # not written again while deleting
+    local.request("DELETE", "https://x/apis/metal3.io/v1alpha1/namespaces/tenant-a/hostclaims/web")
+    assert run(local, hosts)["claims"][0]["action"] == "releasing"
+    assert credentials_finalizers(local) == [model.CREDENTIALS_FINALIZER]  # still needed: the remote claim is there
+    result = release_everything(local, hosts)
+    assert result["claims"][0]["action"] == "released"
+    assert local_claim(local) is None and credentials_finalizers(local) is None  # the Secret's deletion ended
+
+
+def test_a_credentials_secret_of_two_claims_is_let_go_after_the_last_release():
+    local, hosts = worlds()
+    second = json.loads(json.dumps(local_claim(local)))
+    second["metadata"] = {"name": "db", "namespace": "tenant-a"}
+    local.add("hostclaims", second)
+    run(local, hosts)
+    assert credentials_finalizers(local) == [model.CREDENTIALS_FINALIZER]
+    local.request("DELETE", "https://x/apis/metal3.io/v1alpha1/namespaces/tenant-a/hostclaims/web")
+    run(local, hosts)
+    release_everything(local, hosts)
+    assert local_claim(local) is None and credentials_finalizers(local) == [model.CREDENTIALS_FINALIZER]
+    local.request("DELETE", "https://x/apis/metal3.io/v1alpha1/namespaces/tenant-a/hostclaims/db")
+    run(local, hosts)
+    release_everything(local, hosts)
+    assert local.get("hostclaims", "tenant-a", "db") is None and credentials_finalizers(local) == []
