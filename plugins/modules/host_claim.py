@@ -182,12 +182,13 @@ options:
         the cluster where the hosts are (O(backend=metal3); C(spec.credentials)). The owner's binder then relays the
         claim to that cluster, with that kubeconfig only, and brings its host and status back (see
         M(baremetal.tenancy.host_bind)); the claim is read and released as any other.
-      - Set when the claim is created, never after: adding, changing or removing it on an existing claim is refused
+      - Set when the claim is created, never after. Adding, changing or removing it on an existing claim is refused
         (the collection's HostClaim CRD refuses it too), since a relayed claim pointed elsewhere, or a bound claim
         relayed, would leave its first claim behind; delete the claim and create it again. An empty string on a
         new claim means none.
       - While a claim relayed with it exists, the Secret carries the finalizer
-        C(relay.hostclaim.metal3.io/credentials): deleted first, it stays until the last such claim is released.
+        C(relay.hostclaim.metal3.io/credentials), so a Secret deleted first stays until the last such claim is
+        released.
       - The kubeconfig must use a token or an embedded client certificate, and its context must name the namespace of
         that cluster where the claim goes.
       - The proposal's dialect only; baremetal-operator's HostClaim has no C(credentials) and the option is refused.
