@@ -15,6 +15,7 @@ options:
     choices: [metal3, ironic]
     default: metal3
 requirements:
-  - kubernetes >= 28.1.0 (backend V(metal3))
+  - urllib3 (backend V(metal3))
+  - kubernetes >= 28.1.0 (backend V(metal3), for a kubeconfig with exec, auth-provider, tokenFile or a proxy, and in a pod)
   - openstacksdk >= 4.0.0 (backend V(ironic))
 """

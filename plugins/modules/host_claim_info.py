@@ -72,8 +72,7 @@ claims:
 """
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base import TenancyModule
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import claims as ironic_claims
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import tenant as metal3_claims
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.claim_backends import claim_backend
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.dialect import DIALECT_CHOICES
 
 
@@ -88,7 +87,7 @@ class HostClaimInfoModule(TenancyModule):
     module_kwargs = dict(mutually_exclusive=[("namespace", "namespaces")])
 
     def run(self):
-        backend = metal3_claims if self.backend == "metal3" else ironic_claims
+        backend = claim_backend(self.backend)
         self.result["claims"] = backend.claim_info(self)
 
 

@@ -102,8 +102,7 @@ claim:
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.auth import WAIT_SPEC
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base import TenancyModule
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import claims as ironic_claims
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import tenant as metal3_claims
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.claim_backends import claim_backend
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.dialect import DIALECT_CHOICES
 
 
@@ -119,7 +118,7 @@ class HostReleaseModule(TenancyModule):
     module_kwargs = dict(required_if=[("backend", "metal3", ("namespace",))])
 
     def run(self):
-        backend = metal3_claims if self.backend == "metal3" else ironic_claims
+        backend = claim_backend(self.backend)
         backend.run_host_release(self)
 
 

@@ -53,7 +53,8 @@ URLLIB3 = Library("urllib3", "urllib3", "for backend metal3", "https://pypi.org/
 PYYAML = Library("PyYAML", "yaml", "to check cloud-config user data", "https://pypi.org/project/PyYAML/")
 
 #: the client library each backend's connection needs
-BACKEND_LIBRARIES = {"metal3": (KUBERNETES,), "ironic": (OPENSTACKSDK,)}
+#: (the kubernetes library only for the kubeconfigs the light transport leaves to it: ``metal3.connection``)
+BACKEND_LIBRARIES = {"metal3": (URLLIB3,), "ironic": (OPENSTACKSDK,)}
 
 _PROBED: dict[str, str | None] = {}
 

@@ -7,9 +7,13 @@
 
 """Build a Kubernetes API client (its configuration and connection pool) from the shared auth options.
 
-Nothing else: every request goes through :class:`client.KubeIO`.  The
-kubernetes library is imported when a client is built, so a module run for
-the other backend never imports it.
+Nothing else: every request goes through :class:`client.KubeIO`.  The usual
+credentials (``host`` with ``api_key`` or a client certificate; a kubeconfig
+with a token, basic auth or a client certificate) get a light client of
+:mod:`transport` without importing the kubernetes library; every other
+kubeconfig (``exec``, ``auth-provider``, ``tokenFile``, a proxy, several files,
+the in-cluster service account, any error) is read by the kubernetes library,
+imported then, with its own messages.
 """
 
 from __future__ import annotations
@@ -18,15 +22,31 @@ import importlib
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.libraries import KUBERNETES, require
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import transport
 
 
 def kube_api_client(params: dict):
-    """A ``kubernetes.client.ApiClient`` for the options in ``params``.
+    """A client for :class:`client.KubeIO` for the options in ``params``: a light one, or the library's ``ApiClient``.
 
     ``host`` + ``api_key`` (or client certificates) win over ``kubeconfig``;
     with neither, the default kubeconfig (``~/.kube/config`` or
     ``KUBECONFIG``) and then the in-cluster service account are tried.
     """
+    if params.get("host"):
+        settings = transport.settings_from_options(params)
+    else:
+        settings = transport.from_kubeconfig(params.get("kubeconfig"), params.get("context"))
+    if settings is not None:
+        if params.get("ca_cert"):
+            settings = settings._replace(ca_file=params["ca_cert"], ca_data=None)
+        if params.get("validate_certs") is not None:
+            settings = settings._replace(verify=params["validate_certs"])
+        return transport.light_client(settings)
+    return library_api_client(params)
+
+
+def library_api_client(params: dict):
+    """A ``kubernetes.client.ApiClient`` for ``params``, read by the kubernetes library (every kind of kubeconfig)."""
     require(KUBERNETES)  # imports kubernetes.config, or raises MissingLibrary with the import traceback
     k8s_client = importlib.import_module("kubernetes.client")
     k8s_config = importlib.import_module("kubernetes.config")

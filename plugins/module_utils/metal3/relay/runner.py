@@ -34,7 +34,6 @@ pass's :class:`binder.writer.Writer` (check mode simulates them).
 
 from __future__ import annotations
 
-import importlib
 import os
 import shutil
 import tempfile
@@ -47,8 +46,8 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
     InvalidInput,
     NotFound,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common.libraries import KUBERNETES, require
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import get_path, with_precondition
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import transport
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.outcome import Outcome
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.writer import Writer
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.dialect import openapi_dialect
@@ -94,23 +93,17 @@ class RemoteClients:
         return path
 
     def __call__(self, access: RemoteAccess) -> KubeIO:
-        require(KUBERNETES)
-        k8s_client = importlib.import_module("kubernetes.client")
-        configuration = k8s_client.Configuration()
-        configuration.host = access.server
-        configuration.verify_ssl = True
-        configuration.debug = False
         key = access.fingerprint()[:16]
-        if access.token:
-            configuration.api_key = {"authorization": "Bearer %s" % access.token}
-        else:
-            configuration.cert_file = self._file(key + "-cert.pem", access.client_certificate or b"")
-            configuration.key_file = self._file(key + "-key.pem", access.client_key or b"")
-        if access.certificate_authority:
-            configuration.ssl_ca_cert = self._file(key + "-ca.pem", access.certificate_authority)
-        if access.tls_server_name:
-            configuration.tls_server_name = access.tls_server_name
-        return KubeIO(k8s_client.ApiClient(configuration), user_agent=USER_AGENT)
+        settings = transport.Settings(
+            host=access.server,
+            authorization="Bearer %s" % access.token if access.token else None,
+            cert_file=None if access.token else self._file(key + "-cert.pem", access.client_certificate or b""),
+            key_file=None if access.token else self._file(key + "-key.pem", access.client_key or b""),
+            ca_data=access.certificate_authority.decode("ascii", "replace") if access.certificate_authority else None,
+            verify=True,
+            server_name=access.tls_server_name or None,
+        )
+        return KubeIO(transport.light_client(settings), user_agent=USER_AGENT)
 
     def close(self) -> None:
         with self._lock:

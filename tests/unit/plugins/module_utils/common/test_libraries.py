@@ -66,7 +66,7 @@ def test_a_library_missing_in_a_module_util_fails_the_same_way(capsys):
     assert out["error_type"] == "MissingLibrary"
 
 
-@pytest.mark.parametrize("backend, library", [("metal3", libraries.KUBERNETES), ("ironic", libraries.OPENSTACKSDK)])
+@pytest.mark.parametrize("backend, library", [("metal3", libraries.URLLIB3), ("ironic", libraries.OPENSTACKSDK)])
 def test_the_backend_client_library_is_checked(capsys, monkeypatch, backend, library):
     monkeypatch.setitem(libraries._PROBED, library.module, "Traceback: no %s" % library.module)
 

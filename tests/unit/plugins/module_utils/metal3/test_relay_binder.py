@@ -323,11 +323,12 @@ def test_the_remote_client_sends_the_token_only_in_its_header_and_keeps_certific
     pem = b"-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----\n"
     key = b"-----BEGIN PRIVATE KEY-----\ny\n-----END PRIVATE KEY-----\n"
     io = clients(RemoteAccess("https://h:6443", REMOTE_NS, None, pem, key, pem, "kube.example"))
-    for path in (io.configuration.cert_file, io.configuration.key_file, io.configuration.ssl_ca_cert):
+    pool = io.pool.connection_pool_kw
+    for path in (pool["cert_file"], pool["key_file"]):
         assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
-    assert open(io.configuration.key_file, "rb").read() == key
-    assert io.configuration.tls_server_name == "kube.example" and "authorization" not in io.headers(None)
-    directory = os.path.dirname(io.configuration.key_file)
+    assert open(pool["key_file"], "rb").read() == key and pool["ca_cert_data"] == pem.decode()
+    assert pool["server_hostname"] == "kube.example" and "authorization" not in io.headers(None)
+    directory = os.path.dirname(pool["key_file"])
     clients.close()
     assert not os.path.exists(directory)
 
