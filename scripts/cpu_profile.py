@@ -10,9 +10,10 @@
 Every ``--interval`` seconds it reads the user and system CPU time of every process
 (``/proc/<pid>/stat``) and keeps each process's first and last reading; a process is
 counted from its first reading (a process started and ended between two readings
-is missed: keep the interval short). At the end it sums the CPU seconds by kind
+is missed: keep the interval short; what the machine spent beyond the processes read is its own row, mostly
+Ansible's short module processes). At the end it sums the CPU seconds by kind
 (its program in :data:`PROGRAMS`, else the first rule of :data:`KINDS` whose words the command line holds) and prints a
-table, most CPU first, and one JSON line (also written to ``--out``) with the wall
+table, most CPU first (and the command lines of kind ``other`` that used most), and one JSON line (also written to ``--out``) with the wall
 time, the machine's CPU seconds (``/proc/stat``) and the seconds per kind.
 """
 
@@ -146,15 +147,23 @@ def profile(interval: float, proc: subprocess.Popen | None, pid: int | None) -> 
             break
         time.sleep(interval)
     by_kind: dict[str, float] = {}
+    others: dict[str, float] = {}
     for key, (cpu, cmdline) in last.items():
         used = cpu - first[key]
         if used > 0:
             kind = kind_of(cmdline)
             by_kind[kind] = by_kind.get(kind, 0.0) + used
+            if kind == "other":
+                words = cmdline.split()
+                program = " ".join([os.path.basename(words[0]), *words[1:3]])[:80] if words else "?"
+                others[program] = others.get(program, 0.0) + used
+    machine = machine_cpu() - machine_start
+    by_kind["(unsampled, short-lived)"] = max(0.0, machine - sum(by_kind.values()))
     return {
         "wall_s": round(time.monotonic() - start, 1),
-        "machine_cpu_s": round(machine_cpu() - machine_start, 1),
+        "machine_cpu_s": round(machine, 1),
         "cpu_s_by_kind": {k: round(v, 1) for k, v in sorted(by_kind.items(), key=lambda item: -item[1])},
+        "other_top": {k: round(v, 1) for k, v in sorted(others.items(), key=lambda item: -item[1])[:15]},
         "rc": proc.returncode if proc is not None else None,
     }
 
@@ -174,6 +183,8 @@ def main() -> int:
         print(
             "%-26s %9.1f s  %5.1f%%" % (kind, seconds, 100 * seconds / max(result["machine_cpu_s"], 1)), file=sys.stderr
         )
+    for program, seconds in result["other_top"].items():
+        print("  other: %-60s %8.1f s" % (program, seconds), file=sys.stderr)
     line = json.dumps(result)
     print(line)
     if args.out:

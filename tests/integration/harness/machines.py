@@ -29,7 +29,7 @@ A :class:`Machine` is
   quarantine VLAN until Neutron moves it): the host then reaches a machine only
   through a namespace on the machine's VLAN, ``Machine.ssh(..., via=<netns>)``;
 - a **disk**: a directory tree ``<workdir>/<name>/disk`` with ``etc`` (a copy
-  of the host's ``/etc`` with fresh SSH host keys made at first boot),
+  of the host's ``/etc`` with a fresh SSH host key, Ed25519, made at first boot),
   ``root``, ``home``, ``srv`` and ``opt``. At boot these are bound over the
   host's directories in the machine's own mount namespace, where the rest of
   the host's file system is read-only (see :mod:`harness.machine_boot`). So
@@ -105,6 +105,8 @@ FIRST_HOST = 10  # machines get .10 and up; .1 is the host's end of the bridge
 SSHD_DROP_IN = (
     "# test bed: no PAM in a namespace (pam_loginuid needs a real login session); keys only.\n"
     "UsePAM no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nPrintMotd no\n"
+    "# one host key, Ed25519, made at first boot (machine_boot.py): an RSA key costs 0.5-1.5 s of CPU per machine\n"
+    "HostKey /etc/ssh/ssh_host_ed25519_key\n"
 )
 
 

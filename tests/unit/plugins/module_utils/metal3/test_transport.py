@@ -61,14 +61,8 @@ def read(path):
         return handle.read()
 
 
-def library_view(path: str, context=None) -> dict:
-    """What the kubernetes library makes of ``path``: its configuration and its REST client's pool arguments."""
-    from kubernetes import client, config
-    from kubernetes.client import rest
-
-    configuration = client.Configuration()
-    config.load_kube_config(config_file=path, context=context, client_configuration=configuration)
-    pool = rest.RESTClientObject(configuration).pool_manager.connection_pool_kw
+def view(configuration, pool: dict) -> dict:
+    """The server, Authorization header and TLS of a configuration and its urllib3 pool arguments (files read)."""
     return dict(
         host=configuration.host,
         auth=configuration.auth_settings(),
@@ -81,19 +75,21 @@ def library_view(path: str, context=None) -> dict:
     )
 
 
+def library_view(path: str, context=None) -> dict:
+    """What the kubernetes library makes of ``path``: its configuration and its REST client's pool arguments."""
+    from kubernetes import client, config
+    from kubernetes.client import rest
+
+    configuration = client.Configuration()
+    config.load_kube_config(config_file=path, context=context, client_configuration=configuration)
+    return view(configuration, rest.RESTClientObject(configuration).pool_manager.connection_pool_kw)
+
+
 def light_view(path: str, context=None, files=None) -> dict:
     settings_ = transport.from_kubeconfig(path, context)
     assert settings_ is not None, "the transport left %s to the library" % path
-    pool = transport.pool_arguments(settings_, files or transport.PRIVATE_FILES)
-    return dict(
-        host=transport.Configuration(settings_).host,
-        auth=transport.Configuration(settings_).auth_settings(),
-        cert_reqs=pool["cert_reqs"],
-        ca=read(pool.get("ca_certs")) or (pool.get("ca_cert_data") or "").encode() or None,
-        cert=read(pool.get("cert_file")),
-        key=read(pool.get("key_file")),
-        server_hostname=pool.get("server_hostname"),
-        maxsize=pool.get("maxsize"),
+    return view(
+        transport.Configuration(settings_), transport.pool_arguments(settings_, files or transport.PRIVATE_FILES)
     )
 
 
