@@ -9,6 +9,8 @@ client (compared field by field over generated kubeconfigs); every other kubecon
 built on a plain kubeconfig never imports the kubernetes library.
 """
 
+from __future__ import annotations
+
 import base64
 import os
 import ssl
