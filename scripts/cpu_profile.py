@@ -69,6 +69,7 @@ KINDS = (
     ("git", ("git-",)),
 )
 TICKS = os.sysconf("SC_CLK_TCK")
+COMM_MARK = "\x00"  # prefixes a process name read from /proc/<pid>/stat for want of a command line
 
 
 def program_of(cmdline: str) -> str:
@@ -110,7 +111,9 @@ def read_procs() -> dict[int, tuple[float, str]]:
             continue
         fields = stat.rpartition(")")[2].split()
         cpu = (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime
-        found[int(name)] = (cpu, cmdline or stat.partition("(")[2].partition(")")[0])
+        # a process that has ended and is not yet reaped (or a kernel thread) has no command line: its name then
+        # (15 characters), marked so that the command line read earlier for the same process is kept
+        found[int(name)] = (cpu, cmdline or COMM_MARK + stat.partition("(")[2].partition(")")[0])
     return found
 
 
@@ -137,9 +140,11 @@ def profile(interval: float, proc: subprocess.Popen | None, pid: int | None) -> 
     last: dict[int, tuple[float, str]] = {}
     start, machine_start = time.monotonic(), machine_cpu()
     while True:
-        for key, (cpu, cmdline) in read_procs().items():
+        for key, (cpu, read) in read_procs().items():
             if key == me:
                 continue
+            # the same process, ended since the last reading: its command line read then
+            cmdline = last[key][1] if key in last and read.startswith(COMM_MARK) and cpu >= last[key][0] else read
             if key not in first or (cmdline != last[key][1] and cpu < last[key][0]):  # new, or a reused pid
                 first[key] = 0.0 if time.monotonic() - start > interval else cpu
             last[key] = (cpu, cmdline)
@@ -148,8 +153,9 @@ def profile(interval: float, proc: subprocess.Popen | None, pid: int | None) -> 
         time.sleep(interval)
     by_kind: dict[str, float] = {}
     others: dict[str, float] = {}
-    for key, (cpu, cmdline) in last.items():
+    for key, (cpu, read) in last.items():
         used = cpu - first[key]
+        cmdline = read.lstrip(COMM_MARK)
         if used > 0:
             kind = kind_of(cmdline)
             by_kind[kind] = by_kind.get(kind, 0.0) + used
