@@ -209,8 +209,8 @@ def from_kubeconfig(path: str | None, context: str | None) -> Settings | None:
     return parse_kubeconfig(document, os.path.dirname(os.path.abspath(chosen)), context)
 
 
-class _PrivateFiles:
-    """Files readable only by this user, in a directory removed when the process ends."""
+class PrivateFiles:
+    """Files readable only by this user, in a directory removed by :meth:`close` or when the process ends."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -221,7 +221,7 @@ class _PrivateFiles:
         with self._lock:
             if self._directory is None:
                 self._directory = tempfile.mkdtemp(prefix="bmt-kube-")
-                atexit.register(shutil.rmtree, self._directory, True)
+                atexit.register(self.close)
             self._count += 1
             path = os.path.join(self._directory, "%d.pem" % self._count)
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -229,11 +229,17 @@ class _PrivateFiles:
             handle.write(data)
         return path
 
+    def close(self) -> None:
+        with self._lock:
+            directory, self._directory = self._directory, None
+        if directory:
+            shutil.rmtree(directory, ignore_errors=True)
 
-PRIVATE_FILES = _PrivateFiles()
+
+PRIVATE_FILES = PrivateFiles()
 
 
-def pool_arguments(settings: Settings, files: _PrivateFiles = PRIVATE_FILES) -> dict[str, Any]:
+def pool_arguments(settings: Settings, files: PrivateFiles = PRIVATE_FILES) -> dict[str, Any]:
     """The urllib3 ``PoolManager`` arguments the kubernetes library's REST client gives for the same settings."""
     arguments: dict[str, Any] = dict(
         cert_reqs=ssl.CERT_REQUIRED if settings.verify else ssl.CERT_NONE,
@@ -248,7 +254,8 @@ def pool_arguments(settings: Settings, files: _PrivateFiles = PRIVATE_FILES) -> 
     return arguments
 
 
-def light_client(settings: Settings) -> LightClient:
+def light_client(settings: Settings, files: PrivateFiles = PRIVATE_FILES) -> LightClient:
+    """The client for ``settings``; embedded certificates and keys are written to ``files``."""
     import urllib3
 
-    return LightClient(settings, urllib3.PoolManager(**pool_arguments(settings)))
+    return LightClient(settings, urllib3.PoolManager(**pool_arguments(settings, files)))

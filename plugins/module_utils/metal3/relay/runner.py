@@ -34,9 +34,6 @@ pass's :class:`binder.writer.Writer` (check mode simulates them).
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 import threading
 from collections.abc import Callable
 
@@ -74,42 +71,27 @@ USER_AGENT = "baremetal.tenancy-relay"
 
 
 class RemoteClients:
-    """One :class:`client.KubeIO` per kubeconfig (its fingerprint) for one pass; certificates in a private directory
-    removed by :meth:`close`.  The kubeconfig is never written as a whole, never read back from a file by a library,
+    """A :class:`client.KubeIO` for each relayed claim's kubeconfig in one pass; certificates in a private directory
+    (:class:`transport.PrivateFiles`) removed by :meth:`close`.  The kubeconfig is never written as a whole, never read back from a file by a library,
     and its token only ever goes in the ``Authorization`` header."""
 
     def __init__(self):
-        self._lock = threading.Lock()
-        self._directory: str | None = None
-
-    def _file(self, name: str, data: bytes) -> str:
-        with self._lock:
-            if self._directory is None:
-                self._directory = tempfile.mkdtemp(prefix="relay-")
-            path = os.path.join(self._directory, name)
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(data)
-        return path
+        self._files = transport.PrivateFiles()
 
     def __call__(self, access: RemoteAccess) -> KubeIO:
-        key = access.fingerprint()[:16]
         settings = transport.Settings(
             host=access.server,
             authorization="Bearer %s" % access.token if access.token else None,
-            cert_file=None if access.token else self._file(key + "-cert.pem", access.client_certificate or b""),
-            key_file=None if access.token else self._file(key + "-key.pem", access.client_key or b""),
+            cert_data=None if access.token else access.client_certificate,
+            key_data=None if access.token else access.client_key,
             ca_data=access.certificate_authority.decode("ascii", "replace") if access.certificate_authority else None,
             verify=True,
             server_name=access.tls_server_name or None,
         )
-        return KubeIO(transport.light_client(settings), user_agent=USER_AGENT)
+        return KubeIO(transport.light_client(settings, self._files), user_agent=USER_AGENT)
 
     def close(self) -> None:
-        with self._lock:
-            directory, self._directory = self._directory, None
-        if directory:
-            shutil.rmtree(directory, ignore_errors=True)
+        self._files.close()
 
 
 class Relay:

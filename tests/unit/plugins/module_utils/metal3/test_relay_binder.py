@@ -322,7 +322,9 @@ def test_the_remote_client_sends_the_token_only_in_its_header_and_keeps_certific
     assert io.configuration.verify_ssl is True
     pem = b"-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----\n"
     key = b"-----BEGIN PRIVATE KEY-----\ny\n-----END PRIVATE KEY-----\n"
-    io = clients(RemoteAccess("https://h:6443", REMOTE_NS, None, pem, key, pem, "kube.example"))
+    same = RemoteAccess("https://h:6443", REMOTE_NS, None, pem, key, pem, "kube.example")
+    io = clients(same)
+    assert clients(same).pool.connection_pool_kw["key_file"] != io.pool.connection_pool_kw["key_file"]  # two claims
     pool = io.pool.connection_pool_kw
     for path in (pool["cert_file"], pool["key_file"]):
         assert stat.S_IMODE(os.stat(path).st_mode) == 0o600

@@ -240,7 +240,7 @@ def test_a_token_file_kubeconfig_is_read_by_the_library(tmp_path):
 
 
 def test_embedded_client_keys_are_written_readable_by_this_user_only(tmp_path):
-    files = transport._PrivateFiles()
+    files = transport.PrivateFiles()
     settings_ = transport.Settings(host="https://h:1", cert_data=CERT, key_data=KEY)
     arguments = transport.pool_arguments(settings_, files)
     for key in ("cert_file", "key_file"):
