@@ -70,12 +70,17 @@ setup: system venv kube
 system:
 	scripts/install-system-packages.sh
 
-venv: $(VENV)/.installed
+venv: $(VENV)/.installed $(VENV)/.module-code-cache
 $(VENV)/.installed: requirements-test.txt requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -r requirements-test.txt
 	$(BIN)/python scripts/ansible_test_offline.py
+	touch $@
+# The test bed's cache of the modules' compiled Python (scripts/module_code_cache.py says what it does; inert unless
+# BMT_MODULE_CODE_CACHE is set, as the integration harness sets it for the playbooks it runs).
+$(VENV)/.module-code-cache: scripts/module_code_cache.py $(VENV)/.installed
+	$(BIN)/python scripts/module_code_cache.py --install
 	touch $@
 
 # Re-resolve requirements-test.in into the fully pinned requirements-test.txt.
@@ -86,7 +91,7 @@ kube: $(KUBE_BIN)/.built-$(KUBE_VERSION)
 $(KUBE_BIN)/.built-$(KUBE_VERSION):
 	scripts/build-kube-binaries.sh $(KUBE_BIN)
 
-# The real baremetal-operator and its Ironic provisioner plugin (cached; the first build takes minutes).
+# The real baremetal-operator with its Ironic provisioner linked in (cached; the first build takes minutes).
 # The script returns at once when the cached build matches its pinned commit and patch.
 bmo:
 	scripts/build-bmo.sh $(BMO_DIR)

@@ -3,9 +3,10 @@
 TEST FIXTURE ONLY: nothing here is part of the collection.
 
 BMO is built by ``scripts/build-bmo.sh`` (``make bmo``) from the pinned source
-snapshot in ``../shared/vendor/`` into ``$BMT_BMO_DIR`` (binary ``bmo``, the
-Ironic provisioner plugin ``ironic-provisioner.so``, BMO's own CRDs under
-``config/crds`` and its webhook manifest under ``config/webhook``).
+snapshot in ``../shared/vendor/`` into ``$BMT_BMO_DIR`` (binary ``bmo`` with
+the Ironic provisioner linked in, BMO's own CRDs under ``config/crds`` and its
+webhook manifest under ``config/webhook``; the script says why the provisioner
+is not a plugin there).
 
 :func:`start_metal3` starts, on 127.0.0.1, what a Metal3 cluster runs beside
 the apiserver of a :class:`harness.kube.KubeEnv`:
@@ -36,10 +37,11 @@ the apiserver of a :class:`harness.kube.KubeEnv`:
   ``METAL3_AUTH_ROOT_DIR`` (``ironic/username`` and ``ironic/password``: HTTP
   basic), ``DEPLOY_KERNEL_URL``/``DEPLOY_RAMDISK_URL``/``DEPLOY_ISO_URL``
   (small files served by Ironic's HTTP root; nothing boots them),
-  ``PROVISIONER_PLUGIN_DIR``, ``POD_NAMESPACE`` and
+  ``PROVISIONER_PLUGIN_DIR`` (BMO's log names the plugin path it would
+  have opened), ``POD_NAMESPACE`` and
   ``IRONIC_CACERT_FILE`` etc. pointing at paths that do not exist (plain HTTP);
 - **BMO's validating webhooks**: BMO serves them on
-  ``127.0.0.1:<port>`` (``BMO_WEBHOOK_HOST``, the one patch of the build) with
+  ``127.0.0.1:<port>`` (``BMO_WEBHOOK_HOST``, a patch of the build) with
   a certificate for 127.0.0.1 signed by the harness CA (read from
   ``$TMPDIR/k8s-webhook-server/serving-certs``, controller-runtime's default),
   and a ``ValidatingWebhookConfiguration`` built from BMO's own manifest points
@@ -92,7 +94,7 @@ class BmoMissing(RuntimeError):
 
 
 def bmo_dir() -> Path:
-    """Where ``make bmo`` put the binary, the plugin and BMO's manifests."""
+    """Where ``make bmo`` put the binary and BMO's manifests."""
     explicit = os.environ.get("BMT_BMO_DIR")
     if explicit:
         return Path(explicit)
@@ -102,7 +104,7 @@ def bmo_dir() -> Path:
 
 def require_bmo(directory: Path | None = None) -> Path:
     directory = directory or bmo_dir()
-    missing = [p for p in ("bmo", "ironic-provisioner.so", "config/crds") if not (directory / p).exists()]
+    missing = [p for p in ("bmo", "config/crds") if not (directory / p).exists()]
     if missing:
         raise BmoMissing(f"baremetal-operator not built in {directory} (missing {', '.join(missing)}): run `make bmo`")
     return directory
