@@ -11,6 +11,9 @@
   and ``PlaybookRun.tasks`` maps each task name to its per-host result; with
   ``callback="default"`` the human output is kept (for ``-vvv`` scans).
 - ``run_inventory(source, env, workdir, ...)``: ``ansible-inventory --list``.
+
+Both set ``BMT_MODULE_CODE_CACHE`` (``scripts/module_code_cache.py``): the modules' zipped source is compiled once per
+run instead of once per task.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 VENV_BIN = Path(sys.executable).parent
+MODULE_CODE_CACHE = REPO_ROOT / ".tmp" / "module-code"
 
 
 @functools.cache
@@ -63,6 +67,9 @@ def ansible_env(env: Mapping[str, str], workdir: Path) -> dict[str, str]:
         }
     )
     merged.setdefault("HOME", os.environ.get("HOME", "/root"))
+    # The modules' Python compiled once per run, not once per task (scripts/module_code_cache.py, installed into the
+    # venv by make venv; without it the variable is ignored): the same source runs, only its compile is skipped.
+    merged.setdefault("BMT_MODULE_CODE_CACHE", str(MODULE_CODE_CACHE))
     return merged
 
 

@@ -1,0 +1,142 @@
+"""The test bed's cache of compiled module code (scripts/module_code_cache.py): a module imported from a zip, as
+AnsiballZ runs it, is compiled once and then loaded; a changed source is compiled again; tracebacks name the zip it is
+imported from; nothing happens without BMT_MODULE_CODE_CACHE. Each case runs a fresh interpreter, as a module does."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "module_code_cache.py"
+
+# Counts Python's own compiles of zipped sources, runs the hook as the .pth line does at start-up, then imports
+# ``pkg.mod`` from the zip given and prints what the import produced: the module's value, the file its code names and
+# how many sources were compiled.
+PROBE = """
+import json, runpy, sys, zipimport
+compiled = []
+inner = zipimport._compile_source
+def counting(pathname, source):
+    compiled.append(pathname)
+    return inner(pathname, source)
+zipimport._compile_source = counting
+runpy.run_path(%(script)r, run_name="bmt_module_code_cache")
+sys.path.insert(0, sys.argv[1])
+from pkg import mod
+try:
+    mod.fail()
+except RuntimeError as exc:
+    frame = exc.__traceback__.tb_next.tb_frame
+    where = frame.f_code.co_filename
+print(json.dumps({"value": mod.VALUE, "file": mod.__file__, "code_file": where, "compiled": len(compiled)}))
+"""
+
+
+def write_zip(path: Path, value: str) -> Path:
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("pkg/__init__.py", "")
+        zf.writestr("pkg/mod.py", "VALUE = %r\n\ndef fail():\n    raise RuntimeError(VALUE)\n" % value)
+    return path
+
+
+def probe(zip_path: Path, cache: Path | None) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "BMT_MODULE_CODE_CACHE"}
+    if cache is not None:
+        env["BMT_MODULE_CODE_CACHE"] = str(cache)
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE % {"script": str(SCRIPT)}, str(zip_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    return json.loads(out.stdout)
+
+
+def cached_files(cache: Path) -> list[Path]:
+    return sorted(p for p in cache.rglob("*") if p.is_file())
+
+
+def test_second_import_loads_the_cached_code(tmp_path):
+    cache = tmp_path / "cache"
+    first = probe(write_zip(tmp_path / "a.zip", "one"), cache)
+    assert first["value"] == "one"
+    assert first["compiled"] == 2  # pkg/__init__.py and pkg/mod.py, once each (zipimport alone compiles each twice)
+    assert len(cached_files(cache)) == 2
+    second = probe(write_zip(tmp_path / "b.zip", "one"), cache)
+    assert second["value"] == "one"
+    assert second["compiled"] == 0
+
+
+def test_code_loaded_from_the_cache_names_the_zip_it_is_imported_from(tmp_path):
+    cache = tmp_path / "cache"
+    probe(write_zip(tmp_path / "first.zip", "same"), cache)
+    later = probe(write_zip(tmp_path / "later.zip", "same"), cache)
+    expected = str(tmp_path / "later.zip" / "pkg" / "mod.py")
+    assert later["compiled"] == 0
+    assert later["file"] == expected
+    assert later["code_file"] == expected  # the traceback points at the zip of this run, not the first one
+
+
+def test_a_changed_source_is_compiled_again(tmp_path):
+    cache = tmp_path / "cache"
+    probe(write_zip(tmp_path / "v1.zip", "one"), cache)
+    changed = probe(write_zip(tmp_path / "v2.zip", "two"), cache)
+    assert changed["value"] == "two"
+    assert changed["compiled"] == 1  # pkg/mod.py; the empty pkg/__init__.py is unchanged
+    assert len(cached_files(cache)) == 3
+
+
+def test_without_the_variable_nothing_is_cached(tmp_path):
+    plain = probe(write_zip(tmp_path / "a.zip", "one"), None)
+    again = probe(write_zip(tmp_path / "a.zip", "one"), None)
+    assert plain["compiled"] == again["compiled"] >= 2  # Python 3.11's zipimport compiles each source twice
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.zip"]
+
+
+def test_an_unreadable_cache_entry_is_compiled_and_replaced(tmp_path):
+    cache = tmp_path / "cache"
+    probe(write_zip(tmp_path / "a.zip", "one"), cache)
+    for entry in cached_files(cache):
+        entry.write_bytes(b"not marshal data")
+    result = probe(write_zip(tmp_path / "b.zip", "one"), cache)
+    assert result["value"] == "one"
+    assert result["compiled"] == 2
+    assert probe(write_zip(tmp_path / "c.zip", "one"), cache)["compiled"] == 0
+
+
+def test_a_cache_that_cannot_be_written_is_skipped(tmp_path):
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file where the cache directory would be")
+    result = probe(write_zip(tmp_path / "a.zip", "one"), blocker / "cache")
+    assert result["value"] == "one"
+    assert result["compiled"] == 2  # each source compiled once, kept for the process
+    assert probe(write_zip(tmp_path / "b.zip", "one"), blocker / "cache")["compiled"] == 2
+
+
+def test_install_writes_the_module_and_the_pth_line(tmp_path):
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import runpy; ns = runpy.run_path(%r, run_name='x'); ns['install'](%r)" % (str(SCRIPT), str(tmp_path)),
+        ],
+        check=True,
+        timeout=60,
+    )
+    assert (tmp_path / "bmt_module_code_cache.pth").read_text() == "import bmt_module_code_cache\n"
+    assert (tmp_path / "bmt_module_code_cache.py").read_text() == SCRIPT.read_text()
+
+
+@pytest.mark.parametrize("argv", [[], ["--other"]])
+def test_the_script_says_how_to_use_it(argv):
+    out = subprocess.run([sys.executable, str(SCRIPT), *argv], check=False, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1
+    assert "usage:" in out.stderr
