@@ -70,17 +70,18 @@ setup: system venv kube
 system:
 	scripts/install-system-packages.sh
 
-venv: $(VENV)/.installed $(VENV)/.module-code-cache
+venv: $(VENV)/.installed $(VENV)/.test-bed-caches
 $(VENV)/.installed: requirements-test.txt requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -r requirements-test.txt
 	$(BIN)/python scripts/ansible_test_offline.py
 	touch $@
-# The test bed's cache of the modules' compiled Python (scripts/module_code_cache.py says what it does; inert unless
-# BMT_MODULE_CODE_CACHE is set, as the integration harness sets it for the playbooks it runs).
-$(VENV)/.module-code-cache: scripts/module_code_cache.py $(VENV)/.installed
-	$(BIN)/python scripts/module_code_cache.py --install
+# The test bed's caches of what every Ansible process repeats: the modules' compiled Python and the collections'
+# routing metadata (scripts/test_bed_caches.py says what and why; inert unless BMT_TEST_BED_CACHE is set, as the
+# integration harness sets it for the Ansible processes it starts).
+$(VENV)/.test-bed-caches: scripts/test_bed_caches.py $(VENV)/.installed
+	$(BIN)/python scripts/test_bed_caches.py --install
 	touch $@
 
 # Re-resolve requirements-test.in into the fully pinned requirements-test.txt.

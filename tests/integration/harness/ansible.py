@@ -12,8 +12,8 @@
   ``callback="default"`` the human output is kept (for ``-vvv`` scans).
 - ``run_inventory(source, env, workdir, ...)``: ``ansible-inventory --list``.
 
-Both set ``BMT_MODULE_CODE_CACHE`` (``scripts/module_code_cache.py``): the modules' zipped source is compiled once per
-run instead of once per task.
+Both set ``BMT_TEST_BED_CACHE`` (``scripts/test_bed_caches.py``): the modules' zipped source is compiled, and the
+collections' routing metadata parsed, once per run instead of once per process.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 VENV_BIN = Path(sys.executable).parent
-MODULE_CODE_CACHE = REPO_ROOT / ".tmp" / "module-code"
+TEST_BED_CACHE = REPO_ROOT / ".tmp" / "test-bed-cache"
 
 
 @functools.cache
@@ -67,9 +67,10 @@ def ansible_env(env: Mapping[str, str], workdir: Path) -> dict[str, str]:
         }
     )
     merged.setdefault("HOME", os.environ.get("HOME", "/root"))
-    # The modules' Python compiled once per run, not once per task (scripts/module_code_cache.py, installed into the
-    # venv by make venv; without it the variable is ignored): the same source runs, only its compile is skipped.
-    merged.setdefault("BMT_MODULE_CODE_CACHE", str(MODULE_CODE_CACHE))
+    # The modules' Python compiled and the collections' routing parsed once per run, not once per process
+    # (scripts/test_bed_caches.py, installed into the venv by make venv): the same source and routing, only their
+    # compile and parse skipped.
+    merged.setdefault("BMT_TEST_BED_CACHE", str(TEST_BED_CACHE))
     return merged
 
 

@@ -1,6 +1,8 @@
-"""The test bed's cache of compiled module code (scripts/module_code_cache.py): a module imported from a zip, as
-AnsiballZ runs it, is compiled once and then loaded; a changed source is compiled again; tracebacks name the zip it is
-imported from; nothing happens without BMT_MODULE_CODE_CACHE. Each case runs a fresh interpreter, as a module does."""
+"""The test bed's caches (scripts/test_bed_caches.py). Compiled module code: a module imported from a zip, as AnsiballZ
+runs it, is compiled once and then loaded; a changed source is compiled again; tracebacks name the zip it is imported
+from. Routing metadata: ansible-core's _meta_yml_to_dict parses a runtime.yml once, a changed one again, and returns
+what it would have returned. Nothing happens without BMT_TEST_BED_CACHE. Each case runs a fresh interpreter, as an
+Ansible process does."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "module_code_cache.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "test_bed_caches.py"
 
 # Counts Python's own compiles of zipped sources, runs the hook as the .pth line does at start-up, then imports
 # ``pkg.mod`` from the zip given and prints what the import produced: the module's value, the file its code names and
@@ -26,7 +28,7 @@ def counting(pathname, source):
     compiled.append(pathname)
     return inner(pathname, source)
 zipimport._compile_source = counting
-runpy.run_path(%(script)r, run_name="bmt_module_code_cache")
+runpy.run_path(%(script)r, run_name="bmt_test_bed_caches")
 sys.path.insert(0, sys.argv[1])
 from pkg import mod
 try:
@@ -46,9 +48,9 @@ def write_zip(path: Path, value: str) -> Path:
 
 
 def probe(zip_path: Path, cache: Path | None) -> dict:
-    env = {k: v for k, v in os.environ.items() if k != "BMT_MODULE_CODE_CACHE"}
+    env = {k: v for k, v in os.environ.items() if k != "BMT_TEST_BED_CACHE"}
     if cache is not None:
-        env["BMT_MODULE_CODE_CACHE"] = str(cache)
+        env["BMT_TEST_BED_CACHE"] = str(cache)
     out = subprocess.run(
         [sys.executable, "-c", PROBE % {"script": str(SCRIPT)}, str(zip_path)],
         env=env,
@@ -131,8 +133,8 @@ def test_install_writes_the_module_and_the_pth_line(tmp_path):
         check=True,
         timeout=60,
     )
-    assert (tmp_path / "bmt_module_code_cache.pth").read_text() == "import bmt_module_code_cache\n"
-    assert (tmp_path / "bmt_module_code_cache.py").read_text() == SCRIPT.read_text()
+    assert (tmp_path / "bmt_test_bed_caches.pth").read_text() == "import bmt_test_bed_caches\n"
+    assert (tmp_path / "bmt_test_bed_caches.py").read_text() == SCRIPT.read_text()
 
 
 @pytest.mark.parametrize("argv", [[], ["--other"]])
@@ -140,3 +142,84 @@ def test_the_script_says_how_to_use_it(argv):
     out = subprocess.run([sys.executable, str(SCRIPT), *argv], check=False, capture_output=True, text=True, timeout=60)
     assert out.returncode == 1
     assert "usage:" in out.stderr
+
+
+# --------------------------------------------------------------------------- routing metadata
+
+# Runs the hook as at start-up, imports ansible-core's collection loader (whose _collection_finder takes
+# _meta_yml_to_dict from _collection_meta when it is imported) and parses the runtime.yml given twice, counting the
+# YAML parses underneath.
+META_PROBE = """
+import json, runpy, sys
+import yaml
+parses = []
+real_load = yaml.load
+def counting_load(stream, Loader):
+    parses.append(1)
+    return real_load(stream, Loader)
+yaml.load = counting_load
+runpy.run_path(%(script)r, run_name="bmt_test_bed_caches")
+from ansible.utils.collection_loader import _collection_finder
+text = open(sys.argv[1], encoding="utf-8").read()
+first = _collection_finder._meta_yml_to_dict(text, ("ns.coll", "runtime.yml"))
+second = _collection_finder._meta_yml_to_dict(text.encode(), ("ns.coll", "runtime.yml"))
+print(json.dumps({"first": first, "second": second, "parses": len(parses)}))
+"""
+
+RUNTIME = """requires_ansible: '>=2.16'
+plugin_routing:
+  modules:
+    old_name:
+      redirect: ns.coll.new_name
+      deprecation: {removal_version: 2.0.0, warning_text: use new_name}
+action_groups:
+  group: [new_name, other]
+"""
+
+
+def meta_probe(path: Path, cache: Path | None) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "BMT_TEST_BED_CACHE"}
+    if cache is not None:
+        env["BMT_TEST_BED_CACHE"] = str(cache)
+    out = subprocess.run(
+        [sys.executable, "-c", META_PROBE % {"script": str(SCRIPT)}, str(path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    return json.loads(out.stdout)
+
+
+def test_routing_metadata_is_parsed_once_and_read_back_the_same(tmp_path):
+    import yaml
+
+    runtime = tmp_path / "runtime.yml"
+    runtime.write_text(RUNTIME)
+    expected = yaml.load(RUNTIME, Loader=yaml.BaseLoader)
+    cache = tmp_path / "cache"
+    first = meta_probe(runtime, cache)
+    assert first["first"] == first["second"] == expected
+    assert first["parses"] == 1  # the second call, with the same text as bytes, read the cache
+    later = meta_probe(runtime, cache)
+    assert later["first"] == later["second"] == expected
+    assert later["parses"] == 0
+
+
+def test_changed_routing_metadata_is_parsed_again(tmp_path):
+    runtime = tmp_path / "runtime.yml"
+    runtime.write_text(RUNTIME)
+    cache = tmp_path / "cache"
+    meta_probe(runtime, cache)
+    runtime.write_text(RUNTIME.replace("ns.coll.new_name", "ns.coll.newer_name"))
+    changed = meta_probe(runtime, cache)
+    assert changed["parses"] == 1
+    assert changed["first"]["plugin_routing"]["modules"]["old_name"]["redirect"] == "ns.coll.newer_name"
+
+
+def test_routing_metadata_without_the_variable_is_parsed_each_time(tmp_path):
+    runtime = tmp_path / "runtime.yml"
+    runtime.write_text(RUNTIME)
+    assert meta_probe(runtime, None)["parses"] == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runtime.yml"]
