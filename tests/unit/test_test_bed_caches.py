@@ -47,12 +47,14 @@ def write_zip(path: Path, value: str) -> Path:
     return path
 
 
-def probe(zip_path: Path, cache: Path | None) -> dict:
+def run_probe(code: str, argument: Path, cache: Path | None) -> dict:
+    """Run ``code`` (with the hook's path filled in) in a fresh interpreter, with ``BMT_TEST_BED_CACHE`` set to
+    ``cache`` (unset for ``None``); its JSON output."""
     env = {k: v for k, v in os.environ.items() if k != "BMT_TEST_BED_CACHE"}
     if cache is not None:
         env["BMT_TEST_BED_CACHE"] = str(cache)
     out = subprocess.run(
-        [sys.executable, "-c", PROBE % {"script": str(SCRIPT)}, str(zip_path)],
+        [sys.executable, "-c", code % {"script": str(SCRIPT)}, str(argument)],
         env=env,
         capture_output=True,
         text=True,
@@ -60,6 +62,10 @@ def probe(zip_path: Path, cache: Path | None) -> dict:
         timeout=60,
     )
     return json.loads(out.stdout)
+
+
+def probe(zip_path: Path, cache: Path | None) -> dict:
+    return run_probe(PROBE, zip_path, cache)
 
 
 def cached_files(cache: Path) -> list[Path]:
@@ -178,18 +184,7 @@ action_groups:
 
 
 def meta_probe(path: Path, cache: Path | None) -> dict:
-    env = {k: v for k, v in os.environ.items() if k != "BMT_TEST_BED_CACHE"}
-    if cache is not None:
-        env["BMT_TEST_BED_CACHE"] = str(cache)
-    out = subprocess.run(
-        [sys.executable, "-c", META_PROBE % {"script": str(SCRIPT)}, str(path)],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
-    return json.loads(out.stdout)
+    return run_probe(META_PROBE, path, cache)
 
 
 def test_routing_metadata_is_parsed_once_and_read_back_the_same(tmp_path):
