@@ -4,7 +4,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Test bed: work every Ansible process repeats on the same input, done once per run.
 
-The integration suites start ``ansible-playbook`` about 1,300 times and their modules about 2,500 times; two
+The integration suites start ``ansible-playbook`` about 840 times and their modules about 2,400 times; two
 steps of each process gave the same result every time:
 
 - **The modules' compiled Python.** AnsiballZ runs a module from a zip of its source (the module,
