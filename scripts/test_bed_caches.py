@@ -77,6 +77,7 @@ def _store(path: str, value) -> None:
 def cache_module_code(root: str) -> None:
     """Wrap ``zipimport._compile_source`` with the cache under ``root``."""
     import _imp
+    import types
     import zipimport
     from importlib.util import MAGIC_NUMBER
 
@@ -93,7 +94,7 @@ def cache_module_code(root: str) -> None:
         if code is None:
             path = os.path.join(directory, name)
             code = _load(path)
-            if code is None:
+            if not isinstance(code, types.CodeType):
                 code = seen[name] = compile_source(pathname, source)
                 _store(path, code)
                 return code

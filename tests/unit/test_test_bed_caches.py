@@ -7,6 +7,7 @@ Ansible process does."""
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import subprocess
 import sys
@@ -28,7 +29,7 @@ def counting(pathname, source):
     compiled.append(pathname)
     return inner(pathname, source)
 zipimport._compile_source = counting
-runpy.run_path(%(script)r, run_name="bmt_test_bed_caches")
+%(start_up)s
 sys.path.insert(0, sys.argv[1])
 from pkg import mod
 try:
@@ -48,13 +49,17 @@ def write_zip(path: Path, value: str) -> Path:
 
 
 def run_probe(code: str, argument: Path, cache: Path | None) -> dict:
-    """Run ``code`` (with the hook's path filled in) in a fresh interpreter, with ``BMT_TEST_BED_CACHE`` set to
-    ``cache`` (unset for ``None``); its JSON output."""
+    """Run ``code`` in a fresh interpreter, where ``%(start_up)s`` runs this tree's hook as the ``.pth`` line does at
+    start-up, with ``BMT_TEST_BED_CACHE`` set to ``cache`` (unset for ``None``); its JSON output. The variable is set
+    only then, so a copy installed in this interpreter's site-packages (make venv's) stays inert and the file under
+    test is the tree's."""
     env = {k: v for k, v in os.environ.items() if k != "BMT_TEST_BED_CACHE"}
+    start_up = "import os, runpy\n"
     if cache is not None:
-        env["BMT_TEST_BED_CACHE"] = str(cache)
+        start_up += "os.environ[%r] = %r\n" % ("BMT_TEST_BED_CACHE", str(cache))
+    start_up += "runpy.run_path(%r, run_name=%r)" % (str(SCRIPT), "bmt_test_bed_caches")
     out = subprocess.run(
-        [sys.executable, "-c", code % {"script": str(SCRIPT)}, str(argument)],
+        [sys.executable, "-c", code % {"start_up": start_up}, str(argument)],
         env=env,
         capture_output=True,
         text=True,
@@ -109,11 +114,14 @@ def test_without_the_variable_nothing_is_cached(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.zip"]
 
 
-def test_an_unreadable_cache_entry_is_compiled_and_replaced(tmp_path):
+@pytest.mark.parametrize(
+    "content", [b"not marshal data", marshal.dumps("a string, not code")], ids=["garbage", "not-code"]
+)
+def test_an_unreadable_cache_entry_is_compiled_and_replaced(tmp_path, content):
     cache = tmp_path / "cache"
     probe(write_zip(tmp_path / "a.zip", "one"), cache)
     for entry in cached_files(cache):
-        entry.write_bytes(b"not marshal data")
+        entry.write_bytes(content)
     result = probe(write_zip(tmp_path / "b.zip", "one"), cache)
     assert result["value"] == "one"
     assert result["compiled"] == 2
@@ -164,7 +172,7 @@ def counting_load(stream, Loader):
     parses.append(1)
     return real_load(stream, Loader)
 yaml.load = counting_load
-runpy.run_path(%(script)r, run_name="bmt_test_bed_caches")
+%(start_up)s
 from ansible.utils.collection_loader import _collection_finder
 text = open(sys.argv[1], encoding="utf-8").read()
 first = _collection_finder._meta_yml_to_dict(text, ("ns.coll", "runtime.yml"))
