@@ -4,8 +4,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Test bed: work every Ansible process repeats on the same input, done once per run.
 
-The integration suites start ``ansible-playbook`` about 840 times and their modules about 2,400 times; two
-steps of each process gave the same result every time:
+The integration suites start ``ansible-playbook`` about 840 times and their modules about 2,400 times; three
+steps of these processes gave the same result every time:
 
 - **The modules' compiled Python.** AnsiballZ runs a module from a zip of its source (the module,
   ``ansible.module_utils`` and the collections' ``module_utils`` it imports) that Python's ``zipimport`` compiles
@@ -20,12 +20,20 @@ steps of each process gave the same result every time:
   ansible-core's ``_meta_yml_to_dict`` says it "may be monkeypatched to another implementation by some tools" to
   cache its output; here its result (plain dicts, lists and strings: it parses with ``BaseLoader``) is kept under
   ``runtime-yml/``, keyed by the YAML text's BLAKE2 digest.
+- **The modules' payloads.** Each ``ansible-playbook`` run gathers the sources of each module it runs
+  (``module_common.recursive_finder``: the module's imports followed through ``ansible.module_utils`` and the
+  collections' ``module_utils``, every source parsed to find its own): 0.22 s of CPU for ``ping``, 0.40-0.47 s for
+  the collection's modules, once per module per run. The list of sources it put in the zip is kept under
+  ``ansiballz/``, keyed by the module's text, ansible-core's version and where module_utils and collections are
+  looked up (the harness's collection tree is a new directory in each pytest process, so an entry serves the session
+  that made it); a later build reads each listed file again and uses the list only if every file still has the
+  digest it had, else gathers afresh. A build with an AnsiballZ extension on (the debugger, coverage) is not cached.
 
 Installed into the test venv by ``make venv`` (``python scripts/test_bed_caches.py --install``: a copy of this file
 as ``bmt_test_bed_caches.py`` in site-packages and a ``.pth`` line importing it at start-up), it does nothing unless
 the environment variable ``BMT_TEST_BED_CACHE`` names a directory; the integration harness sets it for the Ansible
 processes it starts (``tests/integration/harness/ansible.py``). What runs is the same source and the same routing;
-only their compile and parse are skipped. Nothing of Ansible or of the collection is changed on disk, and a process
+only their compile, parse and gathering are skipped. Nothing of Ansible or of the collection is changed on disk, and a process
 without the variable (a user's, the sanity and unit tests) is untouched.
 """
 
@@ -37,6 +45,7 @@ import sys
 VARIABLE = "BMT_TEST_BED_CACHE"
 MODULE = "bmt_test_bed_caches"
 META_MODULE = "ansible.utils.collection_loader._collection_meta"
+PAYLOAD_MODULE = "ansible.executor.module_common"
 
 
 def _digest(*parts: bytes) -> str:
@@ -154,12 +163,110 @@ class _AfterImport:
         return spec
 
 
+def _payload_key(module_common, name, module_fqn, module_data) -> str:
+    """What decides which sources ``recursive_finder`` puts in a payload: the module's name and text, ansible-core's
+    version, where module_utils and collections are looked up (the harness's collection tree is a new temporary
+    directory in each pytest process, so an entry is only ever reused inside the session that made it)."""
+    from ansible.utils.collection_loader import AnsibleCollectionConfig
+
+    paths = module_common.module_utils_loader._get_paths(subdirs=False)
+    where = [module_common.__version__, name, module_fqn, *paths, "|", *AnsibleCollectionConfig.collection_paths]
+    where += ["|", *sys.path]
+    data = module_data if isinstance(module_data, bytes) else module_data.encode("utf-8", "surrogateescape")
+    return _digest(data, "\0".join(where).encode("utf-8", "surrogateescape"))
+
+
+def _replay(entries, module_common, zf, date_time) -> bool:
+    """Write the recorded ``entries`` into ``zf``; ``False`` (nothing written) when a source file changed."""
+    sources = []
+    for arcname, path, digest, inline in entries:
+        data = inline
+        if path:
+            try:
+                with open(path, "rb") as source:
+                    data = source.read()
+            except OSError:
+                return False
+            if _digest(data) != digest:
+                return False
+        sources.append((arcname, data))
+    for arcname, data in sources:
+        zf.writestr(module_common._make_zinfo(arcname, date_time, zf=zf), data)
+    return True
+
+
+class _Recorder:
+    """Stands for the payload's ``ZipFile`` during ``recursive_finder``: passes each ``writestr`` on and notes it."""
+
+    def __init__(self, zf) -> None:
+        self._zf = zf
+        self.written = []
+
+    def writestr(self, zinfo, data, *args, **kwargs):
+        self.written.append((zinfo.filename, data))
+        return self._zf.writestr(zinfo, data, *args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._zf, name)
+
+
+def _entries(written, origin_tag):
+    """The recorded sources as ``(name in zip, file, digest, None)`` when they are a file's text as it is on disk,
+    else ``(name in zip, None, None, bytes)`` (ansible-core's own package stubs, redirect shims)."""
+    entries = []
+    for arcname, written_data in written:
+        path = getattr(origin_tag.get_tag(written_data), "path", None)
+        # writestr's encoding of a str
+        data = written_data.encode("utf-8") if isinstance(written_data, str) else bytes(written_data)
+        if path:
+            try:
+                with open(path, "rb") as source:
+                    if source.read() == data:
+                        entries.append((arcname, path, _digest(data), None))
+                        continue
+            except OSError:
+                pass
+        entries.append((arcname, None, None, data))
+    return entries
+
+
+def cache_module_payloads(module_common, root: str) -> None:
+    """Wrap ``recursive_finder`` of ansible-core's ``module_common`` with the cache under ``root``."""
+    find = module_common.recursive_finder
+    if getattr(find, "_bmt_cached", False):
+        return
+    directory = os.path.join(root, "ansiballz")
+    metadata_v1 = module_common.ModuleMetadataV1
+
+    def cached_find(name, module_fqn, module_data, zf, date_time, extension_manager):
+        if extension_manager.extension_names:  # a debugger or coverage: built as ansible-core builds it
+            return find(name, module_fqn, module_data, zf, date_time, extension_manager)
+        path = os.path.join(directory, _payload_key(module_common, name, module_fqn, module_data))
+        stored = _load(path)
+        if isinstance(stored, tuple) and len(stored) == 2 and _replay(stored[1], module_common, zf, date_time):
+            return metadata_v1(serialization_profile=stored[0])
+        recorder = _Recorder(zf)
+        metadata = find(name, module_fqn, module_data, recorder, date_time, extension_manager)
+        if type(metadata) is metadata_v1:
+            _store(path, (metadata.serialization_profile, _entries(recorder.written, module_common.Origin)))
+        return metadata
+
+    cached_find._bmt_cached = True
+    module_common.recursive_finder = cached_find
+
+
+def _after_import(name: str, then) -> None:
+    """``then(module)`` once ``name`` is imported (now, if it already is)."""
+    if name in sys.modules:
+        then(sys.modules[name])
+    else:
+        sys.meta_path.insert(0, _AfterImport(name, then))
+
+
 def install_hooks(root: str) -> None:
     cache_module_code(root)
-    if META_MODULE in sys.modules:
-        cache_routing_metadata(sys.modules[META_MODULE], root)
-    else:
-        sys.meta_path.insert(0, _AfterImport(META_MODULE, lambda module: cache_routing_metadata(module, root)))
+    _after_import(META_MODULE, lambda module: cache_routing_metadata(module, root))
+    _after_import(PAYLOAD_MODULE, lambda module: cache_module_payloads(module, root))
 
 
 def install(site_packages: str) -> None:

@@ -226,3 +226,99 @@ def test_routing_metadata_without_the_variable_is_parsed_each_time(tmp_path):
     runtime.write_text(RUNTIME)
     assert meta_probe(runtime, None)["parses"] == 2
     assert sorted(p.name for p in tmp_path.iterdir()) == ["runtime.yml"]
+
+
+# --------------------------------------------------------------------------- module payloads
+
+# Runs the hook as at start-up, installs a collection finder over the collections root given, and has
+# ansible-core's module_common gather the module_utils of ns.coll's module ``probe`` into a payload zip, counting the
+# sources it parses to find their imports; prints each file of the zip with its text. ``extension`` makes the build
+# one with an AnsiballZ extension (the debugger or coverage) on.
+PAYLOAD_PROBE = """
+import datetime, json, sys, zipfile, io
+%(start_up)s
+from ansible.utils.collection_loader._collection_finder import _AnsibleCollectionFinder
+_AnsibleCollectionFinder(paths=[sys.argv[1]])._install()
+from ansible.executor import module_common
+from ansible._internal._ansiballz import _builder
+parsed = []
+parse = module_common._compile_module_ast
+def counting(name, source):
+    parsed.append(name)
+    return parse(name, source)
+module_common._compile_module_ast = counting
+path = sys.argv[1] + "/ansible_collections/ns/coll/plugins/modules/probe.py"
+data = open(path, "rb").read()
+manager = _builder.ExtensionManager.create(task_vars={})
+if "%(extension)s" == "yes":
+    manager._extension_names = ("coverage",)
+out = io.BytesIO()
+with zipfile.ZipFile(out, "w") as zf:
+    metadata = module_common.recursive_finder(
+        "probe", "ansible_collections.ns.coll.plugins.modules.probe", data, zf,
+        datetime.datetime.now(datetime.timezone.utc), manager,
+    )
+files = {i.filename: zipfile.ZipFile(out).read(i.filename).decode() for i in zipfile.ZipFile(out).infolist()}
+print(json.dumps({"files": files, "parsed": len(parsed), "profile": metadata.serialization_profile}))
+"""
+
+
+def write_collection(root: Path, helper: str = "VALUE = 1\n") -> Path:
+    """A collection ns.coll whose module ``probe`` imports module_utils ``util``, which imports ``helper``."""
+    base = root / "ansible_collections" / "ns" / "coll"
+    utils = base / "plugins" / "module_utils"
+    utils.mkdir(parents=True, exist_ok=True)
+    (base / "plugins" / "modules").mkdir(exist_ok=True)
+    prefix = "ansible_collections.ns.coll.plugins.module_utils"
+    (base / "plugins" / "modules" / "probe.py").write_text(
+        "from ansible.module_utils.basic import AnsibleModule\nfrom %s.util import run\n" % prefix
+    )
+    (utils / "util.py").write_text("from %s import helper\n\ndef run():\n    return helper.VALUE\n" % prefix)
+    (utils / "helper.py").write_text(helper)
+    return root
+
+
+def payload_probe(root: Path, cache: Path | None, extension: bool = False) -> dict:
+    code = PAYLOAD_PROBE.replace("%(extension)s", "yes" if extension else "no")
+    return run_probe(code, root, cache)
+
+
+COLLECTION_FILES = "ansible_collections/ns/coll/plugins/module_utils/"
+
+
+def test_a_payload_is_gathered_once_and_read_back_the_same(tmp_path):
+    root = write_collection(tmp_path / "collections")
+    plain = payload_probe(root, None)
+    assert plain["parsed"] > 2  # the module's two module_utils and ansible-core's own
+    assert COLLECTION_FILES + "helper.py" in plain["files"]
+    cache = tmp_path / "cache"
+    first = payload_probe(root, cache)
+    assert first["parsed"] == plain["parsed"]
+    later = payload_probe(root, cache)
+    assert later["parsed"] == 0
+    assert later["files"] == first["files"] == plain["files"]
+    assert later["profile"] == plain["profile"]
+
+
+def test_a_changed_module_util_is_gathered_again(tmp_path):
+    root = write_collection(tmp_path / "collections")
+    cache = tmp_path / "cache"
+    payload_probe(root, cache)
+    prefix = "ansible_collections.ns.coll.plugins.module_utils"
+    write_collection(root, helper="from %s import extra\nVALUE = extra.VALUE\n" % prefix)
+    (root / COLLECTION_FILES / "extra.py").write_text("VALUE = 2\n")
+    changed = payload_probe(root, cache)
+    assert changed["parsed"] > 0
+    assert changed["files"][COLLECTION_FILES + "extra.py"] == "VALUE = 2\n"  # the new import followed
+    assert changed["files"][COLLECTION_FILES + "helper.py"].endswith("VALUE = extra.VALUE\n")
+    assert payload_probe(root, cache)["parsed"] == 0
+
+
+def test_a_payload_with_an_extension_or_without_the_variable_is_not_cached(tmp_path):
+    root = write_collection(tmp_path / "collections")
+    assert payload_probe(root, None)["parsed"] > 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["collections"]
+    cache = tmp_path / "cache"
+    with_extension = payload_probe(root, cache, extension=True)
+    assert with_extension["parsed"] > 0
+    assert not (cache / "ansiballz").exists()

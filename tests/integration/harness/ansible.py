@@ -6,14 +6,15 @@
   collections, kubernetes.core and openstack.cloud among them, come from
   site-packages as usual).
 - ``run_playbook(plays, env, workdir, ...) -> PlaybookRun``: write ``plays``
-  (a list of plays, or a path) and run ``ansible-playbook`` on localhost with
-  the venv's Python. By default the ``ansible.posix.json`` callback is used
+  (a list of plays, or a path) and run ``ansible-playbook`` on localhost, its
+  modules with the Python of ``requirements.txt`` alone (``MODULE_PYTHON``).
+  By default the ``ansible.posix.json`` callback is used
   and ``PlaybookRun.tasks`` maps each task name to its per-host result; with
   ``callback="default"`` the human output is kept (for ``-vvv`` scans).
 - ``run_inventory(source, env, workdir, ...)``: ``ansible-inventory --list``.
 
-Both set ``BMT_TEST_BED_CACHE`` (``scripts/test_bed_caches.py``): the modules' zipped source is compiled, and the
-collections' routing metadata parsed, once per run instead of once per process.
+Both set ``BMT_TEST_BED_CACHE`` (``scripts/test_bed_caches.py``): the modules' zipped source is compiled, the
+collections' routing metadata parsed, and each module's payload gathered once per run instead of once per process.
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ import yaml
 REPO_ROOT = Path(__file__).resolve().parents[3]
 VENV_BIN = Path(sys.executable).parent
 TEST_BED_CACHE = REPO_ROOT / ".tmp" / "test-bed-cache"
+#: the Python modules run with: make's venv of requirements.txt alone (BMT_MODULE_PYTHON, the Makefile's
+#: .venv-modules), as in an execution environment; the test venv's own when the suites run without make
+MODULE_PYTHON = os.environ.get("BMT_MODULE_PYTHON") or sys.executable
 
 
 @functools.cache
@@ -54,7 +58,7 @@ def ansible_env(env: Mapping[str, str], workdir: Path) -> dict[str, str]:
     merged.update(
         {
             "ANSIBLE_COLLECTIONS_PATH": str(collections_root()),
-            "ANSIBLE_PYTHON_INTERPRETER": sys.executable,
+            "ANSIBLE_PYTHON_INTERPRETER": MODULE_PYTHON,
             "ANSIBLE_LOCAL_TEMP": str(local_tmp),
             "ANSIBLE_REMOTE_TEMP": str(local_tmp),
             "ANSIBLE_NOCOLOR": "1",
