@@ -247,7 +247,7 @@ def cache_module_payloads(module_common, root: str) -> None:
             return metadata_v1(serialization_profile=stored[0])
         recorder = _Recorder(zf)
         metadata = find(name, module_fqn, module_data, recorder, date_time, extension_manager)
-        if type(metadata) is metadata_v1:
+        if isinstance(metadata, metadata_v1):
             _store(path, (metadata.serialization_profile, _entries(recorder.written, module_common.Origin)))
         return metadata
 
