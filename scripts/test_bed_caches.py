@@ -165,13 +165,16 @@ class _AfterImport:
 
 def _payload_key(module_common, name, module_fqn, module_data) -> str:
     """What decides which sources ``recursive_finder`` puts in a payload: the module's name and text, ansible-core's
-    version, where module_utils and collections are looked up (the harness's collection tree is a new temporary
-    directory in each pytest process, so an entry is only ever reused inside the session that made it)."""
+    version, the existing directories where module_utils and collections are looked up (the harness's collection
+    tree is a new temporary directory in each pytest process, so an entry is only ever reused inside the session that
+    made it)."""
     from ansible.utils.collection_loader import AnsibleCollectionConfig
 
-    paths = module_common.module_utils_loader._get_paths(subdirs=False)
-    where = [module_common.__version__, name, module_fqn, *paths, "|", *AnsibleCollectionConfig.collection_paths]
-    where += ["|", *sys.path]
+    # Only the directories that exist can hold a source: a playbook's own ``collections`` directory is on the
+    # collection search path whether or not it exists, and the harness writes each playbook in a new directory.
+    paths = [p for p in module_common.module_utils_loader._get_paths(subdirs=False) if os.path.isdir(p)]
+    collections = [p for p in AnsibleCollectionConfig.collection_paths if os.path.isdir(p)]
+    where = [module_common.__version__, name, module_fqn, *paths, "|", *collections, "|", *sys.path]
     data = module_data if isinstance(module_data, bytes) else module_data.encode("utf-8", "surrogateescape")
     return _digest(data, "\0".join(where).encode("utf-8", "surrogateescape"))
 

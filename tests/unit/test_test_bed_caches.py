@@ -239,6 +239,8 @@ import datetime, json, sys, zipfile, io
 %(start_up)s
 from ansible.utils.collection_loader._collection_finder import _AnsibleCollectionFinder
 _AnsibleCollectionFinder(paths=[sys.argv[1]])._install()
+from ansible.utils.collection_loader import AnsibleCollectionConfig
+AnsibleCollectionConfig.playbook_paths = ["%(playbook_dir)s"]  # as ansible-playbook sets it
 from ansible.executor import module_common
 from ansible._internal._ansiballz import _builder
 parsed = []
@@ -278,8 +280,11 @@ def write_collection(root: Path, helper: str = "VALUE = 1\n") -> Path:
     return root
 
 
-def payload_probe(root: Path, cache: Path | None, extension: bool = False) -> dict:
+def payload_probe(root: Path, cache: Path | None, extension: bool = False, playbook_dir: Path | None = None) -> dict:
+    """The probe's output; ``playbook_dir``: the directory of the playbook whose (absent) ``collections``
+    directory ansible-playbook puts on the collection search path."""
     code = PAYLOAD_PROBE.replace("%(extension)s", "yes" if extension else "no")
+    code = code.replace("%(playbook_dir)s", str(playbook_dir or root.parent / "playbook"))
     return run_probe(code, root, cache)
 
 
@@ -298,6 +303,16 @@ def test_a_payload_is_gathered_once_and_read_back_the_same(tmp_path):
     assert later["parsed"] == 0
     assert later["files"] == first["files"] == plain["files"]
     assert later["profile"] == plain["profile"]
+
+
+def test_a_payload_is_read_back_for_a_playbook_in_another_directory(tmp_path):
+    root = write_collection(tmp_path / "collections")
+    cache = tmp_path / "cache"
+    assert payload_probe(root, cache, playbook_dir=tmp_path / "run-1")["parsed"] > 0
+    assert payload_probe(root, cache, playbook_dir=tmp_path / "run-2")["parsed"] == 0
+    # a playbook's own collections directory, when it exists, is looked up first: another key
+    (tmp_path / "run-3" / "collections").mkdir(parents=True)
+    assert payload_probe(root, cache, playbook_dir=tmp_path / "run-3")["parsed"] > 0
 
 
 def test_a_changed_module_util_is_gathered_again(tmp_path):
