@@ -24,17 +24,19 @@ steps of these processes gave the same result every time:
   (``module_common.recursive_finder``: the module's imports followed through ``ansible.module_utils`` and the
   collections' ``module_utils``, every source parsed to find its own): 0.22 s of CPU for ``ping``, 0.40-0.47 s for
   the collection's modules, once per module per run. The list of sources it put in the zip is kept under
-  ``ansiballz/``, keyed by the module's text, ansible-core's version and where module_utils and collections are
-  looked up (the harness's collection tree is a new directory in each pytest process, so an entry serves the session
-  that made it); a later build reads each listed file again and uses the list only if every file still has the
-  digest it had, else gathers afresh. A build with an AnsiballZ extension on (the debugger, coverage) is not cached.
+  ``ansiballz/``, keyed by the module's text, ansible-core's version and the existing directories where module_utils
+  and collections are looked up (the harness's collection tree is a new directory in each pytest process, so an
+  entry serves the session that made it); a later build reads each listed file again and uses the list only if every
+  file still has the digest it had, else gathers afresh. A build with an AnsiballZ extension on (the debugger,
+  coverage) is not cached.
 
-Installed into the test venv by ``make venv`` (``python scripts/test_bed_caches.py --install``: a copy of this file
-as ``bmt_test_bed_caches.py`` in site-packages and a ``.pth`` line importing it at start-up), it does nothing unless
-the environment variable ``BMT_TEST_BED_CACHE`` names a directory; the integration harness sets it for the Ansible
-processes it starts (``tests/integration/harness/ansible.py``). What runs is the same source and the same routing;
-only their compile, parse and gathering are skipped. Nothing of Ansible or of the collection is changed on disk, and a process
-without the variable (a user's, the sanity and unit tests) is untouched.
+Installed into the test venv and the modules' venv by ``make venv`` (``python scripts/test_bed_caches.py
+--install``: a copy of this file as ``bmt_test_bed_caches.py`` in site-packages and a ``.pth`` line importing it at
+start-up), it does nothing unless the environment variable ``BMT_TEST_BED_CACHE`` names a directory; the integration
+harness sets it for the Ansible processes it starts (``tests/integration/harness/ansible.py``). What runs is the
+same source and the same routing; only their compile, parse and gathering are skipped. Nothing of Ansible or of the
+collection is changed on disk, and a process without the variable (a user's, the sanity and unit tests) is
+untouched.
 """
 
 from __future__ import annotations
