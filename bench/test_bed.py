@@ -67,10 +67,7 @@ def run(side: str, play: Path, workdir: Path, cache: Path) -> tuple[float, float
     env = ansible_env({"PATH": os.environ.get("PATH", ""), "BMT_TEST_BED_CACHE": str(cache)}, workdir)
     if side == "plain":
         del env["BMT_TEST_BED_CACHE"]
-    if side != "harness":
-        env["ANSIBLE_PYTHON_INTERPRETER"] = sys.executable
-    else:
-        env["ANSIBLE_PYTHON_INTERPRETER"] = MODULE_PYTHON
+    env["ANSIBLE_PYTHON_INTERPRETER"] = MODULE_PYTHON if side == "harness" else sys.executable
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     proc = subprocess.run(
