@@ -127,10 +127,17 @@ def test_bmo_writes_what_the_model_computes(upstream):
         )
         assert bound["status"]["bareMetalHost"] == host["bs-0"]
         _assert_same_write(bound, model.controller_write(created["bound"], host["bs-0"], _now()))
+        # BMO's patch helper (cluster-api's) writes a reconcile's conditions first, then the object (the finalizer),
+        # then the rest of the status: a claim read between the first two has the conditions and no finalizer yet.
+        # The bound claim's wait ends on status.bareMetalHost, written last; the refused one's on the finalizer.
         unbound = wait_for(
             "refused with Ready summarized",
             lambda: read("unbound"),
-            lambda c: (_condition(c, "Associated") or {}).get("reason") == "NoBareMetalHost" and _condition(c, "Ready"),
+            lambda c: (
+                (_condition(c, "Associated") or {}).get("reason") == "NoBareMetalHost"
+                and _condition(c, "Ready")
+                and model.FINALIZER in c["metadata"].get("finalizers", [])
+            ),
             stack,
         )
         _assert_same_write(unbound, model.controller_write(created["unbound"], None, _now()))
