@@ -71,7 +71,7 @@ def tree_reads(reads: int) -> dict:
         while len(procs.process_tree(shell.pid)) < 4:
             assert time.monotonic() < deadline, "the shell's children did not start"
             time.sleep(0.01)
-        ways = {"children_files": procs.process_tree, "every_parent": procs._process_tree_by_parents}
+        ways = {"children_files": procs.process_tree, "every_parent": procs.process_tree_by_parents}
         spent = {way: 0.0 for way in ways}
         for dummy in range(reads):
             for way, read in ways.items():

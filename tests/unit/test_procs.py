@@ -16,14 +16,14 @@ TREE = "sleep 30 & (sleep 30; true) & setsid sleep 30 & wait"
 def _started(expected: int) -> subprocess.Popen:
     proc = subprocess.Popen(["bash", "-c", TREE])
     deadline = time.monotonic() + 10
-    while len(procs._process_tree_by_parents(proc.pid)) < expected:
+    while len(procs.process_tree_by_parents(proc.pid)) < expected:
         assert time.monotonic() < deadline, "the shell's children did not start"
         time.sleep(0.01)
     return proc
 
 
 def _ended(proc: subprocess.Popen) -> None:
-    for pid in reversed(procs._process_tree_by_parents(proc.pid)):
+    for pid in reversed(procs.process_tree_by_parents(proc.pid)):
         subprocess.run(["kill", "-9", str(pid)], check=False)
     proc.wait(timeout=10)
 
@@ -33,7 +33,7 @@ def test_the_children_files_find_every_descendant():
     try:
         tree = procs.process_tree(proc.pid)
         assert tree[0] == proc.pid
-        assert sorted(tree) == sorted(procs._process_tree_by_parents(proc.pid))
+        assert sorted(tree) == sorted(procs.process_tree_by_parents(proc.pid))
         assert len(tree) == 5
     finally:
         _ended(proc)
@@ -49,7 +49,7 @@ def test_without_children_files_the_parents_are_read(monkeypatch):
     proc = _started(5)
     try:
         monkeypatch.setattr(procs, "_children", lambda pid: None)
-        assert sorted(procs.process_tree(proc.pid)) == sorted(procs._process_tree_by_parents(proc.pid))
+        assert sorted(procs.process_tree(proc.pid)) == sorted(procs.process_tree_by_parents(proc.pid))
         assert len(procs.process_tree(proc.pid)) == 5
     finally:
         _ended(proc)

@@ -190,13 +190,15 @@ def process_tree(pid: int) -> list[int]:
         current = todo.pop()
         children = _children(current)
         if children is None:
-            return _process_tree_by_parents(pid)
+            return process_tree_by_parents(pid)
         found.append(current)
         todo.extend(children)
     return found
 
 
-def _process_tree_by_parents(pid: int) -> list[int]:
+def process_tree_by_parents(pid: int) -> list[int]:
+    """:func:`process_tree` from the parent of every process on the machine (where a kernel has no children
+    files; and the way to check them)."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
