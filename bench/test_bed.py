@@ -7,10 +7,12 @@ connection (no service is needed): ``ping``; ``host_claim_info`` and ``host_clai
 against a Keystone that does not listen. Three sides, taken in turns (``--rounds``, default 5), CPU seconds of the
 whole process tree (``ansible-playbook``, its workers and modules) from ``getrusage``:
 
-- ``plain``: as a user's run: no ``BMT_TEST_BED_CACHE``, modules run by the test venv's Python;
+- ``plain``: as a user's run: no ``BMT_TEST_BED_CACHE``, no test-bed ansible.cfg, modules run by the test venv's
+  Python;
 - ``caches``: the test bed's caches on (``scripts/test_bed_caches.py``: modules' code, routing metadata, payloads;
   warmed by one run first, as a session's first runs warm them), modules still by the test venv's Python;
-- ``harness``: what the harness sets: the caches, and modules run by ``.venv-modules`` (``requirements.txt`` alone).
+- ``harness``: what the harness sets: the caches, its ansible.cfg (``test_bed_waits.py`` measures what that saves
+  while a module waits), and modules run by ``.venv-modules`` (``requirements.txt`` alone).
 
 Prints one JSON line: each side's median CPU seconds and wall seconds, the ratios to ``plain``, the machine's load.
 """
@@ -20,21 +22,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
+import _playbook
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests" / "integration"))
-
-from harness.ansible import VENV_BIN, ansible_env
-
+REPO = _playbook.REPO
 MODULE_PYTHON = os.environ.get("BMT_MODULE_PYTHON") or str(REPO / ".venv-modules" / "bin" / "python")
 
 KUBECONFIG = {
@@ -64,27 +60,15 @@ def playbook(kubeconfig: Path) -> list[dict]:
 
 def run(side: str, play: Path, workdir: Path, cache: Path) -> tuple[float, float]:
     """One ``ansible-playbook`` run as ``side``: (CPU seconds of its process tree, wall seconds)."""
-    env = ansible_env({"PATH": os.environ.get("PATH", ""), "BMT_TEST_BED_CACHE": str(cache)}, workdir)
-    if side == "plain":
-        del env["BMT_TEST_BED_CACHE"]
-    env["ANSIBLE_PYTHON_INTERPRETER"] = MODULE_PYTHON if side == "harness" else sys.executable
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.monotonic()
-    proc = subprocess.run(
-        [str(VENV_BIN / "ansible-playbook"), "-i", "localhost,", str(play)],
-        env=env,
-        cwd=str(workdir),
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=600,
+    python = MODULE_PYTHON if side == "harness" else sys.executable
+    # plain: nothing of the test bed's; caches: its caches alone (not its ansible.cfg, test_bed_waits.py's subject)
+    drop = {"plain": _playbook.TEST_BED, "caches": ("ANSIBLE_CONFIG",)}.get(side, ())
+    cpu, wall, proc = _playbook.run(
+        play, workdir, {"BMT_TEST_BED_CACHE": str(cache), "ANSIBLE_PYTHON_INTERPRETER": python}, drop
     )
-    wall = time.monotonic() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     recap = [line for line in proc.stdout.splitlines() if line.startswith("localhost")]
     if proc.returncode or not recap or " ok=5 " not in recap[-1] or "ignored=4" not in recap[-1]:
         raise SystemExit("%s: unexpected run (rc %s)\n%s\n%s" % (side, proc.returncode, proc.stdout, proc.stderr))
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return cpu, wall
 
 

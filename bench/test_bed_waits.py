@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -29,38 +28,18 @@ import tempfile
 import time
 from pathlib import Path
 
+import _playbook
 import yaml
-
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests" / "integration"))
-
 from harness import procs
-from harness.ansible import VENV_BIN, ansible_env
-
-
-def children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def waiting_playbook(side: str, play: Path, workdir: Path) -> float:
-    """CPU seconds of one ``ansible-playbook`` run of ``play`` as ``side``."""
-    env = ansible_env({"PATH": os.environ.get("PATH", "")}, workdir)
-    if side == "default":
-        del env["ANSIBLE_CONFIG"]
-    before = children_cpu()
-    proc = subprocess.run(
-        [str(VENV_BIN / "ansible-playbook"), "-i", "localhost,", str(play)],
-        env=env,
-        cwd=str(workdir),
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=600,
-    )
+    """CPU seconds of one ``ansible-playbook`` run of ``play`` as ``side`` (``default``: without the harness's
+    ansible.cfg)."""
+    cpu, dummy, proc = _playbook.run(play, workdir, drop=("ANSIBLE_CONFIG",) if side == "default" else ())
     if proc.returncode or "ok=1 " not in proc.stdout:
         raise SystemExit("%s: unexpected run (rc %s)\n%s\n%s" % (side, proc.returncode, proc.stdout, proc.stderr))
-    return children_cpu() - before
+    return cpu
 
 
 def tree_reads(reads: int) -> dict:
