@@ -19,8 +19,10 @@ CPU per tree read each way, how many processes the machine had, the machine's lo
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -60,7 +62,8 @@ def tree_reads(reads: int) -> dict:
         return {way: round(spent[way] / reads * 1000, 3) for way in ways}
     finally:
         for pid in reversed(procs.process_tree(shell.pid)):
-            subprocess.run(["kill", "-9", str(pid)], check=False)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         shell.wait(timeout=10)
 
 

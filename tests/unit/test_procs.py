@@ -3,6 +3,9 @@ finds what reading the parent of every process on the machine finds, setsid'd de
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -24,7 +27,8 @@ def _started(expected: int) -> subprocess.Popen:
 
 def _ended(proc: subprocess.Popen) -> None:
     for pid in reversed(procs.process_tree_by_parents(proc.pid)):
-        subprocess.run(["kill", "-9", str(pid)], check=False)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
     proc.wait(timeout=10)
 
 
