@@ -55,6 +55,7 @@ def poll(
     longest: float = LONGEST,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
+    service: str | None = None,
 ) -> T:
     """Call ``fetch()`` until ``done(value)``; return the last value.
 
@@ -62,7 +63,8 @@ def poll(
     a reason to stop early (:class:`BackendError`); ``describe(value)`` says
     where things stand when the time runs out (:class:`WaitTimeout`).  When
     ``gone`` is given, a ``None`` from ``fetch`` raises :class:`NotFound` with
-    that cause at once.  All errors are about ``what``.
+    that cause at once.  All errors are about ``what``; ``service`` names who
+    was to finish it in the time-out's message (``not done by Ironic after``).
     """
     started = clock()
     deadline = started + max(0.0, float(timeout or 0))
@@ -93,7 +95,8 @@ def poll(
         now = clock()
         if now >= deadline:
             where = ": %s" % describe(value) if describe else ""
-            raise WaitTimeout(what, "not done after %s seconds%s" % (timeout, where))
+            by = " by %s" % service if service else ""
+            raise WaitTimeout(what, "not done%s after %s seconds%s" % (by, timeout, where))
         sleep(min(delay, deadline - now))
         if now - started >= FAST_SECONDS:
             delay = min(delay * FACTOR, longest)

@@ -343,8 +343,10 @@ class Ironic:
         describe: Callable[[Any], str] | None = None,
         gone: str | None = None,
         longest: float = polling.LONGEST,
+        service: str = "Ironic",
     ) -> Any:
-        """:func:`common.polling.poll` on this client's clock (the one wait loop)."""
+        """:func:`common.polling.poll` on this client's clock (the one wait loop); a time-out names ``service``,
+        the one that was to finish (ESI-Leap's manager writes some of the node fields waited for)."""
         return polling.poll(
             fetch,
             done,
@@ -356,6 +358,7 @@ class Ironic:
             longest=longest,
             sleep=self.sleep,
             clock=self.clock,
+            service=service,
         )
 
 

@@ -195,7 +195,15 @@ class EsiLeap:
         failed: Callable[[Any], str | None] | None = None,
         describe: Callable[[Any], str] | None = None,
     ) -> Any:
-        """:func:`common.polling.poll` on this client's clock."""
+        """:func:`common.polling.poll` on this client's clock; a time-out names ESI-Leap."""
         return polling.poll(
-            fetch, done, timeout, what, failed=failed, describe=describe, sleep=self.sleep, clock=self.clock
+            fetch,
+            done,
+            timeout,
+            what,
+            failed=failed,
+            describe=describe,
+            sleep=self.sleep,
+            clock=self.clock,
+            service="ESI-Leap",
         )

@@ -150,6 +150,7 @@ def _end(mod, ironic, esi_client, node, record, now, actions, deferred, after, s
             describe=lambda current: (
                 "ESI-Leap has not ended lease %s yet (its manager ends leases at its periodic tick)" % record["id"]
             ),
+            service="ESI-Leap",
         )
     except WaitTimeout as error:
         deferred.append({"node": label, "reason": error.cause})

@@ -259,6 +259,7 @@ class EsiLeaseRun:
                     timeout,
                     "node %s" % label,
                     describe=lambda n: "lessee %s, %s" % ((n or {}).get("lessee"), node_where(n)),
+                    service="ESI-Leap",
                 )
 
     # -- result

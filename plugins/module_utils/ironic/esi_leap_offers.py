@@ -350,6 +350,7 @@ def wait_leased(ironic, esi, project, lease, timeout):
             describe=lambda node: (
                 "not visible to project %s yet" % project if node is None else "lessee %s" % node.get("lessee")
             ),
+            service="ESI-Leap",
         )
     return lease
 

@@ -62,6 +62,12 @@ def test_timeout_names_the_object_and_where_it_stands():
     assert err.value.message == "thing x: not done after 2 seconds: state a"
 
 
+def test_timeout_names_the_service_that_was_to_finish():
+    with pytest.raises(WaitTimeout) as err:
+        run(["a"] * 1000, timeout=2, describe=lambda v: "state %s" % v, service="Ironic")
+    assert err.value.message == "thing x: not done by Ironic after 2 seconds: state a"
+
+
 def test_zero_timeout_looks_once():
     with pytest.raises(WaitTimeout):
         run(["a", "done"], timeout=0)

@@ -260,7 +260,7 @@ def test_poll_timeout_and_failure():
     ironic, clock = client([])
     with pytest.raises(WaitTimeout) as info:
         ironic.poll(lambda: "deploying", lambda v: False, 3, "node n1", describe=lambda v: "state " + v)
-    assert info.value.message == "node n1: not done after 3 seconds: state deploying"
+    assert info.value.message == "node n1: not done by Ironic after 3 seconds: state deploying"
     assert clock.now == pytest.approx(3)
     with pytest.raises(BackendError) as info:
         ironic.poll(lambda: "deploy failed", lambda v: False, 3, "node n1", failed=lambda v: "it failed")

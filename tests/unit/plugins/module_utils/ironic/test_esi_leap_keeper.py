@@ -167,7 +167,7 @@ class FakeIronic:
             else:
                 props[key] = op["value"]
 
-    def poll(self, fetch, done, timeout, what, describe=None):
+    def poll(self, fetch, done, timeout, what, describe=None, service=None):
         if self.on_poll:
             self.on_poll()
         value = fetch()

@@ -51,7 +51,7 @@ class FakeIronic:
             if self._visible(node) and node["owner"] == owner and resource_class in (None, node["resource_class"])
         ]
 
-    def poll(self, fetch, done, timeout, what, failed=None, describe=None):
+    def poll(self, fetch, done, timeout, what, failed=None, describe=None, service=None):
         value = fetch()
         assert done(value), describe(value)
         return value
@@ -170,7 +170,7 @@ class FakeEsiLeap:
                 record["status"] = "active"
                 self.ironic.nodes[record["resource_uuid"]]["lessee"] = record["project_id"]
 
-    def poll(self, fetch, done, timeout, what, failed=None, describe=None):
+    def poll(self, fetch, done, timeout, what, failed=None, describe=None, service=None):
         self.fulfil()
         value = fetch()
         assert done(value), describe(value)
