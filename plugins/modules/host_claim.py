@@ -119,6 +119,10 @@ options:
       - A network the caller's project does not have (another tenant's is not shown) is an error naming it, and
         nothing changes. Releasing the claim detaches the VIFs and deletes the ports.
       - A network removed from the list stays attached until the claim is released.
+      - A node that carries a VIF which is not the claim's (Ironic binds every VIF of a node it deploys) is not
+        deployed. The error names the node and the networks, and the allocation is undone.
+      - When the deployment fails, the error names each network the host is not on with its port's status (the
+        port is C(ACTIVE) once the switch has moved the host's switch port to the network); a rerun deploys again.
     type: list
     elements: dict
     suboptions:

@@ -34,6 +34,9 @@ description:
     name, see M(baremetal.tenancy.bmc_account)) are deleted. Ironic masks the stored BMC password, so give
     O(bmc_password) when such accounts may exist. A node whose accounts cannot be deleted keeps its lessee and is
     listed in RV(deferred) with the reason.
+  - Then every VIF attached to the node is detached, with either lease provider. Ironic detaches those of a node it
+    undeploys, but a node never deployed keeps the lessee's Neutron ports, and the next lessee's deployment would
+    bind them and put its host on the previous lessee's network.
   - With O(state=expired), O(warn_before) warns lessees ahead of the end of their lease, with a notice in the node's
     C(properties) under C(baremetal_tenancy_lease_notice) (C(lease), C(project), C(end), C(warned), C(message)). The
     lessee reads it on its node with its own credentials and cannot write it. The notice goes when the lease ends.

@@ -18,8 +18,11 @@ description:
     fields, with the ESI-Leap lease's UUID as its C(lease). The lessee reads it on its node and cannot write it.
   - A lease ending within O(lead_time) seconds (or already past its end) is announced if nobody did, then the module
     waits until the end and until ESI-Leap's manager has ended the lease (it removes the node's C(lessee) and
-    C(lease_uuid) and undeploys a deployed node), and removes the notice. The module never writes C(lessee) nor
-    C(lease_uuid), since ending the lease is ESI-Leap's work. When ESI-Leap has not ended it within O(wait_timeout)
+    C(lease_uuid) and undeploys a deployed node), detaches every VIF left on the node once it has no lessee
+    (ESI-Leap leaves a node it did not undeploy with the lessee's Neutron ports attached, and the next lessee's
+    deployment would bind them), and
+    removes the notice. The module never writes C(lessee) nor C(lease_uuid), since ending the lease is ESI-Leap's
+    work. When ESI-Leap has not ended it within O(wait_timeout)
     (at once without O(wait)), the node is listed in RV(deferred).
   - A notice whose ESI-Leap lease is over (the tenant ended it early, or it ended while no keeper ran) is removed.
   - Run it with the credentials of the project that owns the nodes (or a system administrator's) on a cloud whose

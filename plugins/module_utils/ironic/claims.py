@@ -35,10 +35,12 @@ from typing import Any
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.backend_options import refuse_foreign_options
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
+    BackendError,
     Conflict,
     Forbidden,
     InvalidInput,
     NotFound,
+    TenancyError,
     WaitTimeout,
     undo_after,
 )
@@ -454,7 +456,12 @@ def run_host_claim(mod: Any) -> None:
     _allocate(writes, project, request, claim)
     if claim.node is not None:
         _deploy_and_power(mod, writes, project, request, claim, neutron)
-        _wait(mod, writes, request, claim)
+        try:
+            _wait(mod, writes, request, claim)
+        except BackendError as error:
+            if neutron is not None:
+                _say_networks_off(neutron, project, request, claim, error)
+            raise
     _report(mod, client, project, request, claim, before)
     if neutron is not None:
         mod.result["claim"]["networks"] = _network_views(writes, neutron, project, request, claim)
@@ -525,6 +532,15 @@ def _attach_networks(writes, neutron, project, request, claim):
     if writes.check_mode and not node.get("uuid"):
         return
     vifs = set(writes.client.list_vifs(node["uuid"], label))
+    own = {port["id"] for port in claim_ports(neutron, project, request.name, node["uuid"], request.obj)}
+    if vifs - own:
+        # Ironic binds every VIF of the node when it deploys: another's would put the host on another's network.
+        raise Conflict(
+            "node %s" % label,
+            "carries %d network attachment(s) that are not this claim's (left by an earlier lease?): it is not "
+            "deployed onto network %s until the owner detaches them"
+            % (len(vifs - own), ", ".join(item["network"].get("name") or "?" for item in claim.resolved or ())),
+        )
     claim.ports_created = []
     for item in claim.resolved or ():
         network = item["network"]
@@ -551,6 +567,20 @@ def _attach_networks(writes, neutron, project, request, claim):
             claim.ports_created.append(port["id"])
         if port["id"] not in vifs and writes.change("attach port %s to node %s" % (name, label)):
             writes.client.attach_vif(node["uuid"], port["id"], label)
+
+
+def _say_networks_off(neutron, project, request, claim, error):
+    """A deployment with networks failed: its error also names the claim's networks the host is not on (Ironic
+    fails it when networking-generic-switch cannot move the switch port, and shows why to the owner only)."""
+    try:
+        ports = claim_ports(neutron, project, request.name, (claim.node or {}).get("uuid"), request.obj)
+    except TenancyError as exc:  # Neutron itself may be the trouble
+        names = ", ".join(item["network"].get("name") or "?" for item in claim.resolved or ())
+        error.cause = "%s; whether the host is on network %s is not known: %s" % (error.cause, names, exc.cause)
+        return
+    off = network_model.networks_off(claim.resolved, ports)
+    if off:
+        error.cause = "%s; %s" % (error.cause, off)
 
 
 def _network_views(writes, neutron, project, request, claim):

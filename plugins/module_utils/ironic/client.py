@@ -332,6 +332,15 @@ class Ironic:
     def detach_vif(self, ident: str, vif: str, label: str | None = None) -> None:
         self.request("delete", "/nodes/%s/vifs/%s" % (ident, vif), "node %s" % (label or ident), missing_ok=True)
 
+    def detach_vifs(self, ident: str, label: str | None = None) -> list[str]:
+        """Detach every VIF from the node; their IDs. A lease's end: Ironic detaches the VIFs of a node it undeploys,
+        but a node never deployed keeps them, and the next lessee's deployment would bind them, putting its host on
+        the previous lessee's network."""
+        vifs = self.list_vifs(ident, label)
+        for vif in vifs:
+            self.detach_vif(ident, vif, label)
+        return vifs
+
     # -------------------------------------------------------------- waiting
     def poll(
         self,

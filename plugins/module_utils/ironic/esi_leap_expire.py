@@ -155,6 +155,8 @@ def _end(mod, ironic, esi_client, node, record, now, actions, deferred, after, s
     except WaitTimeout as error:
         deferred.append({"node": label, "reason": error.cause})
         return
+    if current is not None and not current.get("lessee"):
+        ironic.detach_vifs(node["uuid"], label)  # ESI-Leap 1.0.0 leaves those of a node it did not undeploy
     if current is not None and notices.NOTICE_KEY in (current.get("properties") or {}):
         ironic.patch_node(node["uuid"], notices.notice_patch(current, None), label)
     mod.changed()

@@ -231,10 +231,14 @@ class EsiLeaseRun:
         return []
 
     def _clear_leftovers(self, lease, label):
-        """What ESI-Leap leaves of the tenant on a node that is not deployed goes first (:func:`leftover_patch`)."""
+        """What ESI-Leap leaves of the tenant on a node that is not deployed goes first: its VIFs (ESI-Leap 1.0.0
+        detaches none, Ironic only those of a node it undeploys; the next lessee's deployment would bind them) and
+        :func:`leftover_patch`."""
         if not lease.node_uuid or plan_model.status(lease, self.now) != plan_model.ACTIVE:
             return
         node = self.ironic.get_node(lease.node_uuid, fields=plan_model.END_NODE_FIELDS, missing_ok=True)
+        if node is not None and node.get("lessee") == lease.project:
+            self.ironic.detach_vifs(lease.node_uuid, label)  # on a node never deployed nothing else does
         ops = plan_model.leftover_patch(node, lease.project, owner=True)
         if ops:
             self.ironic.patch_node(lease.node_uuid, ops, label)

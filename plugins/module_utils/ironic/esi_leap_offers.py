@@ -380,6 +380,8 @@ def _end(mod, esi, project, ironic=None):
             if ironic is not None and lease.node_uuid and lease.status == model.ACTIVE:
                 # what ESI-Leap leaves of the tenant on a node that is not deployed goes with the lease
                 node = ironic.get_node(lease.node_uuid, fields=lease_plan.END_NODE_FIELDS, missing_ok=True)
+                if node is not None and node.get("lessee") == project:
+                    _detach_own_vifs(mod, ironic, lease)
                 ops = lease_plan.leftover_patch(node, project, owner=False)
                 if ops:
                     ironic.patch_node(lease.node_uuid, ops, lease.node)
@@ -403,3 +405,15 @@ def _end(mod, esi, project, ironic=None):
         views.append(view)
     mod.result["leases"] = views
     mod.result["ended"] = ended
+
+
+def _detach_own_vifs(mod, ironic, lease):
+    """The tenant's VIFs leave the node with its lease (ESI-Leap 1.0.0 detaches none, Ironic only those of a node it
+    undeploys; the next lessee's deployment would bind them). An owner's policy that keeps VIFs to the owner
+    refuses: the owner's end of the lease (``host_lease``, the lease keeper) detaches them."""
+    try:
+        ironic.detach_vifs(lease.node_uuid, lease.node)
+    except Forbidden as exc:
+        mod.warn(
+            "node %s: its VIFs were not detached (%s); the owner's lease keeper detaches them" % (lease.node, exc.cause)
+        )

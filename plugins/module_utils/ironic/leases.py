@@ -512,6 +512,7 @@ class LeaseRun:
             return
         if not self._revoke_bmc_access(node, label):
             return
+        self.client.detach_vifs(node["uuid"], label)  # the lessee's networks (of a node not deployed, too) go first
         ops, undeploy = end_access_patch(node, new_leases, new_lessee)
         if ops:
             self.client.patch_node(node["uuid"], ops, label)

@@ -207,6 +207,25 @@ def claim_network_view(network: Mapping, port: Mapping | None) -> dict:
     }
 
 
+def networks_off(resolved: Iterable[Mapping] | None, ports: Iterable[Mapping]) -> str | None:
+    """What a failed deployment adds to its error: the claim's networks (``resolve_claim_networks``' items) the
+    host is not on, each with its port's status (``None`` when it is on all of them). A port is ``ACTIVE`` once
+    networking-generic-switch has put the host's switch port on the network's VLAN; until then the host waits in
+    quarantine. Names the tenant's own networks and ports only, never a switch or a binding."""
+    by_network = {port.get("network_id"): port for port in ports or () if isinstance(port, Mapping)}
+    off = []
+    for item in resolved or ():
+        network = item["network"]
+        port = by_network.get(network.get("id"))
+        if port is None:
+            off.append("%s (the claim has no port on it)" % network.get("name"))
+        elif port.get("status") != "ACTIVE":
+            off.append("%s (its port is %s)" % (network.get("name"), port.get("status") or "without a status"))
+    if not off:
+        return None
+    return "the switch has not put the host on network%s %s" % ("s" if len(off) > 1 else "", ", ".join(off))
+
+
 def tenant_ports_by_node(ports: Iterable[Any], project_id: str | None) -> dict[str, dict]:
     """The caller's ports that name a node (``device_id``), by node UUID: where the inventory finds a host's
     address on the tenant's network. Another project's port is never read, whatever it says."""

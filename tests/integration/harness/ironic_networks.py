@@ -137,8 +137,10 @@ def enroll_switched_node(
     switch_port: str,
     networks: OwnerNetworks,
     resource_class: str = "baremetal-switched",
+    network_interface: str = "neutron",
 ):
-    """Enrol (as ``conn``, the system admin) the node of the module documentation and take it to ``available``."""
+    """Enrol (as ``conn``, the system admin) the node of the module documentation and take it to ``available``;
+    ``network_interface="noop"``: the same node on the flat network (nothing moves its switch port)."""
     node = conn.baremetal.create_node(
         name=name,
         driver="redfish",
@@ -146,7 +148,7 @@ def enroll_switched_node(
         owner=owner,
         lessee=lessee,
         driver_info={**bmc.driver_info, **networks.driver_info},
-        network_interface="neutron",
+        network_interface=network_interface,
         deploy_interface="ramdisk",
         boot_interface="redfish-virtual-media",
         properties=dict(DEFAULT_PROPERTIES),

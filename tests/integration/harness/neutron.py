@@ -19,7 +19,9 @@ start one) and a running PostgreSQL:
   type drivers and NGS's ``genericswitch`` mechanism driver, whose one switch :data:`SWITCH_INFO` is ``switch``
   reached over SSH (``netmiko_ovs_linux``) and puts unbound ports in the switch's quarantine VLAN
   (``ngs_port_default_vlan``); ``transport_url = fake://`` (no message queue, no agents: only NGS acts on the
-  network); no notifications to Nova; new policy defaults with scope checks;
+  network); no notifications to Nova; new policy defaults with scope checks; a test-bed timer: NGS retries an SSH
+  connection that fails for 30 s, every 2 s (``ngs_ssh_connect_timeout``, ``ngs_ssh_connect_interval``; its
+  defaults 60 s and 10 s), so that a switch refusing or hanging fails a port binding in half a minute;
 - **policy**: the file :attr:`Neutron.policy_path` starts empty (Neutron's defaults). The owner's policy (who may
   write a port's binding, the switch-port fields ``binding:host_id`` and ``binding:profile``; requests a service
   makes on a caller's behalf reading the owner's networks) is the ``ironic_tenancy`` role's, which
@@ -105,6 +107,7 @@ class Neutron:
     policy_path: Path
     venv: Path
     seconds: float  # start-up time (database, Keystone objects, gunicorn until ready)
+    keystone: Keystone | None = None  # for restart()'s readiness check
 
     @property
     def url(self) -> str:
@@ -112,6 +115,15 @@ class Neutron:
 
     def stop(self) -> None:
         self.proc.stop()
+
+    def restart(self, timeout: float = 120) -> None:
+        """Stop Neutron (SIGTERM: gunicorn ends its worker, requests under way included) and start it again on the
+        same port, database and configuration; wait until an authenticated request is answered."""
+        started = time.monotonic()
+        self.proc.restart()
+        self.service.pid = self.proc.pid
+        procs.wait_http(self.url + "/", timeout, self.proc, ok_statuses=(200,))
+        _wait_api(self.keystone, self.url, max(10.0, timeout - (time.monotonic() - started)), self.proc)
 
 
 def _config(root: Path, venv: Path, port: int, keystone_url: str, password: str, database_url: str) -> str:
@@ -184,6 +196,8 @@ key_file = {switch.ssh_key}
 ngs_ovs_bridge = {BRIDGE}
 ngs_port_default_vlan = {switch.quarantine_vlan}
 ngs_mac_address = {SWITCH_ID}
+ngs_ssh_connect_timeout = 30
+ngs_ssh_connect_interval = 2
 """
 
 
@@ -296,7 +310,7 @@ def start_neutron(
         proc.stop()
         raise
     service = procs.Service("neutron (ml2 + networking-generic-switch)", neutron_version(venv), url, port, proc.pid)
-    return Neutron(service, proc, root, policy_path, venv, time.monotonic() - started)
+    return Neutron(service, proc, root, policy_path, venv, time.monotonic() - started, keystone)
 
 
 def _wait_api(keystone: Keystone, url: str, timeout: float, proc: procs.Proc) -> None:

@@ -152,6 +152,8 @@ class Switch:
         self._sessions: list[subprocess.Popen] = []
         self._lock = threading.Lock()
         self._stopped = False
+        self._fault: str | None = None  # ssh_fault()
+        self._held: list[socket.socket] = []  # connections a hanging switch holds
         self._addresses = itertools.count(10)
 
     # -- start ---------------------------------------------------------------
@@ -245,6 +247,13 @@ class Switch:
                 conn, unused_peer = self._listener.accept()
             except OSError:  # closed by stop()
                 return
+            with self._lock:
+                if self._fault == "hang":
+                    self._held.append(conn)
+                    continue
+            if self._fault == "refuse":
+                conn.close()
+                continue
             with conn, self._lock, open(self.workdir / "sshd.log", "ab") as log:
                 if self._stopped:
                     return
@@ -252,6 +261,19 @@ class Switch:
                 self._sessions.append(
                     subprocess.Popen(argv, stdin=conn, stdout=conn, stderr=log, env=self.env, start_new_session=True)
                 )
+
+    def ssh_fault(self, mode: str | None) -> None:
+        """Make the switch's management SSH fail until ``mode`` is ``None`` again: ``refuse`` closes each new
+        connection at once (before the SSH banner, as a switch whose SSH service is down behind its listener),
+        ``hang`` accepts it and never answers (a switch too busy to talk); held connections close when it ends.
+        Sessions already open carry on."""
+        if mode not in (None, "refuse", "hang"):
+            raise ValueError(f"switch {self.name}: no SSH fault {mode!r}")
+        with self._lock:
+            self._fault = mode
+            held, self._held = (self._held, []) if mode != "hang" else ([], self._held)
+        for conn in held:
+            conn.close()
 
     # -- configuration (the owner's, beside what NGS does) ---------------------
 
@@ -334,6 +356,9 @@ class Switch:
                 return
             self._stopped = True
             sessions = list(self._sessions)
+            held, self._held = self._held, []
+        for conn in held:
+            conn.close()
         if self._listener is not None:
             self._listener.close()
         for session in sessions:

@@ -146,6 +146,10 @@ class FakeIronic:
         self.nodes = {n["uuid"]: n for n in nodes}
         self.patches = []
         self.on_poll = None
+        self.vifs = {}  # node UUID: attached VIFs
+
+    def detach_vifs(self, ident, label=None):
+        return self.vifs.pop(ident, [])
 
     def get_node(self, ident, fields=(), missing_ok=False):
         for n in self.nodes.values():
@@ -225,8 +229,10 @@ def test_an_ending_waits_for_the_end_and_for_esi_leap_then_removes_the_notice():
         ironic.nodes["n1-uuid"]["lessee"] = None
 
     ironic.on_poll = esi_leap_ends_it
+    ironic.vifs = {"n1-uuid": ["port-of-a"]}  # ESI-Leap 1.0.0 leaves them attached
     result, slept = run(ironic, FakeEsi([live]), lead_time=30)
     assert [a["action"] for a in result["actions"]] == ["warned", "ended"]
+    assert ironic.vifs == {}, "the ended lessee's VIFs are still attached"
     assert 18 <= slept[0] <= 20  # waited until the end
     assert N.NOTICE_KEY not in ironic.nodes["n1-uuid"]["properties"]
     assert all(op["path"] == "/properties/%s" % N.NOTICE_KEY for dummy, ops in ironic.patches for op in ops)

@@ -30,6 +30,13 @@ class FakeIronic:
     def __init__(self, project, nodes):
         self.project = project
         self.nodes = nodes  # uuid -> node
+        self.vifs = {}  # node UUID: attached VIFs
+        self.vifs_forbidden = False  # the owner's policy keeps VIFs to the owner
+
+    def detach_vifs(self, ident, label=None):
+        if self.vifs_forbidden:
+            raise Forbidden("node %s" % label, "Access was denied to the following resource (HTTP 403)")
+        return self.vifs.pop(ident, [])
 
     def require_project(self, what):
         return self.project
@@ -349,9 +356,27 @@ def test_a_tenant_sees_claims_and_ends_its_lease_and_a_second_claim_finds_it(poo
     assert again["changed"] is False and again["lease"]["uuid"] == claimed["lease"]["uuid"]
     assert again["offer"] is None
 
+    tenant_a.ironic.vifs = {"n1-uuid": ["port-of-a"]}
     ended = run_claim(tenant_a, state="absent", node="n1")
     assert ended["changed"] is True and ended["ended"] == [claimed["lease"]["uuid"]]
+    assert tenant_a.ironic.vifs == {}, "the tenant's VIFs stayed attached after its lease"
     assert run_claim(tenant_a, state="absent", node="n1")["changed"] is False
+
+
+def test_a_tenant_the_owner_keeps_from_vifs_ends_its_lease_and_is_told_who_detaches_them(pool):
+    run_offer(pool, nodes=["n1"], lessee="tenant-a")
+    tenant_a = pool[1].as_project(A)
+    run_claim(tenant_a, node="n1", wait=True)
+    tenant_a.ironic.vifs = {"n1-uuid": ["attached-by-the-owner"]}
+    tenant_a.ironic.vifs_forbidden = True
+    mod = FakeModule(**claim_params(state="absent", node="n1"))
+    R.run_host_offer_claim(mod, tenant_a.ironic, tenant_a)
+    assert mod.result["changed"] is True and len(mod.result["ended"]) == 1
+    assert tenant_a.ironic.vifs == {"n1-uuid": ["attached-by-the-owner"]}
+    assert mod.warnings == [
+        "node n1: its VIFs were not detached (Access was denied to the following resource (HTTP 403)); the owner's "
+        "lease keeper detaches them"
+    ], mod.warnings
 
 
 def test_tenant_b_can_neither_claim_an_offer_for_tenant_a_nor_end_its_lease(pool):

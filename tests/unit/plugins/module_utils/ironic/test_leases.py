@@ -55,6 +55,14 @@ class FakeIronic:
         self.nodes = dict((n["uuid"], n) for n in nodes)
         self.writes = []
         self.conn = FakeKeystone()
+        self.vifs = {}  # node UUID: attached VIFs
+
+    def detach_vifs(self, ident, label=None):
+        node = self._find(ident)
+        vifs = self.vifs.pop(node["uuid"], [])
+        if vifs:
+            self.writes.append(("detach vifs", node["name"], vifs))
+        return vifs
 
     def clear_instance_name(self, ident, label=None):
         node = self._find(ident)
@@ -388,9 +396,16 @@ def test_absent_and_query():
     listed = run(ironic, state="query", project=A)
     assert listed.result["changed"] is False
     assert sorted((x["node"], x["status"]) for x in listed.result["leases"]) == [("n1", "active"), ("n2", "pending")]
+    ironic.vifs = {"n1-uuid": ["port-of-a"], "n2-uuid": ["port-of-the-next"]}
+    first = len(ironic.writes)
     ended = run(ironic, state="absent", project=A)
     assert sorted((a["node"], a["action"]) for a in ended.result["actions"]) == [("n1", "ended"), ("n2", "removed")]
     assert ironic.nodes["n1-uuid"]["lessee"] is None
+    # the ended lessee's networks go before anything else (the next lessee's deployment would bind them again);
+    # a node whose pending lease was only removed keeps its VIFs (not the ended lessee's)
+    writes = [w for w in ironic.writes[first:] if w[1] == "n1"]
+    assert writes[0] == ("detach vifs", "n1", ["port-of-a"]), writes
+    assert ironic.vifs == {"n2-uuid": ["port-of-the-next"]}
     assert run(ironic, state="absent", project=A).result["changed"] is False
 
 

@@ -215,3 +215,31 @@ def test_only_the_callers_ports_that_name_a_node_count():
 def test_another_projects_port_never_gives_an_address(ports):
     for node, port in NM.tenant_ports_by_node(ports, PROJECT).items():
         assert port["project_id"] == PROJECT and port["device_id"] == node and NM.port_addresses(port)
+
+
+def _resolved(*names):
+    return [{"network": {"id": "id-" + name, "name": name}, "subnets": [], "fixed_ip": None} for name in names]
+
+
+def test_networks_off_names_each_network_the_host_is_not_on():
+    ports = [
+        {"network_id": "id-a", "status": "ACTIVE"},
+        {"network_id": "id-b", "status": "DOWN"},
+        {"network_id": "id-other", "status": "DOWN"},
+    ]
+    text = NM.networks_off(_resolved("a", "b", "c"), ports)
+    assert text == ("the switch has not put the host on networks b (its port is DOWN), c (the claim has no port on it)")
+    assert NM.networks_off(_resolved("b"), ports) == "the switch has not put the host on network b (its port is DOWN)"
+    assert NM.networks_off(_resolved("a"), ports) is None
+    assert NM.networks_off([], ports) is None and NM.networks_off(None, []) is None
+    assert "without a status" in NM.networks_off(_resolved("a"), [{"network_id": "id-a"}])
+
+
+@given(st.lists(st.sampled_from(["ACTIVE", "DOWN", "BUILD", None]), max_size=5))
+def test_networks_off_is_none_exactly_when_every_port_is_active(statuses):
+    names = ["n%d" % i for i in range(len(statuses))]
+    ports = [{"network_id": "id-" + name, "status": status} for name, status in zip(names, statuses)]
+    text = NM.networks_off(_resolved(*names), ports)
+    assert (text is None) == all(status == "ACTIVE" for status in statuses)
+    for name, status in zip(names, statuses):
+        assert (" %s (" % name in (text or "")) == (status != "ACTIVE")
