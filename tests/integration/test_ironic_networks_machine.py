@@ -10,7 +10,13 @@ with its SSH key in the config drive:
 - the switch port moves to tenant-a's VLAN and tenant-a logs in from its gateway; neither tenant-b's gateway nor
   the test controller itself (not on any tenant VLAN) reaches the machine, at the same moment;
 - tenant-a undeploys: the machine is off, its switch port back in quarantine, and the gateway no longer reaches
-  the address.
+  the address;
+- tenant-a runs ``examples/deploy_web.yml`` with its private network (``deploy_web_networks``) and the inventory
+  ``examples/inventory/deploy_web.ironic.tenant_network.claimed_hosts.yml``: the claim puts the machine on tenant-a's
+  VLAN, the inventory takes its address from tenant-a's port and reaches it through tenant-a's gateway
+  (``ProxyJump``; the gateway's SSH is the one thing of tenant-a's the controller reaches), and the play installs
+  and starts the web service over that path; the controller itself and tenant-b's gateway still do not reach the
+  machine; ``host_release`` puts its switch port back in quarantine.
 """
 
 from __future__ import annotations
@@ -21,11 +27,13 @@ import subprocess
 import time
 
 import pytest
+import yaml
 from fixtures_networks import note
 from fixtures_openstack import apply_tenancy_policy
-from harness import ironic_networks, procs, traffic
+from harness import cloud_config, ironic_networks, procs, traffic
 from harness import machines as machines_harness
 from harness import sushy as sushy_harness
+from harness.ansible import REPO_ROOT, localhost_play, run_playbook
 from harness.openstack import wait_for_node
 from harness.switch import Endpoint
 
@@ -34,6 +42,9 @@ pytestmark = pytest.mark.networks
 NODE = "switched-machine"
 WAIT = 300
 USER = "tenant"
+NETWORK = "machine-tenant-a"
+EXAMPLE = REPO_ROOT / "examples" / "deploy_web.yml"
+EXAMPLE_INVENTORY = REPO_ROOT / "examples" / "inventory" / "deploy_web.ironic.tenant_network.claimed_hosts.yml"
 
 
 @dataclasses.dataclass
@@ -89,7 +100,7 @@ def bed(openstack_env, networks_env, ironic_on_switch, ironic_tenancy_policy, tm
         gateways, vlans, port, conn = {}, {}, None, None
         for index, tenant in enumerate(("tenant-a", "tenant-b")):
             tenant_conn = networks_env.tenant(tenant)
-            network = tenant_conn.network.create_network(name=f"machine-{tenant}")
+            network = tenant_conn.network.create_network(name=f"machine-{tenant}")  # NETWORK for tenant-a
             gateway_ip = str(hosts[1 + index])  # .2 and .3: .1 is the test bed's bridge, unused here
             tenant_conn.network.create_subnet(
                 network_id=network.id, ip_version=4, cidr=str(subnet), gateway_ip=gateway_ip, enable_dhcp=False
@@ -172,5 +183,79 @@ def test_the_machine_is_reached_through_its_tenants_gateway_only(openstack_env, 
         note(f"switched machine: lessee undeploy until quarantine and off: {time.monotonic() - started:.1f}s")
         assert machine.ssh(USER, bed.key, "hostname", via=gateway_a.netns).returncode == 255
         assert bed.conn.baremetal.list_node_vifs(bed.node) == []
+    finally:
+        apply_tenancy_policy(openstack_env, tmp_path / "default")
+
+
+def test_deploy_web_on_the_tenants_network_through_its_gateway(openstack_env, networks_env, bed, tmp_path):
+    switch, machine = networks_env.switch, bed.machine
+    gateway, conn = bed.gateways["tenant-a"], bed.conn
+    network = conn.network.find_network(NETWORK, ignore_missing=False)
+    (subnet,) = conn.network.subnets(network_id=network.id)
+    # The machine's address is its own (no DHCP in the test bed): the subnet gives exactly that one, to the port
+    # deploy_web's claim makes (the earlier test's port held it).
+    if conn.network.find_port(bed.port.id) is not None:
+        conn.network.delete_port(bed.port)
+    conn.network.update_subnet(subnet, allocation_pools=[{"start": machine.ip, "end": machine.ip}])
+    # The earlier test's deployment is on the disk, under the same instance ID (Ironic's config drive names the
+    # node's UUID), so the machine would apply this config drive's keys as cloud-init does: not at all. This node
+    # is not cleaned (no agent): erase the disk as cleaning would.
+    machine.wipe()
+    jump = switch.add_jump_host(gateway, bed.pub)
+    ssh_config = tmp_path / "ssh_config"
+    ssh_config.write_text(
+        f"Host *\n  IdentityFile {bed.key}\n  IdentitiesOnly yes\n  StrictHostKeyChecking no\n"
+        "  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n"
+    )
+    source = tmp_path / "web.claimed_hosts.yml"
+    inventory = yaml.safe_load(EXAMPLE_INVENTORY.read_text())
+    inventory.update(network=NETWORK, jump_host=f"root@{jump}")
+    source.write_text(yaml.safe_dump(inventory))
+    (tmp_path / "id_tenant.pub").write_text(bed.pub + "\n")
+    extra = {
+        "backend": "ironic",
+        "deploy_web_prefix": "net-",
+        "deploy_web_count": 1,
+        "deploy_web_image": {"url": bed.boot_iso, "format": "live-iso"},
+        "deploy_web_resource_class": "baremetal-switched",
+        "deploy_web_networks": [{"network": NETWORK}],
+        "deploy_web_public_key_file": str(tmp_path / "id_tenant.pub"),
+        "deploy_web_wait_timeout": WAIT,
+        "ansible_ssh_private_key_file": bed.key,
+        # the jump host's SSH reads the same configuration (ssh passes -F on to ProxyJump's ssh)
+        "ansible_ssh_extra_args": f"-F {ssh_config}",
+        "ansible_remote_tmp": "~/.ansible/tmp",
+    }
+    apply_tenancy_policy(openstack_env, tmp_path / "lessee-vifs", lessee_vifs=True)
+    try:
+        started = time.monotonic()
+        web = run_playbook(
+            EXAMPLE,
+            openstack_env.ansible_env("tenant-a"),
+            tmp_path / "web",
+            extra_vars=extra,
+            inventory=str(source),
+            callback="default",
+            timeout=2 * WAIT,
+        )
+        assert web.ok, web.explain() + "\n" + machine.describe()
+        note(f"deploy_web on tenant-a's network through its gateway: {time.monotonic() - started:.1f}s")
+        recap = web.stdout[web.stdout.index("PLAY RECAP") :]
+        assert any(line.startswith("net-web-0") and "failed=0" in line for line in recap.splitlines()), recap
+        assert switch.port_vlan(machine.nics[0].host_ifname) == bed.vlan
+        user = cloud_config.DEFAULT_USER
+        served = machine.ssh(user, bed.key, "cat /srv/deploy-web/index.html", via=gateway.netns)
+        assert served.returncode == 0 and served.stdout == "deploy_web on net-web-0\n", served
+        # Same moment: neither the controller nor tenant-b's gateway reaches the machine.
+        assert machine.ssh(user, bed.key, "true").returncode == 255
+        traffic.assert_isolated(bed.gateways["tenant-b"], _endpoint(machine))
+        release = {
+            "name": "release",
+            "baremetal.tenancy.host_release": {"backend": "ironic", "name": "net-web-0", "wait": True},
+        }
+        released = run_playbook(localhost_play([release]), openstack_env.ansible_env("tenant-a"), tmp_path / "release")
+        assert released.ok, released.explain()
+        assert switch.port_vlan(machine.nics[0].host_ifname) == switch.quarantine_vlan
+        assert machine.ssh(user, bed.key, "true", via=gateway.netns).returncode == 255
     finally:
         apply_tenancy_policy(openstack_env, tmp_path / "default")

@@ -155,6 +155,7 @@ class Switch:
         self._fault: str | None = None  # ssh_fault()
         self._held: list[socket.socket] = []  # connections a hanging switch holds
         self._addresses = itertools.count(10)
+        self._jumps = itertools.count()
 
     # -- start ---------------------------------------------------------------
 
@@ -307,6 +308,44 @@ class Switch:
     def add_gateway(self, name: str, vlan: int, address: str | None = None) -> Endpoint:
         """A namespace plugged into a new port ``name`` that the owner pins to ``vlan``: a tenant's gateway."""
         return self._plug(name, address, vlan)
+
+    def add_jump_host(self, gateway: Endpoint, authorized_key: str) -> str:
+        """Make ``gateway`` a tenant's jump host: a veth between the host (the test controller) and the gateway's
+        namespace on a link-local /30 of its own, and an ``sshd`` in the namespace on its end that lets in root
+        with ``authorized_key``. Returns that address (``ProxyJump root@<address>``). Through it the controller
+        reaches the tenant's network the way the tenant does, while itself staying on no tenant VLAN."""
+        index = next(self._jumps)
+        if index >= 4:
+            raise SwitchError(f"switch {self.name}: four jump hosts at most (a /28 of link-local addresses each)")
+        workdir = self.workdir / f"jump-{gateway.name}"
+        workdir.mkdir(parents=True, exist_ok=True)
+        # a /30 per jump host and per test process: sessions side by side do not collide
+        block = (self.owner * 16 + index * 4) % 65536
+        host_ip, jump_ip = (f"169.254.{block // 256}.{block % 256 + n}" for n in (1, 2))
+        link = f"bj{self.owner % 100000}{index}"
+        machines.ip("link", "add", link, "type", "veth", "peer", "name", "jump0", "netns", gateway.netns)
+        machines.ip("address", "add", f"{host_ip}/30", "dev", link)
+        machines.ip("link", "set", link, "up")
+        machines.ip("-n", gateway.netns, "address", "add", f"{jump_ip}/30", "dev", "jump0")
+        machines.ip("-n", gateway.netns, "link", "set", "jump0", "up")
+        _run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(workdir / "ssh_host_ed25519_key")], "host key")
+        (workdir / "authorized_keys").write_text(authorized_key.strip() + "\n")
+        config = _SSHD_CONFIG.format(dir=workdir, rundir=self.rundir) + f"ListenAddress {jump_ip}\n"
+        (workdir / "sshd_config").write_text(config)
+        argv = ["ip", "netns", "exec", gateway.netns, "/usr/sbin/sshd", "-D", "-e", "-f", str(workdir / "sshd_config")]
+        proc = procs.start_process(f"jump-{gateway.name}", argv, workdir)
+        self.procs.append(proc)
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                socket.create_connection((jump_ip, 22), timeout=1).close()
+                return jump_ip
+            except OSError as exc:
+                if not proc.alive() or time.monotonic() > deadline:
+                    raise SwitchError(
+                        f"jump host {gateway.name}: sshd not up on {jump_ip} ({exc})\n{proc.log_tail()}"
+                    ) from exc
+                time.sleep(0.1)
 
     def plug_nic(self, port: str, netns: str, ifname: str, mac: str) -> None:
         """Another namespace's NIC (a test-bed machine's, :mod:`harness.machines`) on a new port ``port``, in the
