@@ -35,13 +35,13 @@ import signal
 import statistics
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "integration"))
 
+import _watch
 from fixtures_openstack import apply_tenancy_policy
 from harness import openstack as H
 from harness.ansible import localhost_play, run_playbook
@@ -77,32 +77,23 @@ def claim(node):
     )
 
 
-class NodeWatch:
+class NodeWatch(_watch.Watch):
     """The owner reads one node every 50 ms: when tenant-a became its lessee and when it was active."""
 
+    interval = 0.05
+
     def __init__(self, admin, node_id, project):
+        super().__init__()
         self.admin, self.node_id, self.project = admin, node_id, project
         self.lessee_at = self.active_at = None
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join(10)
-
-    def _run(self):
-        while not self._stop.is_set():
-            node = self.admin.baremetal.get_node(self.node_id, fields=["lessee", "provision_state"])
-            now = time.time()
-            if self.lessee_at is None and node.lessee == self.project:
-                self.lessee_at = now
-            if self.active_at is None and node.provision_state == "active":
-                self.active_at = now
-            self._stop.wait(0.05)
+    def read(self):
+        node = self.admin.baremetal.get_node(self.node_id, fields=["lessee", "provision_state"])
+        now = time.time()
+        if self.lessee_at is None and node.lessee == self.project:
+            self.lessee_at = now
+        if self.active_at is None and node.provision_state == "active":
+            self.active_at = now
 
 
 def utc(text):

@@ -52,6 +52,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "integration"))
 
+import _watch
 from fixtures_networks import NetworksEnv
 from fixtures_openstack import apply_tenancy_policy
 from harness import ironic_networks, traffic
@@ -91,38 +92,27 @@ def claim_task(name, resource_class, iso, network=None):
     return task("host_claim", **args)
 
 
-class PortWatch:
+class PortWatch(_watch.Watch):
     """The owner reads the claims' ports every 0.1 s: when each was bound and when it became ACTIVE."""
 
     def __init__(self, admin):
+        super().__init__()
         self.admin = admin
         self.bound: dict[str, float] = {}
         self.active: dict[str, float] = {}
         self.polls: list[float] = []  # when each read ended: the resolution of the times above
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join(10)
-
-    def _run(self):
-        while not self._stop.is_set():
-            now = time.monotonic()
-            for port in self.admin.network.ports():
-                name = port.name or ""
-                if not name.startswith("bmt-"):
-                    continue
-                if port.binding_host_id:
-                    self.bound.setdefault(name, now)
-                if port.status == "ACTIVE":
-                    self.active.setdefault(name, now)
-            self.polls.append(time.monotonic())
-            self._stop.wait(0.1)
+    def read(self):
+        now = time.monotonic()
+        for port in self.admin.network.ports():
+            name = port.name or ""
+            if not name.startswith("bmt-"):
+                continue
+            if port.binding_host_id:
+                self.bound.setdefault(name, now)
+            if port.status == "ACTIVE":
+                self.active.setdefault(name, now)
+        self.polls.append(time.monotonic())
 
     def spans(self, names):
         return {n: self.active[n] - self.bound[n] for n in names if n in self.bound and n in self.active}

@@ -4,7 +4,8 @@ networking-generic-switch moves the host's switch port, and Neutron restarted wh
 Against the session's Keystone, Ironic, Neutron + networking-generic-switch and the userspace switch
 (``networks_env``, ``ironic_on_switch``) and a sushy-tools emulator of this module's own: one ``neutron``-interface
 node leased to tenant-a, which makes its network with ``tenant_network`` and claims the node onto it with
-``host_claim`` (``ansible-playbook``, the tenant's own credentials), as ``test_ironic_networks_tenant`` does. A
+``host_claim`` (``ansible-playbook``, the tenant's own credentials; the network from the ready playbook
+``ironic_tenant_networks.yml``), as ``test_ironic_networks_tenant`` does. A
 namespace on the node's switch port stands for its NIC; tenant-a's gateway on its VLAN is what reaches it.
 
 Each fault, the same proof:
@@ -37,7 +38,7 @@ from fixtures_networks import note
 from fixtures_openstack import apply_tenancy_policy
 from harness import ironic_networks, procs, traffic
 from harness import sushy as sushy_harness
-from harness.ansible import localhost_play, run_playbook
+from harness.ansible import REPO_ROOT, localhost_play, run_playbook
 
 pytestmark = pytest.mark.networks
 
@@ -50,6 +51,7 @@ SWITCH_PORT = "nf-na"
 GATEWAY_PORT = "nf-gw-a"
 RC = "baremetal-netfaults"
 TENANT = "tenant-a"
+PLAYBOOKS = REPO_ROOT / "playbooks"
 WAIT = 300
 
 
@@ -114,10 +116,19 @@ def bed(openstack_env, networks_env, ironic_on_switch, ironic_tenancy_policy, tm
             resource_class=RC,
         )
         bed = Bed(node, host, f"{openstack_env.ironic_server.http_url}/{iso}", workdir)
+        # the tenant's network from the ready playbook, as a tenant makes it
         subnet = {"name": "hosts", "cidr": CIDR, "gateway_ip": GATEWAY_IP}
-        made = _play(openstack_env, bed, [_task("tenant_network", name=NETWORK, subnets=[subnet])], "network")
+        out = workdir / "networks.json"
+        made = run_playbook(
+            PLAYBOOKS / "ironic_tenant_networks.yml",
+            openstack_env.ansible_env(TENANT),
+            workdir / "network",
+            extra_vars={"networks": [{"name": NETWORK, "subnets": [subnet]}], "networks_out": str(out)},
+        )
+        bed.outputs.append(made.stdout)
         assert made.ok, made.explain()
-        bed.network = made.result("tenant_network")["network"]
+        (bed.network,) = json.loads(out.read_text())
+        assert bed.network["name"] == NETWORK and bed.network["subnets"][0]["cidr"] == CIDR, bed.network
         bed.vlan = networks_env.admin().network.get_network(bed.network["id"]).provider_segmentation_id
         bed.gateway = switch.add_gateway(GATEWAY_PORT, bed.vlan, GATEWAY_IP + "/24")
         yield bed
@@ -273,9 +284,15 @@ def test_the_owner_ending_the_lease_detaches_the_tenants_networks(openstack_env,
     next lessee's deployment would bind it: the case here."""
     name = "nf-lease-end"
     admin, switch = openstack_env.admin_conn, networks_env.switch
-    claim = _claim(bed, name)
-    del claim["baremetal.tenancy.host_claim"]["image"]  # the node allocated and attached, not deployed
-    claimed = _play(openstack_env, bed, [claim], name)
+    # the ready playbook, without an image: the node allocated and attached to the network, not deployed
+    claim = {"name": name, "resource_class": RC, "networks": [{"network": NETWORK, "fixed_ip": HOST_IP}]}
+    claimed = run_playbook(
+        PLAYBOOKS / "ironic_claim_hosts.yml",
+        openstack_env.ansible_env(TENANT),
+        bed.workdir / name,
+        extra_vars={"claims": [claim], "claim_wait_timeout": WAIT},
+    )
+    bed.outputs.append(claimed.stdout)
     assert claimed.ok, claimed.explain()
     (vif,) = admin.baremetal.list_node_vifs(bed.node)
     assert admin.baremetal.get_node(bed.node.id).provision_state == "available"
