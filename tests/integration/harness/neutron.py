@@ -22,6 +22,9 @@ start one) and a running PostgreSQL:
   network); no notifications to Nova; new policy defaults with scope checks; a test-bed timer: NGS retries an SSH
   connection that fails for 30 s, every 2 s (``ngs_ssh_connect_timeout``, ``ngs_ssh_connect_interval``; its
   defaults 60 s and 10 s), so that a switch refusing or hanging fails a port binding in half a minute;
+  NGS's locks (``[ngs_coordination] backend_url``) in tooz's ``file://`` driver under the run directory, as ESI
+  runs NGS with etcd: one SSH session to the switch at a time (``ngs_max_connections``, 1); without a backend NGS
+  ignores that limit and opens a session per port at once;
 - **policy**: the file :attr:`Neutron.policy_path` starts empty (Neutron's defaults). The owner's policy (who may
   write a port's binding, the switch-port fields ``binding:host_id`` and ``binding:profile``; requests a service
   makes on a caller's behalf reading the owner's networks) is the ``ironic_tenancy`` role's, which
@@ -172,9 +175,12 @@ interface = internal
 """
 
 
-def _ml2_config(switch: Switch) -> str:
+def _ml2_config(switch: Switch, root: Path) -> str:
     low, high = VLAN_RANGE
     return f"""\
+[ngs_coordination]
+backend_url = file://{root / "ngs-locks"}
+
 [ml2]
 type_drivers = vlan,flat
 tenant_network_types = vlan
@@ -289,7 +295,7 @@ def start_neutron(
     password = secrets.token_urlsafe(16)
     _register(admin_conn, password, url)
     (root / "neutron.conf").write_text(_config(root, venv, port, keystone.auth_url, password, database_url))
-    (root / "ml2_conf.ini").write_text(_ml2_config(switch))
+    (root / "ml2_conf.ini").write_text(_ml2_config(switch, root))
     policy_path = root / "policy.yaml"
     policy_path.write_text("{}\n")  # the owner's role writes the rules
     (root / "neutron_wsgi_shim.py").write_text(_WSGI_SHIM)
