@@ -25,10 +25,9 @@ lessees' VIFs), and prints ONE JSON line; progress goes to stderr.
    until the node is available and, isolated, its switch port in quarantine: ``release_s``).
 2. **Ten tenants at once**: ``--tenants`` tenants (10), each with its own network and gateway, claim one host each
    with ``networks``, all started together (one ``ansible-playbook`` per tenant). Per claim ``ready_s`` (p50, p95,
-   max) and errors (must be 0). NGS serialises the SSH sessions to one switch only with a coordination backend
-   (``[ngs_coordination] backend_url``: its lock per switch, ``ngs_max_connections``); the test bed configures none,
-   so NGS opens a session per port at once (it logs that ``ngs_max_connections`` is ignored) and what queues here
-   is ten bindings sharing two cores and one switch's ``sshd`` and ``ovsdb-server``. A watcher reads every port of
+   max) and errors (must be 0). NGS serialises the SSH sessions to one switch with its coordination backend
+   (``[ngs_coordination] backend_url``, tooz's ``file://`` driver in the test bed, etcd in ESI; its lock per switch,
+   ``ngs_max_connections`` = 1): the bindings queue for the switch. A watcher reads every port of
    the claims as the owner every 0.1 s and records when it was bound (``binding:host_id`` set, Ironic's request)
    and when it became ``ACTIVE`` (NGS has moved the switch port: it marks the port active in the same request). ``bind_to_active_s`` alone (the isolated rounds) against in the storm, and ``queue_s``: the storm's
    minus the alone median (the wait for the switch), p50 and max; ``active_gaps_s``: the median time between
