@@ -29,8 +29,9 @@ lessees' VIFs), and prints ONE JSON line; progress goes to stderr.
    (``[ngs_coordination] backend_url``, tooz's ``file://`` driver in the test bed, etcd in ESI; its lock per switch,
    ``ngs_max_connections`` = 1): the bindings queue for the switch. A watcher reads every port of
    the claims as the owner every 0.1 s and records when it was bound (``binding:host_id`` set, Ironic's request)
-   and when it became ``ACTIVE`` (NGS has moved the switch port: it marks the port active in the same request). ``bind_to_active_s`` alone (the isolated rounds) against in the storm, and ``queue_s``: the storm's
-   minus the alone median (the wait for the switch), p50 and max; ``active_gaps_s``: the median time between
+   and when it became ``ACTIVE`` (NGS has moved the switch port: it marks the port active in the same request).
+   ``bind_to_active_s`` alone (the isolated rounds) against in the storm, and ``queue_s``: the storm's minus the
+   alone median (the wait for the switch), p50 and max; ``active_gaps_s``: the median time between
    consecutive ports becoming active in the storm (one switch's throughput), to be read against
    ``watch_interval_median_s``, how often the watcher managed to read the ports during the storm.
 """
