@@ -45,7 +45,7 @@ options:
     description:
       - V(present) claims an offer, V(absent) ends leases early. Ending a lease first detaches the project's VIFs
         from the node (ESI-Leap leaves them on a node it does not undeploy); where the owner's policy keeps VIFs to the owner, a warning
-        says the owner's lease keeper detaches them.
+        says they stay attached.
     type: str
     choices: [present, absent]
     default: present

@@ -410,10 +410,11 @@ def _end(mod, esi, project, ironic=None):
 def _detach_own_vifs(mod, ironic, lease):
     """The tenant's VIFs leave the node with its lease (ESI-Leap 1.0.0 detaches none, Ironic only those of a node it
     undeploys; the next lessee's deployment would bind them). An owner's policy that keeps VIFs to the owner
-    refuses: the owner's end of the lease (``host_lease``, the lease keeper) detaches them."""
+    refuses: a warning says so (``host_claim`` with ``networks`` refuses a node that carries another's VIF)."""
     try:
         ironic.detach_vifs(lease.node_uuid, lease.node)
     except Forbidden as exc:
         mod.warn(
-            "node %s: its VIFs were not detached (%s); the owner's lease keeper detaches them" % (lease.node, exc.cause)
+            "node %s: its VIFs stay attached (%s): the owner's policy keeps VIFs to the owner, who must detach them "
+            "before the node is leased again" % (lease.node, exc.cause)
         )
