@@ -57,6 +57,7 @@ import importlib.metadata
 import json
 import secrets
 import sys
+import time
 import urllib.error
 import urllib.request
 import uuid as uuidlib
@@ -181,11 +182,23 @@ class SushyEmulator:
             req.add_header("Content-Type", "application/json")
         for key, value in (headers or {}).items():
             req.add_header(key, value)
-        try:
-            with urllib.request.urlopen(req, timeout=30) as resp:
-                status, raw = resp.status, resp.read()
-        except urllib.error.HTTPError as exc:
-            status, raw = exc.code, exc.read()
+        # A read is sent again when the emulator dropped the connection (a broken pipe while the request was sent,
+        # seen once at load ~10 in test_faults_binder_kill); a write never is, nor a request that timed out.
+        attempts = 3 if method.upper() == "GET" else 1
+        status, raw = 0, b""
+        for attempt in range(attempts):
+            try:
+                with urllib.request.urlopen(req, timeout=30) as resp:
+                    status, raw = resp.status, resp.read()
+                break
+            except urllib.error.HTTPError as exc:
+                status, raw = exc.code, exc.read()
+                break
+            except (urllib.error.URLError, ConnectionError) as exc:
+                dropped = isinstance(getattr(exc, "reason", exc), ConnectionError)
+                if not dropped or attempt == attempts - 1:
+                    raise
+                time.sleep(0.2)
         text = raw.decode("utf-8", "replace")
         try:
             return status, json.loads(text) if text else {}
