@@ -296,6 +296,12 @@ def run_child(tmp_path, mode: str) -> tuple[subprocess.Popen, list[str], Path]:
     return child, line, stderr
 
 
+def bridge_of(owner: str, bridge: str) -> bool:
+    """Whether the bridge ``bridge`` is on the host and still the child ``owner``'s (once it is gone, another
+    session may make a bridge of the same name)."""
+    return machines_harness.bridge_owner(machines_harness.bridges().get(bridge, "")) == int(owner)
+
+
 def netns_inode(name: str) -> int:
     return os.stat(f"/run/netns/{name}").st_ino
 
@@ -328,23 +334,23 @@ def test_stop_leaves_nothing(machine_bed, tmp_path):
     machine_bed.power(machine_bed.machines[0], False)
     assert bed.leftovers() == []
     assert machine.netns not in machines_harness.netns_list()
-    assert bed.bridge not in machines_harness.bridges()
+    assert not machines_harness.bridge_is(bed.bridge, bed.alias)
     assert processes_in(inode) == []
 
 
 def test_a_failed_session_cleans_up_at_exit(tmp_path):
-    child, (unused_owner, bridge, netns, unused_pid), stderr = run_child(tmp_path, "raise")
+    child, (owner, bridge, netns, unused_pid), stderr = run_child(tmp_path, "raise")
     inode = netns_inode(netns)
     child.communicate(timeout=120)
     err = stderr.read_text()
     assert child.returncode == 1 and "a test failed" in err, err
     assert netns not in machines_harness.netns_list()
-    assert bridge not in machines_harness.bridges()
+    assert not bridge_of(owner, bridge)
     assert processes_in(inode) == []
 
 
 def test_what_a_killed_session_left_is_swept(tmp_path):
-    child, (unused_owner, bridge, netns, emulator_pid), unused_stderr = run_child(tmp_path, "kill")
+    child, (owner, bridge, netns, emulator_pid), unused_stderr = run_child(tmp_path, "kill")
     inode = netns_inode(netns)
     assert processes_in(inode)
     # From the kill to this sweep, no other session's sweep (a test bed starting in another pytest process on the
@@ -358,5 +364,5 @@ def test_what_a_killed_session_left_is_swept(tmp_path):
         removed = machines_harness.sweep_stale()
     assert netns in removed and bridge in removed
     assert netns not in machines_harness.netns_list()
-    assert bridge not in machines_harness.bridges()
+    assert not bridge_of(owner, bridge)
     assert processes_in(inode) == []

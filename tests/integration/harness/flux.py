@@ -514,7 +514,8 @@ def ready_condition(obj: dict) -> dict:
 def wait_ready(api, kind: str, namespace: str, name: str, *, status: str = "True", timeout: float = 300) -> dict:
     """Wait until the Flux object's ``Ready`` condition has ``status`` for its current generation.
 
-    The generation is the condition's own ``observedGeneration`` (status.observedGeneration when it has none).
+    The generation is the condition's own ``observedGeneration`` (status.observedGeneration when it has none);
+    a wait for ``True`` also waits for status.observedGeneration, written after the conditions.
 
     Returns the object. A timeout raises with the last condition seen.
     """
@@ -534,8 +535,14 @@ def wait_ready(api, kind: str, namespace: str, name: str, *, status: str = "True
         last = ready_condition(obj)
         # Flux moves status.observedGeneration only when a reconciliation succeeds (or stalls): an object that
         # has always failed keeps -1 there. Each condition carries the generation it was computed for.
+        generation = (obj.get("metadata") or {}).get("generation")
         observed = last.get("observedGeneration", (obj.get("status") or {}).get("observedGeneration"))
-        current = observed == (obj.get("metadata") or {}).get("generation")
+        current = observed == generation
+        if status == "True":
+            # Flux's patch helper writes the conditions first and the rest of the status (observedGeneration,
+            # lastAppliedRevision, artifact) in a second request: a read between the two sees Ready=True
+            # without what the reconciliation applied. A success moves status.observedGeneration: wait for it.
+            current = current and (obj.get("status") or {}).get("observedGeneration") == generation
         if obj and current and last.get("status") == status:
             return obj
         if time.monotonic() > deadline:

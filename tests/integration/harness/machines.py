@@ -10,7 +10,8 @@ root (``ip netns``, bridges, mounts) and Debian's ``openssh-server``
 - a Linux **bridge** ``bmtbr<k>`` with ``10.247.<k>.1/24`` on the host, ``k``
   the first index whose bridge name is free and whose subnet overlaps no
   address or route of the host (the bridge name is the lock between test
-  sessions running at once); the bridge's alias names the owner PID;
+  sessions running at once); the bridge's alias names the owner PID and the
+  test bed;
 - :meth:`TestBed.address_systems` gives each NIC of sushy-tools system
   definitions an address on that subnet (written into the systems' ``nics``,
   so Redfish, inspection and the claim status report it) before the emulator
@@ -82,6 +83,7 @@ import fcntl
 import ipaddress
 import json
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -139,6 +141,20 @@ def bridges() -> dict[str, str]:
     """Bridge name -> alias (empty if none), of every bridge on the host."""
     out = ip("-j", "-d", "link", "show", "type", "bridge").stdout
     return {link["ifname"]: link.get("ifalias", "") for link in json.loads(out or "[]")}
+
+
+def bridge_owner(alias: str) -> int | None:
+    """The owner PID a test bed's bridge alias (``test-bed owner=<pid> bed=<token>``) names; None for another's."""
+    words = alias.removeprefix("test-bed owner=").split()
+    if alias == "" or not alias.startswith("test-bed owner=") or not words or not words[0].isdigit():
+        return None
+    return int(words[0])
+
+
+def bridge_is(name: str, alias: str) -> bool:
+    """Whether the bridge ``name`` on the host is still the one whose alias was ``alias``. A bridge's name alone
+    is no identity: once a test bed has deleted its bridge, another session may make one of the same name."""
+    return bridges().get(name) == alias
 
 
 def _kill_netns_processes(netns: str) -> None:
@@ -203,9 +219,9 @@ def sweep_stale() -> list[str]:
                 ip("netns", "delete", netns, check=False)
                 removed.append(netns)
         for name, alias in bridges().items():
-            if name.startswith(BRIDGE_PREFIX) and alias.startswith("test-bed owner="):
-                owner = alias.split("=", 1)[1]
-                if owner.isdigit() and not _pid_alive(int(owner)):
+            owner = bridge_owner(alias)
+            if name.startswith(BRIDGE_PREFIX) and owner is not None:
+                if not _pid_alive(owner):
                     ip("link", "delete", name, check=False)
                     removed.append(name)
     return removed
@@ -550,6 +566,8 @@ class TestBed:
         self.switch = switch
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.owner = os.getpid()
+        # The bridge's alias: its owner (for sweep_stale) and this test bed (for leftovers).
+        self.alias = f"test-bed owner={self.owner} bed={secrets.token_hex(4)}"
         self.poll_interval = poll_interval
         self.machines: dict[str, Machine] = {}
         self.reserved: dict[str, str] = {}  # MAC -> "address/prefix"
@@ -576,7 +594,7 @@ class TestBed:
                 continue
             if ip("link", "add", name, "type", "bridge", check=False).returncode != 0:
                 continue  # another test bed holds it
-            ip("link", "set", name, "alias", f"test-bed owner={self.owner}")
+            ip("link", "set", name, "alias", self.alias)
             ip("address", "add", f"{next(subnet.hosts())}/{subnet.prefixlen}", "dev", name)
             ip("link", "set", name, "up")
             return name, subnet
@@ -669,7 +687,7 @@ class TestBed:
     def leftovers(self) -> list[str]:
         """What of this test bed is still on the host (namespaces, bridge, processes): empty once stopped."""
         left = [n for n in netns_list() if n.startswith(self.netns_prefix)]
-        if self.bridge in bridges():
+        if bridge_is(self.bridge, self.alias):
             left.append(self.bridge)
         inodes = {m.netns_inode for m in self.machines.values()}
         for entry in Path("/proc").iterdir():
