@@ -15,13 +15,13 @@ namespace with sshd that follows its BMC's power and applies the config drive
 Ironic puts in the BMC's virtual USB stick; needs root, else the half runs
 without machines and tenant-a claims with ironic_claim_hosts.yml instead of 2b).
 
-1. the owner (a system administrator) enrols the servers from their BMCs
-   (ironic_enroll_hosts.yml: redfish hardware type, resource class from the
-   hardware), creates two tenant projects with a user each and writes the
-   owner/lessee policy file (ironic_setup_tenancy.yml), then leases nodes to them
+1. the owner (a system administrator) creates two tenant projects with a user
+   each and writes the owner/lessee policy file (ironic_setup_tenancy.yml),
+   enrols the servers from their BMCs (ironic_enroll_hosts.yml: redfish
+   hardware type, resource class from the hardware), then leases nodes to them
    (ironic_lease_hosts.yml), one of tenant-b's leases for an hour only, and
    records the nodes' addresses (node extra.addresses, where the claimed_hosts
-   inventory reads them; the owner's IPAM in real life);
+   inventory reads them; the owner's IPAM in real life) - on the flat network;
 2. both tenants claim and deploy their hosts at the same time, with their own
    project-scoped credentials (a live ISO over virtual media, cloud-init
    user-data): tenant-b with ironic_claim_hosts.yml, and
@@ -34,6 +34,22 @@ without machines and tenant-a claims with ironic_claim_hosts.yml instead of 2b).
    clears its lessee and returns it to the pool;
 5. the tenants release everything (ironic_release_hosts.yml) and the owner
    ends the remaining leases.
+
+As root on PostgreSQL (the default), the hosts are on private networks
+(scripts/demo_networks.py): the machines' NICs are ports of a switch (Open
+vSwitch in userspace, in a network namespace) that Neutron with
+networking-generic-switch configures over SSH. The owner's tenancy run also
+makes the provisioning, cleaning and quarantine networks and Neutron's policy,
+and the servers are enrolled with the neutron network interface and each NIC's
+switch port; each tenant makes its network (ironic_tenant_networks.yml, both
+on the same subnet with address ranges of their own) and the owner gives each a
+gateway on its VLAN, tenant-a's also its jump host. The claims name the
+network; deploy_web reaches tenant-a's hosts through the jump host at the
+addresses of tenant-a's own ports (the tenant-network example inventory). The
+demo then proves by traffic that each tenant's gateway reaches its own hosts
+and not the other's, and that tenant-a's host cannot ping tenant-b's; after
+the lease end and the releases each host's switch port is back in the
+quarantine VLAN. The table gives each host's network and address.
 
 Ironic's database is a private PostgreSQL cluster (Debian's package, which
 `make system` installs) by default. With sqlite, four deployments at once on
@@ -105,6 +121,7 @@ import traceback
 import urllib.request
 from pathlib import Path
 
+import demo_networks
 import yaml
 from demo_common import HALF, PLAYBOOKS, REPO, STARTED, DemoError, print_table, say
 from demo_metal3 import metal3_half
@@ -114,6 +131,7 @@ from harness import machines as machines_harness
 from harness import openstack as openstack_harness
 from harness import sushy as sushy_harness
 from harness.ansible import run_playbook
+from harness.cloud_config import DEFAULT_USER
 
 TENANTS = {"tenant-a": "alice", "tenant-b": "bob"}
 BMC_COUNT = 4  # bmc-0..3: 32 GiB (small) and 64 GiB (large) systems alternate
@@ -242,39 +260,66 @@ def main(argv=None) -> int:
 
 def ironic_half(args, workdir: Path) -> list[tuple[list[str], list[list[str]]]]:
     """Keystone + Ironic + sushy-tools (+ test-bed machines); the Ironic story; the table of its claims."""
-    say(f"starting Keystone, Ironic ({args.database}) and sushy-tools on 127.0.0.1 ...")
-    env = bed = None
+    env = bed = fabric = None
     systems = sushy_harness.default_systems(BMC_COUNT)
     try:
-        if os.geteuid() == 0:
-            bed = machines_harness.TestBed(workdir / "machines")
-            bed.address_systems(systems)
+        if os.geteuid() != 0:
+            say("not root: no test-bed machines and no switch (flat network; tenant-a claims without deploy_web)")
+        elif args.database != "postgresql":
+            say("Ironic on sqlite: no Neutron (it needs PostgreSQL), the machines share one flat network")
         else:
-            say("not root: no test-bed machines (tenant-a claims without deploy_web)")
+            say("starting the switch ...")
+            fabric = demo_networks.start_switch(workdir)
+        if os.geteuid() == 0:
+            bed = machines_harness.TestBed(workdir / "machines", switch=fabric.switch if fabric else None)
+            bed.address_systems(systems)
+        say(f"starting Keystone, Ironic ({args.database}) and sushy-tools on 127.0.0.1 ...")
         env = openstack_harness.start_openstack(
-            workdir / "services", tenants=(), sushy_systems=systems, database=args.database
+            workdir / "services",
+            tenants=(),
+            sushy_systems=systems,
+            database=args.database,
+            ironic_config=demo_networks.IRONIC_CONFIG if fabric else None,
         )
         for service in env.services:
             say(f"  {service.summary()}")
+        if fabric is not None:
+            demo_networks.start_neutron(fabric, env, workdir)
         if bed is not None:
             machines = bed.add_machines(env.bmcs)
+            where = f"on ports of switch {fabric.switch.name} (quarantine VLAN {fabric.switch.quarantine_vlan})"
             say(
-                f"  test-bed machines on {bed.bridge} ({bed.subnet}): "
-                + ", ".join(f"{m.name} {m.ip}" for m in machines)
+                "  test-bed machines "
+                + (where if fabric else f"on {bed.bridge} ({bed.subnet})")
+                + ": "
+                + ", ".join(m.name if fabric else f"{m.name} {m.ip}" for m in machines)
             )
-        rows = run_ironic(env, workdir, bed)
+        rows = run_ironic(env, workdir, bed, fabric)
     finally:
         if bed is not None:
             bed.stop()
+        if fabric is not None and fabric.neutron is not None:
+            fabric.neutron.stop()
         if env is not None:
             say("stopping the services")
             env.stop()
-    headers = ["tenant", "claim", "host", "state", "claim+deploy", "return"]
+        if fabric is not None:
+            fabric.switch.stop()
+    headers = [
+        "tenant",
+        "claim",
+        "host",
+        *(["network", "address"] if fabric else []),
+        "state",
+        "claim+deploy",
+        "return",
+    ]
     lines = [
         [
             r["tenant"],
             r["claim"],
             r["host"],
+            *([r["network"], r["address"]] if fabric else []),
             r["state"],
             f"{r['deployed_s']:.1f}s",
             f"{r['released_s']:.1f}s" if "released_s" in r else "-",
@@ -284,34 +329,49 @@ def ironic_half(args, workdir: Path) -> list[tuple[list[str], list[list[str]]]]:
     return [(headers, lines)]
 
 
-def deploy_web(env, clouds_yaml: Path, workdir: Path, image: dict):
-    """tenant-a (alice) runs examples/deploy_web.yml with the claimed_hosts inventory: claims a-web-0 and
-    a-web-1 with alice's SSH key, then deploys the web service on them over SSH."""
+def alice_keys(workdir: Path) -> Path:
+    """alice's SSH key pair (``id``, ``id.pub``) in a directory of its own, which also holds her known hosts."""
     keys = workdir / "alice-ssh"
     keys.mkdir(parents=True, exist_ok=True)
     subprocess.run(
         ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "alice@demo", "-f", str(keys / "id")], check=True
     )
+    return keys
+
+
+def deploy_web(env, clouds_yaml: Path, workdir: Path, image: dict, keys: Path, fabric=None):
+    """tenant-a (alice) runs examples/deploy_web.yml with the claimed_hosts inventory: claims a-web-0 and
+    a-web-1 with alice's SSH key, then deploys the web service on them over SSH. With ``fabric``, on tenant-a's
+    private network, through its jump host (the example inventory for tenant networks)."""
     started = time.monotonic()
     env_vars = dict(os.environ)
     env_vars.update({"OS_CLIENT_CONFIG_FILE": str(clouds_yaml), "OS_CLOUD": TENANTS["tenant-a"]})
+    extra_vars = {
+        "backend": "ironic",
+        "deploy_web_prefix": "a-",
+        "deploy_web_image": image,
+        "deploy_web_resource_class": "baremetal-small",
+        "deploy_web_public_key_file": str(keys / "id.pub"),
+        "deploy_web_known_hosts": str(keys / "known_hosts"),
+        "deploy_web_wait_timeout": 600,
+        "ansible_ssh_private_key_file": str(keys / "id"),
+        # run_playbook points Ansible's remote temp at the controller's work directory; hosts use their own
+        "ansible_remote_tmp": "~/.ansible/tmp",
+    }
+    inventory = REPO / "examples" / "inventory" / "deploy_web.ironic.claimed_hosts.yml"
+    if fabric is not None:
+        inventory = demo_networks.deploy_web_inventory(
+            fabric, REPO / "examples" / "inventory" / "deploy_web.ironic.tenant_network.claimed_hosts.yml", keys
+        )
+        extra_vars["deploy_web_networks"] = [{"network": demo_networks.network_name("tenant-a")}]
+        # the jump host's ssh reads the same configuration (ssh passes -F on to ProxyJump's ssh)
+        extra_vars["ansible_ssh_extra_args"] = f"-F {demo_networks.ssh_config(keys)}"
     run = run_playbook(
         REPO / "examples" / "deploy_web.yml",
         env_vars,
         workdir / "deploy_web-alice",
-        inventory=str(REPO / "examples" / "inventory" / "deploy_web.ironic.claimed_hosts.yml"),
-        extra_vars={
-            "backend": "ironic",
-            "deploy_web_prefix": "a-",
-            "deploy_web_image": image,
-            "deploy_web_resource_class": "baremetal-small",
-            "deploy_web_public_key_file": str(keys / "id.pub"),
-            "deploy_web_known_hosts": str(keys / "known_hosts"),
-            "deploy_web_wait_timeout": 600,
-            "ansible_ssh_private_key_file": str(keys / "id"),
-            # run_playbook points Ansible's remote temp at the controller's work directory; hosts use their own
-            "ansible_remote_tmp": "~/.ansible/tmp",
-        },
+        inventory=str(inventory),
+        extra_vars=extra_vars,
         timeout=1800,
     )
     if not run.ok:
@@ -338,52 +398,21 @@ def record_addresses(env, bed) -> dict[str, str]:
     return addresses
 
 
+def node_machine(env, bed, node: str):
+    """The test-bed machine behind node ``node-<i>`` (the machine of BMC ``i``)."""
+    return bed.machine(env.bmcs[int(node.rsplit("-", 1)[1])].name)
+
+
 def page(address: str) -> str:
     with urllib.request.urlopen(f"http://{address}:8080/", timeout=10) as resp:
         return resp.read().decode().strip()
 
 
-def run_ironic(env, workdir: Path, bed=None) -> list[dict]:
+def run_ironic(env, workdir: Path, bed=None, fabric=None) -> list[dict]:
     clouds = env.clouds_yaml
     iso = env.ironic_server.http_url + "/" + live_iso(env.ironic_server.http_root)
 
-    # 1. the owner
-    hosts = [
-        {
-            "name": f"node-{i}",
-            "address": bmc.address,
-            "username": bmc.username,
-            "password": bmc.password,
-            "validate_certs": False,
-        }
-        for i, bmc in enumerate(env.bmcs)
-    ]
-    run, took = play(
-        "ironic_enroll_hosts.yml",
-        "admin",
-        clouds,
-        workdir,
-        {
-            "enroll_hosts": hosts,
-            "enroll_owner": "infra",
-            "enroll_rules": [
-                {
-                    "name": "large",
-                    "when": "MemorySummary.TotalSystemMemoryGiB >= `64`",
-                    "resource_class": "baremetal-large",
-                }
-            ],
-            "enroll_default_resource_class": "baremetal-small",
-            "enroll_interfaces": {"boot_interface": "redfish-virtual-media", "deploy_interface": "ramdisk"},
-        },
-    )
-    enrolled = result(run, "Register the hosts from their BMCs")["hosts"]
-    classes = {n.name: n.resource_class for n in env.admin_conn.baremetal.nodes(details=True)}
-    say(
-        f"owner: enrolled {len(enrolled)} nodes from their BMCs in {took:.1f}s: "
-        + ", ".join(f"{h['name']} ({classes.get(h['name'])})" for h in enrolled)
-    )
-
+    # 1. the owner: tenancy (and the networks), then the servers
     passwords = {user: secrets.token_urlsafe(16) for user in TENANTS.values()}
     run, took = play(
         "ironic_setup_tenancy.yml",
@@ -400,6 +429,7 @@ def run_ironic(env, workdir: Path, bed=None) -> list[dict]:
                 for project, user in TENANTS.items()
             ],
             "ironic_tenancy_policy_file": str(env.policy_path),
+            **(demo_networks.owner_role_vars(fabric) if fabric else {}),
         },
     )
     env.settle_policy()
@@ -407,6 +437,55 @@ def run_ironic(env, workdir: Path, bed=None) -> list[dict]:
     say(
         f"owner: created projects {', '.join(TENANTS)} with users {', '.join(TENANTS.values())} (role member) "
         f"and wrote the owner/lessee policy in {took:.1f}s"
+    )
+    if fabric is not None:
+        demo_networks.settle_policy(env)
+        say(
+            "owner: made the provisioning, cleaning and quarantine networks ("
+            + ", ".join(demo_networks.OWNER_NETWORKS.values())
+            + "), gave Ironic's service user the role service and wrote Neutron's policy: tenants make networks "
+            "and ports, never bind a port; lessees attach their ports to their nodes"
+        )
+
+    hosts = [
+        {
+            "name": f"node-{i}",
+            "address": bmc.address,
+            "username": bmc.username,
+            "password": bmc.password,
+            "validate_certs": False,
+            **({"nics": demo_networks.nics(bed.machine(bmc.name))} if fabric else {}),
+        }
+        for i, bmc in enumerate(env.bmcs)
+    ]
+    interfaces = {"boot_interface": "redfish-virtual-media", "deploy_interface": "ramdisk"}
+    if fabric is not None:
+        interfaces["network_interface"] = "neutron"
+    run, took = play(
+        "ironic_enroll_hosts.yml",
+        "admin",
+        clouds,
+        workdir,
+        {
+            "enroll_hosts": hosts,
+            "enroll_owner": "infra",
+            "enroll_rules": [
+                {
+                    "name": "large",
+                    "when": "MemorySummary.TotalSystemMemoryGiB >= `64`",
+                    "resource_class": "baremetal-large",
+                }
+            ],
+            "enroll_default_resource_class": "baremetal-small",
+            "enroll_interfaces": interfaces,
+        },
+    )
+    enrolled = result(run, "Register the hosts from their BMCs")["hosts"]
+    classes = {n.name: n.resource_class for n in env.admin_conn.baremetal.nodes(details=True)}
+    say(
+        f"owner: enrolled {len(enrolled)} nodes from their BMCs in {took:.1f}s: "
+        + ", ".join(f"{h['name']} ({classes.get(h['name'])})" for h in enrolled)
+        + (" - network interface neutron, each NIC's switch port from the owner's cabling records" if fabric else "")
     )
 
     hour_end_s = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + SHORT_LEASE))
@@ -465,10 +544,26 @@ def run_ironic(env, workdir: Path, bed=None) -> list[dict]:
             },
         ],
     }
+    if fabric is not None:
+        # each tenant's own private network; the claims put the hosts on it
+        for project, user in TENANTS.items():
+            run, took = play(
+                "ironic_tenant_networks.yml", user, clouds, workdir, demo_networks.tenant_networks_vars(project)
+            )
+            for claim in claims[project]:
+                claim["networks"] = [{"network": demo_networks.network_name(project)}]
+            say(
+                f"{project}: made its network {demo_networks.network_name(project)} with subnet "
+                f"{demo_networks.SUBNET} (addresses {'-'.join(demo_networks.POOLS[project])}) in {took:.1f}s"
+            )
+    keys = alice_keys(workdir) if bed is not None else None
+    if fabric is not None:
+        demo_networks.give_gateways(fabric, env, TENANTS, (keys / "id.pub").read_text())
     web_claimers = [p for p in TENANTS if not (p == "tenant-a" and bed is not None)]
     if bed is not None:
-        addresses = record_addresses(env, bed)
-        say("owner: recorded the nodes' addresses: " + ", ".join(f"{n} {a}" for n, a in sorted(addresses.items())))
+        if fabric is None:
+            addresses = record_addresses(env, bed)
+            say("owner: recorded the nodes' addresses: " + ", ".join(f"{n} {a}" for n, a in sorted(addresses.items())))
         say(
             "tenants: tenant-b (bob) claims and deploys its hosts; at the same time tenant-a (alice) runs "
             "examples/deploy_web.yml (claims two hosts with its SSH key, then a web service on them over SSH) ..."
@@ -490,7 +585,9 @@ def run_ironic(env, workdir: Path, bed=None) -> list[dict]:
             if not (project == "tenant-a" and bed is not None)
         }
         if bed is not None:
-            futures["tenant-a"] = pool.submit(deploy_web, env, clouds, workdir, {"url": iso, "format": "live-iso"})
+            futures["tenant-a"] = pool.submit(
+                deploy_web, env, clouds, workdir, {"url": iso, "format": "live-iso"}, keys, fabric
+            )
         for project, future in futures.items():
             run, took = future.result()
             task = (
@@ -507,13 +604,30 @@ def run_ironic(env, workdir: Path, bed=None) -> list[dict]:
                     "deployed_s": took,
                     "state": claim["provision_state"],
                 }
+                if fabric is not None:
+                    rows[claim["name"]]["network"] = demo_networks.network_name(project)
+                    rows[claim["name"]]["address"] = demo_networks.address(claim, project)
             say(
                 f"{project}: claimed and deployed "
                 + ", ".join(f"{c['name']} on {rows[c['name']]['host']}" for c in claims[project])
                 + f" in {took:.1f}s"
                 + (" (deploy_web.yml, the web service included)" if project not in web_claimers else "")
             )
-    if bed is not None:
+    if fabric is not None:
+        gateway = fabric.gateways["tenant-a"]
+        answers = {name: demo_networks.page(gateway, rows[name]["address"]) for name in ("a-web-0", "a-web-1")}
+        for name, answer in answers.items():
+            if answer != f"deploy_web on {name}":
+                raise DemoError(f"{name} at {rows[name]['address']} answers {answer!r} on tenant-a's network")
+        say(
+            "tenant-a: deploy_web ran over SSH through its jump host and the claimed_hosts inventory (addresses "
+            "from its own ports); each host reached the other, and from tenant-a's gateway "
+            + ", ".join(f"{rows[n]['address']}:8080 answers {a!r}" for n, a in answers.items())
+        )
+        hosts = {name: (row["tenant"], row["address"]) for name, row in rows.items()}
+        for line in demo_networks.prove_isolation(fabric, hosts, keys, DEFAULT_USER):
+            say(f"isolation: {line}")
+    elif bed is not None:
         answers = {}
         for name in ("a-web-0", "a-web-1"):
             answers[name] = page(addresses[rows[name]["host"]])
@@ -577,6 +691,9 @@ def run_ironic(env, workdir: Path, bed=None) -> list[dict]:
         f"owner: lease of {short_node} expired: undeployed, lessee and instance_info cleared, "
         f"back to available in {took:.1f}s"
     )
+    if fabric is not None:
+        demo_networks.assert_quarantined(fabric, [node_machine(env, bed, short_node)])
+        say(f"owner: {short_node}'s switch port is back in quarantine (VLAN {fabric.switch.quarantine_vlan})")
 
     # 5. release everything
     say("tenants: release their hosts ...")
@@ -615,6 +732,11 @@ def run_ironic(env, workdir: Path, bed=None) -> list[dict]:
     if any(n.lessee or n.provision_state != "available" or n.allocation_id for n in nodes):
         raise DemoError(f"the pool is not clean: {pool_state}")
     say(f"pool: {pool_state}")
+    if fabric is not None:
+        demo_networks.assert_quarantined(fabric, [node_machine(env, bed, n.name) for n in nodes])
+        say(
+            f"switch: every host's port is in quarantine (VLAN {fabric.switch.quarantine_vlan}), on no tenant's network"
+        )
     return sorted(rows.values(), key=lambda r: (r["tenant"], r["claim"]))
 
 
