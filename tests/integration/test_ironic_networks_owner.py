@@ -95,6 +95,7 @@ def test_the_role_wrote_the_neutron_policy(networks_env, ironic_on_switch):
         assert rules[name] == "rule:admin_only or rule:service_api", name
     assert rules["context_with_global_access"] == "service_roles:service"
     assert "service_roles:service" in rules["get_network"]
+    assert "service_roles:service" in rules["get_port"]
 
 
 def test_a_second_run_and_a_check_mode_run_change_nothing(openstack_env, networks_env, ironic_on_switch, tmp_path):

@@ -39,6 +39,7 @@ from pathlib import Path
 
 from . import procs
 from .fake_ipa import FakeIpa, start_fake_ipa
+from .ironic_networks import local_link_connection
 from .machines import Machine, TestBed
 from .openstack import DEFAULT_PROPERTIES, DEFAULT_TENANTS, OpenStackEnv, start_openstack, wait_for_node
 from .sushy import default_systems
@@ -110,12 +111,15 @@ class IronicMachines:
         lessee: str | None = None,
         resource_class: str = "baremetal",
         automated_clean: bool = True,
+        network_interface: str = "noop",
         timeout: float = 600,
     ):
         """Enrol machine ``index`` as node ``name`` (as the admin; owner: the infra project), record its
         address as the owner does, and take it to ``available``; then set its ``automated_clean`` (the
         owner's choice: ``False`` never cleans it). The new machine's disk is blank: the node is not
-        cleaned on the way (cleaning boots the agent, about 2 minutes on a loaded machine)."""
+        cleaned on the way (cleaning boots the agent, about 2 minutes on a loaded machine).
+        ``network_interface="neutron"`` (a test bed on a switch): each port's ``local_link_connection`` names
+        the machine's switch port."""
         conn = self.env.admin_conn
         machine = self.machines[index]
         driver_info = dict(machine.bmc.driver_info, deploy_iso=f"{self.env.ironic_server.http_url}/{DEPLOY_ISO}")
@@ -128,12 +132,17 @@ class IronicMachines:
             driver_info=driver_info,
             boot_interface="redfish-virtual-media",
             deploy_interface="direct",
+            network_interface=network_interface,
             properties=dict(DEFAULT_PROPERTIES),
             extra={"addresses": [{"type": "InternalIP", "address": machine.ip}]},
             automated_clean=False,
         )
+        links = {nic.mac.lower(): nic.host_ifname for nic in machine.nics}
         for mac in machine.bmc.macs:
-            conn.baremetal.create_port(node_id=node.id, address=mac)
+            link = {}
+            if network_interface == "neutron":
+                link = {"local_link_connection": local_link_connection(links[mac.lower()]), "pxe_enabled": True}
+            conn.baremetal.create_port(node_id=node.id, address=mac, **link)
         _make_available_within(conn, node, timeout)
         return conn.baremetal.update_node(node, automated_clean=automated_clean)
 
@@ -161,13 +170,17 @@ def start_ironic_machines(
     automated_clean: bool = True,
     database: str = "postgresql",
     first_mac: int = 0x40,
+    switch=None,
+    ironic_config: str = "",
 ) -> IronicMachines:
     """Start the stack of the module documentation with ``count`` machines (none enrolled yet).
     ``first_mac``: the machines' MACs are ``52:54:04:00:00:<first_mac + i>`` (Ironic refuses a MAC twice:
-    keep them apart from other stacks of the same session). Everything started is stopped on failure."""
+    keep them apart from other stacks of the same session). ``switch`` (a :class:`harness.switch.Switch`): the
+    machines' NICs are its ports instead of the bridge's; ``ironic_config``: Ironic options after the agent's.
+    Everything started is stopped on failure."""
     started = time.monotonic()
     workdir = Path(workdir)
-    bed = TestBed(workdir / "bed")
+    bed = TestBed(workdir / "bed", switch=switch)
     env = fake_ipa = None
     try:
         systems = default_systems(count)
@@ -182,7 +195,7 @@ def start_ironic_machines(
             tenants=tenants,
             sushy_systems=systems,
             database=database,
-            ironic_config=ironic_agent_config(automated_clean),
+            ironic_config=ironic_agent_config(automated_clean) + ironic_config,
             sushy_notification_url=f"http://{procs.LOOPBACK}:{ipa_port}",
         )
         (env.ironic_server.http_root / DEPLOY_ISO).write_bytes(b"\0" * 4096)

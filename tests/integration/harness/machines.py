@@ -431,7 +431,7 @@ class Machine:
                 self.events.append(f"wipe refused: {self.wipe_failure}")
                 return self.wipe_failure
             self.wipe()
-            self.events.append(f"wipe {request.get('step')}")
+            self.events.append(f"wipe {request.get('step')}{self._switch_vlan()}")
             return None
         if op == "config_drive":
             if request.get("config_drive") is None:
@@ -445,9 +445,16 @@ class Machine:
             # keeps the previous tenant's files, as data the image does not overwrite, until cleaning wipes them.
             (self.disk / machine_boot.INSTANCE_FILE.lstrip("/")).unlink(missing_ok=True)
             plan = self.insert_config_drive(drive["meta_data"], drive["user_data"], drive["network_data"])
-            self.events.append(f"config drive {plan.instance_id}")
+            self.events.append(f"config drive {plan.instance_id}{self._switch_vlan()}")
             return None
         return f"machine {self.name}: unknown request {op!r}"
+
+    def _switch_vlan(self) -> str:
+        """On a switch, `` on VLAN <n>``: the access VLAN of the machine's first NIC's switch port as the agent
+        acts on the machine (its provisioning or cleaning network's, if Ironic moved it there); else empty."""
+        if self.testbed.switch is None:
+            return ""
+        return f" on VLAN {self.testbed.switch.port_vlan(self.nics[0].host_ifname)}"
 
     def _create(self) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
