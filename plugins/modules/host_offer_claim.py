@@ -75,6 +75,14 @@ options:
     description:
       - UUID of the lease to end (O(state=absent)). A lease of another project is an error.
     type: str
+  name:
+    description:
+      - Name of the lease (ESI-Leap keeps it with the lease), for example the name of the claim that deploys the
+        node. With a name, only a lease of that name is found and kept on a rerun, so claims of one resource class
+        with different names lease different nodes; without one, any lease of the project that matches the other
+        options is kept.
+      - With O(state=absent), end only the project's leases of that name (alone, or with the other options).
+    type: str
 seealso:
   - module: baremetal.tenancy.host_offer
   - module: baremetal.tenancy.host_offer_info
@@ -148,6 +156,9 @@ lease:
       description: ESI-Leap's status of the lease (V(created) until the manager fulfils it, then V(active)).
       type: str
       sample: active
+    name:
+      description: Name of the lease (O(name)), null when it has none.
+      type: str
 offer:
   description: The offer claimed (null when the lease was already held).
   returned: when O(state=present)
@@ -186,6 +197,9 @@ leases:
     status:
       description: ESI-Leap's status of the lease.
       type: str
+    name:
+      description: Name of the lease, null when it has none.
+      type: str
 ended:
   description: UUIDs of the leases this run ended (or, in check mode, would end).
   returned: when O(state=absent)
@@ -213,6 +227,7 @@ class HostOfferClaimModule(TenancyModule):
         start=dict(type="str"),
         end=dict(type="str"),
         lease=dict(type="str"),
+        name=dict(type="str"),
         **WAIT_SPEC,
     )
     module_kwargs = dict(mutually_exclusive=[("lease", "offer")])

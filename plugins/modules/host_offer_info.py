@@ -160,6 +160,9 @@ leases:
       description: ESI-Leap's status of the lease (V(created), V(active), V(wait fulfill), V(error), ...).
       type: str
       sample: active
+    name:
+      description: Name of the lease (given when it was claimed), null when it has none.
+      type: str
 project:
   description: The caller's project.
   returned: always

@@ -12,8 +12,8 @@ Every step runs a shipped playbook as a user runs it, with the acting project's 
    node's ``lessee``, and host_claim deploys that very node (active, powered on, the image in ``instance_info``);
    a rerun changes nothing; tenant-b's run of the same playbook for tenant-a's node fails naming it and makes
    nothing;
-3. tenant-a ends its lease (ESI-Leap removes the lessee and undeploys the node) and the owner withdraws the rest
-   with the playbook's ``state: absent``.
+3. tenant-a ends its lease with ``playbooks/esi_end_leases.yml`` (ESI-Leap removes the lessee and undeploys the
+   node) and the owner withdraws the rest with the offer playbook's ``state: absent``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import json
 import time
 
 import pytest
-from harness.ansible import REPO_ROOT, localhost_play, run_playbook
+from harness.ansible import REPO_ROOT, run_playbook
 
 pytestmark = pytest.mark.esi
 
@@ -37,6 +37,7 @@ IMAGE = {
 BIG = {"cpus": 32, "memory_mb": 65536, "local_gb": 100, "cpu_arch": "x86_64"}
 OFFER_HOSTS = REPO_ROOT / "playbooks" / "esi_offer_hosts.yml"
 CLAIM_OFFER = REPO_ROOT / "playbooks" / "esi_claim_offer.yml"
+END_LEASES = REPO_ROOT / "playbooks" / "esi_end_leases.yml"
 
 
 def offers_of(esi_api, owner, node_id: str, status: str = "available") -> list[dict]:
@@ -112,20 +113,12 @@ def ended(claimed, openstack_env, tmp_path_factory):
     """tenant-a ends its lease; the owner withdraws every offer of the nodes with the playbook."""
     lease = claimed["written"]["leases"][0]["uuid"]
     workdir = tmp_path_factory.mktemp("esi-end")
-    end = localhost_play(
-        [
-            {
-                "name": "a ends its lease",
-                "baremetal.tenancy.host_offer_claim": {
-                    "state": "absent",
-                    "lease": lease,
-                    "wait": True,
-                    "wait_timeout": WAIT,
-                },
-            }
-        ]
+    tenant = run_playbook(
+        END_LEASES,
+        openstack_env.ansible_env("tenant-a"),
+        workdir,
+        extra_vars={"end_leases": [{"lease": lease}], "end_lease_wait_timeout": WAIT},
     )
-    tenant = run_playbook(end, openstack_env.ansible_env("tenant-a"), workdir)
     withdraw = run_playbook(
         OFFER_HOSTS,
         openstack_env.ansible_env("infra"),
@@ -215,6 +208,8 @@ def test_tenant_b_claims_no_offer_made_for_tenant_a(claimed, openstack_env, node
 
 def test_the_lease_ends_and_the_owner_withdraws_the_offers(ended, esi_api, openstack_env, nodes):
     assert ended["tenant"].ok, ended["tenant"].explain()
+    [result] = item_results(ended["tenant"], "End the leases")
+    assert result["changed"] is True and result["ended"] == [ended["lease"]], result
     withdraw = ended["withdraw"]
     assert withdraw.ok, withdraw.explain()
     [result] = item_results(withdraw, "Offer the hosts, or withdraw the offers")
@@ -231,3 +226,59 @@ def test_the_lease_ends_and_the_owner_withdraws_the_offers(ended, esi_api, opens
     # ESI-Leap removed the lessee and undeployed the node (fake hardware: cleaning off, straight to available)
     assert node.lessee is None and "lease_uuid" not in node.properties
     assert node.provision_state == "available", node.provision_state
+
+
+# ------------------------------------------------------------------ 4. two claims of one resource class
+
+PAIR = "esi-pair"
+
+
+@pytest.fixture(scope="module")
+def pair(enroll_node, esi_leap_env, ironic_tenancy_policy, openstack_env, tmp_path_factory):
+    """Two nodes of one class offered to tenant-b; tenant-b claims two offers of the class in one run of
+    esi_claim_offer.yml, runs it again, ends both leases by name (esi_end_leases.yml); the owner withdraws."""
+    for name in ("ep-pair-1", "ep-pair-2"):
+        enroll_node(name, resource_class=PAIR)
+    workdir = tmp_path_factory.mktemp("esi-pair")
+    infra = openstack_env.ansible_env("infra")
+    offered = run_playbook(
+        OFFER_HOSTS, infra, workdir, extra_vars={"offers": [{"resource_class": PAIR, "lessee": "tenant-b"}]}
+    )
+    assert offered.ok, offered.explain()
+    env_b = openstack_env.ansible_env("tenant-b")
+    out = workdir / "claims.json"
+    claims = [{"name": "ep-pair-a", "resource_class": PAIR}, {"name": "ep-pair-b", "resource_class": PAIR}]
+    extra = {"offer_claims": claims, "offer_claim_wait_timeout": WAIT, "offer_claims_out": str(out)}
+    first = run_playbook(CLAIM_OFFER, env_b, workdir, extra_vars=extra)
+    written = json.loads(out.read_text()) if out.exists() else None
+    again = run_playbook(CLAIM_OFFER, env_b, workdir, extra_vars=extra)
+    end = run_playbook(
+        END_LEASES,
+        env_b,
+        workdir,
+        extra_vars={"end_leases": [{"name": c["name"]} for c in claims], "end_lease_wait_timeout": WAIT},
+    )
+    withdraw = run_playbook(
+        OFFER_HOSTS, infra, workdir, extra_vars={"offers": [{"resource_class": PAIR, "state": "absent"}]}
+    )
+    return {"first": first, "written": written, "again": again, "end": end, "withdraw": withdraw}
+
+
+def test_two_claims_of_one_class_lease_two_nodes_each_named_after_its_claim(pair):
+    assert pair["first"].ok, pair["first"].explain()
+    leases, claims = pair["written"]["leases"], pair["written"]["claims"]
+    assert sorted(lease["node"] for lease in leases) == ["ep-pair-1", "ep-pair-2"]
+    assert [lease["name"] for lease in leases] == ["ep-pair-a", "ep-pair-b"]
+    assert {c["name"]: c["host"] for c in claims} == {lease["name"]: lease["node"] for lease in leases}
+    again = pair["again"]
+    assert again.ok, again.explain()
+    assert [r["changed"] for r in item_results(again, "Claim the offers")] == [False, False]
+    assert [r["lease"]["uuid"] for r in item_results(again, "Claim the offers")] == [x["uuid"] for x in leases]
+
+
+def test_leases_are_ended_by_name(pair):
+    end = pair["end"]
+    assert end.ok, end.explain()
+    ended = [r["ended"] for r in item_results(end, "End the leases")]
+    assert ended == [[x["uuid"]] for x in pair["written"]["leases"]]
+    assert pair["withdraw"].ok, pair["withdraw"].explain()

@@ -180,6 +180,7 @@ class Lease:
     start: datetime.datetime | None
     end: datetime.datetime | None
     status: str | None
+    name: str | None = None  # the lease's name (host_offer_claim's name: the claim it is for)
 
 
 def _text(record: Mapping[str, Any], key: str) -> str | None:
@@ -235,6 +236,7 @@ def parse_lease(record: Mapping[str, Any]) -> Lease:
         start=read_time(record.get("start_time"), obj),
         end=read_time(record.get("end_time"), obj),
         status=_text(record, "status"),
+        name=_text(record, "name"),
     )
 
 
@@ -274,6 +276,7 @@ def lease_view(lease: Lease) -> dict:
         "start": format_time(lease.start),
         "end": format_time(lease.end),
         "status": lease.status,
+        "name": lease.name,
     }
 
 
@@ -480,10 +483,14 @@ def held_lease(
     node: str | None = None,
     start: datetime.datetime | None = None,
     end: datetime.datetime | None = None,
+    name: str | None = None,
 ) -> Lease | None:
-    """A lease ``project`` already holds that a claim with these options would make (its second run)."""
+    """A lease ``project`` already holds that a claim with these options would make (its second run). With
+    ``name``, only a lease of that name: claims of one resource class with different names hold different leases."""
     for lease in leases:
         if lease.project != project or lease.status not in HELD:
+            continue
+        if name is not None and lease.name != name:
             continue
         if offer_uuid is not None and lease.offer_uuid != offer_uuid:
             continue
@@ -503,6 +510,7 @@ def leases_to_end(
     offer_uuid: str | None = None,
     resource_class: str | None = None,
     node: str | None = None,
+    name: str | None = None,
 ) -> list[Lease]:
     """The leases ``project`` holds (as the lessee) that match the options: what ending them early ends."""
     return [
@@ -510,15 +518,16 @@ def leases_to_end(
         for lease in leases
         if lease.project == project
         and lease.status in HELD
+        and (name is None or lease.name == name)
         and (offer_uuid is None or lease.offer_uuid == offer_uuid)
         and _class_is(lease, resource_class)
         and _node_is(lease, node)
     ]
 
 
-def claim_body(start: datetime.datetime | None, end: datetime.datetime | None) -> dict:
+def claim_body(start: datetime.datetime | None, end: datetime.datetime | None, name: str | None = None) -> dict:
     """The POST /v1/offers/<uuid>/claim body (ESI-Leap's defaults: from now to the end of the availability)."""
-    body = {}
+    body = {"name": name} if name else {}
     if start is not None:
         body["start_time"] = esi_time(start)
     if end is not None:

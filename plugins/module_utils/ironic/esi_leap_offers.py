@@ -284,7 +284,9 @@ def _claim(mod, ironic, esi, project, start, end):
         if offer is None:
             raise NotFound("offer %s" % p["offer"], "does not exist (ESI-Leap does not know it)")
     leases = esi.list_leases()
-    lease = model.held_lease(leases, project, offer.uuid if offer else None, p["resource_class"], p["node"], start, end)
+    lease = model.held_lease(
+        leases, project, offer.uuid if offer else None, p["resource_class"], p["node"], start, end, p.get("name")
+    )
     if lease is not None:
         offer = None
     else:
@@ -316,12 +318,13 @@ def _claim(mod, ironic, esi, project, start, end):
                         start=start or now,
                         end=end,
                         status=model.CREATED,
+                        name=p.get("name"),
                     )
                 )
             )
             mod.result["offer"] = model.offer_view(offer, now)
             return
-        lease = esi.claim_offer(offer.uuid, model.claim_body(start, end), obj)
+        lease = esi.claim_offer(offer.uuid, model.claim_body(start, end, p.get("name")), obj)
         mod.changed()
     if p["wait"] and not mod.check_mode:
         lease = wait_leased(ironic, esi, project, lease, p["wait_timeout"])
@@ -368,11 +371,13 @@ def _end(mod, esi, project, ironic=None):
         targets = [lease] if lease.status in model.HELD else []
         shown = [lease]
     else:
-        if not (p["offer"] or p["resource_class"] or p["node"]):
+        if not (p["offer"] or p["resource_class"] or p["node"] or p.get("name")):
             raise InvalidInput(
-                "host_offer_claim", "give the lease to end (option lease), or offer, resource_class or node"
+                "host_offer_claim", "give the lease to end (option lease), or offer, resource_class, node or name"
             )
-        targets = model.leases_to_end(esi.list_leases(), project, p["offer"], p["resource_class"], p["node"])
+        targets = model.leases_to_end(
+            esi.list_leases(), project, p["offer"], p["resource_class"], p["node"], p.get("name")
+        )
         shown = list(targets)
     ended = []
     for lease in targets:

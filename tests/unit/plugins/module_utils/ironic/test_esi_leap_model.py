@@ -64,10 +64,11 @@ def offer(**kwargs):
     return M.parse_offer(offer_record(**kwargs))
 
 
-def lease(uuid="l-1", project=A, offer_uuid="o-1", node="n1", status="active", start=None, end=None):
+def lease(uuid="l-1", project=A, offer_uuid="o-1", node="n1", status="active", start=None, end=None, name=None):
     return M.parse_lease(
         {
             "uuid": uuid,
+            "name": name,
             "offer_uuid": offer_uuid,
             "resource_uuid": node + "-uuid",
             "resource": node,
@@ -286,9 +287,23 @@ def test_a_held_lease_is_the_callers_own_and_still_held():
     assert M.leases_to_end(leases, A, node="n1") == []
 
 
+def test_a_named_claim_keeps_only_the_lease_of_its_name():
+    """Two claims of one resource class with different names hold two leases: a claim finds only its own lease,
+    a claim without a name any lease that matches (the second run of an unnamed claim)."""
+    leases = [lease(uuid="web-0", name="a-web-0"), lease(uuid="plain", node="n2")]
+    assert M.held_lease(leases, A, resource_class="rc", name="a-web-0").uuid == "web-0"
+    assert M.held_lease(leases, A, resource_class="rc", name="a-web-1") is None
+    assert M.held_lease(leases, A, resource_class="rc").uuid == "web-0"
+    assert M.held_lease([lease(uuid="b", project=B, name="a-web-1")], A, name="a-web-1") is None
+    assert [x.uuid for x in M.leases_to_end(leases, A, name="a-web-0")] == ["web-0"]
+    assert [x.uuid for x in M.leases_to_end(leases, A, resource_class="rc")] == ["web-0", "plain"]
+    assert M.lease_view(leases[0])["name"] == "a-web-0" and M.lease_view(leases[1])["name"] is None
+
+
 def test_a_claim_body_leaves_out_what_esi_leap_defaults():
     assert M.claim_body(None, None) == {}
     assert M.claim_body(t(1), t(2)) == {"start_time": "2026-05-01T13:00:00", "end_time": "2026-05-01T14:00:00"}
+    assert M.claim_body(None, None, "a-web-0") == {"name": "a-web-0"}
 
 
 def test_a_wait_for_a_lease_stops_when_it_cannot_become_active():
