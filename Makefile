@@ -245,7 +245,7 @@ molecule: venv kube
 
 # DEMO_ONLY=ironic or DEMO_ONLY=metal3 runs one half (scripts/demo.py --only).
 DEMO_ONLY ?=
-demo: system venv kube bmo neutron
+demo: system venv kube bmo neutron esi-leap
 	$(BIN)/python scripts/demo.py $(if $(DEMO_ONLY),--only $(DEMO_ONLY))
 
 bench: venv kube bmo

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""`make demo`: the collection's main job, on embedded defaults, in two halves.
+"""`make demo`: the collection's main job, on embedded defaults, in three parts ("halves").
 
 Each half starts its services on 127.0.0.1 with the integration-test harness
 (tests/integration/harness), runs the playbooks, roles and modules of this
@@ -57,6 +57,11 @@ a two-core machine break too often: in 3 of 4 measured runs a claim failed,
 its allocation answering "database is locked" or left "allocating" for good
 by a conductor worker that met the lock (sqlite was in WAL mode with a 30 s
 busy timeout). ``--database sqlite`` runs the Ironic half on sqlite anyway.
+
+The ESI-Leap market (scripts/demo_esi.py, ``--only esi``): the owner offers
+four hosts through ESI-Leap, each tenant claims offers itself and deploys, one
+lease expires and ESI-Leap takes its host back, the other leases are ended
+early and the offers withdrawn.
 
 The Metal3 half (scripts/demo_metal3.py): the HostClaim proposal on a real
 kube-apiserver with Metal3's real baremetal-operator (``make bmo``), its
@@ -123,7 +128,8 @@ from pathlib import Path
 
 import demo_networks
 import yaml
-from demo_common import HALF, PLAYBOOKS, REPO, STARTED, DemoError, print_table, say
+from demo_common import HALF, PLAYBOOKS, REPO, STARTED, DemoError, live_iso, print_table, say
+from demo_esi import esi_half
 from demo_metal3 import metal3_half
 from harness import baremetal_operator as bmo_harness
 from harness import kube as kube_harness
@@ -154,19 +160,6 @@ def play(name: str, cloud: str, clouds_yaml: Path, workdir: Path, extra_vars: di
 
 def result(run, task: str) -> dict:
     return run.result(task)
-
-
-def live_iso(http_root: Path) -> str:
-    """A tiny bootable-looking ISO for the ramdisk deploy (virtual media)."""
-    src = Path(tempfile.mkdtemp(prefix="demo-iso-"))
-    try:
-        (src / "README.txt").write_text("baremetal.tenancy demo live image\n")
-        subprocess.run(
-            ["genisoimage", "-quiet", "-o", str(http_root / "demo-live.iso"), "-V", "DEMO", str(src)], check=True
-        )
-    finally:
-        shutil.rmtree(src, ignore_errors=True)
-    return "demo-live.iso"
 
 
 def tenant_clouds(env, clouds_yaml: Path, passwords: dict) -> None:
@@ -205,14 +198,16 @@ def main(argv=None) -> int:
         help="Ironic's database in the Ironic half (default: postgresql)",
     )
     parser.add_argument(
-        "--only", choices=list(HALVES), help="run one half only (default: the Ironic half, then the Metal3 half)"
+        "--only",
+        choices=list(HALVES),
+        help="run one part only (default: the Ironic half, the ESI-Leap market, then the Metal3 half)",
     )
     args = parser.parse_args(argv)
     # A TERM (a CI timeout, kill) or HUP ends the demo through the halves' cleanup, as an interrupt does.
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, stop_on_signal)
     halves = [args.only] if args.only else list(HALVES)
-    if "ironic" in halves and shutil.which("genisoimage") is None:
+    if {"ironic", "esi"} & set(halves) and shutil.which("genisoimage") is None:
         print("genisoimage is missing: run `make system` (scripts/install-system-packages.sh)", file=sys.stderr)
         return 2
     if "metal3" in halves:
@@ -740,7 +735,7 @@ def run_ironic(env, workdir: Path, bed=None, fabric=None) -> list[dict]:
     return sorted(rows.values(), key=lambda r: (r["tenant"], r["claim"]))
 
 
-HALVES = {"ironic": ironic_half, "metal3": metal3_half}
+HALVES = {"ironic": ironic_half, "esi": esi_half, "metal3": metal3_half}
 
 
 if __name__ == "__main__":

@@ -8,7 +8,10 @@ start and the half that runs), the error that fails a step
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -42,3 +45,16 @@ def print_table(headers: list[str], lines: list[list[str]]) -> None:
     for line in lines:
         print("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip())
     print()
+
+
+def live_iso(http_root: Path) -> str:
+    """A tiny bootable-looking ISO for the ramdisk deploy (virtual media) in ``http_root``; returns its name."""
+    src = Path(tempfile.mkdtemp(prefix="demo-iso-"))
+    try:
+        (src / "README.txt").write_text("baremetal.tenancy demo live image\n")
+        subprocess.run(
+            ["genisoimage", "-quiet", "-o", str(http_root / "demo-live.iso"), "-V", "DEMO", str(src)], check=True
+        )
+    finally:
+        shutil.rmtree(src, ignore_errors=True)
+    return "demo-live.iso"

@@ -1,0 +1,284 @@
+"""The ESI-Leap half of `make demo` (issue 37): the market of hosts, through the leasing service ESI runs.
+
+Keystone, Ironic (on PostgreSQL) and four sushy-tools Redfish BMCs, with ESI-Leap's API and manager beside them
+(tests/integration/harness/esi_leap.py: its own virtualenv, `make esi-leap`; the manager ticks every second), the
+projects ``infra`` (the owner, ESI-Leap's owner role) and ``tenant-a``, ``tenant-b`` (ESI-Leap's lessee role), each
+actor with its own project-scoped credentials:
+
+1. the system administrator writes Ironic's owner/lessee policy (ironic_setup_tenancy.yml) and enrols the four
+   servers from their BMCs for ``infra`` (ironic_enroll_hosts.yml: two ``baremetal-small``, two
+   ``baremetal-large``);
+2. the owner offers the four hosts (esi_offer_hosts.yml): the small ones to tenant-a only, the large ones to
+   every project;
+3. both tenants claim offers themselves at the same time (esi_claim_offer.yml: ESI-Leap's manager makes the
+   project the node's lessee, then host_claim deploys a live ISO with cloud-init user-data): tenant-a the two small
+   hosts, tenant-b the two large ones, one of them for three minutes only;
+4. each tenant sees only its own hosts (ironic_show_claims.yml);
+5. that short lease expires: ESI-Leap's manager ends it, removes the lessee and undeploys the host, back to
+   ``available``;
+6. the tenants end their other leases early (esi_end_leases.yml): ESI-Leap undeploys the hosts; the owner
+   withdraws the offers (esi_offer_hosts.yml, ``state: absent``), and the pool is clean.
+
+Its table gives per claim the node, whom its offer was for, the lease's end, the seconds from the claim of the
+offer to the deployed host, and how the host came back and how many seconds that took (from the lease's end, or from
+the tenant's request to end it, to the node available without a lessee).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import os
+import time
+from pathlib import Path
+
+from demo_common import PLAYBOOKS, DemoError, live_iso, say
+from harness import esi_leap as esi_harness
+from harness import openstack as openstack_harness
+from harness import sushy as sushy_harness
+from harness.ansible import run_playbook
+
+BMC_COUNT = 4
+SHORT_LEASE = 180  # seconds: tenant-b's second lease, from its claim (claim and deployment took 60 s at load 17)
+WAIT = 900
+
+
+def play(env, name: str, cloud: str, workdir: Path, extra_vars: dict | None = None):
+    """Run playbooks/<name> as ``cloud``; fail the half with its output if it fails. Returns (run, seconds)."""
+    started = time.monotonic()
+    run = run_playbook(
+        PLAYBOOKS / name,
+        {**os.environ, **env.ansible_env(cloud)},
+        workdir / f"{name}-{cloud}",
+        extra_vars=extra_vars,
+        timeout=1800,
+    )
+    if not run.ok:
+        raise DemoError(f"{name} as {cloud} failed:\n{run.explain()}")
+    return run, time.monotonic() - started
+
+
+def esi_half(args, workdir: Path) -> list[tuple[list[str], list[list[str]]]]:
+    """Keystone + Ironic + sushy-tools + ESI-Leap; the market; the table of its claims."""
+    if args.database != "postgresql":
+        say("ESI-Leap runs on PostgreSQL: the ESI-Leap half uses it whatever --database says")
+    env = esi = None
+    try:
+        say("starting Keystone, Ironic (postgresql), sushy-tools and ESI-Leap on 127.0.0.1 ...")
+        env = openstack_harness.start_openstack(
+            workdir / "services", sushy_systems=sushy_harness.default_systems(BMC_COUNT), database="postgresql"
+        )
+        esi = esi_harness.start_esi_leap(env, workdir / "esi-leap")
+        for service in [*env.services, esi.service]:
+            say(f"  {service.summary()}")
+        rows = run_market(env, workdir)
+    finally:
+        if esi is not None:
+            esi.stop()
+        if env is not None:
+            say("stopping the services")
+            env.stop()
+    headers = ["tenant", "claim", "node", "offered to", "lease end", "offer->deployed", "back", "how"]
+    lines = [
+        [r["tenant"], r["claim"], r["node"], r["offered_to"], r["end"] or "-", f"{r['deployed_s']:.1f}s"]
+        + ([f"{r['back_s']:.1f}s", r["how"]] if "back_s" in r else ["-", "-"])
+        for r in rows
+    ]
+    return [(headers, lines)]
+
+
+def run_market(env, workdir: Path) -> list[dict]:
+    admin = env.admin_conn.baremetal
+    iso = env.ironic_server.http_url + "/" + live_iso(env.ironic_server.http_root)
+
+    # 1. the system administrator: Ironic's policy, the servers of infra
+    run, took = play(
+        env, "ironic_setup_tenancy.yml", "admin", workdir, {"ironic_tenancy_policy_file": str(env.policy_path)}
+    )
+    env.settle_policy()
+    hosts = [
+        {
+            "name": f"esi-{i}",
+            "address": b.address,
+            "username": b.username,
+            "password": b.password,
+            "validate_certs": False,
+        }
+        for i, b in enumerate(env.bmcs)
+    ]
+    run, took = play(
+        env,
+        "ironic_enroll_hosts.yml",
+        "admin",
+        workdir,
+        {
+            "enroll_hosts": hosts,
+            "enroll_owner": "infra",
+            "enroll_rules": [
+                {
+                    "name": "large",
+                    "when": "MemorySummary.TotalSystemMemoryGiB >= `64`",
+                    "resource_class": "baremetal-large",
+                }
+            ],
+            "enroll_default_resource_class": "baremetal-small",
+            "enroll_interfaces": {"boot_interface": "redfish-virtual-media", "deploy_interface": "ramdisk"},
+        },
+    )
+    classes = {n.name: n.resource_class for n in admin.nodes(details=True)}
+    say(
+        f"admin: wrote Ironic's owner/lessee policy and enrolled for infra in {took:.1f}s: "
+        + ", ".join(f"{name} ({rc})" for name, rc in sorted(classes.items()))
+    )
+
+    # 2. the owner offers them
+    offers = [{"resource_class": "baremetal-small", "lessee": "tenant-a"}, {"resource_class": "baremetal-large"}]
+    run, took = play(env, "esi_offer_hosts.yml", "infra", workdir, {"offers": offers})
+    offered_to = {}
+    for item in run.result("Offer the hosts, or withdraw the offers")["results"]:
+        for offer in item["offers"]:
+            offered_to[offer["node"]] = item["item"].get("lessee") or "every project"
+    if sorted(offered_to) != sorted(classes):
+        raise DemoError(f"the owner offered {sorted(offered_to)}, not every host {sorted(classes)}")
+    say(
+        f"infra (owner): offered the four hosts through ESI-Leap in {took:.1f}s: "
+        + ", ".join(f"{node} to {whom}" for node, whom in sorted(offered_to.items()))
+    )
+
+    # 3. the tenants claim offers themselves, at the same time
+    def claim(name: str, resource_class: str, **more) -> dict:
+        user_data = f"#cloud-config\nhostname: {name}\n"
+        image = {"url": iso, "format": "live-iso"}
+        return {
+            "name": name,
+            "resource_class": resource_class,
+            "image": image,
+            "user_data": user_data,
+            "online": True,
+            **more,
+        }
+
+    short_end_at = time.time() + SHORT_LEASE
+    short_end = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(short_end_at))
+    wanted = {
+        "tenant-a": [claim("a-web-0", "baremetal-small"), claim("a-web-1", "baremetal-small")],
+        "tenant-b": [claim("b-db-0", "baremetal-large"), claim("b-batch-0", "baremetal-large", end=short_end)],
+    }
+    say(
+        "tenants: tenant-a claims two small offers, tenant-b two large ones (b-batch-0 until "
+        f"{short_end}), each with its own credentials, at the same time ..."
+    )
+    rows, leases = {}, {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {
+            tenant: pool.submit(
+                play,
+                env,
+                "esi_claim_offer.yml",
+                tenant,
+                workdir,
+                {
+                    "offer_claims": claims,
+                    "offer_claim_wait_timeout": WAIT,
+                    "offer_claims_out": str(workdir / f"claims-{tenant}.json"),
+                },
+            )
+            for tenant, claims in wanted.items()
+        }
+        for tenant, future in futures.items():
+            run, took = future.result()
+            written = json.loads((workdir / f"claims-{tenant}.json").read_text())
+            for claim_result, lease in zip(written["claims"], written["leases"]):
+                if claim_result["provision_state"] != "active" or lease["status"] != "active":
+                    raise DemoError(
+                        f"{tenant}: {claim_result['name']} is {claim_result['provision_state']}, lease {lease}"
+                    )
+                leases[claim_result["name"]] = lease
+                rows[claim_result["name"]] = {
+                    "tenant": tenant,
+                    "claim": claim_result["name"],
+                    "node": lease["node"],
+                    "offered_to": offered_to[lease["node"]],
+                    "end": lease["end"],
+                    "deployed_s": took,
+                }
+            say(
+                f"{tenant}: ESI-Leap leased and host_claim deployed "
+                + ", ".join(f"{c['name']} on {leases[c['name']]['node']}" for c in wanted[tenant])
+                + f" in {took:.1f}s"
+            )
+    project_ids = {t: p.project_id for t, p in env.tenants.items()}
+    for name, row in rows.items():
+        node = admin.get_node(row["node"])
+        if node.lessee != project_ids[row["tenant"]] or node.provision_state != "active":
+            raise DemoError(f"{row['node']} ({name}): lessee {node.lessee}, {node.provision_state}")
+
+    # 4. each tenant sees only its own hosts
+    for tenant in wanted:
+        out = workdir / f"view-{tenant}.json"
+        play(env, "ironic_show_claims.yml", tenant, workdir, {"view_out": str(out)})
+        view = json.loads(out.read_text())
+        own = {c["name"] for c in wanted[tenant]}
+        seen_claims, seen_nodes = {c["name"] for c in view["claims"]}, set(view["nodes"])
+        if seen_claims != own or seen_nodes != {rows[n]["node"] for n in own}:
+            raise DemoError(f"{tenant} sees claims {sorted(seen_claims)} and nodes {sorted(seen_nodes)}")
+        say(f"{tenant}: sees claims {', '.join(sorted(seen_claims))} on {', '.join(sorted(seen_nodes))} - nothing else")
+
+    # 5. the short lease expires: ESI-Leap takes the host back
+    short_node = rows["b-batch-0"]["node"]
+    say(f"infra: waiting for ESI-Leap to end tenant-b's lease of {short_node} at {short_end} ...")
+    node = back_in_pool(admin, short_node, short_end_at + WAIT)
+    rows["b-batch-0"].update(back_s=time.time() - short_end_at, how="lease expired (from its end)")
+    say(
+        f"ESI-Leap: ended the lease of {short_node}; {short_node} has no lessee, is undeployed and "
+        f"{node.provision_state} {rows['b-batch-0']['back_s']:.1f}s after the lease's end"
+    )
+
+    # 6. the tenants end their other leases early; the owner withdraws the offers
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {
+            tenant: pool.submit(
+                play,
+                env,
+                "esi_end_leases.yml",
+                tenant,
+                workdir,
+                {
+                    "end_leases": [{"lease": leases[c["name"]]["uuid"]} for c in claims if c["name"] != "b-batch-0"],
+                    "end_lease_wait_timeout": WAIT,
+                },
+            )
+            for tenant, claims in wanted.items()
+        }
+        for tenant, future in futures.items():
+            run, took = future.result()
+            for claim_spec in wanted[tenant]:
+                name = claim_spec["name"]
+                if name == "b-batch-0":
+                    continue
+                started = time.monotonic()
+                back_in_pool(admin, rows[name]["node"], time.time() + WAIT)
+                rows[name].update(back_s=took + time.monotonic() - started, how="lease ended early (from the request)")
+            say(f"{tenant}: ended its leases ({took:.1f}s); ESI-Leap undeployed the hosts and removed the lessee")
+    run, took = play(
+        env, "esi_offer_hosts.yml", "infra", workdir, {"offers": [{"nodes": sorted(classes), "state": "absent"}]}
+    )
+    withdrawn = run.result("Offer the hosts, or withdraw the offers")["results"][0]["actions"]
+    say(f"infra (owner): withdrew {len(withdrawn)} offers in {took:.1f}s")
+    nodes = sorted(admin.nodes(details=True), key=lambda n: n.name)
+    state = ", ".join(f"{n.name}: {n.provision_state}" for n in nodes)
+    if any(n.lessee or n.provision_state != "available" or n.instance_info for n in nodes):
+        raise DemoError(f"the pool is not clean: {state}")
+    say(f"pool: {state}, no lessee, nothing of a tenant left")
+    return sorted(rows.values(), key=lambda r: (r["tenant"], r["claim"]))
+
+
+def back_in_pool(admin, node_name: str, deadline: float):
+    """Wait until ``node_name`` has no lessee and is ``available`` (ESI-Leap's lease end undeploys it)."""
+    while True:
+        node = admin.get_node(node_name)
+        if not node.lessee and node.provision_state == "available":
+            return node
+        if time.time() > deadline:
+            raise DemoError(f"{node_name} is still {node.provision_state} with lessee {node.lessee}")
+        time.sleep(1)
