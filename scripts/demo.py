@@ -128,7 +128,7 @@ from pathlib import Path
 
 import demo_networks
 import yaml
-from demo_common import HALF, PLAYBOOKS, REPO, STARTED, DemoError, live_iso, print_table, say
+from demo_common import HALF, PLAYBOOKS, REPO, STARTED, DemoError, enroll_vars, live_iso, print_table, say
 from demo_esi import esi_half
 from demo_metal3 import metal3_half
 from harness import baremetal_operator as bmo_harness
@@ -442,38 +442,17 @@ def run_ironic(env, workdir: Path, bed=None, fabric=None) -> list[dict]:
             "and ports, never bind a port; lessees attach their ports to their nodes"
         )
 
-    hosts = [
-        {
-            "name": f"node-{i}",
-            "address": bmc.address,
-            "username": bmc.username,
-            "password": bmc.password,
-            "validate_certs": False,
-            **({"nics": demo_networks.nics(bed.machine(bmc.name))} if fabric else {}),
-        }
-        for i, bmc in enumerate(env.bmcs)
-    ]
-    interfaces = {"boot_interface": "redfish-virtual-media", "deploy_interface": "ramdisk"}
-    if fabric is not None:
-        interfaces["network_interface"] = "neutron"
     run, took = play(
         "ironic_enroll_hosts.yml",
         "admin",
         clouds,
         workdir,
-        {
-            "enroll_hosts": hosts,
-            "enroll_owner": "infra",
-            "enroll_rules": [
-                {
-                    "name": "large",
-                    "when": "MemorySummary.TotalSystemMemoryGiB >= `64`",
-                    "resource_class": "baremetal-large",
-                }
-            ],
-            "enroll_default_resource_class": "baremetal-small",
-            "enroll_interfaces": interfaces,
-        },
+        enroll_vars(
+            env.bmcs,
+            "node-",
+            {"network_interface": "neutron"} if fabric else None,
+            (lambda bmc: demo_networks.nics(bed.machine(bmc.name))) if fabric else None,
+        ),
     )
     enrolled = result(run, "Register the hosts from their BMCs")["hosts"]
     classes = {n.name: n.resource_class for n in env.admin_conn.baremetal.nodes(details=True)}

@@ -58,3 +58,32 @@ def live_iso(http_root: Path) -> str:
     finally:
         shutil.rmtree(src, ignore_errors=True)
     return "demo-live.iso"
+
+
+def enroll_vars(bmcs, prefix: str, interfaces: dict | None = None, nics=None) -> dict:
+    """ironic_enroll_hosts.yml's variables for the demo's BMCs: nodes ``<prefix><i>`` of the project ``infra``,
+    64-GiB systems ``baremetal-large`` and the rest ``baremetal-small``, booted from virtual media with the
+    ``ramdisk`` deploy (plus ``interfaces``); ``nics(bmc)``: a host's ``nics`` (its switch ports), if given."""
+    hosts = [
+        {
+            "name": f"{prefix}{i}",
+            "address": bmc.address,
+            "username": bmc.username,
+            "password": bmc.password,
+            "validate_certs": False,
+            **({"nics": nics(bmc)} if nics else {}),
+        }
+        for i, bmc in enumerate(bmcs)
+    ]
+    large = {"name": "large", "when": "MemorySummary.TotalSystemMemoryGiB >= `64`", "resource_class": "baremetal-large"}
+    return {
+        "enroll_hosts": hosts,
+        "enroll_owner": "infra",
+        "enroll_rules": [large],
+        "enroll_default_resource_class": "baremetal-small",
+        "enroll_interfaces": {
+            "boot_interface": "redfish-virtual-media",
+            "deploy_interface": "ramdisk",
+            **(interfaces or {}),
+        },
+    }

@@ -32,7 +32,7 @@ import os
 import time
 from pathlib import Path
 
-from demo_common import PLAYBOOKS, DemoError, live_iso, say
+from demo_common import PLAYBOOKS, DemoError, enroll_vars, live_iso, say
 from harness import esi_leap as esi_harness
 from harness import openstack as openstack_harness
 from harness import sushy as sushy_harness
@@ -96,35 +96,7 @@ def run_market(env, workdir: Path) -> list[dict]:
         env, "ironic_setup_tenancy.yml", "admin", workdir, {"ironic_tenancy_policy_file": str(env.policy_path)}
     )
     env.settle_policy()
-    hosts = [
-        {
-            "name": f"esi-{i}",
-            "address": b.address,
-            "username": b.username,
-            "password": b.password,
-            "validate_certs": False,
-        }
-        for i, b in enumerate(env.bmcs)
-    ]
-    run, took = play(
-        env,
-        "ironic_enroll_hosts.yml",
-        "admin",
-        workdir,
-        {
-            "enroll_hosts": hosts,
-            "enroll_owner": "infra",
-            "enroll_rules": [
-                {
-                    "name": "large",
-                    "when": "MemorySummary.TotalSystemMemoryGiB >= `64`",
-                    "resource_class": "baremetal-large",
-                }
-            ],
-            "enroll_default_resource_class": "baremetal-small",
-            "enroll_interfaces": {"boot_interface": "redfish-virtual-media", "deploy_interface": "ramdisk"},
-        },
-    )
+    run, took = play(env, "ironic_enroll_hosts.yml", "admin", workdir, enroll_vars(env.bmcs, "esi-"))
     classes = {n.name: n.resource_class for n in admin.nodes(details=True)}
     say(
         f"admin: wrote Ironic's owner/lessee policy and enrolled for infra in {took:.1f}s: "
