@@ -44,6 +44,13 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connectio
 )
 
 OK = (200, 201, 202, 204)
+# A read ESI-Leap answers with a server error is sent again, twice at most, a second apart: ESI-Leap 1.0.0's API
+# builds its Ironic client per request and, when a lease has just been deleted, a read of it or of the lease list
+# has been seen to fail once with HTTP 500 ("Must provide Keystone credentials or user-defined endpoint",
+# ironicclient's AmbiguousAuthSystem) and succeed the next second. Writes are never sent twice (ESI-Leap also
+# answers a refused offer or claim with 500).
+GET_RETRIES = 2
+GET_RETRY_DELAY = 1.0
 
 
 def _config_value(conn: Any, getter: str) -> str | None:
@@ -133,11 +140,16 @@ class EsiLeap:
             kwargs["json"] = body
         if self.timeout:
             kwargs["timeout"] = self.timeout
-        self.requests += 1
-        try:
-            response = self.conn.session.request(url, method.upper(), **kwargs)
-        except Exception as exc:  # connection refused, TLS, token errors, time-outs
-            raise request_failure(obj, exc, "%s %s" % (method.upper(), path), self.timeout, "ESI-Leap") from exc
+        for attempt in range(1 + (GET_RETRIES if method.lower() == "get" else 0)):
+            if attempt:
+                self.sleep(GET_RETRY_DELAY)
+            self.requests += 1
+            try:
+                response = self.conn.session.request(url, method.upper(), **kwargs)
+            except Exception as exc:  # connection refused, TLS, token errors, time-outs
+                raise request_failure(obj, exc, "%s %s" % (method.upper(), path), self.timeout, "ESI-Leap") from exc
+            if response.status_code < 500:
+                break
         status = response.status_code
         if status in ok:
             return response_body(response)

@@ -74,7 +74,9 @@ class Conn:
 
 
 def client(*answers, endpoint="http://127.0.0.1:7777/v1/"):
-    return C.EsiLeap.from_connection(Conn(Session(endpoint, answers)))
+    esi = C.EsiLeap.from_connection(Conn(Session(endpoint, answers)))
+    esi.sleep = esi.conn.session.calls.append  # the retries' pauses, recorded beside the calls
+    return esi
 
 
 def test_the_lease_service_is_found_in_the_catalog_for_the_connections_interface_and_region():
@@ -151,3 +153,27 @@ def test_esi_leap_out_of_reach_is_named_and_marked_for_waits():
         client(failure).list_leases()
     assert "ESI-Leap at http://127.0.0.1:7777/v1/leases cannot be reached" in error.value.message
     assert error.value.details["service_unreachable"]
+
+
+FLAKE = {"faultcode": "Server", "faultstring": "Must provide Keystone credentials or user-defined endpoint"}
+
+
+def test_a_read_answered_with_a_server_error_is_sent_again_twice_at_most():
+    lease = {"uuid": "l-1", "status": "deleted", "project_id": "p"}
+    esi = client(Response(500, FLAKE), Response(200, lease))
+    assert esi.get_lease("l-1").status == "deleted"
+    assert [c if isinstance(c, float) else c[0] for c in esi.conn.session.calls] == ["GET", C.GET_RETRY_DELAY, "GET"]
+    assert esi.requests == 2
+    esi = client(Response(500, FLAKE), Response(502, FLAKE), Response(500, FLAKE))
+    with pytest.raises(BackendError, match="HTTP 500"):
+        esi.list_leases()
+    assert esi.requests == 3
+
+
+def test_a_write_answered_with_a_server_error_is_never_sent_again():
+    esi = client(Response(500, FLAKE))
+    with pytest.raises(BackendError):
+        esi.delete_lease("l-1")
+    assert esi.requests == 1 and len(esi.conn.session.calls) == 1
+    esi = client(Response(404, {"faultstring": "not found"}))
+    assert esi.get_lease("l-x", missing_ok=True) is None and esi.requests == 1  # a client error is an answer
