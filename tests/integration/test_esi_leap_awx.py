@@ -10,7 +10,8 @@ session's Keystone, Ironic and ESI-Leap (:mod:`fixtures_esi`):
 - tenant-a claims it from the survey (claim name and node): ESI-Leap makes tenant-a the node's lessee and the claim
   (an Ironic allocation named after it) holds the node; the lease carries the claim's name;
 - tenant-b's launch of the same template for that node fails naming it, and changes nothing;
-- tenant-a ends its lease by the claim's name (``esi_end_leases.yml``) and the owner withdraws the offer.
+- tenant-a ends its lease by the claim's name (``esi_end_leases.yml``): its claim of the node (never deployed) is
+  deleted with it; the owner withdraws the offer.
 """
 
 from __future__ import annotations
@@ -63,6 +64,10 @@ def test_the_owner_offers_and_a_tenant_claims_through_the_job_templates(node, op
         extra_vars={"end_leases": [{"name": "ep-awx-claim"}], "end_lease_wait_timeout": WAIT},
     )
     assert end.ok, end.explain()
+    # the claim never deployed the node: ESI-Leap leaves its allocation, the tenant's end deletes it (the node would
+    # stay allocated to a lease that is over, and no next lessee's claim could get it)
+    assert admin.get_allocation(held.allocation_id, ignore_missing=True) is None
+    assert admin.get_node(node.id).instance_uuid is None
     withdraw = run_playbook(
         REPO_ROOT / "playbooks" / "esi_offer_hosts.yml",
         openstack_env.ansible_env("infra"),

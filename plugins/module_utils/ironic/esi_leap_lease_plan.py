@@ -304,3 +304,17 @@ def leftover_patch(node: dict | None, project: str | None, owner: bool) -> list[
     if owner and node.get("instance_uuid"):
         ops.append({"op": "remove", "path": "/instance_uuid"})
     return ops
+
+
+def leftover_allocation(node: dict | None, project: str | None) -> str | None:
+    """The allocation (``instance_uuid``) ``project``, the lessee, holds on ``node`` when the node is not deployed:
+    ESI-Leap leaves it when the lease ends, and the node then stays allocated to nobody's lease (the next lessee's
+    claim cannot get it). A lessee may not write ``instance_uuid`` but deletes its own allocation, as a release does
+    (the owner removes ``instance_uuid``, :func:`leftover_patch`). None for a deployed node (its undeployment removes
+    the allocation) or a node of another lessee."""
+    node = node or {}
+    if not node or not project or node.get("lessee") != project:
+        return None
+    if node.get("provision_state") in UNDEPLOYABLE_STATES:
+        return None
+    return node.get("instance_uuid") or None

@@ -390,6 +390,7 @@ def _end(mod, esi, project, ironic=None):
                 ops = lease_plan.leftover_patch(node, project, owner=False)
                 if ops:
                     ironic.patch_node(lease.node_uuid, ops, lease.node)
+                _release_own_allocation(ironic, lease_plan.leftover_allocation(node, project), project, lease.node)
             esi.delete_lease(lease.uuid, "lease %s of node %s" % (lease.uuid, lease.node))
         mod.changed()
         ended.append(lease.uuid)
@@ -410,6 +411,16 @@ def _end(mod, esi, project, ironic=None):
         views.append(view)
     mod.result["leases"] = views
     mod.result["ended"] = ended
+
+
+def _release_own_allocation(ironic, allocation: str | None, project: str, label: str | None) -> None:
+    """The project's claim of a node that is not deployed goes with its lease (ESI-Leap leaves it, and the node
+    would stay allocated): deleted when it is the project's own, as a release deletes it."""
+    if allocation is None:
+        return
+    found = ironic.get_allocation(allocation)
+    if found is not None and found.get("owner") in (None, project):
+        ironic.delete_allocation(allocation, "%s on node %s" % (found.get("name") or allocation, label))
 
 
 def _detach_own_vifs(mod, ironic, lease):

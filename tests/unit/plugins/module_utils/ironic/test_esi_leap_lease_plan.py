@@ -197,3 +197,18 @@ def test_no_leftover_patch_for_another_lessee_or_a_clean_node():
     assert P.leftover_patch(node(lessee=B, instance_info={"x": 1}), A, True) == []
     assert P.leftover_patch(node(lessee=A), A, True) == []
     assert P.leftover_patch(None, A, True) == []
+
+
+@pytest.mark.parametrize(
+    "state, lessee, expected",
+    [
+        ("available", A, "i-1"),  # allocated, never deployed: the lessee's own claim goes with the lease
+        ("active", A, None),  # ESI-Leap undeploys it, which removes the allocation
+        ("deploy failed", A, None),
+        ("available", B, None),  # another lessee's node
+    ],
+)
+def test_the_lessees_allocation_on_a_node_that_is_not_deployed(state, lessee, expected):
+    assert P.leftover_allocation(node(state=state, lessee=lessee, instance_uuid="i-1"), A) == expected
+    assert P.leftover_allocation(node(state=state, lessee=lessee), A) is None
+    assert P.leftover_allocation(None, A) is None

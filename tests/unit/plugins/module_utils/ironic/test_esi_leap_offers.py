@@ -32,6 +32,22 @@ class FakeIronic:
         self.nodes = nodes  # uuid -> node
         self.vifs = {}  # node UUID: attached VIFs
         self.vifs_forbidden = False  # the owner's policy keeps VIFs to the owner
+        self.allocations = {}  # uuid -> allocation (its owner: the project that made it)
+        self.patches = []
+
+    def get_allocation(self, ident, fields=()):
+        allocation = self.allocations.get(ident)
+        return allocation if allocation is not None and allocation["owner"] == self.project else None
+
+    def delete_allocation(self, ident, label=None):
+        assert self.allocations[ident]["owner"] == self.project, "deleted another project's allocation"
+        del self.allocations[ident]
+        for node in self.nodes.values():
+            if node.get("instance_uuid") == ident:
+                node["instance_uuid"] = None
+
+    def patch_node(self, ident, ops, label=None):
+        self.patches.append((ident, ops))
 
     def detach_vifs(self, ident, label=None):
         if self.vifs_forbidden:
@@ -400,3 +416,24 @@ def test_a_claim_needs_something_to_choose_by(pool):
         run_claim(pool[1].as_project(A))
     with pytest.raises(NotFound, match="offer nope: does not exist"):
         run_claim(pool[1].as_project(A), offer="nope")
+
+
+def test_a_tenant_ending_its_lease_deletes_its_claim_of_a_node_never_deployed(pool):
+    """ESI-Leap leaves an allocation on a node that is not deployed: the node would stay allocated, so no next
+    lessee's claim could get it. The tenant deletes its own allocation (as a release does), never another's."""
+    run_offer(pool, nodes=["n1"], lessee="tenant-a")
+    tenant_a = pool[1].as_project(A)
+    run_claim(tenant_a, node="n1", wait=True)
+    nodes = pool[0].nodes
+    nodes["n1-uuid"]["instance_uuid"] = "alloc-a"
+    tenant_a.ironic.allocations = {"alloc-a": {"uuid": "alloc-a", "name": "a-db-0", "owner": A}}
+    ended = run_claim(tenant_a, state="absent", node="n1")
+    assert ended["changed"] is True and tenant_a.ironic.allocations == {}
+    assert nodes["n1-uuid"]["instance_uuid"] is None
+
+    run_offer(pool, nodes=["n2"], lessee="tenant-a")
+    run_claim(tenant_a, node="n2", wait=True)
+    nodes["n2-uuid"]["instance_uuid"] = "alloc-owner"
+    tenant_a.ironic.allocations = {"alloc-owner": {"uuid": "alloc-owner", "name": "owners", "owner": OWNER}}
+    run_claim(tenant_a, state="absent", node="n2")
+    assert list(tenant_a.ironic.allocations) == ["alloc-owner"], "a tenant deleted an allocation not its own"
