@@ -16,6 +16,7 @@ session's Keystone, Ironic and ESI-Leap (:mod:`fixtures_esi`):
 
 from __future__ import annotations
 
+import openstack
 import pytest
 from harness.ansible import REPO_ROOT, run_playbook
 from test_awx_jobs import Awx, openstack_credential
@@ -66,7 +67,8 @@ def test_the_owner_offers_and_a_tenant_claims_through_the_job_templates(node, op
     assert end.ok, end.explain()
     # the claim never deployed the node: ESI-Leap leaves its allocation, the tenant's end deletes it (the node would
     # stay allocated to a lease that is over, and no next lessee's claim could get it)
-    assert admin.get_allocation(held.allocation_id, ignore_missing=True) is None
+    with pytest.raises(openstack.exceptions.NotFoundException):
+        admin.get_allocation(held.allocation_id)
     assert admin.get_node(node.id).instance_uuid is None
     withdraw = run_playbook(
         REPO_ROOT / "playbooks" / "esi_offer_hosts.yml",
