@@ -20,7 +20,8 @@ description:
   - An offer made for another project cannot be claimed; ESI-Leap refuses it and the module says so, naming the
     offer. A window outside the offer's availabilities is reported as ESI-Leap's refusal.
   - O(state=absent) ends the project's leases early (O(lease), or those of O(offer), O(resource_class) or O(node)).
-    A tenant ends only its own leases. ESI-Leap removes the node's C(lessee) and undeploys a deployed node.
+    A tenant ends only its own leases. ESI-Leap removes the node's C(lessee) and undeploys a deployed node; the
+    project's claim (allocation) of a node that is not deployed, which ESI-Leap leaves, is deleted first.
   - With O(wait=true), O(state=present) returns once the node's C(lessee) is the project (read from Ironic with the
     tenant's credentials) and the lease is V(active); O(state=absent) once the leases are V(deleted).
   - The result shows names, projects, windows and states, never a BMC field.
