@@ -35,11 +35,13 @@ RULES = {
         re.compile(r"\btime\.sleep\(|\bsleep\(|\bdeadline\b"),
         # leases.py and esi_leap_expire.py sleep once until a lease's end (host_lease's and host_offer_expire's
         # lead_time: a wall-clock instant, no state polled; the wait for ESI-Leap to end the lease is a poll);
-        # bind_worker.py is host_bind_worker's serve loop between spool reads, not a wait for a state.
+        # bind_worker.py is host_bind_worker's serve loop between spool reads, not a wait for a state. The clients
+        # send a transient answer's request again in their request loop (Ironic's and ESI-Leap's).
         {
             "module_utils/common/polling.py",
             "module_utils/metal3/client.py",
             "module_utils/ironic/client.py",
+            "module_utils/ironic/esi_leap_client.py",
             "module_utils/ironic/leases.py",
             "module_utils/ironic/esi_leap_expire.py",
             "module_utils/metal3/events/worker.py",
