@@ -58,6 +58,14 @@ def play(env, name: str, cloud: str, workdir: Path, extra_vars: dict | None = No
     return run, time.monotonic() - started
 
 
+def at_once(env, name: str, workdir: Path, extra_vars: dict[str, dict]) -> dict[str, tuple]:
+    """Run playbooks/<name> as each tenant of ``extra_vars`` (tenant -> its variables) at the same time; returns
+    tenant -> (run, seconds), once every run has ended."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(extra_vars)) as pool:
+        futures = {tenant: pool.submit(play, env, name, tenant, workdir, v) for tenant, v in extra_vars.items()}
+        return {tenant: future.result() for tenant, future in futures.items()}
+
+
 def esi_half(args, workdir: Path) -> list[tuple[list[str], list[list[str]]]]:
     """Keystone + Ironic + sushy-tools + ESI-Leap; the market; the table of its claims."""
     if args.database != "postgresql":
@@ -141,44 +149,38 @@ def run_market(env, workdir: Path) -> list[dict]:
         f"{short_end}), each with its own credentials, at the same time ..."
     )
     rows, leases = {}, {}
-    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {
-            tenant: pool.submit(
-                play,
-                env,
-                "esi_claim_offer.yml",
-                tenant,
-                workdir,
-                {
-                    "offer_claims": claims,
-                    "offer_claim_wait_timeout": WAIT,
-                    "offer_claims_out": str(workdir / f"claims-{tenant}.json"),
-                },
-            )
+    runs = at_once(
+        env,
+        "esi_claim_offer.yml",
+        workdir,
+        {
+            tenant: {
+                "offer_claims": claims,
+                "offer_claim_wait_timeout": WAIT,
+                "offer_claims_out": str(workdir / f"claims-{tenant}.json"),
+            }
             for tenant, claims in wanted.items()
-        }
-        for tenant, future in futures.items():
-            run, took = future.result()
-            written = json.loads((workdir / f"claims-{tenant}.json").read_text())
-            for claim_result, lease in zip(written["claims"], written["leases"]):
-                if claim_result["provision_state"] != "active" or lease["status"] != "active":
-                    raise DemoError(
-                        f"{tenant}: {claim_result['name']} is {claim_result['provision_state']}, lease {lease}"
-                    )
-                leases[claim_result["name"]] = lease
-                rows[claim_result["name"]] = {
-                    "tenant": tenant,
-                    "claim": claim_result["name"],
-                    "node": lease["node"],
-                    "offered_to": offered_to[lease["node"]],
-                    "end": lease["end"],
-                    "deployed_s": took,
-                }
-            say(
-                f"{tenant}: ESI-Leap leased and host_claim deployed "
-                + ", ".join(f"{c['name']} on {leases[c['name']]['node']}" for c in wanted[tenant])
-                + f" in {took:.1f}s"
-            )
+        },
+    )
+    for tenant, (_run, took) in runs.items():
+        written = json.loads((workdir / f"claims-{tenant}.json").read_text())
+        for claim_result, lease in zip(written["claims"], written["leases"]):
+            if claim_result["provision_state"] != "active" or lease["status"] != "active":
+                raise DemoError(f"{tenant}: {claim_result['name']} is {claim_result['provision_state']}, lease {lease}")
+            leases[claim_result["name"]] = lease
+            rows[claim_result["name"]] = {
+                "tenant": tenant,
+                "claim": claim_result["name"],
+                "node": lease["node"],
+                "offered_to": offered_to[lease["node"]],
+                "end": lease["end"],
+                "deployed_s": took,
+            }
+        say(
+            f"{tenant}: ESI-Leap leased and host_claim deployed "
+            + ", ".join(f"{c['name']} on {leases[c['name']]['node']}" for c in wanted[tenant])
+            + f" in {took:.1f}s"
+        )
     project_ids = {t: p.project_id for t, p in env.tenants.items()}
     for name, row in rows.items():
         node = admin.get_node(row["node"])
@@ -207,31 +209,27 @@ def run_market(env, workdir: Path) -> list[dict]:
     )
 
     # 6. the tenants end their other leases early; the owner withdraws the offers
-    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {
-            tenant: pool.submit(
-                play,
-                env,
-                "esi_end_leases.yml",
-                tenant,
-                workdir,
-                {
-                    "end_leases": [{"lease": leases[c["name"]]["uuid"]} for c in claims if c["name"] != "b-batch-0"],
-                    "end_lease_wait_timeout": WAIT,
-                },
-            )
+    runs = at_once(
+        env,
+        "esi_end_leases.yml",
+        workdir,
+        {
+            tenant: {
+                "end_leases": [{"lease": leases[c["name"]]["uuid"]} for c in claims if c["name"] != "b-batch-0"],
+                "end_lease_wait_timeout": WAIT,
+            }
             for tenant, claims in wanted.items()
-        }
-        for tenant, future in futures.items():
-            run, took = future.result()
-            for claim_spec in wanted[tenant]:
-                name = claim_spec["name"]
-                if name == "b-batch-0":
-                    continue
-                started = time.monotonic()
-                back_in_pool(admin, rows[name]["node"], time.time() + WAIT)
-                rows[name].update(back_s=took + time.monotonic() - started, how="lease ended early (from the request)")
-            say(f"{tenant}: ended its leases ({took:.1f}s); ESI-Leap undeployed the hosts and removed the lessee")
+        },
+    )
+    for tenant, (_run, took) in runs.items():
+        for claim_spec in wanted[tenant]:
+            name = claim_spec["name"]
+            if name == "b-batch-0":
+                continue
+            started = time.monotonic()
+            back_in_pool(admin, rows[name]["node"], time.time() + WAIT)
+            rows[name].update(back_s=took + time.monotonic() - started, how="lease ended early (from the request)")
+        say(f"{tenant}: ended its leases ({took:.1f}s); ESI-Leap undeployed the hosts and removed the lessee")
     run, took = play(
         env, "esi_offer_hosts.yml", "infra", workdir, {"offers": [{"nodes": sorted(classes), "state": "absent"}]}
     )
