@@ -132,6 +132,7 @@ from demo_common import HALF, PLAYBOOKS, REPO, STARTED, DemoError, enroll_vars, 
 from demo_esi import esi_half
 from demo_metal3 import metal3_half
 from harness import baremetal_operator as bmo_harness
+from harness import ironic_networks
 from harness import kube as kube_harness
 from harness import machines as machines_harness
 from harness import openstack as openstack_harness
@@ -274,7 +275,7 @@ def ironic_half(args, workdir: Path) -> list[tuple[list[str], list[list[str]]]]:
             tenants=(),
             sushy_systems=systems,
             database=args.database,
-            ironic_config=demo_networks.IRONIC_CONFIG if fabric else None,
+            ironic_config=ironic_networks.IRONIC_NEUTRON_CONFIG if fabric else None,
         )
         for service in env.services:
             say(f"  {service.summary()}")
@@ -437,7 +438,7 @@ def run_ironic(env, workdir: Path, bed=None, fabric=None) -> list[dict]:
         demo_networks.settle_policy(env)
         say(
             "owner: made the provisioning, cleaning and quarantine networks ("
-            + ", ".join(demo_networks.OWNER_NETWORKS.values())
+            + ", ".join(ironic_networks.OWNER_NETWORKS.values())
             + "), gave Ironic's service user the role service and wrote Neutron's policy: tenants make networks "
             "and ports, never bind a port; lessees attach their ports to their nodes"
         )

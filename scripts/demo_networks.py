@@ -26,21 +26,15 @@ import subprocess
 from pathlib import Path
 
 from demo_common import DemoError, say
+from harness import ironic_networks, traffic
 from harness import neutron as neutron_harness
 from harness import openstack as openstack_harness
 from harness import switch as switch_harness
-from harness import traffic
 from harness.switch import Endpoint
 
 SUBNET = "10.60.0.0/24"  # both tenants': the same addresses, apart only by VLAN
 GATEWAY_IP = "10.60.0.1"
 POOLS = {"tenant-a": ("10.60.0.10", "10.60.0.19"), "tenant-b": ("10.60.0.20", "10.60.0.29")}
-OWNER_NETWORKS = {"provisioning": "demo-provisioning", "cleaning": "demo-cleaning", "quarantine": "demo-quarantine"}
-# Ironic's [neutron] networks, by name: read when a node first needs them, after the owner's role made them.
-IRONIC_CONFIG = (
-    f"[neutron]\nprovisioning_network = {OWNER_NETWORKS['provisioning']}\n"
-    f"cleaning_network = {OWNER_NETWORKS['cleaning']}\n"
-)
 
 
 def network_name(tenant: str) -> str:
@@ -56,13 +50,6 @@ class Fabric:
     vlans: dict[str, int] = dataclasses.field(default_factory=dict)  # tenant -> its network's VLAN
     gateways: dict[str, Endpoint] = dataclasses.field(default_factory=dict)  # tenant -> its gateway
     jump: str | None = None  # tenant-a's jump host (root@<address>)
-
-    def stop(self) -> None:
-        try:
-            if self.neutron is not None:
-                self.neutron.stop()
-        finally:
-            self.switch.stop()
 
 
 def start_switch(workdir: Path) -> Fabric:
@@ -81,18 +68,11 @@ def start_neutron(fabric: Fabric, env, workdir: Path) -> None:
 
 
 def owner_role_vars(fabric: Fabric) -> dict:
-    """The ``ironic_tenancy`` role's Neutron side, beside the projects and the Ironic policy."""
-    physnet = {"network_type": "vlan", "physical_network": neutron_harness.PHYSNET}
-    networks = {purpose: {"name": name, **physnet} for purpose, name in OWNER_NETWORKS.items()}
-    networks["quarantine"]["segmentation_id"] = fabric.switch.quarantine_vlan
-    return {
-        "ironic_tenancy_lessee_vifs": True,
-        "ironic_tenancy_network_cloud": "admin-project",
-        "ironic_tenancy_service_users": [openstack_harness.IRONIC_SERVICE_USER],
-        "ironic_tenancy_networks": networks,
-        "ironic_tenancy_manage_neutron_policy": True,
-        "ironic_tenancy_neutron_policy_file": str(fabric.neutron.policy_path),
-    }
+    """The ``ironic_tenancy`` role's Neutron side (the harness's, :func:`harness.ironic_networks.owner_role_vars`),
+    beside the projects and the Ironic policy, with lessees attaching their ports."""
+    role_vars = ironic_networks.owner_role_vars(fabric.neutron.policy_path, fabric.switch.quarantine_vlan)
+    del role_vars["ironic_tenancy_manage_policy"]  # the demo's run writes Ironic's policy too
+    return {**role_vars, "ironic_tenancy_lessee_vifs": True}
 
 
 def owner_connection(env):
@@ -107,7 +87,7 @@ def settle_policy(env) -> None:
 
 def nics(machine) -> list[dict]:
     """The owner's cabling record of a machine: each NIC's MAC and switch port (``host_register``'s ``nics``)."""
-    return [{"mac": nic.mac, **neutron_harness.local_link_information(nic.host_ifname)[0]} for nic in machine.nics]
+    return [{"mac": nic.mac, **ironic_networks.local_link_connection(nic.host_ifname)} for nic in machine.nics]
 
 
 def tenant_networks_vars(tenant: str) -> dict:
@@ -210,11 +190,6 @@ def prove_isolation(fabric: Fabric, hosts: dict[str, tuple[str, str]], keys: Pat
             f"{a_host} (tenant-a, over SSH) pings {claim} (tenant-b, {ip} in the same subnet): {loss[0].strip()}"
         )
     return lines
-
-
-def port_vlans(fabric: Fabric, machines) -> dict[str, int | None]:
-    """The VLAN of each machine's switch port now (machine name -> VLAN)."""
-    return {m.name: fabric.switch.port_vlan(m.nics[0].host_ifname) for m in machines}
 
 
 def assert_quarantined(fabric: Fabric, machines, timeout: float = 60) -> None:

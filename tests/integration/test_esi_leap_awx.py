@@ -69,7 +69,7 @@ def test_the_owner_offers_and_a_tenant_claims_through_the_job_templates(node, op
     # stay allocated to a lease that is over, and no next lessee's claim could get it)
     with pytest.raises(openstack.exceptions.NotFoundException):
         admin.get_allocation(held.allocation_id)
-    assert admin.get_node(node.id).instance_id is None  # openstacksdk names instance_uuid so
+    assert admin.get_node(node.id).instance_id is None  # openstacksdk's name for instance_uuid
     withdraw = run_playbook(
         REPO_ROOT / "playbooks" / "esi_offer_hosts.yml",
         openstack_env.ansible_env("infra"),

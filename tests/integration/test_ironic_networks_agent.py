@@ -41,10 +41,6 @@ pytestmark = pytest.mark.networks
 NODE = "agent-switched"
 NETWORK = "agent-tenant-a"
 WAIT = 900  # seconds: a deployment or a cleaning boots the agent on loaded cores
-IRONIC_NETWORKS = (
-    f"\n[neutron]\nprovisioning_network = {ironic_networks.OWNER_NETWORKS['provisioning']}\n"
-    f"cleaning_network = {ironic_networks.OWNER_NETWORKS['cleaning']}\n"
-)
 
 
 @dataclasses.dataclass
@@ -73,7 +69,7 @@ def agent_bed(tmp_path_factory):
             count=1,
             first_mac=0x70,
             switch=switch,
-            ironic_config=IRONIC_NETWORKS,
+            ironic_config=ironic_networks.IRONIC_NEUTRON_CONFIG,
         )
         for service in stack.services:
             procs.record_service(dataclasses.replace(service, name=f"{service.name} (agent on the switch)"))

@@ -45,6 +45,12 @@ LIVE_ISO = "switched-live.iso"
 ROLE = "baremetal.tenancy.ironic_tenancy"
 # purpose -> name of the owner's networks the role makes
 OWNER_NETWORKS = {"provisioning": "bmt-provisioning", "cleaning": "bmt-cleaning", "quarantine": "bmt-quarantine"}
+# Ironic's [neutron] networks by name, for an Ironic started with them (read when a node first needs them, after the
+# owner's role made them); the session's Ironic names them per node instead (OwnerNetworks.driver_info)
+IRONIC_NEUTRON_CONFIG = (
+    f"\n[neutron]\nprovisioning_network = {OWNER_NETWORKS['provisioning']}\n"
+    f"cleaning_network = {OWNER_NETWORKS['cleaning']}\n"
+)
 
 
 @dataclasses.dataclass

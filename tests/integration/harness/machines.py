@@ -145,10 +145,10 @@ def bridges() -> dict[str, str]:
 
 def bridge_owner(alias: str) -> int | None:
     """The owner PID a test bed's bridge alias (``test-bed owner=<pid> bed=<token>``) names; None for another's."""
-    words = alias.removeprefix("test-bed owner=").split()
-    if alias == "" or not alias.startswith("test-bed owner=") or not words or not words[0].isdigit():
+    if not alias.startswith("test-bed owner="):
         return None
-    return int(words[0])
+    words = alias.removeprefix("test-bed owner=").split()
+    return int(words[0]) if words and words[0].isdigit() else None
 
 
 def bridge_is(name: str, alias: str) -> bool:
