@@ -229,7 +229,8 @@ def test_a_tenants_key_never_reaches_another_tenants_machine(stack, web, tmp_pat
     assert got["b-app-0"]["host"] == "b-node"
     b_machine = machine_of(stack, "b-node")
     b_machine.wait_running(True, WAIT)
-    assert b_machine.ssh("tenant-b", key_b, "hostname").stdout.strip() == "b-app-0"
+    login = b_machine.ssh("tenant-b", key_b, "hostname")
+    assert login.stdout.strip() == "b-app-0", (login.returncode, login.stderr, b_machine.describe())
     a_machines = [machine_of(stack, "web-node-0"), machine_of(stack, "web-node-1")]
     # Positive controls: each key opens its own tenant's machines.
     for machine in a_machines:

@@ -112,6 +112,14 @@ SSHD_DROP_IN = (
 )
 
 
+# Inside a machine's network: sshd accepted a connection and sent its banner (a listening socket alone is not a
+# server ready to log in: the first connection re-executes sshd).
+SSH_BANNER_PROBE = "exec 3<>/dev/tcp/127.0.0.1/22 && read -r -t 30 banner <&3 && [[ $banner == SSH-* ]]"
+# ssh's messages when the TCP connection was made but the server's greeting never came or broke off.
+SSH_SERVER_NOT_READY = ("during banner exchange", "kex_exchange_identification", "Connection reset by peer")
+SSH_ATTEMPTS = 3
+
+
 class MachineError(RuntimeError):
     """A machine or the test bed could not be set up; the message says which and why."""
 
@@ -344,7 +352,7 @@ class Machine:
             if running and proc is not None:
                 if not proc.alive():
                     raise MachineError(f"machine {self.name}: its boot failed\n{proc.log_tail()}")
-                if self.exec("bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/22").returncode == 0:
+                if self.exec("bash", "-c", SSH_BANNER_PROBE).returncode == 0:
                     return
             time.sleep(0.2)
         state = "running" if running else "halted"
@@ -382,10 +390,18 @@ class Machine:
 
     def ssh(self, user: str, key: str | os.PathLike, command: str, address: str | None = None, via: str | None = None):
         """Run ``command`` on the machine over SSH as ``user`` with the private ``key`` (from network namespace
-        ``via`` if given)."""
-        return subprocess.run(
-            self.ssh_argv(user, key, command, address, via), check=False, capture_output=True, text=True, timeout=60
-        )
+        ``via`` if given).
+
+        A login whose TCP connection was made but whose server did not finish its greeting (sshd forks and
+        re-executes itself per connection: on loaded cores the banner can take longer than ``ConnectTimeout``)
+        is tried again, up to :data:`SSH_ATTEMPTS` times. A refused key or an unreachable address is not:
+        tests assert those."""
+        argv = self.ssh_argv(user, key, command, address, via)
+        for unused_attempt in range(SSH_ATTEMPTS):
+            result = subprocess.run(argv, check=False, capture_output=True, text=True, timeout=60)
+            if result.returncode != 255 or not any(m in result.stderr for m in SSH_SERVER_NOT_READY):
+                break
+        return result
 
     def describe(self) -> str:
         """What the machine was given and holds, for a failed test's message: the agent's events, the config
