@@ -115,8 +115,9 @@ BMO_DIALECT_NAMESPACES = (
     "ow-prod",
     "not-ow-prod",
     "ow-tenant",
+    "rb-infra",  # test_metal3_relay_bmo: hosts (BMCs 18 and 19) of claims relayed from other clusters
 )
-BMO_DIALECT_SYSTEMS = 18
+BMO_DIALECT_SYSTEMS = 20
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,7 @@
 
 ``FaultProxy(upstream_host, upstream_port)`` listens on a free loopback port
 (``.port``, ``.url(scheme)``) and forwards every connection to the upstream,
-in one of four modes, changeable at any time (new data follows the new mode):
+in one of five modes, changeable at any time (new data follows the new mode):
 
 - ``pass``: forward as is;
 - ``delay``: hold every chunk the client sends for ``delay`` seconds before
@@ -12,7 +12,9 @@ in one of four modes, changeable at any time (new data follows the new mode):
   answer comes late: a client killed meanwhile never learns what it did);
 - ``blackhole``: accept connections and read what the client sends, but
   forward nothing and answer nothing (a hung service or BMC: the client
-  waits until its own timeout).
+  waits until its own timeout);
+- ``refuse``: reset every new connection at once (a service that is down: the
+  client fails at once, as on a closed port); connections already open go on.
 
 The proxy knows nothing about HTTP or TLS, so it stands in front of any service
 (kube-apiserver over TLS, Ironic, Keystone, a BMC). ``connections`` counts the
@@ -24,10 +26,11 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import struct
 import threading
 import time
 
-MODES = ("pass", "delay", "slow-answers", "blackhole")
+MODES = ("pass", "delay", "slow-answers", "blackhole", "refuse")
 
 
 class FaultProxy:
@@ -68,6 +71,11 @@ class FaultProxy:
 
     def _serve(self, client: socket.socket) -> None:
         upstream = None
+        if self.mode == "refuse":
+            # SO_LINGER 0: close sends a reset, as a closed port answers
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            client.close()
+            return
         try:
             if self.mode != "blackhole":
                 upstream = socket.create_connection(self.upstream, timeout=30)

@@ -21,7 +21,10 @@ What it does:
   done_file}}`` when claim namespaces need a ``host_bind`` pass: one pass for
   a storm of changes (after ``debounce`` seconds without a change, or
   ``max_delay`` after the first), one at startup for every namespace with
-  claims, one every ``resync`` seconds, and never a second pass while one
+  claims, one every ``resync`` seconds, one every ``relay_poll`` seconds for
+  the namespaces with claims relayed to another cluster (``spec.credentials``:
+  what that cluster does reaches the claim only by a pass, as no watch here
+  sees it), and never a second pass while one
   runs: with ``wait_for_pass`` (default) the next ``binder_pass`` waits until
   the pass wrote ``{"ok": .., "settled": ..}`` to ``done_file`` (the playbook
   ``baremetal.tenancy.metal3_bind_event`` does) or ``pass_timeout`` passed.
@@ -43,7 +46,7 @@ read): ``kubeconfig`` (K8S_AUTH_KUBECONFIG), ``context`` (K8S_AUTH_CONTEXT),
 ``namespaces`` and ``host_namespaces`` (default: all), ``debounce`` (0.1 s),
 ``max_delay`` (1 s), ``pass_timeout`` (900 s), ``retry_delay`` (1 s),
 ``wait_for_pass`` (true), ``object_events`` (true), ``resync`` (600 s, 0:
-never), ``watch_timeout`` (300 s), ``worker`` (false), ``worker_timeout``
+never), ``relay_poll`` (30 s, 0: never), ``watch_timeout`` (300 s), ``worker`` (false), ``worker_timeout``
 (60 s).  The credentials need ``list`` and
 ``watch`` on ``hostclaims`` and ``baremetalhosts`` (the binder's ClusterRole
 of ``baremetal.tenancy.hostclaim_setup`` has them).
@@ -233,6 +236,8 @@ async def main(queue: asyncio.Queue, args: dict):
     said_alive = float("-inf")  # when the source last touched source.alive for its worker (monotonic)
     resync = options["resync"]
     next_resync = time.monotonic() + resync if resync else None
+    relay_poll = options["relay_poll"]
+    next_relay_poll = time.monotonic() + relay_poll if relay_poll else None
     try:
         for follower in followers:
             follower.start()
@@ -267,6 +272,9 @@ async def main(queue: asyncio.Queue, args: dict):
             if next_resync is not None and now >= next_resync:
                 coalescer.add(tenancy.claim_namespaces(), now)
                 next_resync = now + resync
+            if next_relay_poll is not None and now >= next_relay_poll:
+                coalescer.add(tenancy.relayed_namespaces(), now)
+                next_relay_poll = now + relay_poll
             if listed != {"claim", "host"}:
                 continue  # the first pass waits for both listings
             if options["worker"]:

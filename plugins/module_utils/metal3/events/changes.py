@@ -104,6 +104,8 @@ def claim_state(claim: Any) -> dict:
         "reason": as_str(association.get("reason")),
         "generation": meta.get("generation"),
         "reserved": _digest(reserved),
+        # relayed to another cluster (the proposal's spec.credentials): its remote state comes back only by a pass
+        "relayed": bool(as_dict(claim.get("spec")).get("credentials")),
     }
 
 
@@ -224,6 +226,10 @@ class TenancyState:
 
     def pending_namespaces(self) -> set[str]:
         return set(state["namespace"] for state in self.claims.values() if state["state"] != BOUND)
+
+    def relayed_namespaces(self) -> set[str]:
+        """Every namespace with a claim relayed to another cluster (the relay poll: no watch sees that cluster)."""
+        return set(state["namespace"] for state in self.claims.values() if state["relayed"])
 
     def claim_namespaces(self) -> set[str]:
         """Every namespace with a claim, or with a host bound to one (the resync pass)."""

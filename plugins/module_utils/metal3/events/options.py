@@ -36,6 +36,7 @@ SOURCE_OPTIONS = {
     "wait_for_pass": ("bool", True),
     "object_events": ("bool", True),
     "resync": ("float", 600.0),
+    "relay_poll": ("float", 30.0),
     "watch_timeout": ("float", 300.0),
     "worker": ("bool", False),
     "worker_timeout": ("float", 60.0),

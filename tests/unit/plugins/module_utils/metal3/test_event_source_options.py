@@ -14,6 +14,7 @@ def test_defaults_and_no_credentials_in_an_empty_environment():
     assert options["auth"] == {}
     assert (options["debounce"], options["max_delay"], options["wait_for_pass"]) == (0.1, 1.0, True)
     assert options["namespaces"] is None
+    assert (options["resync"], options["relay_poll"]) == (600.0, 30.0)
 
 
 def test_auth_options_fall_back_to_the_k8s_auth_variables():
@@ -53,6 +54,7 @@ def test_rulebook_values_are_converted():
         ({"debounce": "soon"}, "option debounce"),
         ({"debounce": -1}, "option debounce"),
         ({"debounce": 2, "max_delay": 1}, "option max_delay"),
+        ({"relay_poll": -5}, "option relay_poll"),
         ({"wait_for_pass": "perhaps"}, "option wait_for_pass"),
         ({"host_namespaces": {"a": 1}}, "option host_namespaces"),
     ],

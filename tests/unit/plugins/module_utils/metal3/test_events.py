@@ -113,6 +113,20 @@ def test_a_host_that_becomes_free_asks_for_the_namespaces_with_pending_claims():
     assert tenancy.change("host", events.MODIFIED, again)[1] == set()
 
 
+def test_namespaces_with_relayed_claims_are_those_polled_for_the_other_cluster():
+    tenancy = events.TenancyState()
+    relayed = make_claim(name="r", namespace="t1", spec={"online": False, "credentials": "hosts-kubeconfig"})
+    tenancy.change("claim", events.ADDED, relayed)
+    tenancy.change("claim", events.ADDED, make_claim(name="local", namespace="t2"))
+    tenancy.change("claim", events.ADDED, bmo_claim(namespace="t3"))
+    assert tenancy.relayed_namespaces() == {"t1"}
+    # the flag is the source's own: no event carries it, nor the Secret's name
+    event, unused = tenancy.change("claim", events.MODIFIED, relayed)
+    assert "relayed" not in event["hostclaim"] and "hosts-kubeconfig" not in json.dumps(event)
+    tenancy.change("claim", events.DELETED, relayed)
+    assert tenancy.relayed_namespaces() == set()
+
+
 def test_a_bound_host_changing_state_asks_for_its_claims_namespace():
     tenancy = events.TenancyState()
     consumer = ref_to(make_claim(namespace="t3"))

@@ -143,3 +143,79 @@ def test_resume_relist_and_one_pass_at_a_time():
     assert sorted((h["name"], h["free"]) for h in hosts) == [("h1", True), ("h2", False)]
     text = json.dumps(seen)
     assert not [value for value in BMC_VALUES if value in text]
+
+
+class QuietIO(ScriptedIO):
+    """One listing (a claim relayed to another cluster in t9, a local one in t1), then watches with no change."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        relayed = make_claim("r", "t9", spec={"online": False, "credentials": "hosts-kubeconfig"})
+        self.claim_lists = [([versioned(relayed, "10"), versioned(make_claim("a", "t1"), "10")], "10")]
+
+    def watch_events(self, path, version, obj, timeout_seconds=300, on_open=None):
+        self.watches.append(("claims" if "hostclaims" in path else "hosts", version))
+        time.sleep(0.05)
+        yield {"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": version}}}
+
+
+def test_namespaces_with_relayed_claims_get_a_pass_every_relay_poll_without_a_change():
+    io = QuietIO()
+    main = load_main(io)
+    seen = []
+
+    def passes():
+        return [e["binder_pass"] for e in seen if "binder_pass" in e]
+
+    async def finish(binder_pass):
+        with open(binder_pass["done_file"], "w", encoding="utf-8") as handle:
+            json.dump({"id": binder_pass["id"], "ok": True, "settled": True}, handle)
+
+    async def scenario():
+        class Recorder:
+            async def put(self, event):
+                seen.append(event)
+
+        args = {"debounce": 0.01, "max_delay": 0.05, "resync": 0, "relay_poll": 0.3, "object_events": False}
+        task = asyncio.create_task(main(Recorder(), args))
+        try:
+            first = (await until(seen, lambda e: e.get("binder_pass", {}).get("id") == 1))["binder_pass"]
+            assert first["namespaces"] == ["t1", "t9"]  # the listing's pass
+            await finish(first)
+            second = (await until(seen, lambda e: e.get("binder_pass", {}).get("id") == 2))["binder_pass"]
+            assert second["namespaces"] == ["t9"]  # only the relayed claim's namespace, with no change seen
+            await finish(second)
+            third = (await until(seen, lambda e: e.get("binder_pass", {}).get("id") == 3))["binder_pass"]
+            assert third["namespaces"] == ["t9"]
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    asyncio.run(scenario())
+    assert "hosts-kubeconfig" not in json.dumps(seen)
+    assert all(p["namespaces"] != ["t1"] for p in passes())
+
+
+def test_relay_poll_0_asks_for_no_pass_without_a_change():
+    io = QuietIO()
+    main = load_main(io)
+    seen = []
+
+    async def scenario():
+        class Recorder:
+            async def put(self, event):
+                seen.append(event)
+
+        args = {"debounce": 0.01, "max_delay": 0.05, "resync": 0, "relay_poll": 0, "object_events": False}
+        task = asyncio.create_task(main(Recorder(), args))
+        try:
+            first = (await until(seen, lambda e: e.get("binder_pass", {}).get("id") == 1))["binder_pass"]
+            with open(first["done_file"], "w", encoding="utf-8") as handle:
+                json.dump({"id": 1, "ok": True, "settled": True}, handle)
+            await asyncio.sleep(0.8)
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    asyncio.run(scenario())
+    assert [e["binder_pass"]["id"] for e in seen if "binder_pass" in e] == [1]
