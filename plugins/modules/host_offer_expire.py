@@ -20,8 +20,10 @@ description:
     waits until the end and until ESI-Leap's manager has ended the lease (it removes the node's C(lessee) and
     C(lease_uuid) and undeploys a deployed node), detaches every VIF left on the node once it has no lessee
     (ESI-Leap leaves a node it did not undeploy with the lessee's Neutron ports attached, and the next lessee's
-    deployment would bind them), and
-    removes the notice. The module never writes C(lessee) nor C(lease_uuid), since ending the lease is ESI-Leap's
+    deployment would bind them), removes the allocation and C(instance_info) the lessee left on a node it claimed
+    and never deployed (ESI-Leap leaves both there, so the node would stay allocated to nobody's lease and show the
+    next lessee the last one's image; only an C(available) node nobody leases that still holds the allocation it
+    held before the end), and removes the notice. The module never writes C(lessee) nor C(lease_uuid), since ending the lease is ESI-Leap's
     work. When ESI-Leap has not ended it within O(wait_timeout)
     (at once without O(wait)), the node is listed in RV(deferred).
   - A notice whose ESI-Leap lease is over (the tenant ended it early, or it ended while no keeper ran) is removed.
@@ -107,6 +109,12 @@ actions:
     action:
       description: V(warned) (end-of-lease notice written) or V(ended) (ESI-Leap ended the lease; the notice removed).
       type: str
+    allocation_removed:
+      description:
+        - With V(ended), the UUID of the allocation the lessee left on the node it never deployed, removed with its
+          C(instance_info).
+      type: str
+      returned: when the run removed one
 deferred:
   description: Nodes whose lease ESI-Leap had not ended yet when the run gave up waiting, with the reason.
   returned: always

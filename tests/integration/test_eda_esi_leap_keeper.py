@@ -11,6 +11,8 @@ its events. For a node whose ``properties.lease_uuid`` names an active lease of 
   keeper's start come after the claim), deploys the node, and reads with its own credentials the same end-of-lease
   notice a lease in node fields gets, before the end; at the end ESI-Leap's manager ends the lease (the lessee goes,
   the node is undeployed), never before the end, and the keeper's ending run removes the notice;
+- tenant-a also claims ek-2 and never deploys it: ESI-Leap's end leaves its allocation and ``instance_info``, and the
+  keeper's ending run removes both, so that the node is free for the next lessee;
 - tenant-b's lease, ending in 50 minutes, is warned of at once; tenant-b ends it early (ESI-Leap's event
   ``esi_leap.lease.delete.end``) and the keeper removes its notice, which announces nothing any more.
 
@@ -77,13 +79,13 @@ def wait_for(what, check, timeout, output=lambda: ""):
 def leased(openstack_env, enroll_node, esi_leap_env, ironic_tenancy_policy, tmp_path_factory):
     """ek-0 offered to tenant-a and ek-1 to tenant-b; tenant-a claims (a lease ending LEASE_SECONDS after the claim)
     and deploys ek-0, tenant-b claims ek-1 for 50 minutes."""
-    for name in ("ek-0", "ek-1"):
+    for name in ("ek-0", "ek-1", "ek-2"):
         enroll_node(name, resource_class=RC)
     workdir = tmp_path_factory.mktemp("esi-keeper")
     offer = run_playbook(
         localhost_play(
             [
-                task("offer ek-0", "host_offer", nodes=["ek-0"], lessee="tenant-a"),
+                task("offer ek-0", "host_offer", nodes=["ek-0", "ek-2"], lessee="tenant-a"),
                 task("offer ek-1", "host_offer", nodes=["ek-1"], lessee="tenant-b"),
             ]
         ),
@@ -104,6 +106,16 @@ def leased(openstack_env, enroll_node, esi_leap_env, ironic_tenancy_policy, tmp_
         localhost_play(
             [
                 task("claim", "host_offer_claim", node="ek-0", end=iso(end_a), wait=True, wait_timeout=WAIT),
+                task("claim ek-2", "host_offer_claim", node="ek-2", end=iso(end_a), wait=True, wait_timeout=WAIT),
+                {  # ek-2 claimed and never deployed: an allocation, which ESI-Leap's end leaves
+                    "name": "allocate",
+                    "baremetal.tenancy.host_claim": {
+                        "backend": "ironic",
+                        "name": "ek-idle",
+                        "resource_class": RC,
+                        "candidate_nodes": ["ek-2"],
+                    },
+                },
                 {
                     "name": "deploy",
                     "baremetal.tenancy.host_claim": {
@@ -127,6 +139,7 @@ def leased(openstack_env, enroll_node, esi_leap_env, ironic_tenancy_policy, tmp_
         "b": claim_b.result("claim")["lease"],
         "claimed_at": time.time(),
         "deploy": claim_a.result("deploy")["claim"],
+        "idle": claim_a.result("allocate")["claim"],
     }
 
 
@@ -210,6 +223,17 @@ def test_esi_leap_leases_are_warned_of_and_ended_by_esi_leap_and_early_ends_lose
         node = read_node(admin, "ek-0")
         assert node["lessee"] is None and "lease_uuid" not in node["properties"]
         assert read_node(tenant_a.conn(), "ek-0") is None
+        # ek-2, claimed and never deployed: ESI-Leap ended its lease too and left the allocation; the keeper's ending
+        # run removed it (and instance_info), so the next lessee's claim can have the node
+        assert leased["idle"]["host"] == "ek-2"
+
+        def ek2_free():
+            found = read_node(admin, "ek-2", fields="lessee,instance_uuid,instance_info")
+            return found["lessee"] is None and found["instance_uuid"] is None and not found["instance_info"]
+
+        wait_for("ek-2's allocation removed by the keeper", ek2_free, WAIT, lambda: rulebook.output)
+        gone = admin.baremetal.get("/allocations/ek-idle", microversion=MICROVERSION, raise_exc=False)
+        assert gone.status_code == 404, gone.text
         output = rulebook.output
         assert "warning: node ek-0, ESI-Leap lease %s" % lease_a["uuid"] in output
         assert "ending: node ek-0, ESI-Leap lease %s" % lease_a["uuid"] in output

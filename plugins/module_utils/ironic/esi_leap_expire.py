@@ -18,7 +18,9 @@ ESI-Leap, then
 - for an end within ``lead_time`` (or passed): announce it if nobody did, wait
   until the end, then until ESI-Leap's manager has ended the lease (the node's
   ``lease_uuid`` and ``lessee`` gone: ESI-Leap undeploys a deployed node), and
-  remove the notice (action ``ended``).  The module never writes ``lessee`` or
+  remove the notice (action ``ended``); the allocation and ``instance_info``
+  the lessee left on a node it claimed and never deployed (ESI-Leap undeploys
+  only deployed nodes) are removed (``allocation_removed``).  The module never writes ``lessee`` or
   ``lease_uuid``: ending the lease is ESI-Leap's.  When ESI-Leap has not ended
   it within ``wait_timeout`` (or without ``wait``), the node is listed in
   ``deferred`` with the reason;
@@ -42,7 +44,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.client im
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.esi_leap_client import EsiLeap
 
 #: what the keeper reads of a node (no driver or BMC field)
-KEEPER_NODE_FIELDS = ("uuid", "name", "lessee", "provision_state", "properties")
+KEEPER_NODE_FIELDS = ("uuid", "name", "lessee", "provision_state", "properties", "instance_uuid")
 
 
 def _read(ironic: Ironic, ident: str) -> dict | None:
@@ -157,6 +159,12 @@ def _end(mod, ironic, esi_client, node, record, now, actions, deferred, after, s
         return
     if current is not None and not current.get("lessee"):
         ironic.detach_vifs(node["uuid"], label)  # ESI-Leap 1.0.0 leaves those of a node it did not undeploy
+    if keeper.left_after_end(node, current, record["project"]):
+        current = ironic.get_node(node["uuid"], fields=(*KEEPER_NODE_FIELDS, "instance_info"), missing_ok=True)
+        left = keeper.left_after_end(node, current, record["project"])
+        if left:
+            ironic.patch_node(node["uuid"], left, label)
+            entry["allocation_removed"] = current["instance_uuid"]
     if current is not None and notices.NOTICE_KEY in (current.get("properties") or {}):
         ironic.patch_node(node["uuid"], notices.notice_patch(current, None), label)
     mod.changed()

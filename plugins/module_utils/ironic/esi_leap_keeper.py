@@ -127,6 +127,27 @@ def is_esi_node(node: Mapping[str, Any]) -> bool:
         return False
 
 
+def left_after_end(before: Mapping[str, Any] | None, current: Mapping[str, Any] | None, project: str) -> list[dict]:
+    """The JSON patch (the owner's) removing what ``project`` left on a node it claimed and never deployed, once
+    ESI-Leap ended its lease: ESI-Leap's end undeploys a deployed node (which removes its allocation and
+    ``instance_info``) but leaves both on a node that is not deployed, which then stays allocated to nobody's lease
+    (no next lessee's claim can get it) and shows the next lessee the last one's image. ``before`` is the node read
+    while ``project`` was its lessee, ``current`` after the end: only an ``available`` node that nobody leases,
+    still holding the allocation it held then (removing ``instance_uuid`` makes Ironic delete the allocation; a
+    node owner may not read a lessee's allocation, so its identity is the node's ``instance_uuid``)."""
+    if not before or not current or not project or before.get("lessee") != project:
+        return []
+    if current.get("lessee") or current.get("provision_state") != "available":
+        return []
+    uuid = current.get("instance_uuid")
+    if not uuid or uuid != before.get("instance_uuid"):
+        return []
+    ops = [{"op": "remove", "path": "/instance_uuid"}]
+    if current.get("instance_info"):
+        ops.append({"op": "remove", "path": "/instance_info"})
+    return ops
+
+
 def _allocation(allocation: Mapping[str, Any] | None) -> dict | None:
     if not allocation:
         return None

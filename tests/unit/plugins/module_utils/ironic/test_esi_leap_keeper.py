@@ -163,13 +163,13 @@ class FakeIronic:
 
     def patch_node(self, ident, ops, label=None):
         self.patches.append((ident, ops))
-        props = self.nodes[ident]["properties"]
         for op in ops:
-            key = op["path"].split("/")[-1]
+            parts = op["path"].split("/")[1:]
+            target = self.nodes[ident]["properties"] if parts[0] == "properties" else self.nodes[ident]
             if op["op"] == "remove":
-                props.pop(key)
+                target.pop(parts[-1])
             else:
-                props[key] = op["value"]
+                target[parts[-1]] = op["value"]
 
     def poll(self, fetch, done, timeout, what, describe=None, service=None):
         if self.on_poll:
@@ -237,6 +237,64 @@ def test_an_ending_waits_for_the_end_and_for_esi_leap_then_removes_the_notice():
     assert N.NOTICE_KEY not in ironic.nodes["n1-uuid"]["properties"]
     assert all(op["path"] == "/properties/%s" % N.NOTICE_KEY for dummy, ops in ironic.patches for op in ops)
     assert result["deferred"] == []
+
+
+ALLOCATION = "alloc-of-a"
+
+
+@pytest.mark.parametrize(
+    "before, after, removed",
+    [
+        # claimed, never deployed: ESI-Leap's end leaves the allocation and instance_info
+        ({}, {}, ["/instance_uuid", "/instance_info"]),
+        ({}, {"instance_info": {}}, ["/instance_uuid"]),
+        # deployed: ESI-Leap undeployed it (cleaning, then available without the allocation)
+        ({"provision_state": "active"}, {"provision_state": "cleaning"}, []),
+        ({"provision_state": "active"}, {"instance_uuid": None}, []),
+        # the node is leased again, or holds another allocation now: never the next lessee's
+        ({}, {"lessee": B}, []),
+        ({}, {"instance_uuid": "alloc-of-someone-else"}, []),
+        # the node was not the project's, or it is not available (the owner's business)
+        ({"lessee": B}, {}, []),
+        ({}, {"provision_state": "manageable"}, []),
+        ({"instance_uuid": None}, {}, []),
+    ],
+)
+def test_what_a_lessee_left_on_a_node_it_never_deployed_goes_after_the_end(before, after, removed):
+    was = dict({"lessee": A, "provision_state": "available", "instance_uuid": ALLOCATION}, **before)
+    now = dict({"lessee": None, "provision_state": "available", "instance_uuid": ALLOCATION}, **after)
+    now.setdefault("instance_info", {"image_source": "http://images.example.com/of-a.qcow2"})
+    assert [op["path"] for op in K.left_after_end(was, now, A)] == removed
+    assert all(op["op"] == "remove" for op in K.left_after_end(was, now, A))
+
+
+def test_an_ending_of_a_never_deployed_node_removes_the_lessee_s_allocation():
+    end = datetime.datetime.now(UTC).replace(microsecond=0)
+    live = dataclasses.replace(lease(), end=end)
+    claimed = dict(node(), provision_state="available", instance_uuid=ALLOCATION, instance_info={"image_source": "x"})
+    ironic = FakeIronic([claimed])
+
+    def esi_leap_ends_it():
+        ironic.nodes["n1-uuid"]["properties"].pop(K.LEASE_UUID_KEY)
+        ironic.nodes["n1-uuid"]["lessee"] = None
+
+    ironic.on_poll = esi_leap_ends_it
+    result, dummy = run(ironic, FakeEsi([live]), lead_time=30)
+    assert result["actions"][-1] == {
+        "node": "n1",
+        "lease": "l-1",
+        "project": A,
+        "action": "ended",
+        "allocation_removed": ALLOCATION,
+    }
+    assert "instance_uuid" not in ironic.nodes["n1-uuid"] and "instance_info" not in ironic.nodes["n1-uuid"]
+    # a deployed node's ending removes nothing but the notice (ESI-Leap's undeployment took the allocation)
+    deployed = FakeIronic([dict(node(), instance_uuid=ALLOCATION)])
+    deployed.on_poll = lambda: deployed.nodes["n1-uuid"].update(lessee=None, provision_state="deleting")
+    result, dummy = run(deployed, FakeEsi([live]), lead_time=30)
+    assert (
+        "allocation_removed" not in result["actions"][-1] and deployed.nodes["n1-uuid"]["instance_uuid"] == ALLOCATION
+    )
 
 
 def test_an_ending_esi_leap_has_not_seen_to_is_deferred_and_check_mode_does_not_wait():
