@@ -7,12 +7,6 @@ Loaded from ``tests/integration/conftest.py`` (``pytest_plugins``).
   (HTTP, or HTTPS served with the test apiserver's own certificate, so
   kubeconfigs only change their ``server``). Tests count API requests with
   it: a cached inventory run must make none.
-- :func:`bind_claim`: what the binder does to a claim once it owns a host,
-  done as the cluster admin with the collection's pure functions
-  (``identity``, ``metadata_import``, ``upward``): the host's ``consumerRef``, the claim's status computed by
-  ``upward_status`` from the host, and the labels/annotations imported by
-  ``import_metadata`` (BMC values excluded). The inventory tests do not
-  depend on the binder module.
 - :func:`seed_claims`: many bound claims at once, status included (no
   hosts), for the benchmark.
 - :func:`write_source`: an inventory source file for the plugin;
@@ -24,7 +18,7 @@ Loaded from ``tests/integration/conftest.py`` (``pytest_plugins``).
 - module fixture ``inventory_metal3`` (on the real baremetal-operator,
   ``metal3_bmo_env``): tenant namespaces ``inv-a``, ``inv-a2`` (tenant-a)
   and ``inv-b`` (tenant-b) with bound claims on BareMetalHosts of
-  ``inv-infra`` (BMC address and Secret set), the ready ones provisioned (then
+  ``inv-infra`` (BMC address and Secret set), bound by ``host_bind``, the ready ones provisioned (then
   powered off) by the operator, plus an unbound claim; an :class:`InventoryMetal3`
   describing them.
 - session fixture ``inventory_ironic``: Ironic nodes leased to tenant-a and
@@ -58,15 +52,12 @@ from harness.ansible import REPO_ROOT, collections_root, run_inventory
 from harness.kube import call_ignoring as _ignore
 from kubernetes import client
 
-# The collection's own pure code (identity, metadata_import, upward) does what the binder would; make it importable.
+# The collection's own pure code (upward: the status the binder writes, for the benchmark's seeded claims) importable.
 if str(collections_root()) not in sys.path:
     sys.path.append(str(collections_root()))
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common import merge_patch as mpatch
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import api as m3api
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import (
     bmc_data,
-    identity,
-    metadata_import,
     upward,
 )
 from ansible_collections.baremetal.tenancy.plugins.plugin_utils import inventory_model
@@ -297,44 +288,6 @@ def example_source(example: str, directory: Path, **changes) -> Path:
 # --------------------------------------------------------------------------
 
 
-def bind_claim(api, claim: dict, host: dict, now: str = NOW) -> dict:
-    """Bind ``claim`` to ``host`` the way the binder does; returns the claim as the API then shows it."""
-    custom = client.CustomObjectsApi(api)
-    host_ns, host_name = host["metadata"]["namespace"], host["metadata"]["name"]
-    host = custom.patch_namespaced_custom_object(
-        GROUP,
-        VERSION,
-        host_ns,
-        "baremetalhosts",
-        host_name,
-        {
-            "spec": {
-                "consumerRef": identity.consumer_ref_for(claim),
-                "online": claim["spec"].get("online", False),
-                "image": claim["spec"].get("image"),
-            }
-        },
-        _content_type=MERGE,
-    )
-    namespace, name = claim["metadata"]["namespace"], claim["metadata"]["name"]
-    claim = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, "hostclaims", name)
-    metadata = metadata_import.import_metadata(
-        claim["metadata"], host["metadata"], bmc_values=bmc_data.bmc_values_of(host)
-    )
-    patch = mpatch.apply_merge_patch(metadata["patch"], identity.binding_label_fix(claim, host_name))
-    if patch:
-        claim = custom.patch_namespaced_custom_object(
-            GROUP, VERSION, namespace, "hostclaims", name, patch, _content_type=MERGE
-        )
-    status = upward.upward_status(host, claim.get("status"), now, claim)
-    powered = (host.get("status") or {}).get("poweredOn")
-    if isinstance(powered, bool):
-        status["poweredOn"] = powered
-    return custom.patch_namespaced_custom_object_status(
-        GROUP, VERSION, namespace, "hostclaims", name, {"status": status}, _content_type=MERGE
-    )
-
-
 def claim_body(
     namespace: str, name: str, *, online: bool = False, image: dict | None = None, labels: dict | None = None
 ) -> dict:
@@ -438,6 +391,7 @@ class InventoryMetal3:
 
 
 HOST_CLASS = "baremetal.tenancy/host-class"
+SLOT = "inventory-slot"  # each inventory host's own label, which its claim selects
 INJECTED = "{{ lookup('ansible.builtin.pipe', 'echo templated-by-inventory') }}"
 
 
@@ -453,14 +407,15 @@ def inventory_metal3(metal3_bmo_env, tmp_path_factory):
     """Bound claims for tenant-a (two namespaces) and tenant-b on real hosts with BMC data.
 
     Metal3's real baremetal-operator (``metal3_bmo_env``): the five hosts are created at once and
-    registered by BMO (available; NICs and host name through its hardwaredetails annotation). Each
-    claim carries the stack's live ISO and is bound the way the binder binds it (:func:`bind_claim`).
-    BMO provisions a host only while it is to be powered on (``NeedsProvisioning``: ``spec.online``),
-    so the ready claims ask for ``online: true`` first; once BMO reports them provisioned and powered
-    on, their tenant turns them off (``online: false`` on the claim), the next bind passes that down
-    and BMO powers the hosts off; a last bind brings that state up to the claims, as the binder's
-    next pass would. The claim that is not ready stays ``online: false``: BMO leaves its host
-    available, unprovisioned, although the image is there (Ready False).
+    registered by BMO (available; NICs and host name through its hardwaredetails annotation), each
+    shared with its claim's namespace and labelled with its slot. Each claim carries the stack's live
+    ISO and selects its slot's host; ``host_bind`` (the binder identity, through ``ansible-playbook``)
+    binds them. BMO provisions a host only while it is to be powered on (``NeedsProvisioning``:
+    ``spec.online``), so the ready claims ask for ``online: true`` first; once BMO reports them
+    provisioned and powered on, their tenant turns them off (``online: false`` on the claim), the next
+    pass passes that down and BMO powers the hosts off; a last pass brings that state up to the claims.
+    The claim that is not ready stays ``online: false``: BMO leaves its host available, unprovisioned,
+    although the image is there (Ready False). The pending claim selects a slot no host has.
     """
     env = metal3_bmo_env
     workdir = tmp_path_factory.mktemp("inventory-metal3")
@@ -484,7 +439,7 @@ def inventory_metal3(metal3_bmo_env, tmp_path_factory):
         env.create_host(
             infra,
             host_name,
-            labels=_host_labels(host_class, "zone-%d" % (index % 2)),
+            labels=dict(_host_labels(host_class, "zone-%d" % (index % 2)), **{SLOT: host_name}),
             index=index,
             annotations={
                 "export.hostclaim.metal3.io/rack": "rack-%d" % index,
@@ -493,38 +448,39 @@ def inventory_metal3(metal3_bmo_env, tmp_path_factory):
             },
             hostname="%s.hosts.example.test" % host_name,
             wait=False,
+            policy={"matches": _namespace},
         )
     env.wait_hosts(infra, [p[3] for p in plan], state="available", hardware=True, timeout=300)
     hosts: dict[str, list[ClaimedHost]] = {identity: [] for identity in namespaces}
     claims = []
-    with env.api() as api:
-        custom = client.CustomObjectsApi(api)
-        for index, (identity, namespace, name, host_name, ready, host_class) in enumerate(plan, start=first):
-            spec = {"online": ready, "image": image}
-            claim = env.create_claim(namespace, name, spec, identity=identity, labels={"app": name})
-            host = custom.get_namespaced_custom_object(GROUP, VERSION, infra, "baremetalhosts", host_name)
-            claims.append((identity, bind_claim(api, claim, host), host_name, ready))
-            # eno1 of the host's hardware details has the IP 192.0.2.<index % 250 + 1> (an InternalIP).
-            hosts[identity].append(
-                ClaimedHost(namespace, name, host_name, ready, "192.0.2.%d" % (index % 250 + 1), host_class)
-            )
-        unbound = {"tenant-a": ["pending"], "tenant-b": []}
-        env.create_claim("inv-a", "pending", {"online": False}, identity="tenant-a")
-    ready_hosts = [host_name for _identity, _claim, host_name, ready in claims if ready]
-    env.wait_hosts(infra, ready_hosts, state="provisioned", powered=True, timeout=300)
+    for index, (identity, namespace, name, host_name, ready, host_class) in enumerate(plan, start=first):
+        spec = {"online": ready, "image": image, "hostSelector": {"matchLabels": {SLOT: host_name}}}
+        claims.append((identity, env.create_claim(namespace, name, spec, identity=identity, labels={"app": name})))
+        # eno1 of the host's hardware details has the IP 192.0.2.<index % 250 + 1> (an InternalIP).
+        hosts[identity].append(
+            ClaimedHost(namespace, name, host_name, ready, "192.0.2.%d" % (index % 250 + 1), host_class)
+        )
+    unbound = {"tenant-a": ["pending"], "tenant-b": []}
+    pending = {"online": False, "hostSelector": {"matchLabels": {SLOT: "no-such-slot"}}}
+    env.create_claim("inv-a", "pending", pending, identity="tenant-a")
+    claim_namespaces = sorted({p[1] for p in plan})
 
     def bind_all():
-        with env.api() as api:
-            custom = client.CustomObjectsApi(api)
-            for _identity, claim, host_name, _ready in claims:
-                host = custom.get_namespaced_custom_object(GROUP, VERSION, infra, "baremetalhosts", host_name)
-                bind_claim(api, claim, host)
+        result = env.bind(claim_namespaces)
+        assert result["errors"] == [], result["errors"]
+        return result
+
+    first_pass = bind_all()
+    bound = sorted((c["namespace"], c["name"], c.get("host")) for c in first_pass["claims"] if c["action"] == "bound")
+    assert bound == sorted((p[1], p[2], p[3]) for p in plan), first_pass["claims"]
+    ready_hosts = [p[3] for p in plan if p[4]]
+    env.wait_hosts(infra, ready_hosts, state="provisioned", powered=True, timeout=300)
 
     # Each tenant turns its provisioned hosts off through its claims; the binder passes that down.
-    for index, (identity, claim, host_name, ready) in enumerate(claims):
-        if ready:
+    for (identity, claim), step in zip(claims, plan):
+        if step[4]:
             with env.api(identity) as api:
-                off = client.CustomObjectsApi(api).patch_namespaced_custom_object(
+                client.CustomObjectsApi(api).patch_namespaced_custom_object(
                     GROUP,
                     VERSION,
                     claim["metadata"]["namespace"],
@@ -533,7 +489,6 @@ def inventory_metal3(metal3_bmo_env, tmp_path_factory):
                     {"spec": {"online": False}},
                     _content_type=MERGE,
                 )
-            claims[index] = (identity, off, host_name, ready)
     bind_all()
     env.wait_hosts(infra, ready_hosts, state="provisioned", powered=False, timeout=180)
     env.wait_hosts(infra, [p[3] for p in plan if not p[4]], state="available", powered=False, timeout=10)
