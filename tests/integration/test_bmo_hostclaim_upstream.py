@@ -21,7 +21,9 @@ Side by side, the same dialect with ``host_bind`` as the controller: a claim
 written as kubectl YAML is bound, provisioned by the real operator with its
 image, user data and power, rebooted, released with the host deprovisioned and
 bound again; ``nameMatches`` is matched whole (upstream's reading on demand);
-and ``host_bind`` refuses to run on claims upstream's controller writes.
+``host_bind`` refuses to run on claims upstream's controller writes; and the EDA
+binder rulebook serves a kubectl claim from its creation to a deprovisioned host
+with no pass run by hand.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from fixtures_bmo import create_hosts, tenant_namespace, wait_for
 from fixtures_inventory import ALL_HOST_VARIABLES, inventory, write_source
 from harness import baremetal_operator as bmo
 from harness.ansible import REPO_ROOT, collections_root, localhost_play, run_playbook
+from harness.rulebook import Rulebook
 from kubernetes import client
 
 # The collection's own pure model of upstream's policy semantics, checked against the operator here.
@@ -437,3 +440,54 @@ def test_host_bind_refuses_to_run_beside_upstreams_controller_and_changes_nothin
             lambda c: c is None,
             stack,
         )
+
+
+def test_the_eda_binder_serves_a_kubectl_claim_from_claim_to_deprovisioned_host_with_no_pass_by_hand(binder_side):
+    """The binder rulebook (``binder.yml``, the binder identity) on BMO's dialect with the real operator: a claim
+    written with kubectl is bound, the operator provisions the host and the claim says so, then its deletion
+    ends with the host deprovisioned, clean and the claim gone; each pass asked by the rulebook's event source
+    (the claim's changes, then the host's as the operator moves it)."""
+    env, stack, workdir = binder_side
+    claim = {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "HostClaim",
+        "metadata": {"name": "eda", "namespace": BH_PROD},
+        "spec": {
+            "poweredOn": True,
+            "image": bmo.live_iso_image(stack.live_iso_url),
+            "hostSelector": {"matchLabels": {"pool": "binder"}},
+        },
+    }
+    variables = {"binder_namespaces": [BH_PROD], "binder_host_namespaces": [BH_INFRA], "binder_resync": 0}
+    rulebook = Rulebook("baremetal.tenancy.binder", variables, env.ansible_env("binder"), workdir / "eda")
+    try:
+        with env.api("tenant-a") as api:
+            client.CustomObjectsApi(api).create_namespaced_custom_object(GROUP, VERSION, BH_PROD, "hostclaims", claim)
+
+        def read():
+            assert rulebook.proc.poll() is None, "the rulebook ended:\n" + rulebook.output[-6000:]
+            return kube_object(env, BH_PROD, "hostclaims", "eda", "tenant-a")
+
+        provisioned = wait_for(
+            "bound, provisioned and said so on the claim",
+            read,
+            lambda c: (
+                c is not None
+                and (c.get("status") or {}).get("bareMetalHost") == {"namespace": BH_INFRA, "name": "bh-0"}
+                and claim_conditions(c).get("Provisioned") == ("True", "Provisioned")
+            ),
+            stack,
+            timeout=420,
+        )
+        assert provisioned["status"]["poweredOn"] is True
+        with env.api("tenant-a") as api:
+            client.CustomObjectsApi(api).delete_namespaced_custom_object(GROUP, VERSION, BH_PROD, "hostclaims", "eda")
+        wait_for("released", read, lambda c: c is None, stack, timeout=420)
+        host = kube_object(env, BH_INFRA, "baremetalhosts", "bh-0")
+        assert bmo.host_state(host) == "available" and not host["spec"].get("consumerRef"), host["spec"]
+        assert not host["spec"].get("image")
+        assert "binder pass" in rulebook.output
+        bmc = stack.bmcs[3]
+        assert [v for v in (bmc.address, bmc.password, "bh-0-bmc") if v in rulebook.output] == []
+    finally:
+        rulebook.kill()
