@@ -16,7 +16,8 @@ host cluster can be down for ``a`` and back.
 Steps, in order: each claim is relayed into its own namespace by its own identity (BMO's dialect: ``poweredOn``,
 the image, the user data copied), and neither identity reads the other's; the host cluster binds both, the real
 operator provisions ``a``'s with its image and power, and the binding and readiness come back to each management
-cluster (``host_claim_info`` and the ``claimed_hosts`` inventory list only the cluster's own claim); a reboot asked
+cluster with the host's exported metadata (``host_claim_info`` and the ``claimed_hosts`` inventory list only the
+cluster's own claim); a reboot asked
 in ``a`` reaches the host; the host cluster down: ``a``'s pass gives one reason and changes nothing remote while
 ``b``'s goes on, and once it is back ``a``'s power change reaches the host; ``host_release`` in each cluster ends
 with the remote claims gone and ``a``'s host deprovisioned; the EDA binders of both clusters serve a new claim of
@@ -47,6 +48,7 @@ from harness.rulebook import Rulebook
 from kubernetes import client
 
 ORIGIN_UID_LABEL = "relay.hostclaim.metal3.io/origin-uid"  # the relay's label: the local claim's uid
+EXPORTED = "export.hostclaim.metal3.io/rack"  # a host annotation the binders import onto the claim
 
 pytestmark = pytest.mark.real_bmo
 
@@ -214,6 +216,16 @@ def world(bmo_dialect_rbac, metal3_bmo_env, tmp_path_factory):
                 GROUP, VERSION, INFRA, "hostdeploypolicies", policy
             )
             create_hosts(api, stack, INFRA, HOSTS)
+            for name in HOSTS:  # what the owner exports of a host to the claim bound to it
+                client.CustomObjectsApi(api).patch_namespaced_custom_object(
+                    GROUP,
+                    VERSION,
+                    INFRA,
+                    "baremetalhosts",
+                    name,
+                    {"metadata": {"annotations": {EXPORTED: "rack-of-%s" % name}}},
+                    _content_type=MERGE,
+                )
         ca = env.ca_file.read_bytes()
         management_claim(sides["a"], ca, bmo.live_iso_image(stack.live_iso_url))
         management_claim(sides["b"], ca, None)
@@ -260,6 +272,8 @@ def test_2_the_operator_provisions_the_host_and_the_binding_comes_back_to_each_c
         assert entry["action"] == "relayed", entry
         assert side.condition("AssociateBMH")["message"] == "bound to host %s" % host
         assert side.condition("Ready")["status"] == ready, side.claim()["status"]
+        # the host's exported metadata came up to the remote claim and back to the local one
+        assert side.claim()["metadata"]["annotations"].get(EXPORTED) == "rack-of-%s" % host
         run = side.tenant([{"name": "info", "baremetal.tenancy.host_claim_info": {"namespace": TENANT_NS}}])
         [record] = run.result("info")["claims"]
         assert (record["name"], record["host"]) == (CLAIM, host), record
