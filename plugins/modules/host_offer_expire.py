@@ -23,8 +23,8 @@ description:
     deployment would bind them), removes the allocation and C(instance_info) the lessee left on a node it claimed
     and never deployed (ESI-Leap leaves both there, so the node would stay allocated to nobody's lease and show the
     next lessee the last one's image; only an C(available) node nobody leases that still holds the allocation it
-    held before the end), and removes the notice. The module never writes C(lessee) nor C(lease_uuid), since ending the lease is ESI-Leap's
-    work. When ESI-Leap has not ended it within O(wait_timeout)
+    held before the end), and removes the notice. The module never writes C(lessee) nor C(lease_uuid), since ending
+    the lease is ESI-Leap's work. When ESI-Leap has not ended it within O(wait_timeout)
     (at once without O(wait)), the node is listed in RV(deferred).
   - A notice whose ESI-Leap lease is over (the tenant ended it early, or it ended while no keeper ran) is removed.
   - Run it with the credentials of the project that owns the nodes (or a system administrator's) on a cloud whose

@@ -20,8 +20,8 @@ ESI-Leap, then
   ``lease_uuid`` and ``lessee`` gone: ESI-Leap undeploys a deployed node), and
   remove the notice (action ``ended``); the allocation and ``instance_info``
   the lessee left on a node it claimed and never deployed (ESI-Leap undeploys
-  only deployed nodes) are removed (``allocation_removed``).  The module never writes ``lessee`` or
-  ``lease_uuid``: ending the lease is ESI-Leap's.  When ESI-Leap has not ended
+  only deployed nodes) are removed (``allocation_removed``).  The module never
+  writes ``lessee`` or ``lease_uuid``: ending the lease is ESI-Leap's.  When ESI-Leap has not ended
   it within ``wait_timeout`` (or without ``wait``), the node is listed in
   ``deferred`` with the reason;
 - remove a notice whose lease is over (ended early by the tenant, or at its end
@@ -160,6 +160,7 @@ def _end(mod, ironic, esi_client, node, record, now, actions, deferred, after, s
     if current is not None and not current.get("lessee"):
         ironic.detach_vifs(node["uuid"], label)  # ESI-Leap 1.0.0 leaves those of a node it did not undeploy
     if keeper.left_after_end(node, current, record["project"]):
+        # read again with instance_info (not in the poll's reads: it can hold a deployment's whole config drive)
         current = ironic.get_node(node["uuid"], fields=(*KEEPER_NODE_FIELDS, "instance_info"), missing_ok=True)
         left = keeper.left_after_end(node, current, record["project"])
         if left:

@@ -46,8 +46,8 @@ read): ``kubeconfig`` (K8S_AUTH_KUBECONFIG), ``context`` (K8S_AUTH_CONTEXT),
 ``namespaces`` and ``host_namespaces`` (default: all), ``debounce`` (0.1 s),
 ``max_delay`` (1 s), ``pass_timeout`` (900 s), ``retry_delay`` (1 s),
 ``wait_for_pass`` (true), ``object_events`` (true), ``resync`` (600 s, 0:
-never), ``relay_poll`` (30 s, 0: never), ``watch_timeout`` (300 s), ``worker`` (false), ``worker_timeout``
-(60 s).  The credentials need ``list`` and
+never), ``relay_poll`` (30 s, 0: never), ``watch_timeout`` (300 s),
+``worker`` (false), ``worker_timeout`` (60 s).  The credentials need ``list`` and
 ``watch`` on ``hostclaims`` and ``baremetalhosts`` (the binder's ClusterRole
 of ``baremetal.tenancy.hostclaim_setup`` has them).
 
