@@ -159,13 +159,11 @@ class QuietIO(ScriptedIO):
         yield {"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": version}}}
 
 
-def test_namespaces_with_relayed_claims_get_a_pass_every_relay_poll_without_a_change():
-    io = QuietIO()
-    main = load_main(io)
+def run_quiet_source(relay_poll, steps):
+    """Run the source on :class:`QuietIO` with ``relay_poll`` while ``steps(seen, finish)`` (a coroutine) runs;
+    returns every event it emitted. ``finish(binder_pass)`` reports a pass as done and settled."""
+    main = load_main(QuietIO())
     seen = []
-
-    def passes():
-        return [e["binder_pass"] for e in seen if "binder_pass" in e]
 
     async def finish(binder_pass):
         with open(binder_pass["done_file"], "w", encoding="utf-8") as handle:
@@ -176,46 +174,42 @@ def test_namespaces_with_relayed_claims_get_a_pass_every_relay_poll_without_a_ch
             async def put(self, event):
                 seen.append(event)
 
-        args = {"debounce": 0.01, "max_delay": 0.05, "resync": 0, "relay_poll": 0.3, "object_events": False}
+        args = {"debounce": 0.01, "max_delay": 0.05, "resync": 0, "relay_poll": relay_poll, "object_events": False}
         task = asyncio.create_task(main(Recorder(), args))
         try:
-            first = (await until(seen, lambda e: e.get("binder_pass", {}).get("id") == 1))["binder_pass"]
-            assert first["namespaces"] == ["t1", "t9"]  # the listing's pass
-            await finish(first)
-            second = (await until(seen, lambda e: e.get("binder_pass", {}).get("id") == 2))["binder_pass"]
-            assert second["namespaces"] == ["t9"]  # only the relayed claim's namespace, with no change seen
-            await finish(second)
-            third = (await until(seen, lambda e: e.get("binder_pass", {}).get("id") == 3))["binder_pass"]
-            assert third["namespaces"] == ["t9"]
+            await steps(seen, finish)
         finally:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
 
     asyncio.run(scenario())
+    return seen
+
+
+def binder_pass(seen, pass_id):
+    return until(seen, lambda e: e.get("binder_pass", {}).get("id") == pass_id)
+
+
+def test_namespaces_with_relayed_claims_get_a_pass_every_relay_poll_without_a_change():
+    async def steps(seen, finish):
+        first = (await binder_pass(seen, 1))["binder_pass"]
+        assert first["namespaces"] == ["t1", "t9"]  # the listing's pass
+        await finish(first)
+        second = (await binder_pass(seen, 2))["binder_pass"]
+        assert second["namespaces"] == ["t9"]  # only the relayed claim's namespace, with no change seen
+        await finish(second)
+        third = (await binder_pass(seen, 3))["binder_pass"]
+        assert third["namespaces"] == ["t9"]
+
+    seen = run_quiet_source(0.3, steps)
     assert "hosts-kubeconfig" not in json.dumps(seen)
-    assert all(p["namespaces"] != ["t1"] for p in passes())
+    assert all(e["binder_pass"]["namespaces"] != ["t1"] for e in seen if "binder_pass" in e)
 
 
 def test_relay_poll_0_asks_for_no_pass_without_a_change():
-    io = QuietIO()
-    main = load_main(io)
-    seen = []
+    async def steps(seen, finish):
+        await finish((await binder_pass(seen, 1))["binder_pass"])
+        await asyncio.sleep(0.8)
 
-    async def scenario():
-        class Recorder:
-            async def put(self, event):
-                seen.append(event)
-
-        args = {"debounce": 0.01, "max_delay": 0.05, "resync": 0, "relay_poll": 0, "object_events": False}
-        task = asyncio.create_task(main(Recorder(), args))
-        try:
-            first = (await until(seen, lambda e: e.get("binder_pass", {}).get("id") == 1))["binder_pass"]
-            with open(first["done_file"], "w", encoding="utf-8") as handle:
-                json.dump({"id": 1, "ok": True, "settled": True}, handle)
-            await asyncio.sleep(0.8)
-        finally:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
-
-    asyncio.run(scenario())
+    seen = run_quiet_source(0, steps)
     assert [e["binder_pass"]["id"] for e in seen if "binder_pass" in e] == [1]
