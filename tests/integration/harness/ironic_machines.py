@@ -1,7 +1,7 @@
 """Keystone + Ironic whose nodes are test-bed machines, with FakeIPA as their agent.
 
 TEST FIXTURE ONLY: the tenant-facing suites of the Ironic backend on hardware a
-playbook can log into (``tests/integration/test_ironic_machines.py``, the
+playbook can log into (``tests/integration/machines/test_ironic_machines.py``, the
 Ironic half of ``make demo``). :func:`start_ironic_machines` starts:
 
 - a :class:`harness.machines.TestBed` (bridge, one machine per system);

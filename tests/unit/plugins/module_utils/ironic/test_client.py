@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The Ironic I/O helpers with a stand-in for openstacksdk's adapter (no network).
 
-The real Ironic is exercised by tests/integration/test_ironic_*.py; these
+The real Ironic is exercised by tests/integration/ironic/; these
 tests pin the parts that must not regress silently: error mapping, retries
 of node locks only, pagination, polling intervals, and the lease patches.
 """

@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The ESI-Leap client with a stand-in for keystoneauth's session (no network): the catalog lookup, URLs, bodies
-and error mapping. The real ESI-Leap is exercised by tests/integration/test_esi_leap_offers.py."""
+and error mapping. The real ESI-Leap is exercised by tests/integration/esi/test_esi_leap_offers.py."""
 
 import json
 

@@ -4,7 +4,7 @@
 """The lease keeper on ESI-Leap's leases (ironic/esi_leap_keeper.py, pure; ironic/esi_leap_expire.py on fakes):
 which lease ends a node's access, the notice (the same as for leases in node fields), the events, and the run of
 host_offer_expire (warned, ended once ESI-Leap ended the lease, deferred, check mode). The real services are
-exercised by tests/integration/test_eda_esi_leap_keeper.py."""
+exercised by tests/integration/esi/test_eda_esi_leap_keeper.py."""
 
 import dataclasses
 import datetime

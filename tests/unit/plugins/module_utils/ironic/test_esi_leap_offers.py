@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """host_offer, host_offer_info and host_offer_claim's runs on an in-memory ESI-Leap and Ironic (no network):
 check mode writes nothing, reruns change nothing, one refusal leaves nothing created, a tenant ends only its own
-leases. The real services are exercised by tests/integration/test_esi_leap_offers.py."""
+leases. The real services are exercised by tests/integration/esi/test_esi_leap_offers.py."""
 
 import itertools
 

@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The binder on baremetal-operator's dialect: HostDeployPolicies, inNamespace, failureDomain, BMO's finalizer and
-status, the take-over guard (the real operator is in tests/integration/test_bmo_dialect_binder.py)."""
+status, the take-over guard (the real operator is in tests/integration/bmo/test_bmo_dialect_binder.py)."""
 
 import json
 

@@ -35,7 +35,7 @@ from openstack.baremetal import configdrive
 
 pytestmark = pytest.mark.machines
 
-HARNESS_PARENT = str(Path(__file__).resolve().parent)
+HARNESS_PARENT = str(Path(__file__).resolve().parents[1])  # tests/integration, which holds harness/
 
 
 def user_data(user: str, key: str, *, hostname: str | None = None, default_key: str | None = None) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import openstack
 import pytest
 from harness.ansible import REPO_ROOT, run_playbook
-from test_awx_jobs import Awx, openstack_credential
+from harness.awx import Awx, openstack_credential
 
 pytestmark = pytest.mark.esi
 

@@ -44,7 +44,7 @@ from kubernetes import client
 
 pytestmark = pytest.mark.real_bmo
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 ONBOARD = REPO / "playbooks" / "metal3_onboard_tenants.yml"
 INFRA = "t6-infra"
 A, B = "t6-a", "t6-b"

@@ -24,7 +24,7 @@ from harness import baremetal_operator, kube
 from harness.ansible import run_playbook
 from kubernetes import client
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 ONBOARD = REPO / "playbooks" / "metal3_onboard_tenants.yml"
 OFFBOARD = REPO / "playbooks" / "metal3_offboard_tenants.yml"
 TENANT = "t6-off"
