@@ -12,10 +12,12 @@ Loaded from ``tests/integration/conftest.py`` (``pytest_plugins``).
   makes real hosts on the stack's pool of BMCs (:class:`BmcPool`) and whose
   ``wait_host``/``wait_hosts`` wait for BMO's states.
 
-Suites that need it carry the ``real_bmo`` marker: every Metal3 suite but
-test_host_share's migration of the field BMO's CRD lacks. ``make integration``
-runs them in a second pytest session, with an apiserver of their own, after
-the Ironic suites; ``make test-bmo`` runs only them (both after ``make bmo``).
+Suites that need it carry the ``real_bmo`` marker: every Metal3 suite but those
+that test the binder alone on hosts whose status they write themselves
+(``fixtures_metal3``'s docstring lists them) and test_host_share's migration of
+the field BMO's CRD lacks. ``make integration`` runs them in a session of their
+own (``real_bmo``, scripts/integration-sessions.sh), with an apiserver of their
+own, beside the other sessions; ``make test-bmo`` runs only them.
 """
 
 from __future__ import annotations

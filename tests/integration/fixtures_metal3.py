@@ -21,9 +21,15 @@ Two kinds of Metal3Env:
 
 - ``metal3_env`` (here): a cluster without baremetal-operator, where the role
   installs the collection's own BareMetalHost CRD. ``create_host`` creates the
-  object only: nothing reconciles it and no test writes a host's status. Only
-  test_host_share's migration of ``spec.hostClaimNamespaces`` (a field only that
-  CRD keeps) runs here.
+  object only: nothing reconciles it. The suites here test the binder alone
+  and write the status ``available`` on their hosts themselves, as an operator
+  would (eda/test_eda_binder.py, faults/test_faults_binder_kill.py,
+  faults/test_faults_service_restarts.py, faults/test_faults_bad_input.py,
+  metal3/test_metal3_relay.py's hardware cluster; bench/latency.py and
+  bench/bind.py too): a real operator registers each host through Ironic first
+  (8-16 s a host here), which their tens of hosts cannot afford. The rest of the
+  Metal3 suites run on ``metal3_bmo_env``; test_host_share's migration of
+  ``spec.hostClaimNamespaces`` (a field only this CRD keeps) runs here too.
 - ``metal3_bmo_env`` (``fixtures_bmo``): the same setup beside Metal3's real
   baremetal-operator (one stack per session). ``create_host`` creates a real
   BareMetalHost on a sushy-tools BMC of its own and waits until BMO reports it
