@@ -380,6 +380,44 @@ def start_metal3(
     timings["bmo crds"] = time.monotonic() - t0
 
     t1 = time.monotonic()
+    systems, ipa_port, sushy = _start_bmcs(workdir, systems, notify, accounts)
+    started = _Started(sushy)
+    pod_namespace = next((n for n in namespace.split(",") if n), INFRA_NAMESPACE)
+    try:
+        _start_ironic_and_agent(started, workdir, ipa_port, database_url, postgresql, machine_bus, timings, t1)
+        ironic = started.ironic
+        _write_deploy_images(ironic)
+        bmo = _BmoOptions(directory, namespace, pod_namespace, webhooks, hostclaims_controller)
+        proc, health_port, webhook_url = _start_bmo(kube, workdir, bmo, ironic, started.ironic_password, crds, timings)
+    except BaseException:
+        started.stop()
+        raise
+    service = procs.Service(
+        "baremetal-operator", BMO_COMMIT, f"http://{procs.LOOPBACK}:{health_port}", health_port, proc.pid
+    )
+    return Metal3(
+        kube,
+        ironic,
+        started.ironic_password,
+        sushy,
+        proc,
+        service,
+        namespace,
+        webhook_url,
+        workdir,
+        f"{ironic.http_url}/live.iso",
+        started.fake_ipa,
+        systems,
+        timings,
+        started.postgres,
+    )
+
+
+def _start_bmcs(
+    workdir: Path, systems: list[dict] | None, notify: int | None, accounts: list[dict] | None
+) -> tuple[list[dict], int, SushyEmulator]:
+    """sushy-tools with ``systems`` (default: :func:`default_systems`) and ``accounts``; returns the systems as
+    configured, FakeIPA's port (where they announce their power changes) and the emulator."""
     # Every system announces its power changes to FakeIPA, the agent of the hosts
     # that boot the deploy ramdisk (inspection, cleaning and the direct deploy:
     # harness.fake_ipa_hooks; test_machines_agent).
@@ -390,116 +428,155 @@ def start_metal3(
     sushy = start_sushy(
         workdir / "sushy", systems, notification_url=f"http://{procs.LOOPBACK}:{ipa_port}", accounts=accounts
     )
-    ironic = fake_ipa = postgres = None
-    pod_namespace = next((n for n in namespace.split(",") if n), INFRA_NAMESPACE)
-    try:
-        if postgresql and database_url is None:
-            from .postgres import start_postgres
+    return systems, ipa_port, sushy
 
-            postgres = start_postgres(workdir / "postgres")
-            database_url = postgres.create_database("ironic_metal3")
-            timings["postgresql"] = time.monotonic() - t1
-        ironic, ironic_password = start_metal3_ironic(workdir, database_url)
-        timings["ironic"] = time.monotonic() - t1
-        fake_ipa = start_fake_ipa(
-            workdir / "fake-ipa",
-            ipa_port,
-            ironic.url,
-            sushy.base_url,
-            sushy.username,
-            sushy.password,
-            machine_bus=machine_bus,
-        )
-        # Deploy kernel/ramdisk/ISO: BMO requires the URLs; nothing boots them
-        # (FakeIPA plays the agent they would start).
-        for name in ("ipa.kernel", "ipa.initramfs", "ipa.iso", "live.iso"):
-            (ironic.http_root / name).write_bytes(b"\0" * 4096)
-        http = ironic.http_url
 
-        auth_root = workdir / "metal3-auth"
-        (auth_root / "ironic").mkdir(parents=True, exist_ok=True)
-        (auth_root / "ironic" / "username").write_text(IRONIC_USER)
-        (auth_root / "ironic" / "password").write_text(ironic_password)
-        tmpdir = workdir / "bmo-tmp"
-        tmpdir.mkdir(exist_ok=True)
-        webhook_port = procs.free_port() if webhooks else 0
-        if webhooks:
-            _write_webhook_certs(kube, tmpdir)
-        health_port = procs.free_port()
-        missing = str(workdir / "no-such-file")
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": str(workdir),
-            "TMPDIR": str(tmpdir),
-            "KUBECONFIG": str(kube.kubeconfig("admin")),
-            "IRONIC_ENDPOINT": f"{ironic.url}/v1/",
-            "METAL3_AUTH_ROOT_DIR": str(auth_root),
-            "DEPLOY_KERNEL_URL": f"{http}/ipa.kernel",
-            "DEPLOY_RAMDISK_URL": f"{http}/ipa.initramfs",
-            "DEPLOY_ISO_URL": f"{http}/ipa.iso",
-            "PROVISIONER_PLUGIN_DIR": str(directory),
-            "POD_NAMESPACE": pod_namespace,
-            "IRONIC_CACERT_FILE": missing,
-            "IRONIC_CLIENT_CERT_FILE": missing,
-            "IRONIC_CLIENT_PRIVATE_KEY_FILE": missing,
-            "BMO_WEBHOOK_HOST": procs.LOOPBACK,
-            "BMO_CONCURRENCY": str(CONCURRENCY),
-        }
-        argv = [
-            str(directory / "bmo"),
-            "--namespace",
-            namespace,
-            "--webhook-port",
-            str(webhook_port),
-            "--health-addr",
-            f"{procs.LOOPBACK}:{health_port}",
-            "--metrics-addr",
-            "0",
-            "--dev",
-        ]
-        if hostclaims_controller:
-            argv.append("--hostclaims")
-        t2 = time.monotonic()
-        proc = procs.start_process("baremetal-operator", argv, workdir, env=env)
-        try:
-            procs.wait_http(f"http://{procs.LOOPBACK}:{health_port}/readyz", STARTUP_TIMEOUT, proc)
-            webhook_url = None
-            if webhooks:
-                procs.wait_tcp(procs.LOOPBACK, webhook_port, STARTUP_TIMEOUT, proc)
-                webhook_url = f"https://{procs.LOOPBACK}:{webhook_port}"
-                resources = {c["spec"]["names"]["plural"] for c in crds}
-                config = webhook_configuration(directory, webhook_url, kube.pki.ca_cert.read_bytes(), resources)
-                with kube.api("admin") as api:
-                    register_webhooks(api, config)
-        except BaseException:
-            proc.stop()
-            raise
-        timings["baremetal-operator"] = time.monotonic() - t2
-    except BaseException:
-        sushy.stop()
-        for started in (ironic, fake_ipa, postgres):
+@dataclasses.dataclass
+class _Started:
+    """The servers :func:`start_metal3` started so far: stopped again if a later one fails."""
+
+    sushy: SushyEmulator
+    ironic: Ironic | None = None
+    ironic_password: str | None = None
+    fake_ipa: FakeIpa | None = None
+    postgres: object | None = None
+
+    def stop(self) -> None:
+        self.sushy.stop()
+        for started in (self.ironic, self.fake_ipa, self.postgres):
             if started is not None:
                 started.stop()
+
+
+def _start_ironic_and_agent(
+    started: _Started,
+    workdir: Path,
+    ipa_port: int,
+    database_url: str | None,
+    postgresql: bool,
+    machine_bus: Path | None,
+    timings: dict[str, float],
+    t1: float,
+) -> None:
+    """Ironic (on a PostgreSQL server of its own with ``postgresql``) and FakeIPA, recorded in ``started``."""
+    sushy = started.sushy
+    if postgresql and database_url is None:
+        from .postgres import start_postgres
+
+        started.postgres = start_postgres(workdir / "postgres")
+        database_url = started.postgres.create_database("ironic_metal3")
+        timings["postgresql"] = time.monotonic() - t1
+    started.ironic, started.ironic_password = start_metal3_ironic(workdir, database_url)
+    timings["ironic"] = time.monotonic() - t1
+    started.fake_ipa = start_fake_ipa(
+        workdir / "fake-ipa",
+        ipa_port,
+        started.ironic.url,
+        sushy.base_url,
+        sushy.username,
+        sushy.password,
+        machine_bus=machine_bus,
+    )
+
+
+def _write_deploy_images(ironic: Ironic) -> None:
+    """Deploy kernel/ramdisk/ISO: BMO requires the URLs; nothing boots them
+    (FakeIPA plays the agent they would start)."""
+    for name in ("ipa.kernel", "ipa.initramfs", "ipa.iso", "live.iso"):
+        (ironic.http_root / name).write_bytes(b"\0" * 4096)
+
+
+@dataclasses.dataclass
+class _BmoOptions:
+    """How :func:`start_metal3` runs BMO (see its docstring)."""
+
+    directory: Path  # the BMO checkout (its ``bmo`` binary, CRDs and webhook manifests)
+    namespace: str
+    pod_namespace: str
+    webhooks: bool
+    hostclaims_controller: bool
+
+
+def _start_bmo(
+    kube: KubeEnv,
+    workdir: Path,
+    bmo: _BmoOptions,
+    ironic: Ironic,
+    ironic_password: str,
+    crds: list[dict],
+    timings: dict[str, float],
+) -> tuple[procs.Proc, int, str | None]:
+    """Run BMO against ``ironic``, wait until it is ready (and its webhooks registered).
+
+    Returns the process, its health port and the webhook URL (None without webhooks); stops BMO if it fails."""
+    auth_root = workdir / "metal3-auth"
+    (auth_root / "ironic").mkdir(parents=True, exist_ok=True)
+    (auth_root / "ironic" / "username").write_text(IRONIC_USER)
+    (auth_root / "ironic" / "password").write_text(ironic_password)
+    tmpdir = workdir / "bmo-tmp"
+    tmpdir.mkdir(exist_ok=True)
+    webhook_port = procs.free_port() if bmo.webhooks else 0
+    if bmo.webhooks:
+        _write_webhook_certs(kube, tmpdir)
+    health_port = procs.free_port()
+    env = _bmo_env(kube, workdir, bmo, ironic, auth_root, tmpdir)
+    argv = [
+        str(bmo.directory / "bmo"),
+        "--namespace",
+        bmo.namespace,
+        "--webhook-port",
+        str(webhook_port),
+        "--health-addr",
+        f"{procs.LOOPBACK}:{health_port}",
+        "--metrics-addr",
+        "0",
+        "--dev",
+    ]
+    if bmo.hostclaims_controller:
+        argv.append("--hostclaims")
+    t2 = time.monotonic()
+    proc = procs.start_process("baremetal-operator", argv, workdir, env=env)
+    try:
+        procs.wait_http(f"http://{procs.LOOPBACK}:{health_port}/readyz", STARTUP_TIMEOUT, proc)
+        webhook_url = None
+        if bmo.webhooks:
+            procs.wait_tcp(procs.LOOPBACK, webhook_port, STARTUP_TIMEOUT, proc)
+            webhook_url = f"https://{procs.LOOPBACK}:{webhook_port}"
+            resources = {c["spec"]["names"]["plural"] for c in crds}
+            config = webhook_configuration(bmo.directory, webhook_url, kube.pki.ca_cert.read_bytes(), resources)
+            with kube.api("admin") as api:
+                register_webhooks(api, config)
+    except BaseException:
+        proc.stop()
         raise
-    service = procs.Service(
-        "baremetal-operator", BMO_COMMIT, f"http://{procs.LOOPBACK}:{health_port}", health_port, proc.pid
-    )
-    return Metal3(
-        kube,
-        ironic,
-        ironic_password,
-        sushy,
-        proc,
-        service,
-        namespace,
-        webhook_url,
-        workdir,
-        f"{http}/live.iso",
-        fake_ipa,
-        systems,
-        timings,
-        postgres,
-    )
+    timings["baremetal-operator"] = time.monotonic() - t2
+    return proc, health_port, webhook_url
+
+
+def _bmo_env(
+    kube: KubeEnv, workdir: Path, bmo: _BmoOptions, ironic: Ironic, auth_root: Path, tmpdir: Path
+) -> dict[str, str]:
+    """BMO's environment: Ironic's endpoint and credentials, the deploy image URLs, no TLS files."""
+    http = ironic.http_url
+    missing = str(workdir / "no-such-file")
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(workdir),
+        "TMPDIR": str(tmpdir),
+        "KUBECONFIG": str(kube.kubeconfig("admin")),
+        "IRONIC_ENDPOINT": f"{ironic.url}/v1/",
+        "METAL3_AUTH_ROOT_DIR": str(auth_root),
+        "DEPLOY_KERNEL_URL": f"{http}/ipa.kernel",
+        "DEPLOY_RAMDISK_URL": f"{http}/ipa.initramfs",
+        "DEPLOY_ISO_URL": f"{http}/ipa.iso",
+        "PROVISIONER_PLUGIN_DIR": str(bmo.directory),
+        "POD_NAMESPACE": bmo.pod_namespace,
+        "IRONIC_CACERT_FILE": missing,
+        "IRONIC_CLIENT_CERT_FILE": missing,
+        "IRONIC_CLIENT_PRIVATE_KEY_FILE": missing,
+        "BMO_WEBHOOK_HOST": procs.LOOPBACK,
+        "BMO_CONCURRENCY": str(CONCURRENCY),
+    }
 
 
 # --------------------------------------------------------------------------

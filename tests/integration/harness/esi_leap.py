@@ -355,6 +355,34 @@ def _wait_policy(url: str, env: OpenStackEnv, timeout: float, proc: procs.Proc) 
         time.sleep(0.2)
 
 
+def _create_schema(venv: Path, args: list[str], root: Path, home: Path) -> None:
+    """``esi-leap-dbsync create_schema`` on the configured database."""
+    dbsync = subprocess.run(
+        [str(venv / "bin" / "esi-leap-dbsync"), *args, "create_schema"],
+        cwd=root,
+        env={**os.environ, "HOME": str(home)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if dbsync.returncode != 0:
+        raise procs.ServiceStartError(f"esi-leap-dbsync create_schema failed:\n{dbsync.stderr[-4000:]}")
+
+
+def _start_manager(venv: Path, args: list[str], root: Path, run_env: dict[str, str], tick: float) -> procs.Proc:
+    """The manager, through :func:`launch_manager` (ESI-Leap's ``esi-leap-manager`` main, patched)."""
+    launcher = (
+        "import esi_leap.cmd, sys; sys.path.insert(0, %r); "
+        "from harness.esi_leap import launch_manager; launch_manager()" % str(HARNESS_PARENT)
+    )
+    return procs.start_process(
+        "esi-leap-manager",
+        [str(venv / "bin" / "python"), "-c", launcher, *args],
+        root,
+        env={**run_env, "ESI_LEAP_EVENT_INTERVAL": str(tick), "PGAPPNAME": MANAGER_APP},
+    )
+
+
 def start_esi_leap(
     env: OpenStackEnv,
     workdir: str | Path,
@@ -391,30 +419,12 @@ def start_esi_leap(
     config_path.write_text(_config(root, port, env.keystone_server.auth_url, account, database_url))
     config_path.chmod(0o600)
     args = ["--config-file", str(config_path)]
-    dbsync = subprocess.run(
-        [str(venv / "bin" / "esi-leap-dbsync"), *args, "create_schema"],
-        cwd=root,
-        env={**os.environ, "HOME": str(home)},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if dbsync.returncode != 0:
-        raise procs.ServiceStartError(f"esi-leap-dbsync create_schema failed:\n{dbsync.stderr[-4000:]}")
+    _create_schema(venv, args, root, home)
     run_env = {"HOME": str(home)}
     api = procs.start_process(
         "esi-leap-api", [str(venv / "bin" / "esi-leap-api"), *args], root, env={**run_env, "PGAPPNAME": API_APP}
     )
-    launcher = (
-        "import esi_leap.cmd, sys; sys.path.insert(0, %r); "
-        "from harness.esi_leap import launch_manager; launch_manager()" % str(HARNESS_PARENT)
-    )
-    manager = procs.start_process(
-        "esi-leap-manager",
-        [str(venv / "bin" / "python"), "-c", launcher, *args],
-        root,
-        env={**run_env, "ESI_LEAP_EVENT_INTERVAL": str(tick), "PGAPPNAME": MANAGER_APP},
-    )
+    manager = _start_manager(venv, args, root, run_env, tick)
     try:
         procs.wait_http(url + "/", timeout, api, ok_statuses=(200,))
         _wait_policy(url, env, timeout, api)

@@ -64,14 +64,26 @@ def system_of(node: dict) -> str | None:
 
 
 def install(bus_dir: str | None) -> None:
+    """Apply the patches of the module doc; the hardware ones only with a machine bus (``bus_dir``)."""
     from fake_ipa import base, clean, deploy, main
     from fake_ipa.fake_agent import FakeIronicPythonAgent
-    from flask import json
-    from werkzeug.exceptions import HTTPException
 
+    keep_token = _keep_agent_tokens(FakeIronicPythonAgent)
+    _quicken_commands(base)
+    _serve_error_bodies(main)
+
+    if not bus_dir:
+        return
+    bus = Path(bus_dir)
+    _end_stale_agents(bus, main, FakeIronicPythonAgent, keep_token)
+    _act_on_machines(bus, base, clean, deploy)
+
+
+def _keep_agent_tokens(agent_class):
+    """**agent token** (module doc). Returns the patched ``process_lookup_data``."""
     tokens: dict[str, str] = {}  # Ironic node uuid -> the token Ironic handed to one of our agents
 
-    process_lookup_data = FakeIronicPythonAgent.process_lookup_data
+    process_lookup_data = agent_class.process_lookup_data
 
     def keep_token(self, content):
         process_lookup_data(self, content)
@@ -83,8 +95,12 @@ def install(bus_dir: str | None) -> None:
             self._logger.info("Node %s: agent token taken from this FakeIPA's earlier lookup", node)
             self.agent_token = self.api_client.agent_token = tokens[node]
 
-    FakeIronicPythonAgent.process_lookup_data = keep_token
+    agent_class.process_lookup_data = keep_token
+    return keep_token
 
+
+def _quicken_commands(base) -> None:
+    """**command time** (module doc)."""
     async_init = base.AsyncCommandResult.__init__
 
     def quick_command(self, *args, **kwargs):
@@ -92,6 +108,12 @@ def install(bus_dir: str | None) -> None:
         self.time = time.time() + random.uniform(*COMMAND_TIME)
 
     base.AsyncCommandResult.__init__ = quick_command
+
+
+def _serve_error_bodies(main) -> None:
+    """**error bodies** (module doc)."""
+    from flask import json
+    from werkzeug.exceptions import HTTPException
 
     def error_body(exc):
         response = exc.get_response()
@@ -103,10 +125,9 @@ def install(bus_dir: str | None) -> None:
 
     main.app.register_error_handler(HTTPException, error_body)
 
-    if not bus_dir:
-        return
-    bus = Path(bus_dir)
 
+def _end_stale_agents(bus: Path, main, agent_class, keep_token) -> None:
+    """Tell the machine bus where an agent runs; a stale agent's lookup ends its boot thread."""
     boot = main.boot
     remove_from_heartbeater = main.remove_from_heartbeater
     # Power cycles per system. An agent belongs to the cycle it booted in: one whose system was powered off
@@ -115,13 +136,13 @@ def install(bus_dir: str | None) -> None:
     # command then reached the stale agent (a deploy's write_image never reached the machine; found
     # 2026-11-27 when the test beds got faster). A stale agent's lookup now ends its boot thread.
     cycles: dict[str, int] = {}
-    agent_init = FakeIronicPythonAgent.__init__
+    agent_init = agent_class.__init__
 
     def init_in_cycle(self, system, *args, **kwargs):
         agent_init(self, system, *args, **kwargs)
         self.power_cycle = cycles.get(system["uuid"], 0)
 
-    FakeIronicPythonAgent.__init__ = init_in_cycle
+    agent_class.__init__ = init_in_cycle
 
     def boot_agent(system):
         cycles[system["uuid"]] = cycles.get(system["uuid"], 0) + 1
@@ -143,15 +164,19 @@ def install(bus_dir: str | None) -> None:
             raise SystemExit  # ends this boot thread only: it registers nowhere
         keep_token(self, content)
 
-    FakeIronicPythonAgent.process_lookup_data = only_live_agents
+    agent_class.process_lookup_data = only_live_agents
 
     main.boot = boot_agent
     main.remove_from_heartbeater = stop_agent
 
-    def fail_on(error: str | None, step: dict) -> None:
-        if error is not None:
-            raise RuntimeError(f"{step.get('step')}: {error}")
 
+def _fail_on(error: str | None, step: dict) -> None:
+    if error is not None:
+        raise RuntimeError(f"{step.get('step')}: {error}")
+
+
+def _act_on_machines(bus: Path, base, clean, deploy) -> None:
+    """The ``write_image`` deploy step and the erasing clean steps act on the system's test-bed machine."""
     write_step = deploy.DeployExtension.execute_deploy_step.__wrapped__
 
     @base.async_command("execute_deploy_step")
@@ -163,7 +188,7 @@ def install(bus_dir: str | None) -> None:
             request = {"op": "config_drive", "config_drive": None}
             if image is not None:
                 request["config_drive"] = base64.b64encode(image).decode()
-            fail_on(machine_bus.ask(bus, key, request), step)
+            _fail_on(machine_bus.ask(bus, key, request), step)
         return write_step(self, step, node, ports, deploy_version=deploy_version, **kwargs)
 
     deploy.DeployExtension.execute_deploy_step = execute_deploy_step
@@ -174,7 +199,7 @@ def install(bus_dir: str | None) -> None:
     def execute_clean_step(self, step, node, ports, clean_version=None, **kwargs):
         key = system_of(node)
         if step.get("step") in ERASE_STEPS and key:
-            fail_on(machine_bus.ask(bus, key, {"op": "wipe", "step": step.get("step")}), step)
+            _fail_on(machine_bus.ask(bus, key, {"op": "wipe", "step": step.get("step")}), step)
         return clean_step(self, step, node, ports, clean_version=clean_version, **kwargs)
 
     clean.CleanExtension.execute_clean_step = execute_clean_step

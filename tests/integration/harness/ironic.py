@@ -168,7 +168,16 @@ def _config(
     service_user: ServiceUser | None,
     database_url: str | None = None,
 ) -> str:
-    lines = [
+    lines = _base_config(root, port, http_url, keystone_url, database_url)
+    if keystone_url is not None:
+        assert service_user is not None, "keystone auth needs a service user"
+        lines += _keystone_config(keystone_url, service_user)
+    return "\n".join(lines)
+
+
+def _base_config(root: Path, port: int, http_url: str, keystone_url: str | None, database_url: str | None) -> list[str]:
+    """The lines of ``ironic.conf`` but its Keystone sections."""
+    return [
         "[DEFAULT]",
         f"host = {CONDUCTOR_HOST}",
         "rpc_transport = none",
@@ -228,32 +237,34 @@ def _config(
         f"policy_file = {root}/policy.yaml",
         "",
     ]
-    if keystone_url is not None:
-        assert service_user is not None, "keystone auth needs a service user"
-        password_auth = [
-            "auth_type = password",
-            f"auth_url = {keystone_url}",
-            f"username = {service_user.username}",
-            f"password = {service_user.password}",
-            f"project_name = {service_user.project_name}",
-            "user_domain_name = Default",
-            "project_domain_name = Default",
-            "region_name = RegionOne",
-        ]
-        # Ironic's ``neutron`` network interface (a node's choice; the default stays ``noop``) reaches Neutron as its
-        # service user, through the catalog's ``network`` endpoint: none until a Neutron registers one
-        # (:mod:`harness.neutron`), which only nodes with ``network_interface=neutron`` notice. The provisioning and
-        # cleaning networks are the owner's, per node (``driver_info``).
-        lines += [
-            "[keystone_authtoken]",
-            *password_auth,
-            f"www_authenticate_uri = {keystone_url}",
-            "interface = internal",
-            "",
-        ]
-        lines += ["[neutron]", *password_auth, ""]
-        lines += ["[service_catalog]", *password_auth, ""]
-    return "\n".join(lines)
+
+
+def _keystone_config(keystone_url: str, service_user: ServiceUser) -> list[str]:
+    """The lines of ``ironic.conf``'s sections that log the service user in to Keystone."""
+    password_auth = [
+        "auth_type = password",
+        f"auth_url = {keystone_url}",
+        f"username = {service_user.username}",
+        f"password = {service_user.password}",
+        f"project_name = {service_user.project_name}",
+        "user_domain_name = Default",
+        "project_domain_name = Default",
+        "region_name = RegionOne",
+    ]
+    # Ironic's ``neutron`` network interface (a node's choice; the default stays ``noop``) reaches Neutron as its
+    # service user, through the catalog's ``network`` endpoint: none until a Neutron registers one
+    # (:mod:`harness.neutron`), which only nodes with ``network_interface=neutron`` notice. The provisioning and
+    # cleaning networks are the owner's, per node (``driver_info``).
+    lines = [
+        "[keystone_authtoken]",
+        *password_auth,
+        f"www_authenticate_uri = {keystone_url}",
+        "interface = internal",
+        "",
+    ]
+    lines += ["[neutron]", *password_auth, ""]
+    lines += ["[service_catalog]", *password_auth, ""]
+    return lines
 
 
 def _schema_seed() -> Path:
@@ -303,41 +314,12 @@ def start_ironic(
     root = Path(workdir)
     for sub in ("httpboot", "locks", "images"):
         (root / sub).mkdir(parents=True, exist_ok=True)
-    db_path = None if database_url else root / "ironic.sqlite"
-    if database_url:
-        assert db_from is None, "db_from copies a sqlite database"
-    elif db_from is not None:
-        with sqlite3.connect(db_from) as src, sqlite3.connect(db_path) as dst:
-            src.backup(dst)
-            # Forget the source's conductor so we wait for our own to register.
-            dst.execute("DELETE FROM conductor_hardware_interfaces")
-            dst.execute("UPDATE conductors SET online = 0")
-    else:
-        shutil.copyfile(_schema_seed(), db_path)
-    if db_path is not None:
-        # Write-ahead logging: readers no longer block the writer, so parallel
-        # lifecycles (and enrolments) rarely meet "database is locked".
-        with sqlite3.connect(db_path) as db:
-            db.execute("PRAGMA journal_mode=WAL")
+    db_path = _prepare_sqlite(root, db_from, database_url)
     policy_path = root / "policy.yaml"
     policy_path.write_text("{}\n")
 
-    http_port = procs.free_port()
+    http_port, http_proc = _start_httpboot(root)
     http_url = f"http://127.0.0.1:{http_port}"
-    http_proc = procs.start_process(
-        "ironic-httpboot",
-        [
-            sys.executable,
-            "-m",
-            "http.server",
-            "--bind",
-            "127.0.0.1",
-            "--directory",
-            str(root / "httpboot"),
-            str(http_port),
-        ],
-        root,
-    )
 
     port = procs.free_port()
     config_path = root / "ironic.conf"
@@ -374,6 +356,47 @@ def start_ironic(
         auth_label or ("keystone" if keystone_url else "noauth"),
         database_url,
     )
+
+
+def _prepare_sqlite(root: Path, db_from: Path | None, database_url: str | None) -> Path | None:
+    """Ironic's sqlite database in ``root``: a copy of ``db_from`` or of the empty schema (None on a server database)."""
+    db_path = None if database_url else root / "ironic.sqlite"
+    if database_url:
+        assert db_from is None, "db_from copies a sqlite database"
+    elif db_from is not None:
+        with sqlite3.connect(db_from) as src, sqlite3.connect(db_path) as dst:
+            src.backup(dst)
+            # Forget the source's conductor so we wait for our own to register.
+            dst.execute("DELETE FROM conductor_hardware_interfaces")
+            dst.execute("UPDATE conductors SET online = 0")
+    else:
+        shutil.copyfile(_schema_seed(), db_path)
+    if db_path is not None:
+        # Write-ahead logging: readers no longer block the writer, so parallel
+        # lifecycles (and enrolments) rarely meet "database is locked".
+        with sqlite3.connect(db_path) as db:
+            db.execute("PRAGMA journal_mode=WAL")
+    return db_path
+
+
+def _start_httpboot(root: Path) -> tuple[int, procs.Proc]:
+    """Serve ``root/httpboot`` (``[deploy] http_root``) on a free loopback port: the port and the server."""
+    http_port = procs.free_port()
+    http_proc = procs.start_process(
+        "ironic-httpboot",
+        [
+            sys.executable,
+            "-m",
+            "http.server",
+            "--bind",
+            "127.0.0.1",
+            "--directory",
+            str(root / "httpboot"),
+            str(http_port),
+        ],
+        root,
+    )
+    return http_port, http_proc
 
 
 def _create_schema(config_path: Path, root: Path, http_proc: procs.Proc) -> None:

@@ -196,30 +196,46 @@ class Pki:
 def make_pki(directory: Path) -> Pki:
     """Generate a CA, a serving certificate for 127.0.0.1/localhost signed by
     it, and an RSA service-account signing key pair, as PEM files."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec, rsa
-    from cryptography.x509.oid import NameOID
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
 
     directory.mkdir(parents=True, exist_ok=True)
     now = datetime.datetime.now(datetime.timezone.utc)
     not_before = now - datetime.timedelta(hours=1)
     not_after = now + datetime.timedelta(days=7)
 
-    def write_key(path: Path, key) -> None:
-        path.write_bytes(
-            key.private_bytes(
-                serialization.Encoding.PEM,
-                serialization.PrivateFormat.PKCS8,
-                serialization.NoEncryption(),
-            )
-        )
-        path.chmod(0o600)
+    ca_key, ca_name, ca_cert = _make_ca(not_before, not_after)
+    serving_key, serving_cert = _make_serving_cert(ca_key, ca_name, not_before, not_after)
 
-    def write_cert(path: Path, cert) -> None:
-        path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    # Service-account token signing key pair.
+    sa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
 
-    # Certificate authority (also the client CA and the CSR signing CA).
+    pki = Pki(
+        ca_cert=directory / "ca.crt",
+        ca_key=directory / "ca.key",
+        serving_cert=directory / "apiserver.crt",
+        serving_key=directory / "apiserver.key",
+        sa_key=directory / "sa.key",
+        sa_pub=directory / "sa.pub",
+    )
+    _write_cert(pki.ca_cert, ca_cert)
+    _write_key(pki.ca_key, ca_key)
+    _write_cert(pki.serving_cert, serving_cert)
+    _write_key(pki.serving_key, serving_key)
+    _write_key(pki.sa_key, sa_key)
+    pki.sa_pub.write_bytes(
+        sa_key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    )
+    return pki
+
+
+def _make_ca(not_before: datetime.datetime, not_after: datetime.datetime):
+    """Certificate authority (also the client CA and the CSR signing CA): its key, name and certificate."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "baremetal-tenancy test CA")])
     ca_cert = (
@@ -248,9 +264,17 @@ def make_pki(directory: Path) -> Pki:
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
         .sign(ca_key, hashes.SHA256())
     )
+    return ca_key, ca_name, ca_cert
 
-    # Serving certificate for the apiserver on loopback (and the in-cluster
-    # names, so the "kubernetes" Service's certificate would also verify).
+
+def _make_serving_cert(ca_key, ca_name, not_before: datetime.datetime, not_after: datetime.datetime):
+    """Serving certificate for the apiserver on loopback (and the in-cluster
+    names, so the "kubernetes" Service's certificate would also verify): its key and certificate."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
     serving_key = ec.generate_private_key(ec.SECP256R1())
     sans = [
         x509.DNSName("localhost"),
@@ -274,27 +298,26 @@ def make_pki(directory: Path) -> Pki:
         .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
         .sign(ca_key, hashes.SHA256())
     )
+    return serving_key, serving_cert
 
-    # Service-account token signing key pair.
-    sa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
 
-    pki = Pki(
-        ca_cert=directory / "ca.crt",
-        ca_key=directory / "ca.key",
-        serving_cert=directory / "apiserver.crt",
-        serving_key=directory / "apiserver.key",
-        sa_key=directory / "sa.key",
-        sa_pub=directory / "sa.pub",
+def _write_key(path: Path, key) -> None:
+    from cryptography.hazmat.primitives import serialization
+
+    path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
     )
-    write_cert(pki.ca_cert, ca_cert)
-    write_key(pki.ca_key, ca_key)
-    write_cert(pki.serving_cert, serving_cert)
-    write_key(pki.serving_key, serving_key)
-    write_key(pki.sa_key, sa_key)
-    pki.sa_pub.write_bytes(
-        sa_key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
-    )
-    return pki
+    path.chmod(0o600)
+
+
+def _write_cert(path: Path, cert) -> None:
+    from cryptography.hazmat.primitives import serialization
+
+    path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
 
 
 def write_token_file(path: Path, tokens: dict[str, str]) -> None:

@@ -290,6 +290,58 @@ def start_openstack(
     keystone_url = f"http://127.0.0.1:{keystone_port}/v3"
     service_user = ServiceUser(IRONIC_SERVICE_USER, secrets.token_urlsafe(16))
 
+    started, postgres = _start_servers(
+        workdir,
+        keystone_port,
+        keystone_url,
+        service_user,
+        sushy_systems,
+        timeout,
+        database,
+        ironic_config,
+        sushy_notification_url,
+    )
+    keystone, ironic, sushy = (
+        next(s for s in started if isinstance(s, cls)) for cls in (Keystone, Ironic, SushyEmulator)
+    )
+
+    try:
+        admin_conn, infra, tenant_projects = _provision(keystone, ironic, keystone_url, service_user, tenants)
+        env = OpenStackEnv(
+            workdir,
+            keystone,
+            ironic,
+            sushy,
+            admin_conn,
+            infra,
+            tenant_projects,
+            workdir / "clouds.yaml",
+            time.monotonic() - started_at,
+            postgres,
+        )
+        env.write_clouds_yaml(env.clouds_yaml)
+        return env
+    except BaseException:
+        for server in started:
+            server.stop()
+        raise
+
+
+def _start_servers(
+    workdir: Path,
+    keystone_port: int,
+    keystone_url: str,
+    service_user: ServiceUser,
+    sushy_systems: list[dict] | None,
+    timeout: float,
+    database: str,
+    ironic_config: str | None,
+    sushy_notification_url: str | None,
+) -> tuple[list, Postgres | None]:
+    """Start Keystone, Ironic (with its PostgreSQL server, if any) and sushy-tools.
+
+    Returns every server started (the PostgreSQL server before Ironic) and the PostgreSQL server
+    (None on sqlite). If one fails to start the others are stopped and its error raised."""
     # Keystone and Ironic boot concurrently: Ironic only contacts Keystone
     # when it validates the first token.
     started: list = []
@@ -320,59 +372,45 @@ def start_openstack(
         for server in started:
             server.stop()
         raise errors[0]
-    keystone, ironic, sushy = (
-        next(s for s in started if isinstance(s, cls)) for cls in (Keystone, Ironic, SushyEmulator)
-    )
+    return started, postgres
 
-    try:
-        admin = connect(keystone.admin_auth("system"))
-        # The service user keystonemiddleware logs in as.
-        service_project = _create_project(admin, service_user.project_name)
-        _create_user(
-            admin,
-            service_project,
-            service_user.username,
-            "admin",
-            keystone_url,
-            service_user.project_name,
-            service_user.password,
-        )
-        _register_baremetal(admin, ironic.url)
-        infra = _create_project_with_users(admin, INFRA_PROJECT, keystone_url)
-        tenant_projects = {name: _create_project_with_users(admin, name, keystone_url) for name in tenants}
-        # Log every user in once, one after the other: Keystone records the
-        # day's last_active_at on a user's first login of the day, and on
-        # sqlite ten tenants logging in at the same moment would otherwise
-        # meet "database is locked" there.
-        for project in [infra, *tenant_projects.values()]:
-            for role in ROLES:
-                project.conn(role).authorize()
-        # A fresh connection sees the catalog with the baremetal endpoint.
-        admin_conn = connect(keystone.admin_auth("system"))
-        # Fails early if the catalog or Ironic is wrong, and is Ironic's first
-        # policy check: Ironic builds its policy enforcer lazily and publishes
-        # it before registering the rules (ironic.common.policy.init_enforcer),
-        # so requests racing on a fresh Ironic can get a 500 naming a rule
-        # ("baremetal:node:get"). One request alone first warms it.
-        list(admin_conn.baremetal.nodes(limit=1))
-        env = OpenStackEnv(
-            workdir,
-            keystone,
-            ironic,
-            sushy,
-            admin_conn,
-            infra,
-            tenant_projects,
-            workdir / "clouds.yaml",
-            time.monotonic() - started_at,
-            postgres,
-        )
-        env.write_clouds_yaml(env.clouds_yaml)
-        return env
-    except BaseException:
-        for server in started:
-            server.stop()
-        raise
+
+def _provision(keystone: Keystone, ironic: Ironic, keystone_url: str, service_user: ServiceUser, tenants):
+    """Create Ironic's service user and endpoint, the infra project and the tenants' projects with their users.
+
+    Returns a system-scoped admin connection that sees the baremetal endpoint, the infra project and the
+    tenants' projects by name."""
+    admin = connect(keystone.admin_auth("system"))
+    # The service user keystonemiddleware logs in as.
+    service_project = _create_project(admin, service_user.project_name)
+    _create_user(
+        admin,
+        service_project,
+        service_user.username,
+        "admin",
+        keystone_url,
+        service_user.project_name,
+        service_user.password,
+    )
+    _register_baremetal(admin, ironic.url)
+    infra = _create_project_with_users(admin, INFRA_PROJECT, keystone_url)
+    tenant_projects = {name: _create_project_with_users(admin, name, keystone_url) for name in tenants}
+    # Log every user in once, one after the other: Keystone records the
+    # day's last_active_at on a user's first login of the day, and on
+    # sqlite ten tenants logging in at the same moment would otherwise
+    # meet "database is locked" there.
+    for project in [infra, *tenant_projects.values()]:
+        for role in ROLES:
+            project.conn(role).authorize()
+    # A fresh connection sees the catalog with the baremetal endpoint.
+    admin_conn = connect(keystone.admin_auth("system"))
+    # Fails early if the catalog or Ironic is wrong, and is Ironic's first
+    # policy check: Ironic builds its policy enforcer lazily and publishes
+    # it before registering the rules (ironic.common.policy.init_enforcer),
+    # so requests racing on a fresh Ironic can get a 500 naming a rule
+    # ("baremetal:node:get"). One request alone first warms it.
+    list(admin_conn.baremetal.nodes(limit=1))
+    return admin_conn, infra, tenant_projects
 
 
 # --- nodes --------------------------------------------------------------------

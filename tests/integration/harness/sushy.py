@@ -53,10 +53,14 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import datetime
+import hashlib
 import importlib.metadata
+import io
 import json
 import secrets
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -497,142 +501,189 @@ def _install_system_details(main) -> None:
 
 def _install_account_service(main, error) -> None:
     """AccountService with roles, privileges and expiring accounts (see module doc)."""
-    import datetime
-    import hashlib
-    import threading
+    service = _AccountService(main.app, error)
+    main.RedfishAuthMiddleware = _account_auth_middleware(main.RedfishAuthMiddleware, service, error)
+    service.install_views()
 
-    import bcrypt
+
+_ACCOUNT_SERVICE_PATH = "/redfish/v1/AccountService"
+_ACCOUNTS_PATH = _ACCOUNT_SERVICE_PATH + "/Accounts"
+_ROLES_PATH = _ACCOUNT_SERVICE_PATH + "/Roles"
+_ACCOUNT_FIELDS = {"UserName", "Password", "RoleId", "Enabled", "Locked", "AccountExpiration"}
+
+
+def _redfish_error(status, message_id, message):
     import flask
+
+    body = {
+        "error": {
+            "code": "Base.1.8." + message_id,
+            "message": message,
+            "@Message.ExtendedInfo": [{"MessageId": "Base.1.8." + message_id, "Message": message}],
+        }
+    }
+    return flask.Response(json.dumps(body), status=status, content_type="application/json")
+
+
+def _json_response(doc, status=200, headers=None):
+    import flask
+
+    response = flask.Response(json.dumps(doc), status=status, content_type="application/json")
+    for key, value in (headers or {}).items():
+        response.headers[key] = value
+    return response
+
+
+def _account_etag(account):
+    digest = hashlib.sha256(json.dumps(dict(account), sort_keys=True, default=str).encode()).hexdigest()[:16]
+    return f'W/"{digest}"'
+
+
+def _parse_time(value):
+    text = value[:-1] + "+00:00" if value.endswith("Z") else value
+    parsed = datetime.datetime.fromisoformat(text)
+    if parsed.tzinfo is None:
+        raise ValueError("a time zone is required")
+    return parsed
+
+
+def _expired(account):
+    value = account.get("AccountExpiration")
+    return bool(value) and _parse_time(value) <= datetime.datetime.now(datetime.timezone.utc)
+
+
+def _account_doc(account):
+    doc = {
+        "@odata.id": f"{_ACCOUNTS_PATH}/{account['Id']}",
+        "@odata.type": "#ManagerAccount.v1_10_0.ManagerAccount",
+        "Id": account["Id"],
+        "Name": "User Account",
+        "Description": "User Account",
+        "UserName": account["UserName"],
+        "RoleId": account["RoleId"],
+        "Enabled": account["Enabled"],
+        "Locked": account["Locked"],
+        "Password": None,
+        "AccountTypes": ["Redfish"],
+        "AccountExpiration": account["AccountExpiration"],
+        "Links": {"Role": {"@odata.id": f"{_ROLES_PATH}/{account['RoleId']}"}},
+    }
+    doc["@odata.etag"] = _account_etag(account)
+    return doc
+
+
+def _needed_privilege(method, path, body, account):
+    if method in ("GET", "HEAD"):
+        return "Login"
+    if path.startswith(_ACCOUNT_SERVICE_PATH):
+        own = f"{_ACCOUNTS_PATH}/{account['Id']}"
+        if method == "PATCH" and path.rstrip("/") == own and set(body or {}) <= {"Password"}:
+            return "ConfigureSelf"
+        return "ConfigureUsers"
+    if path.startswith("/redfish/v1/Managers"):
+        return "ConfigureManager"
+    return "ConfigureComponents"
+
+
+def _check_account_fields(body, creating):
+    """The error response for the first invalid field of an account ``body``, or None."""
+    unknown = sorted(set(body) - _ACCOUNT_FIELDS)
+    if unknown:
+        return _redfish_error(
+            400, "PropertyUnknown", f"The property {unknown[0]} is not in the list of valid properties"
+        )
+    if "UserName" in body:
+        name = body["UserName"]
+        if (
+            not isinstance(name, str)
+            or len(name) > MAX_USERNAME_LENGTH
+            or (name and not all(c.isalnum() or c in "-_." for c in name))
+        ):
+            return _redfish_error(400, "PropertyValueFormatError", "invalid UserName")
+    if body.get("Password") is not None:
+        pw = body["Password"]
+        if not isinstance(pw, str) or not MIN_PASSWORD_LENGTH <= len(pw) <= MAX_PASSWORD_LENGTH:
+            return _redfish_error(
+                400,
+                "PropertyValueFormatError",
+                f"Password must be {MIN_PASSWORD_LENGTH}-{MAX_PASSWORD_LENGTH} characters",
+            )
+    if "RoleId" in body and body["RoleId"] not in ROLES and not (body["RoleId"] == "None" and not creating):
+        return _redfish_error(400, "PropertyValueNotInList", f"RoleId {body['RoleId']} is not a role")
+    if body.get("AccountExpiration") is not None:
+        try:
+            _parse_time(body["AccountExpiration"])
+        except (TypeError, ValueError):
+            return _redfish_error(400, "PropertyValueFormatError", "AccountExpiration must be a date-time")
+    if body.get("Locked") is True:
+        return _redfish_error(400, "PropertyValueNotInList", "Locked can only be set to false")
+    return None
+
+
+def _account_service_view():
+    return _json_response(
+        {
+            "@odata.id": _ACCOUNT_SERVICE_PATH,
+            "@odata.type": "#AccountService.v1_11_0.AccountService",
+            "Id": "AccountService",
+            "Name": "Account Service",
+            "ServiceEnabled": True,
+            "MinPasswordLength": MIN_PASSWORD_LENGTH,
+            "MaxPasswordLength": MAX_PASSWORD_LENGTH,
+            "AccountLockoutThreshold": 0,
+            "Accounts": {"@odata.id": _ACCOUNTS_PATH},
+            "Roles": {"@odata.id": _ROLES_PATH},
+        }
+    )
+
+
+def _roles_collection_view():
+    members = [{"@odata.id": f"{_ROLES_PATH}/{r}"} for r in ROLES]
+    return _json_response(
+        {"@odata.id": _ROLES_PATH, "Name": "Roles", "Members": members, "Members@odata.count": len(members)}
+    )
+
+
+def _role_view(role):
+    if role not in ROLES:
+        return _redfish_error(404, "ResourceMissingAtURI", f"no role {role}")
+    return _json_response(
+        {
+            "@odata.id": f"{_ROLES_PATH}/{role}",
+            "@odata.type": "#Role.v1_3_1.Role",
+            "Id": role,
+            "Name": role,
+            "RoleId": role,
+            "IsPredefined": True,
+            "AssignedPrivileges": ROLES[role],
+        }
+    )
+
+
+def _read_json_body(env):
+    """The JSON body of a PATCH/POST/PUT request (None if it is not JSON), put back for the app to read again."""
+    length = int(env.get("CONTENT_LENGTH") or 0)
+    raw = env["wsgi.input"].read(length) if length else b""
+    env["wsgi.input"] = io.BytesIO(raw)
+    try:
+        return json.loads(raw) if raw else {}
+    except ValueError:
+        return None
+
+
+def _account_auth_middleware(base, service, error):
+    """A subclass of the emulator's ``RedfishAuthMiddleware`` that checks ``service``'s accounts."""
     from sushy_tools.emulator import auth_basic
 
-    app = main.app
-    root_path = "/redfish/v1/AccountService"
-    accounts_path = root_path + "/Accounts"
-    roles_path = root_path + "/Roles"
-    lock = threading.RLock()
-
-    class Store:
-        accounts: dict[str, dict] = {}
-        slots: int | None = None
-        next_id = 1
-
-    store = Store()
-
-    def add(username, pw_hash, role, ident=None):
-        ident = ident or str(store.next_id)
-        store.next_id = max(store.next_id, int(ident)) + 1
-        store.accounts[ident] = {
-            "Id": ident,
-            "UserName": username,
-            "pw": pw_hash,
-            "RoleId": role,
-            "Enabled": bool(username),
-            "Locked": False,
-            "AccountExpiration": None,
-        }
-        return store.accounts[ident]
-
-    def redfish_error(status, message_id, message):
-        body = {
-            "error": {
-                "code": "Base.1.8." + message_id,
-                "message": message,
-                "@Message.ExtendedInfo": [{"MessageId": "Base.1.8." + message_id, "Message": message}],
-            }
-        }
-        return flask.Response(json.dumps(body), status=status, content_type="application/json")
-
-    def etag(account):
-        digest = hashlib.sha256(json.dumps(dict(account), sort_keys=True, default=str).encode()).hexdigest()[:16]
-        return f'W/"{digest}"'
-
-    def parse_time(value):
-        text = value[:-1] + "+00:00" if value.endswith("Z") else value
-        parsed = datetime.datetime.fromisoformat(text)
-        if parsed.tzinfo is None:
-            raise ValueError("a time zone is required")
-        return parsed
-
-    def expired(account):
-        value = account.get("AccountExpiration")
-        return bool(value) and parse_time(value) <= datetime.datetime.now(datetime.timezone.utc)
-
-    def account_doc(account):
-        doc = {
-            "@odata.id": f"{accounts_path}/{account['Id']}",
-            "@odata.type": "#ManagerAccount.v1_10_0.ManagerAccount",
-            "Id": account["Id"],
-            "Name": "User Account",
-            "Description": "User Account",
-            "UserName": account["UserName"],
-            "RoleId": account["RoleId"],
-            "Enabled": account["Enabled"],
-            "Locked": account["Locked"],
-            "Password": None,
-            "AccountTypes": ["Redfish"],
-            "AccountExpiration": account["AccountExpiration"],
-            "Links": {"Role": {"@odata.id": f"{roles_path}/{account['RoleId']}"}},
-        }
-        doc["@odata.etag"] = etag(account)
-        return doc
-
-    def json_response(doc, status=200, headers=None):
-        response = flask.Response(json.dumps(doc), status=status, content_type="application/json")
-        for key, value in (headers or {}).items():
-            response.headers[key] = value
-        return response
-
-    def seed(auth_file):
-        """htpasswd users are Administrators, then the configured extra accounts.
-        Runs when main() has loaded the config file and installs the middleware."""
-        config = app.config
-        store.slots = config.get("BMT_TEST_ACCOUNT_SLOTS")
-        if store.slots:
-            add("", None, "None", "1")  # reserved slot, like some vendors' slot 1
-        with open(auth_file) as handle:
-            for line in handle:
-                if ":" in line.strip():
-                    user, hashed = line.strip().split(":", 1)
-                    add(user, hashed, "Administrator")
-        for extra in config.get("BMT_TEST_ACCOUNTS") or []:
-            add(extra["UserName"], extra["PasswordHash"], extra["RoleId"])
-        if store.slots:
-            while store.next_id <= store.slots:
-                add("", None, "None")
-
-    def authenticate(username, password):
-        with lock:
-            for account in store.accounts.values():
-                if account["UserName"] and account["UserName"] == username:
-                    break
-            else:
-                raise error.Unauthorized("Incorrect username or password")
-            ok = account["pw"] and bcrypt.checkpw(password, account["pw"].encode())
-            if not ok or not account["Enabled"] or account["Locked"] or expired(account):
-                raise error.Unauthorized("Incorrect username or password")
-            return dict(account)
-
-    def needed_privilege(method, path, body, account):
-        if method in ("GET", "HEAD"):
-            return "Login"
-        if path.startswith(root_path):
-            own = f"{accounts_path}/{account['Id']}"
-            if method == "PATCH" and path.rstrip("/") == own and set(body or {}) <= {"Password"}:
-                return "ConfigureSelf"
-            return "ConfigureUsers"
-        if path.startswith("/redfish/v1/Managers"):
-            return "ConfigureManager"
-        return "ConfigureComponents"
-
-    class AccountAuthMiddleware(main.RedfishAuthMiddleware):
+    class AccountAuthMiddleware(base):
         """Basic auth against the account store, then role-based authorisation."""
 
         def __init__(self, wsgi, auth_file):
             self.app = wsgi
             self.auth_file = auth_file
-            with lock:
-                if not store.accounts:
-                    seed(auth_file)
+            with service.lock:
+                if not service.accounts:
+                    service.seed(auth_file)
 
         def __call__(self, env, start_response):
             path = env.get("PATH_INFO", "")
@@ -641,7 +692,7 @@ def _install_account_service(main, error) -> None:
             try:
                 token = auth_basic.parse_header(env)
                 username, password = auth_basic.parse_token(token)
-                account = authenticate(username, password)
+                account = service.authenticate(username, password)
             except error.FishyError as exc:
                 return self.format_exception(exc)(env, start_response)
             env["HTTP_X_USER"] = env["HTTP_X_USER_NAME"] = account["UserName"]
@@ -649,186 +700,184 @@ def _install_account_service(main, error) -> None:
             method = env.get("REQUEST_METHOD", "GET")
             body = None
             if method in ("PATCH", "POST", "PUT"):
-                import io
-
-                length = int(env.get("CONTENT_LENGTH") or 0)
-                raw = env["wsgi.input"].read(length) if length else b""
-                env["wsgi.input"] = io.BytesIO(raw)
-                try:
-                    body = json.loads(raw) if raw else {}
-                except ValueError:
-                    body = None
-            privilege = needed_privilege(method, path, body if isinstance(body, dict) else None, account)
+                body = _read_json_body(env)
+            privilege = _needed_privilege(method, path, body if isinstance(body, dict) else None, account)
             if privilege not in ROLES.get(account["RoleId"], []):
-                response = redfish_error(
+                response = _redfish_error(
                     403, "InsufficientPrivilege", f"{account['RoleId']} lacks privilege {privilege} for {method} {path}"
                 )
                 return response(env, start_response)
             return self.app(env, start_response)
 
-    main.RedfishAuthMiddleware = AccountAuthMiddleware
+    return AccountAuthMiddleware
 
-    root_view = app.view_functions["root_resource"]
 
-    def root_resource():
-        response = root_view()
-        doc = json.loads(response.get_data())
-        doc["AccountService"] = {"@odata.id": root_path}
-        response.set_data(json.dumps(doc))
-        return response
+class _AccountService:
+    """The emulator's account store (in memory, guarded by ``lock``) and its Flask views."""
 
-    app.view_functions["root_resource"] = root_resource
+    def __init__(self, app, error):
+        self.app = app
+        self.error = error
+        self.lock = threading.RLock()
+        self.accounts: dict[str, dict] = {}
+        self.slots: int | None = None
+        self.next_id = 1
 
-    def account_service():
-        return json_response(
-            {
-                "@odata.id": root_path,
-                "@odata.type": "#AccountService.v1_11_0.AccountService",
-                "Id": "AccountService",
-                "Name": "Account Service",
-                "ServiceEnabled": True,
-                "MinPasswordLength": MIN_PASSWORD_LENGTH,
-                "MaxPasswordLength": MAX_PASSWORD_LENGTH,
-                "AccountLockoutThreshold": 0,
-                "Accounts": {"@odata.id": accounts_path},
-                "Roles": {"@odata.id": roles_path},
-            }
+    def add(self, username, pw_hash, role, ident=None):
+        ident = ident or str(self.next_id)
+        self.next_id = max(self.next_id, int(ident)) + 1
+        self.accounts[ident] = {
+            "Id": ident,
+            "UserName": username,
+            "pw": pw_hash,
+            "RoleId": role,
+            "Enabled": bool(username),
+            "Locked": False,
+            "AccountExpiration": None,
+        }
+        return self.accounts[ident]
+
+    def seed(self, auth_file):
+        """htpasswd users are Administrators, then the configured extra accounts.
+        Runs when main() has loaded the config file and installs the middleware."""
+        config = self.app.config
+        self.slots = config.get("BMT_TEST_ACCOUNT_SLOTS")
+        if self.slots:
+            self.add("", None, "None", "1")  # reserved slot, like some vendors' slot 1
+        with open(auth_file) as handle:
+            for line in handle:
+                if ":" in line.strip():
+                    user, hashed = line.strip().split(":", 1)
+                    self.add(user, hashed, "Administrator")
+        for extra in config.get("BMT_TEST_ACCOUNTS") or []:
+            self.add(extra["UserName"], extra["PasswordHash"], extra["RoleId"])
+        if self.slots:
+            while self.next_id <= self.slots:
+                self.add("", None, "None")
+
+    def authenticate(self, username, password):
+        import bcrypt
+
+        with self.lock:
+            for account in self.accounts.values():
+                if account["UserName"] and account["UserName"] == username:
+                    break
+            else:
+                raise self.error.Unauthorized("Incorrect username or password")
+            ok = account["pw"] and bcrypt.checkpw(password, account["pw"].encode())
+            if not ok or not account["Enabled"] or account["Locked"] or _expired(account):
+                raise self.error.Unauthorized("Incorrect username or password")
+            return dict(account)
+
+    def name_taken(self, name, except_id=None):
+        return any(a["UserName"] == name and a["Id"] != except_id for a in self.accounts.values() if name)
+
+    def install_views(self):
+        """Add the AccountService to the service root and serve it."""
+        app = self.app
+        root_view = app.view_functions["root_resource"]
+
+        def root_resource():
+            response = root_view()
+            doc = json.loads(response.get_data())
+            doc["AccountService"] = {"@odata.id": _ACCOUNT_SERVICE_PATH}
+            response.set_data(json.dumps(doc))
+            return response
+
+        app.view_functions["root_resource"] = root_resource
+        app.add_url_rule(_ACCOUNT_SERVICE_PATH, "bmt_account_service", _account_service_view, methods=["GET"])
+        app.add_url_rule(_ACCOUNTS_PATH, "bmt_accounts", self.accounts_collection, methods=["GET", "POST"])
+        app.add_url_rule(
+            _ACCOUNTS_PATH + "/<ident>", "bmt_account", self.account_resource, methods=["GET", "PATCH", "DELETE"]
         )
+        app.add_url_rule(_ROLES_PATH, "bmt_roles", _roles_collection_view, methods=["GET"])
+        app.add_url_rule(_ROLES_PATH + "/<role>", "bmt_role", _role_view, methods=["GET"])
 
-    def check_fields(body, creating):
-        allowed = {"UserName", "Password", "RoleId", "Enabled", "Locked", "AccountExpiration"}
-        unknown = sorted(set(body) - allowed)
-        if unknown:
-            return redfish_error(
-                400, "PropertyUnknown", f"The property {unknown[0]} is not in the list of valid properties"
-            )
-        if "UserName" in body:
-            name = body["UserName"]
-            if (
-                not isinstance(name, str)
-                or len(name) > MAX_USERNAME_LENGTH
-                or (name and not all(c.isalnum() or c in "-_." for c in name))
-            ):
-                return redfish_error(400, "PropertyValueFormatError", "invalid UserName")
-        if body.get("Password") is not None:
-            pw = body["Password"]
-            if not isinstance(pw, str) or not MIN_PASSWORD_LENGTH <= len(pw) <= MAX_PASSWORD_LENGTH:
-                return redfish_error(
-                    400,
-                    "PropertyValueFormatError",
-                    f"Password must be {MIN_PASSWORD_LENGTH}-{MAX_PASSWORD_LENGTH} characters",
-                )
-        if "RoleId" in body and body["RoleId"] not in ROLES and not (body["RoleId"] == "None" and not creating):
-            return redfish_error(400, "PropertyValueNotInList", f"RoleId {body['RoleId']} is not a role")
-        if body.get("AccountExpiration") is not None:
-            try:
-                parse_time(body["AccountExpiration"])
-            except (TypeError, ValueError):
-                return redfish_error(400, "PropertyValueFormatError", "AccountExpiration must be a date-time")
-        if body.get("Locked") is True:
-            return redfish_error(400, "PropertyValueNotInList", "Locked can only be set to false")
-        return None
+    def accounts_collection(self):
+        import flask
 
-    def name_taken(name, except_id=None):
-        return any(a["UserName"] == name and a["Id"] != except_id for a in store.accounts.values() if name)
-
-    def accounts_collection():
         if flask.request.method == "GET":
-            with lock:
-                members = [{"@odata.id": f"{accounts_path}/{i}"} for i in sorted(store.accounts, key=int)]
-            return json_response(
+            with self.lock:
+                members = [{"@odata.id": f"{_ACCOUNTS_PATH}/{i}"} for i in sorted(self.accounts, key=int)]
+            return _json_response(
                 {
-                    "@odata.id": accounts_path,
+                    "@odata.id": _ACCOUNTS_PATH,
                     "Name": "Accounts",
                     "@odata.type": "#ManagerAccountCollection.ManagerAccountCollection",
                     "Members": members,
                     "Members@odata.count": len(members),
                 }
             )
-        if store.slots:
-            return redfish_error(405, "OperationNotAllowed", "accounts live in fixed slots: PATCH an empty slot")
-        body = flask.request.get_json(silent=True)
+        return self.create_account(flask.request)
+
+    def create_account(self, request):
+        """POST on the collection (405 with fixed slots)."""
+        if self.slots:
+            return _redfish_error(405, "OperationNotAllowed", "accounts live in fixed slots: PATCH an empty slot")
+        body = request.get_json(silent=True)
         if not isinstance(body, dict):
-            return redfish_error(400, "MalformedJSON", "body must be a JSON object")
-        problem = check_fields(body, creating=True)
+            return _redfish_error(400, "MalformedJSON", "body must be a JSON object")
+        problem = _check_account_fields(body, creating=True)
         if problem is not None:
             return problem
         for required in ("UserName", "Password", "RoleId"):
             if not body.get(required):
-                return redfish_error(400, "PropertyMissing", f"{required} is required")
-        with lock:
-            if name_taken(body["UserName"]):
-                return redfish_error(409, "ResourceAlreadyExists", f"account {body['UserName']} exists")
-            account = add(body["UserName"], _bcrypt(body["Password"]), body["RoleId"])
+                return _redfish_error(400, "PropertyMissing", f"{required} is required")
+        with self.lock:
+            if self.name_taken(body["UserName"]):
+                return _redfish_error(409, "ResourceAlreadyExists", f"account {body['UserName']} exists")
+            account = self.add(body["UserName"], _bcrypt(body["Password"]), body["RoleId"])
             account["Enabled"] = body.get("Enabled", True)
             account["AccountExpiration"] = body.get("AccountExpiration")
-            doc = account_doc(account)
-        return json_response(doc, 201, {"Location": doc["@odata.id"], "ETag": doc["@odata.etag"]})
+            doc = _account_doc(account)
+        return _json_response(doc, 201, {"Location": doc["@odata.id"], "ETag": doc["@odata.etag"]})
 
-    def account_resource(ident):
-        with lock:
-            account = store.accounts.get(ident)
+    def account_resource(self, ident):
+        import flask
+
+        with self.lock:
+            account = self.accounts.get(ident)
             if account is None:
-                return redfish_error(404, "ResourceMissingAtURI", f"no account {ident}")
+                return _redfish_error(404, "ResourceMissingAtURI", f"no account {ident}")
             if flask.request.method == "GET":
-                doc = account_doc(account)
-                return json_response(doc, headers={"ETag": doc["@odata.etag"]})
+                doc = _account_doc(account)
+                return _json_response(doc, headers={"ETag": doc["@odata.etag"]})
             if flask.request.method == "DELETE":
-                if store.slots:
-                    return redfish_error(405, "OperationNotAllowed", "slots cannot be deleted: PATCH UserName to empty")
-                del store.accounts[ident]
+                if self.slots:
+                    return _redfish_error(
+                        405, "OperationNotAllowed", "slots cannot be deleted: PATCH UserName to empty"
+                    )
+                del self.accounts[ident]
                 return flask.Response(status=204)
-            # PATCH
-            if store.slots and ident == "1":
-                return redfish_error(400, "PropertyNotWritable", "slot 1 is reserved")
-            if_match = flask.request.headers.get("If-Match")
-            if if_match and if_match not in (etag(account), "*"):
-                return redfish_error(412, "PreconditionFailed", "ETag does not match")
-            body = flask.request.get_json(silent=True)
-            if not isinstance(body, dict):
-                return redfish_error(400, "MalformedJSON", "body must be a JSON object")
-            problem = check_fields(body, creating=False)
-            if problem is not None:
-                return problem
-            if body.get("UserName") and name_taken(body["UserName"], ident):
-                return redfish_error(409, "ResourceAlreadyExists", f"account {body['UserName']} exists")
-            if "UserName" in body and body["UserName"] == "":
-                if not store.slots:
-                    return redfish_error(400, "PropertyValueFormatError", "UserName cannot be empty")
-                account.update(UserName="", pw=None, RoleId="None", Enabled=False, Locked=False, AccountExpiration=None)
-                return flask.Response(status=204)
-            if not account["UserName"] and not (body.get("UserName") and body.get("Password")):
-                return redfish_error(400, "PropertyMissing", "an empty slot needs UserName and Password")
-            for key in ("UserName", "RoleId", "Enabled", "Locked", "AccountExpiration"):
-                if key in body:
-                    account[key] = body[key]
-            if body.get("Password") is not None:
-                account["pw"] = _bcrypt(body["Password"])
+            return self.patch_account(ident, account, flask.request)
+
+    def patch_account(self, ident, account, request):
+        """PATCH an account (or a slot: an empty UserName empties it). Called with the lock held."""
+        import flask
+
+        if self.slots and ident == "1":
+            return _redfish_error(400, "PropertyNotWritable", "slot 1 is reserved")
+        if_match = request.headers.get("If-Match")
+        if if_match and if_match not in (_account_etag(account), "*"):
+            return _redfish_error(412, "PreconditionFailed", "ETag does not match")
+        body = request.get_json(silent=True)
+        if not isinstance(body, dict):
+            return _redfish_error(400, "MalformedJSON", "body must be a JSON object")
+        problem = _check_account_fields(body, creating=False)
+        if problem is not None:
+            return problem
+        if body.get("UserName") and self.name_taken(body["UserName"], ident):
+            return _redfish_error(409, "ResourceAlreadyExists", f"account {body['UserName']} exists")
+        if "UserName" in body and body["UserName"] == "":
+            if not self.slots:
+                return _redfish_error(400, "PropertyValueFormatError", "UserName cannot be empty")
+            account.update(UserName="", pw=None, RoleId="None", Enabled=False, Locked=False, AccountExpiration=None)
             return flask.Response(status=204)
-
-    def roles_collection():
-        members = [{"@odata.id": f"{roles_path}/{r}"} for r in ROLES]
-        return json_response(
-            {"@odata.id": roles_path, "Name": "Roles", "Members": members, "Members@odata.count": len(members)}
-        )
-
-    def role_resource(role):
-        if role not in ROLES:
-            return redfish_error(404, "ResourceMissingAtURI", f"no role {role}")
-        return json_response(
-            {
-                "@odata.id": f"{roles_path}/{role}",
-                "@odata.type": "#Role.v1_3_1.Role",
-                "Id": role,
-                "Name": role,
-                "RoleId": role,
-                "IsPredefined": True,
-                "AssignedPrivileges": ROLES[role],
-            }
-        )
-
-    app.add_url_rule(root_path, "bmt_account_service", account_service, methods=["GET"])
-    app.add_url_rule(accounts_path, "bmt_accounts", accounts_collection, methods=["GET", "POST"])
-    app.add_url_rule(accounts_path + "/<ident>", "bmt_account", account_resource, methods=["GET", "PATCH", "DELETE"])
-    app.add_url_rule(roles_path, "bmt_roles", roles_collection, methods=["GET"])
-    app.add_url_rule(roles_path + "/<role>", "bmt_role", role_resource, methods=["GET"])
+        if not account["UserName"] and not (body.get("UserName") and body.get("Password")):
+            return _redfish_error(400, "PropertyMissing", "an empty slot needs UserName and Password")
+        for key in ("UserName", "RoleId", "Enabled", "Locked", "AccountExpiration"):
+            if key in body:
+                account[key] = body[key]
+        if body.get("Password") is not None:
+            account["pw"] = _bcrypt(body["Password"])
+        return flask.Response(status=204)
