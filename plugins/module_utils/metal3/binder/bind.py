@@ -5,14 +5,15 @@
 # Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
 # Do not use this from other collections or standalone plugins/modules!
 
-"""Binding a claim and keeping it in sync (a part of :class:`binder.Binder`).
+"""Binding a claim and keeping it in sync: the bind step of a pass (:class:`Bind`, created by :class:`run.Binder`).
 
 A bind writes the host's ``consumerRef`` first, then commits on the claim
 (binding label, finalizer, imported metadata) with the claim's
 ``resourceVersion`` as planned; a lost commit undoes the host.  ``sync`` keeps
 a bound claim and its host in step: the claim's data Secrets copied next to
 the host, image, power and reserved annotations down, status and exported
-metadata up (never BMC data).  Every write goes through :class:`binder_writes.Writer`.
+metadata up (never BMC data).  What the pass read is its :class:`pass_state.PassState`; every write goes
+through :class:`writer.Writer`.
 """
 
 from __future__ import annotations
@@ -30,18 +31,18 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_pat
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import (
     BINDING_LABEL,
-    HOST_STATUS_ANNOTATION,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.pass_state import (
+    PassState,
     host_name,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.planner import (
     bind_patch,
-    host_is_candidate,
     host_key,
     release_plan,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import bmo_upward
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.status import ClaimStatuses
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.writer import Writer
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.dialect import BMO
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.downward import (
     downward_patch,
@@ -56,99 +57,73 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.ide
     claim_finalizer,
     claim_identity,
     claim_ref_matches,
-    validate_claim,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.metadata_import import import_metadata
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.spec import DATA_FIELDS
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.upward import (
     hardware_withheld,
     merge_patches,
-    pending_status,
-    ready_problem,
     status_patch,
-    upward_status,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.view import binding_label_value
 
 
-class Binding:
-    """Bind, commit, undo, sync and data copies (a part of :class:`binder.Binder`)."""
+class Bind:
+    """Bind, commit, undo, sync and data copies of one pass.
+
+    ``state`` is what the pass read (and the hosts it reserved), ``writer`` sends its writes, ``io`` its
+    reads (re-reads after a 409), ``statuses`` the claim statuses; ``annotation_domains`` the host metadata
+    imported onto claims, ``unanchored`` the ``nameMatches`` search of HostDeployPolicies.
+    """
+
+    def __init__(
+        self,
+        state: PassState,
+        writer: Writer,
+        io: Any,
+        statuses: ClaimStatuses,
+        annotation_domains: tuple = (),
+        unanchored: bool = False,
+    ):
+        self.state = state
+        self.writer = writer
+        self.io = io
+        self.statuses = statuses
+        self.annotation_domains = tuple(annotation_domains or ())
+        self.unanchored = bool(unanchored)
 
     def apply_action(self, action: dict, claim: dict, outcome: Any) -> None:
+        """Apply a plan ``action`` (``bind``, ``adopt``, ``bound`` or ``pending``; not ``relay``) to ``claim``."""
         kind = action["action"]
         if kind == "bind":
             return self.bind(action, claim, outcome)
         if kind in ("adopt", "bound"):
-            host = self.host_index[(action["host"]["namespace"], action["host"]["name"])]
+            host = self.state.host_index[(action["host"]["namespace"], action["host"]["name"])]
             outcome.host, outcome.host_namespace = host_name(host), host_key(host)[0]
             outcome.action = "adopted" if kind == "adopt" else "unchanged"
             return self.sync(claim, host, outcome)
-        if kind == "relay":
-            return self.relay.sync(claim, outcome)
         return self.pending(action, claim, outcome)
 
     def is_candidate(self, host: dict, claim: dict) -> bool:
-        """``binding.host_is_candidate`` with this pass's namespaces and HostDeployPolicies."""
-        namespace = claim_identity(claim)[0]
-        return host_is_candidate(
-            host, claim, self.namespace_labels.get(namespace) or {}, self.deploy_policies, self.unanchored
-        )[0]
-
-    def unbound_status(self, claim: dict, reason: str, message: str) -> dict:
-        """The status of a claim without a host, in its dialect."""
-        if claim_dialect_of(claim) == BMO:
-            return bmo_upward.unbound_status(claim, reason, message, self.now, self._forced(claim))
-        return pending_status(claim.get("status"), reason, message, self.now)
-
-    def bound_status(self, claim: dict, host: dict, problem: tuple | None = None) -> dict:
-        """The status of a claim bound to ``host``, in its dialect; ``problem`` is ``(reason, message, field)``
-        when the claim could not be applied to the host."""
-        if claim_dialect_of(claim) == BMO:
-            sync_problem = None
-            if problem:
-                reason = bmo_upward.SECRET_SYNC_REASONS.get(problem[2], problem[0])
-                sync_problem = (reason, problem[1])
-            return bmo_upward.bound_status(claim, host, self.now, sync_problem, self._forced(claim))
-        status = upward_status(host, claim.get("status"), self.now, claim, self.bmc_rule(host)[0])
-        if problem:
-            status = ready_problem(status, claim.get("status"), problem[0], problem[1], self.now)
-        return status
-
-    def _forced(self, claim):
-        """A claim another controller wrote, taken over: the binder's status write must happen (``claim_writers``)."""
-        return "%s/%s" % claim_identity(claim)[:2] in self.taken_over
-
-    def host_status_patch(self, claim: dict, host: dict | None) -> dict:
-        """On baremetal-operator's dialect: the claim annotation with the bound host's addresses (``bmo_upward``)."""
-        if claim_dialect_of(claim) != BMO:
-            return {}
-        value = bmo_upward.host_status_annotation(host, self.bmc_rule(host)[0]) if host is not None else None
-        current = (get_path(claim, "metadata", "annotations") or {}).get(HOST_STATUS_ANNOTATION)
-        return {} if current == value else {"metadata": {"annotations": {HOST_STATUS_ANNOTATION: value}}}
+        """``planner.host_is_candidate`` with this pass's namespaces and HostDeployPolicies."""
+        return self.state.is_candidate(host, claim, self.unanchored)
 
     def pending(self, action: dict, claim: dict, outcome: Any) -> None:
         outcome.action, outcome.reason, outcome.message = "pending", action["reason"], action["message"]
         meta = merge_patches(
             action.get("claim_patch"),
             import_metadata(claim.get("metadata"), None, self.annotation_domains)["patch"],
-            self.host_status_patch(claim, None),
+            self.statuses.host_status_patch(claim, None),
             self._bmo_finalizer(claim),
         )
         try:
             claim = self.writer.write_claim(claim, with_precondition(meta, claim), outcome)
-            status = self.unbound_status(claim, action["reason"], action["message"])
+            status = self.statuses.unbound_status(claim, action["reason"], action["message"])
             patch = status_patch(claim.get("status"), status)
             self.writer.write_claim(claim, with_precondition(patch, claim), outcome, status=True)
         except (Conflict, NotFound):
             # someone (another binder, the tenant) changed the claim since the list: the next pass sees it
             self.io.count_conflict()
-
-    def _reserve(self, host):
-        with self._lock:
-            if host_key(host) in self.reserved:
-                return False
-            self.reserved.add(host_key(host))
-            return True
 
     def _try_host(self, host, claim, outcome):
         """Write ``consumerRef`` on ``host``; the updated host, or ``None`` if someone else took it."""
@@ -171,15 +146,15 @@ class Binding:
         chosen.extend((ref["namespace"], ref["name"]) for ref in action.get("alternatives") or [])
         bound = None
         for position, key in enumerate(chosen):
-            host = self.host_index.get(key)
-            if host is None or not self._reserve(host):
+            host = self.state.host_index.get(key)
+            if host is None or not self.state.reserve(host):
                 continue
-            seen = self.hosts_watch.newer(host) if self.hosts_watch is not None else None
+            seen = self.state.host_changed(host)
             if seen is not None:
                 if seen[0] == "DELETED":
                     continue
                 host = seen[1]
-                self.replace_host(host)
+                self.state.replace_host(host)
             if (seen is not None or position) and not self.is_candidate(host, claim):
                 continue
             bound = self._try_host(host, claim, outcome)
@@ -202,14 +177,14 @@ class Binding:
                 binding_label_fix(claim, host_name(host)),
                 {"metadata": {"finalizers": self._with_finalizer(claim)}} if self._with_finalizer(claim) else {},
                 self.import_from(claim, host)["patch"],
-                self.host_status_patch(claim, host),
+                self.statuses.host_status_patch(claim, host),
             ),
             claim,
         )
 
     def import_from(self, claim: dict, host: dict, outcome: Any = None) -> dict:
         """``import_metadata`` of ``host`` onto ``claim``; records what was withheld on ``outcome`` (for the owner)."""
-        needles, blocked = self.bmc_rule(host)
+        needles, blocked = self.state.bmc_rule(host)
         imported = import_metadata(
             claim.get("metadata"), host.get("metadata"), self.annotation_domains, needles, blocked
         )
@@ -262,7 +237,7 @@ class Binding:
         label = (get_path(claim, "metadata", "labels") or {}).get(BINDING_LABEL)
         if not label or label == binding_label_value(host_name(host)):
             return False
-        for other in self.labelled_hosts(label):
+        for other in self.state.labelled_hosts(label):
             if host_key(other) != host_key(host):
                 fresh = self.io.get_host(*host_key(other))
                 if fresh is not None and claim_ref_matches(fresh, claim):
@@ -283,13 +258,13 @@ class Binding:
 
     def _data_copies(self, claim, host, outcome):
         """Make the Secret copies; ``(names by field, problem or None)``, a problem being ``(reason, message, field)``."""
-        spec = validate_claim(claim)
+        spec = self.state.parsed(claim).valid_spec()
         names = secret_copy_names(claim)
         identity = claim_identity(claim)
         namespace, uid = identity.namespace, identity.uid
         existing = dict(
             (get_path(s, "metadata", "name"), s)
-            for s in self.copies.get(uid, [])
+            for s in self.state.copies_of(uid)
             if get_path(s, "metadata", "namespace") == host_key(host)[0]
         )
         for field in DATA_FIELDS:
@@ -364,10 +339,10 @@ class Binding:
                 imported["patch"],
             )
         )
-        meta = merge_patches(meta, one_shot, self.host_status_patch(claim, host))
+        meta = merge_patches(meta, one_shot, self.statuses.host_status_patch(claim, host))
         try:
             claim = self.writer.write_claim(claim, with_precondition(meta, claim), outcome)
-            status = self.bound_status(claim, host, problem)
+            status = self.statuses.bound_status(claim, host, problem)
             if problem:
                 outcome.reason, outcome.message = problem[0], problem[1]
             self.writer.write_claim(

@@ -8,15 +8,17 @@
 """What one binder pass reads, and its indexes: hosts (listed before claims), claims,
 namespaces, the binder's Secret copies, the BMC credentials Secrets that keep BMC
 data out of imported metadata, and the watches that follow hosts and claims
-during the pass.  :class:`PassState` is the reading part of :class:`binder.Binder`;
-it never writes (writes are :mod:`binder_writes`).
+during the pass.  :class:`PassState` is what one pass of :class:`run.Binder` read
+and decided (the dialect, the hosts reserved for a bind); it never writes (writes
+are :class:`writer.Writer`).  :class:`bind.Bind` and :class:`release.Release` are
+given it.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import time
+import threading
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     BackendError,
@@ -35,6 +37,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api impor
     HOSTS,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.planner import (
+    host_is_candidate,
     host_key,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.bmc_data import bmc_needles
@@ -58,6 +61,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.ide
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.metadata_import import (
     has_import_candidates,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.parsed import ParsedClaim, parse_claim
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.spec import DATA_FIELDS
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.view import binding_label_value
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import (
@@ -97,16 +101,65 @@ def secret_text(secret: dict | None, key: str) -> str | None:
 
 
 class PassState:
-    """The world as one pass sees it (a part of :class:`binder.Binder`)."""
+    """The world as one pass sees it: what it read (hosts and their indexes, namespaces, the dialect, the
+    HostDeployPolicies, the Secret copies, BMC credentials), the watches that follow it, and the hosts
+    reserved for a bind.  Reads go through ``io``; only the current view of hosts changes during the pass
+    (:meth:`replace_host`, :meth:`set_hosts`).
 
-    def _in_scope(self, namespace, name=None):
+    ``namespaces``, ``name`` and ``host_namespaces`` are the pass's scope (``None``: every namespace),
+    ``annotation_domains`` the metadata a host may export (to know whose BMC credentials are needed),
+    ``dialect`` the requested claim dialect and ``take_over`` whether claims another controller wrote
+    are taken over.
+    """
+
+    #: from this many BMC credentials Secrets to read in one namespace, one list replaces the reads
+    bmc_secret_list_min = 4
+
+    def __init__(
+        self,
+        io,
+        namespaces=None,
+        name=None,
+        host_namespaces=None,
+        annotation_domains=(),
+        dialect=AUTO,
+        take_over=False,
+    ):
+        self.io = io
+        self.namespaces = list(namespaces) if namespaces else None
+        self.name = name
+        self.host_namespaces = list(host_namespaces) if host_namespaces else None
+        self.annotation_domains = tuple(annotation_domains or ())
+        self.requested_dialect = dialect or AUTO
+        self.take_over = bool(take_over)
+        self.dialect = None
+        self.taken_over = set()
+        self.deploy_policies = []
+        self._lock = threading.Lock()
+        self.reserved = set()
+        self.hosts = []
+        self.host_index = {}
+        self.by_ref = {}
+        self.by_label = {}
+        self.host_positions = {}
+        self.namespace_labels = {}
+        self.parsed_claims = {}
+        self.copies = {}
+        self.bmc_rules = {}
+        self.bmc_secrets = {}
+        self.claims_watch = None
+        self.hosts_watch = None
+
+    def in_scope(self, namespace, name=None):
+        """Whether the claim ``namespace/name`` is this pass's (``name`` ``None``: any claim of ``namespace``)."""
         if self.namespaces is not None and namespace not in self.namespaces:
             return False
         return self.name is None or name == self.name
 
-    def read(self):
-        started = time.time()
-        hosts = self.io.list_hosts(self.host_namespaces)  # hosts first: see the module docstring
+    def read(self, sweep, watch):
+        """Read the pass's world; returns the claims in scope.  ``sweep``: the Secret copies are read even when no
+        claim needs them; ``watch``: follow hosts and claims during the pass."""
+        hosts = self.io.list_hosts(self.host_namespaces)  # hosts first: see run's docstring
         if self.name:
             claim = self.io.get_claim(self.namespaces[0], self.name)
             claims = [claim] if claim else []
@@ -117,16 +170,22 @@ class PassState:
         if missing:
             raise InvalidInput("option namespaces", "namespace(s) %s do not exist" % ", ".join(missing))
         self.set_hosts(hosts)
-        claims = [claim for claim in claims if self._in_scope(*claim_identity(claim)[:2])]
+        claims = [claim for claim in claims if self.in_scope(*claim_identity(claim)[:2])]
+        self.parsed_claims = dict(((record.namespace, record.name), record) for record in map(parse_claim, claims))
         self.read_dialect(claims)
         self.confirm_labels(claims)
         self.prefetch_bmc_secrets(claims)
-        if self.sweep or any(self._needs_copies(claim) for claim in claims):
+        if sweep or any(self._needs_copies(claim) for claim in claims):
             self.load_copies()
-        if not self.check_mode:
+        if watch:
             self.start_watches()
-        self.timings["read"] = round(time.time() - started, 4)
         return claims
+
+    def parsed(self, claim: dict) -> ParsedClaim:
+        """The record of ``claim`` (:mod:`claim.parsed`): the one parsed when the pass read it when ``claim`` is
+        that version, else ``claim`` parsed now (a newer read)."""
+        record = self.parsed_claims.get(tuple(claim_identity(claim)[:2]))
+        return record if record is not None and record.is_version_of(claim) else parse_claim(claim)
 
     def read_dialect(self, claims):
         """Settle the dialect; on baremetal-operator's, read the HostDeployPolicies and refuse to run beside
@@ -167,6 +226,39 @@ class PassState:
             if watcher is not None:
                 watcher.stop()
         self.hosts_watch = self.claims_watch = None
+
+    def claim_changed(self, claim):
+        """The claims watch's newer event for ``claim`` (another binder or its tenant changed it during the pass),
+        or ``None``."""
+        return self.claims_watch.newer(claim) if self.claims_watch is not None else None
+
+    def host_changed(self, host):
+        """The hosts watch's newer ``(event type, host)`` for ``host`` (changed during the pass), or ``None``."""
+        return self.hosts_watch.newer(host) if self.hosts_watch is not None else None
+
+    def relist_hosts(self):
+        """A new list of the hosts (a retry round); every reservation is dropped."""
+        self.set_hosts(self.io.list_hosts(self.host_namespaces))
+        self.reserved = set()
+
+    def reserve(self, host):
+        """Reserve ``host`` for one bind of this pass: False when a bind of this pass already tried it."""
+        with self._lock:
+            if host_key(host) in self.reserved:
+                return False
+            self.reserved.add(host_key(host))
+            return True
+
+    def is_candidate(self, host, claim, unanchored):
+        """``planner.host_is_candidate`` with this pass's namespaces and HostDeployPolicies."""
+        namespace = claim_identity(claim)[0]
+        return host_is_candidate(
+            host, self.parsed(claim), self.namespace_labels.get(namespace) or {}, self.deploy_policies, unanchored
+        )[0]
+
+    def is_taken_over(self, claim):
+        """A claim another controller wrote, taken over (``claim_writers``): the binder's status write must happen."""
+        return "%s/%s" % claim_identity(claim)[:2] in self.taken_over
 
     def set_hosts(self, hosts):
         """A new view of the hosts, and its indexes: by key, by the claim ``consumerRef`` names, by binding label."""
@@ -247,6 +339,18 @@ class PassState:
         for secret in self.io.list_secrets(COPY_CLAIM_UID_LABEL, self.host_namespaces):
             uid = (get_path(secret, "metadata", "labels") or {}).get(COPY_CLAIM_UID_LABEL)
             self.copies.setdefault(uid, []).append(secret)
+
+    def copies_of(self, uid):
+        """The binder's Secret copies of the claim ``uid``."""
+        return self.copies.get(uid, [])
+
+    def forget_copies(self, uid):
+        """The copies of the claim ``uid`` are deleted: the sweep of orphaned copies skips them."""
+        self.copies.pop(uid, None)
+
+    def copies_by_claim(self):
+        """``[(claim uid, copies)]``, in the order of the uids."""
+        return sorted(self.copies.items(), key=lambda item: str(item[0]))
 
     def bmc_rule(self, host):
         """``(needles, blocked)`` for ``import_metadata``: the host's BMC data, user and password included.

@@ -55,7 +55,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict, InvalidInput
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import (
     apply_merge_patch,
     get_path,
@@ -78,8 +78,8 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.ide
     claim_ref_matches,
     consumer_ref_for,
     object_name,
-    validate_claim,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.parsed import ParsedClaim, as_parsed
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.spec import DATA_FIELDS, node_reuse_value
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share.deploy_policy import evaluate_namespace
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share.sharing_policy import (
@@ -181,7 +181,7 @@ def sharing_decision(
 
 def host_is_candidate(
     host: dict,
-    claim: dict,
+    claim: dict | ParsedClaim,
     ns_labels: Mapping[str, str] | None,
     deploy_policies: Sequence[dict] = (),
     unanchored: bool = False,
@@ -189,11 +189,12 @@ def host_is_candidate(
     """``(True, reason)`` if ``host`` may be bound to ``claim``, else ``(False, why)``.
 
     ``ns_labels`` are the labels of the claim's namespace; ``deploy_policies`` and ``unanchored``
-    decide claims of baremetal-operator's dialect (``sharing_decision``).  Raises
-    ``InvalidInput`` if the claim spec is invalid.
+    decide claims of baremetal-operator's dialect (``sharing_decision``).  ``claim`` is a claim dict or its
+    record (:mod:`claim.parsed`).  Raises ``InvalidInput`` if the claim spec is invalid.
     """
-    spec = validate_claim(claim)
-    decision = sharing_decision(host, claim, ns_labels, deploy_policies, unanchored)
+    record = as_parsed(claim)
+    spec = record.valid_spec()
+    decision = sharing_decision(host, record.obj, ns_labels, deploy_policies, unanchored)
     rejection = _rejection(host, spec, decision, _availability(host))
     if rejection:
         return False, "%s: %s" % (object_name(host, "BareMetalHost"), rejection[2])
@@ -397,13 +398,12 @@ def _adoption_action(claim, host):
     return _action("bound", claim, host, claim_patch={}, reason="Bound", message="bound to host %s" % host_key(host)[1])
 
 
-def _prepare(claim, namespaces):
-    """``(spec, None)`` for a claim that can be planned, else ``(None, pending action)``."""
-    try:
-        spec = validate_claim(claim)
-    except InvalidInput as exc:
-        return None, _pending(claim, "InvalidSpec", exc.message)
-    namespace = claim_identity(claim)[0]
+def _prepare(record, namespaces):
+    """``(spec, None)`` for a claim (its record) that can be planned, else ``(None, pending action)``."""
+    claim = record.obj
+    if record.error is not None:
+        return None, _pending(claim, "InvalidSpec", record.error.message)
+    spec, namespace = record.spec, record.namespace
     if spec["credentials"]:
         # hosts in another cluster: the relay (relay/runner.py) mirrors the claim there with the tenant's kubeconfig
         return None, _action(
@@ -592,9 +592,11 @@ class _Planner:
                 reason, message = pending_reason(claim, self.rejections[id(claim)], len(candidates))
                 self.actions[id(claim)] = _pending(claim, reason, message)
 
-    def plan(self, claims: Iterable[dict] | None) -> list[dict]:
+    def plan(self, claims: Iterable[dict | ParsedClaim] | None) -> list[dict]:
+        parsed = [as_parsed(claim) for claim in claims or []]
+        records = dict((id(record.obj), record) for record in parsed)
         ordered = sorted(
-            [c for c in claims or [] if not get_path(c, "metadata", "deletionTimestamp")], key=_claim_sort_key
+            [r.obj for r in parsed if not get_path(r.obj, "metadata", "deletionTimestamp")], key=_claim_sort_key
         )
         work = []
         for claim in ordered:
@@ -603,7 +605,7 @@ class _Planner:
                 self.taken.add(host_key(adopted))
                 self.actions[id(claim)] = _adoption_action(claim, adopted)
                 continue
-            spec, pending = _prepare(claim, self.namespaces)
+            spec, pending = _prepare(records[id(claim)], self.namespaces)
             if pending:
                 self.actions[id(claim)] = pending
                 continue
@@ -616,7 +618,7 @@ class _Planner:
 
 
 def plan_pass(
-    claims: Iterable[dict] | None,
+    claims: Iterable[dict | ParsedClaim] | None,
     hosts: Iterable[dict] | None,
     namespaces: Mapping[str, Mapping[str, str]] | None,
     binder_id: str,
@@ -624,6 +626,8 @@ def plan_pass(
     unanchored: bool = False,
 ) -> list[dict]:
     """Plan one binder pass: one action per claim that is not being deleted, oldest claim first.
+
+    ``claims`` are claim dicts or their records (:mod:`claim.parsed`: each spec validated once).
 
     ``namespaces`` maps every namespace name to its labels.  Each action is a
     dict with ``action`` (``bind``, ``adopt``, ``bound``, ``pending``, or ``relay`` for a claim with

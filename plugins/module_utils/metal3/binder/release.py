@@ -5,7 +5,7 @@
 # Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
 # Do not use this from other collections or standalone plugins/modules!
 
-"""Releasing hosts (a part of :class:`binder.Binder`).
+"""Releasing hosts: the release step of a pass (:class:`Release`, created by :class:`run.Binder`).
 
 A deleted claim's host is deprovisioned, then its BMC accounts granted to the
 tenant are revoked, its ``consumerRef`` cleared, the claim's Secret copies and
@@ -17,6 +17,7 @@ claim's namespace revoked first), and deletes orphaned Secret copies.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     Conflict,
@@ -34,6 +35,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api impor
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.outcome import Outcome
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.pass_state import (
+    PassState,
     host_name,
     is_claim_ref,
     ref_claim,
@@ -45,7 +47,8 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.pl
     release_plan,
     release_step,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import bmo_upward
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.status import ClaimStatuses
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.writer import Writer
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.dialect import BMO
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.identity import (
     claim_dialect_of,
@@ -61,13 +64,23 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.account_
 )
 
 
-class Releasing:
-    """Release, BMC access revocation and sweep (a part of :class:`binder.Binder`)."""
+class Release:
+    """Release, BMC access revocation and sweep of one pass.
+
+    ``state`` is what the pass read (its hosts, its scope, the Secret copies), ``writer`` sends its writes,
+    ``io`` its reads (re-reads after a 409, a gone claim checked), ``statuses`` the claim statuses.
+    """
+
+    def __init__(self, state: PassState, writer: Writer, io: Any, statuses: ClaimStatuses):
+        self.state = state
+        self.writer = writer
+        self.io = io
+        self.statuses = statuses
 
     def release(self, claim: dict, outcome: Outcome) -> None:
         """A deleted claim: deprovision its host, then clear consumerRef, remove the copies and the finalizer."""
         namespace, name, uid = claim_identity(claim)
-        host = find_adopted_host(claim, self.bound_hosts(claim))
+        host = find_adopted_host(claim, self.state.bound_hosts(claim))
         node_reuse = get_path(claim, "spec", "nodeReuse")
         if host is not None:
             outcome.host, outcome.host_namespace = host_name(host), host_key(host)[0]
@@ -97,7 +110,7 @@ class Releasing:
                         "host %s is out of the pool until its owner repairs it: deprovisioning failed (%s)"
                         % (outcome.host, failure)
                     )
-                status = self.bound_status(claim, host)
+                status = self.statuses.bound_status(claim, host)
                 try:
                     self.writer.write_claim(
                         claim, with_precondition(status_patch(claim.get("status"), status), claim), outcome, status=True
@@ -105,7 +118,7 @@ class Releasing:
                 except (Conflict, NotFound):
                     self.io.count_conflict()
                 return
-        for secret in self.copies.get(uid, []):
+        for secret in self.state.copies_of(uid):
             self.writer.delete_copy(secret, outcome)
         claim = self._deleted_status(claim, outcome)
         try:
@@ -127,7 +140,7 @@ class Releasing:
         finalizers = get_path(claim, "metadata", "finalizers") or []
         if claim_dialect_of(claim) != BMO or not [item for item in finalizers if item != claim_finalizer(claim)]:
             return claim
-        status = bmo_upward.deleted_status(claim, self.now)
+        status = self.statuses.deleted_status(claim)
         try:
             return self.writer.write_claim(
                 claim, with_precondition(status_patch(claim.get("status"), status), claim), outcome, status=True
@@ -165,20 +178,20 @@ class Releasing:
         """Release hosts bound to claims that no longer exist, and duplicate bindings; delete orphaned copies."""
         listed = dict((tuple(claim_identity(claim)[:2]), claim) for claim in claims)
         jobs = []
-        for host in list(self.hosts):
+        for host in list(self.state.hosts):
             ref = get_path(host, "spec", "consumerRef")
-            if not is_claim_ref(ref) or not self._in_scope(ref.get("namespace"), ref.get("name")):
+            if not is_claim_ref(ref) or not self.state.in_scope(ref.get("namespace"), ref.get("name")):
                 continue
             claim = listed.get((ref.get("namespace"), ref.get("name")))
             if claim is None or (
                 ref.get("uid") and claim_identity(claim)[2] and ref.get("uid") != claim_identity(claim)[2]
             ):
                 jobs.append((host, ref, True))
-            elif host_key(find_adopted_host(claim, self.bound_hosts(claim))) != host_key(host):
+            elif host_key(find_adopted_host(claim, self.state.bound_hosts(claim))) != host_key(host):
                 jobs.append((host, ref, False))
         outcomes = [self._sweep_host(host, ref, orphan) for host, ref, orphan in jobs]
         uids = set(claim_identity(claim)[2] for claim in claims)
-        for uid, secrets in sorted(self.copies.items(), key=lambda item: str(item[0])):
+        for uid, secrets in self.state.copies_by_claim():
             if uid in uids:
                 continue
             for secret in secrets:
@@ -218,9 +231,9 @@ class Releasing:
             else "released: HostClaim %s/%s is bound to another host"
         ) % (ref.get("namespace"), ref.get("name"))
         if orphan:
-            for secret in self.copies.get(ref.get("uid"), []):
+            for secret in self.state.copies_of(ref.get("uid")):
                 self.writer.delete_copy(secret, outcome)
-            self.copies.pop(ref.get("uid"), None)
+            self.state.forget_copies(ref.get("uid"))
         return outcome
 
     def _sweep_copy(self, secret):
@@ -228,7 +241,7 @@ class Releasing:
         claim_namespace = (meta.get("labels") or {}).get(COPY_CLAIM_NAMESPACE_LABEL)
         source = (meta.get("annotations") or {}).get(COPY_CLAIM_ANNOTATION) or ""
         claim_name = source.partition("/")[2]
-        if not claim_name or not self._in_scope(claim_namespace, claim_name):
+        if not claim_name or not self.state.in_scope(claim_namespace, claim_name):
             return None
         uid = (meta.get("labels") or {}).get(COPY_CLAIM_UID_LABEL)
         outcome = Outcome(meta.get("namespace"), meta.get("name"), action="swept")

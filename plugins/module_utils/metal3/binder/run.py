@@ -8,8 +8,12 @@
 """One reconcile pass of ``host_bind``: the binder.
 
 :class:`Binder` lists hosts, claims, namespaces and the binder's Secret
-copies once, asks the pure model (:mod:`binding`, :mod:`downward`, :mod:`upward`, :mod:`metadata_import`) what to
-do, and applies it, several claims at a time.  Every write of a claim or a host carries a
+copies once (a :class:`pass_state.PassState`, which parses each claim once into a
+:class:`claim.parsed.ParsedClaim`), asks the pure model (:mod:`planner`, and
+``claim/``'s :mod:`downward`, :mod:`upward`, :mod:`metadata_import`) what to do,
+and applies it, several claims at a time, through two steps it composes: a
+:class:`bind.Bind` and a :class:`release.Release`, each given the pass state, the
+:class:`writer.Writer` and the claim statuses (:class:`status.ClaimStatuses`).  Every write of a claim or a host carries a
 ``resourceVersion`` precondition; a 409 means somebody else changed the
 object first, and the binder re-reads it, tries the next candidate, or
 leaves the claim to the next pass.  Kubernetes is reached through :class:`client.KubeIO`.
@@ -40,7 +44,6 @@ import datetime
 import hashlib
 import os
 import socket
-import threading
 import time
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
@@ -55,7 +58,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.parallel 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import (
     EXPORT_ANNOTATION_DOMAINS,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.bind import Binding
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.bind import Bind
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.outcome import Job, Outcome
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.pass_state import (
     PassState,
@@ -65,7 +68,8 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.pl
     host_key,
     plan_pass,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.release import Releasing
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.release import Release
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.status import ClaimStatuses
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.writer import Writer
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.bmo_controller_signal import (
     BINDER_FIELD_MANAGER,
@@ -102,19 +106,20 @@ def default_binder_id():
     return "%s:%d" % (socket.gethostname(), os.getpid())
 
 
-class Binder(PassState, Binding, Releasing):
+class Binder:
     """One reconcile pass of ``host_bind`` (see the module documentation for what it does).
 
     The pass orchestration lives here (read, plan, execute through
-    :func:`parallel.parallel_map`, retry conflicts, report); what a pass reads is
-    :class:`binder_state.PassState`, its writes :class:`binder_writes.Writer`, the
-    actions :class:`binder_bind.Binding` and :class:`binder_release.Releasing`.
+    :func:`parallel.parallel_map`, retry conflicts, report).  It composes the
+    pass's parts, each given what it uses: what the pass reads,
+    :class:`pass_state.PassState` (``state``); its writes, :class:`writer.Writer`;
+    the claim statuses, :class:`status.ClaimStatuses`; the actions,
+    :class:`bind.Bind` and :class:`release.Release`; the relayed claims,
+    :class:`relay.runner.Relay`.
     """
 
     #: retry rounds (re-list and re-plan) for claims whose every candidate was taken by someone else
     conflict_rounds = 2
-    #: from this many BMC credentials Secrets to read in one namespace, one list replaces the reads
-    bmc_secret_list_min = 4
 
     def __init__(
         self,
@@ -137,37 +142,28 @@ class Binder(PassState, Binding, Releasing):
         self.io = io
         if getattr(io, "field_manager", True) is None:
             io.field_manager = BINDER_FIELD_MANAGER
-        self.requested_dialect = dialect or AUTO
-        self.dialect = None
         self.unanchored = bool(unanchored)
-        self.take_over = bool(take_over)
-        self.taken_over = set()
-        self.deploy_policies = []
         self.binder_id = binder_id or default_binder_id()
-        self.namespaces = list(namespaces) if namespaces else None
-        self.name = name
-        self.host_namespaces = list(host_namespaces) if host_namespaces else None
         self.annotation_domains = tuple(annotation_domains or ())
         self.sweep = sweep
         self.check_mode = check_mode
         self.workers = max(1, int(workers or 1))
         self.now = now_rfc3339()
+        self.state = PassState(
+            io,
+            namespaces=namespaces,
+            name=name,
+            host_namespaces=host_namespaces,
+            annotation_domains=self.annotation_domains,
+            dialect=dialect,
+            take_over=take_over,
+        )
         self.writer = Writer(io, check_mode)
         self.relay = Relay(io, self.writer, self.now, self.annotation_domains, relay_clients)
-        self._lock = threading.Lock()
-        self.reserved = set()
-        self.hosts = []
-        self.host_index = {}
-        self.by_ref = {}
-        self.by_label = {}
-        self.host_positions = {}
-        self.namespace_labels = {}
-        self.copies = {}
-        self.bmc_rules = {}
-        self.bmc_secrets = {}
+        statuses = ClaimStatuses(self.state, self.now)
+        self.bind_step = Bind(self.state, self.writer, io, statuses, self.annotation_domains, self.unanchored)
+        self.release_step = Release(self.state, self.writer, io, statuses)
         self.timings = {}
-        self.claims_watch = None
-        self.hosts_watch = None
 
     @property
     def changed(self) -> bool:
@@ -178,7 +174,7 @@ class Binder(PassState, Binding, Releasing):
         try:
             return self._run()
         finally:
-            self.stop_watches()
+            self.state.stop_watches()
             self.relay.close()
 
     def _job_order(self, claim):
@@ -190,7 +186,8 @@ class Binder(PassState, Binding, Releasing):
 
     def _run(self):
         started = time.time()
-        claims = self.read()
+        claims = self.state.read(sweep=self.sweep, watch=not self.check_mode)
+        self.timings["read"] = round(time.time() - started, 4)
         before = self.bindings(claims)
         planned = time.time()
         active = [claim for claim in claims if not get_path(claim, "metadata", "deletionTimestamp")]
@@ -200,9 +197,7 @@ class Binder(PassState, Binding, Releasing):
             if get_path(claim, "metadata", "deletionTimestamp")
             and claim_finalizer(claim) in (get_path(claim, "metadata", "finalizers") or [])
         ]
-        plan = plan_pass(
-            active, self.hosts, self.namespace_labels, self.binder_id, self.deploy_policies, self.unanchored
-        )
+        plan = self.plan(active)
         self.timings["plan"] = round(time.time() - planned, 4)
         claims_by_key = dict((tuple(claim_identity(claim)[:2]), claim) for claim in claims)
         jobs = [Job(claims_by_key[(action["claim"]["namespace"], action["claim"]["name"])], action) for action in plan]
@@ -214,10 +209,18 @@ class Binder(PassState, Binding, Releasing):
         for position, index in enumerate(order):
             outcomes[index] = done[position]
         outcomes = self.retry_conflicts(outcomes)
-        swept = self.sweep_hosts(claims) if self.sweep else []
+        swept = self.release_step.sweep_hosts(claims) if self.sweep else []
         self.timings["apply"] = round(time.time() - applying, 4)
         self.timings["total"] = round(time.time() - started, 4)
         return self.report(claims, outcomes, swept, before)
+
+    def plan(self, claims):
+        """The plan (``planner.plan_pass``) of ``claims`` (parsed once: ``PassState.parsed``) on the pass's current view."""
+        state = self.state
+        records = [state.parsed(claim) for claim in claims]
+        return plan_pass(
+            records, state.hosts, state.namespace_labels, self.binder_id, state.deploy_policies, self.unanchored
+        )
 
     def execute(self, jobs: list[Job]) -> list[Outcome]:
         """Each job's outcome (order kept), ``workers`` claims at a time (:func:`parallel.parallel_map`)."""
@@ -225,7 +228,7 @@ class Binder(PassState, Binding, Releasing):
         def run(job: Job) -> Outcome:
             identity = claim_identity(job.claim)
             outcome = Outcome(identity.namespace, identity.name)
-            if self.claims_watch is not None and self.claims_watch.newer(job.claim) is not None:
+            if self.state.claim_changed(job.claim) is not None:
                 outcome.action = "deferred"
                 outcome.message = (
                     "the claim changed during the pass (another binder or its tenant); left to the next pass"
@@ -235,9 +238,11 @@ class Binder(PassState, Binding, Releasing):
                 if job.action is None and is_relayed(job.claim):
                     self.relay.release(job.claim, outcome)
                 elif job.action is None:
-                    self.release(job.claim, outcome)
+                    self.release_step.release(job.claim, outcome)
+                elif job.action["action"] == "relay":
+                    self.relay.sync(job.claim, outcome)
                 else:
-                    self.apply_action(job.action, job.claim, outcome)
+                    self.bind_step.apply_action(job.action, job.claim, outcome)
             except TenancyError as exc:
                 outcome.action, outcome.error = "error", exc.message
             except Exception as exc:  # pylint: disable=broad-except
@@ -253,15 +258,12 @@ class Binder(PassState, Binding, Releasing):
             retry = [outcome for outcome in outcomes if outcome.retry]
             if not retry or self.check_mode:
                 break
-            self.set_hosts(self.io.list_hosts(self.host_namespaces))
-            self.reserved = set()
+            self.state.relist_hosts()
             fresh = [self.io.get_claim(outcome.namespace, outcome.name) for outcome in retry]
             fresh = [claim for claim in fresh if claim and not get_path(claim, "metadata", "deletionTimestamp")]
-            self.confirm_labels(fresh)
+            self.state.confirm_labels(fresh)
             by_key = dict((tuple(claim_identity(claim)[:2]), claim) for claim in fresh)
-            plan = plan_pass(
-                fresh, self.hosts, self.namespace_labels, self.binder_id, self.deploy_policies, self.unanchored
-            )
+            plan = self.plan(fresh)
             jobs = [Job(by_key[(action["claim"]["namespace"], action["claim"]["name"])], action) for action in plan]
             again = dict(((o.namespace, o.name), o) for o in self.execute(jobs))
             merged = []
@@ -287,14 +289,14 @@ class Binder(PassState, Binding, Releasing):
                 remote = "%s/%s" % (where.split("/", 1)[0], host) if host else None
                 result["%s/%s" % (identity.namespace, identity.name)] = remote
                 continue
-            host = find_adopted_host(claim, self.bound_hosts(claim))
+            host = find_adopted_host(claim, self.state.bound_hosts(claim))
             result["%s/%s" % (identity.namespace, identity.name)] = "%s/%s" % host_key(host) if host else None
         return result
 
     def host_problems(self):
         """Hosts whose sharing annotation is invalid (shared with nobody), each problem naming the host and the annotation."""
         problems = []
-        for host in self.hosts:
+        for host in self.state.hosts:
             found = policy_problems(host)
             if found:
                 problems.append({"host": "%s/%s" % host_key(host), "problems": found})
@@ -303,19 +305,19 @@ class Binder(PassState, Binding, Releasing):
     def anchoring(self, claims):
         """Where the anchored ``nameMatches`` refuses a claim namespace that baremetal-operator's own controller
         (an unanchored search) would admit: ``[{namespace, host_namespace, reason}]`` (``[]`` with ``unanchored``)."""
-        if self.dialect != BMO or self.unanchored:
+        if self.state.dialect != BMO or self.unanchored:
             return []
         found = []
         for namespace in sorted(set(str(claim_identity(claim)[0]) for claim in claims)):
-            labels = self.namespace_labels.get(namespace) or {}
-            for host_namespace, decision in admitting_namespaces(self.deploy_policies, namespace, labels).items():
+            labels = self.state.namespace_labels.get(namespace) or {}
+            for host_namespace, decision in admitting_namespaces(self.state.deploy_policies, namespace, labels).items():
                 if not decision.allowed and ANCHORING_NOTE in decision.reason:
                     found.append({"namespace": namespace, "host_namespace": host_namespace, "reason": decision.reason})
         return found
 
     def legacy_policies(self):
         """``ns/name`` of the hosts that carry ``spec.hostClaimNamespaces`` and no sharing annotation (shared with nobody)."""
-        return sorted("%s/%s" % host_key(host) for host in self.hosts if has_legacy_policy(host))
+        return sorted("%s/%s" % host_key(host) for host in self.state.hosts if has_legacy_policy(host))
 
     def report(self, claims, outcomes, swept, before):
         after = dict(before)
@@ -355,15 +357,15 @@ class Binder(PassState, Binding, Releasing):
             "changed": self.writer.changed,
             "settled": not self.writer.changed and not summary["deferred"] and not summary["conflict"],
             "binder_id": self.binder_id,
-            "dialect": self.dialect,
-            "taken_over": sorted(self.taken_over),
+            "dialect": self.state.dialect,
+            "taken_over": sorted(self.state.taken_over),
             "anchoring": self.anchoring(claims),
             "claims": [outcome.as_dict() for outcome in outcomes],
             "swept": [outcome.as_dict() for outcome in swept],
             "errors": errors,
             "host_problems": self.host_problems(),
             "legacy_policies": self.legacy_policies(),
-            "cleaning_disabled": uncleaned_hosts(self.hosts, self.deploy_policies),
+            "cleaning_disabled": uncleaned_hosts(self.state.hosts, self.state.deploy_policies),
             "withheld": sorted(
                 withheld, key=lambda item: (item["host"], item["claim"], item["kind"], str(item["key"]))
             ),

@@ -8,6 +8,7 @@ import base64
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import client as m3client
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import SHARING_ANNOTATION
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder import run as metal3
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.pass_state import PassState
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.fake_kube import (
     FakeApiClient,
     FakeKube,
@@ -54,6 +55,11 @@ def world(hosts=3, claims=1, page=2):
 
 def binder(fake, **kwargs):
     return metal3.Binder(m3client.KubeIO(FakeApiClient(fake)), workers=1, **kwargs)
+
+
+def pass_state(fake, **kwargs):
+    """What a pass reads, alone (no binder around it)."""
+    return PassState(m3client.KubeIO(FakeApiClient(fake)), **kwargs)
 
 
 def bound(fake):

@@ -6,10 +6,15 @@
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import (
     BINDING_LABEL,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.bind import Bind
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.outcome import Outcome
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.status import ClaimStatuses
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.writer import Writer
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.binder_world import (
     INFRA,
     binder,
     bound,
+    pass_state,
     world,
 )
 
@@ -152,3 +157,18 @@ def test_a_host_taken_back_meanwhile_gets_nothing_of_the_claim():
     assert action["message"] == "the host changed while updating it; retried on the next pass"
     host = fake.get("baremetalhosts", INFRA, "h0")
     assert "image" not in host["spec"] and host["spec"]["online"] is False
+
+
+def test_the_bind_step_alone_binds_the_host_it_is_told_to_on_what_the_pass_read():
+    """No binder around it: a pass state, a writer and the bind step, given one plan action."""
+    fake = world(hosts=3)
+    state = pass_state(fake)
+    (claim,) = state.read(sweep=False, watch=False)
+    writer = Writer(state.io)
+    step = Bind(state, writer, state.io, ClaimStatuses(state, "2026-01-01T00:00:00Z"))
+    outcome = Outcome("tenant-a", "c0")
+    step.apply_action({"action": "bind", "host": {"namespace": INFRA, "name": "h2"}}, claim, outcome)
+    assert (outcome.action, outcome.host, outcome.host_namespace) == ("bound", "h2", INFRA)
+    assert bound(fake) == {"c0": "h2"} and writer.changed and outcome.writes >= 2
+    assert fake.get("hostclaims", "tenant-a", "c0")["metadata"]["labels"][BINDING_LABEL] == "h2"
+    assert state.reserve(state.host_index[(INFRA, "h2")]) is False  # the step reserved it in the pass state

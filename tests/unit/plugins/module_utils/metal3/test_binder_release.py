@@ -10,11 +10,14 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api impor
     NODE_REUSE_LABEL,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder import writer as binder_writes
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.release import Release
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.status import ClaimStatuses
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.binder_world import (
     INFRA,
     binder,
     bound,
     granted_and_deleted,
+    pass_state,
     world,
 )
 
@@ -179,3 +182,18 @@ def test_a_duplicate_binding_whose_bmc_refuses_stays_bound_until_a_later_pass(mo
     assert (swept["host"], swept["action"], swept["reason"]) == (duplicate, "releasing", "BMCAccountsNotRevoked")
     for name in (kept, duplicate):
         assert fake.get("baremetalhosts", INFRA, name)["spec"]["consumerRef"]["name"] == "c0"
+
+
+def test_the_release_step_alone_sweeps_a_host_whose_claim_is_gone():
+    """No binder around it: a pass state, a writer and the release step."""
+    fake = world(hosts=2, claims=1)
+    binder(fake).run()
+    host = bound(fake)["c0"]
+    del fake.objects[("hostclaims", "tenant-a", "c0")]
+    state = pass_state(fake)
+    claims = state.read(sweep=True, watch=False)
+    assert claims == []
+    writer = binder_writes.Writer(state.io)
+    (outcome,) = Release(state, writer, state.io, ClaimStatuses(state, "2026-01-01T00:00:00Z")).sweep_hosts(claims)
+    assert (outcome.action, outcome.reason, outcome.host) == ("swept", "ClaimGone", host)
+    assert bound(fake) == {} and writer.changed

@@ -10,6 +10,7 @@ from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal
     binder,
     credentialed_world,
     hosts_labelled_with_their_bmc_user,
+    pass_state,
     world,
 )
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.metal3_objects import (
@@ -113,7 +114,7 @@ def test_a_newer_host_replaces_the_old_one_in_place_and_only_its_index_entries_c
     claim, other = make_claim("web-1"), make_claim("web-2")
     hosts = [make_host("h%d" % number) for number in range(4)]
     hosts[3] = make_host("h3", consumer=ref_to(other))
-    state = binder(world(hosts=0))
+    state = pass_state(world(hosts=0))
     state.set_hosts(hosts)
     assert state.bound_hosts(claim) == [] and [h["metadata"]["name"] for h in state.bound_hosts(other)] == ["h3"]
 
