@@ -23,6 +23,18 @@ and the time from each claim's creation to the first time a reader sees it bound
 p95 and max per binder, ``loop_to_rulebook_p95`` and ``loop_to_worker_p95``.
 ``BENCH_LATENCY_BINDERS`` (comma-separated) picks the binders.
 
+Then, on the same machine in the same run (``operator`` in the JSON; ``BENCH_LATENCY_OPERATOR_CLAIMS``, 20, 0 leaves
+it out): **with Metal3's real baremetal-operator running and on its own HostClaim dialect** (BMO v0.14's CRDs and
+webhooks, Ironic on PostgreSQL, sushy-tools BMCs: ``harness/baremetal_operator.py``, as the ``real_bmo`` suites run
+it), ``BENCH_LATENCY_OPERATOR_CLAIMS + 1`` hosts registered by the operator until ``available`` (not written by the
+bench), shared with the binder's namespaces by one ``HostDeployPolicy``, and the same measure for each binder of
+``BENCH_LATENCY_OPERATOR_BINDERS`` (``worker``): claims in BMO's shape (``spec.poweredOn``), bound when a reader sees
+``status.bareMetalHost`` and ``Associated`` True (what the binder writes on that dialect, as BMO's own controller
+does). In turns with it, while the operator's stack runs (the same load on both), the same binder on the test bed's
+world with as many claims (``<binder>_test_bed_same_claims``; ``<binder>_p95_ratio_to_test_bed``): what the operator
+adds is its own writes on the hosts (the status of every host it reconciles, the ``consumerRef`` it answers), which
+the event source sees as host events, and its CPU.
+
 Prints ONE JSON line (progress on stderr). Usage: ``.venv/bin/python bench/latency.py``.
 """
 
@@ -56,6 +68,9 @@ GROUP, VERSION = "metal3.io", "v1alpha1"
 MERGE = "application/merge-patch+json"
 POLL = 0.1
 BINDERS = tuple(os.environ.get("BENCH_LATENCY_BINDERS", "rulebook,worker,loop").split(","))
+OPERATOR_CLAIMS = int(os.environ.get("BENCH_LATENCY_OPERATOR_CLAIMS", "20"))
+OPERATOR_BINDERS = tuple(b for b in os.environ.get("BENCH_LATENCY_OPERATOR_BINDERS", "worker").split(",") if b)
+OP_INFRA = "lat-op-infra"
 RULEBOOKS = {"rulebook": "baremetal.tenancy.binder", "worker": "baremetal.tenancy.binder_worker"}
 
 
@@ -94,37 +109,46 @@ def namespaces_of(binder: str) -> list[str]:
     return ["lat-%s-%d" % (binder, n) for n in range(3)]
 
 
-def create_claim(api, namespace: str, name: str) -> float:
+def create_claim(api, namespace: str, name: str, dialect: str = "proposal") -> float:
+    power = {"poweredOn": False} if dialect == "bmo" else {"online": False}
     body = {
         "apiVersion": "%s/%s" % (GROUP, VERSION),
         "kind": "HostClaim",
         "metadata": {"name": name, "namespace": namespace},
-        "spec": {"online": False, "hostSelector": {"matchLabels": {"suite": "latency"}}},
+        "spec": dict(power, hostSelector={"matchLabels": {"suite": "latency"}}),
     }
     created = time.monotonic()
     client.CustomObjectsApi(api).create_namespaced_custom_object(GROUP, VERSION, namespace, "hostclaims", body)
     return created
 
 
-def bound_names(api, namespaces: list[str]) -> set[str]:
+def is_bound(claim: dict, dialect: str) -> bool:
+    """What a reader takes for bound: the proposal's ``AssociateBMH`` and binding label; on BMO's dialect
+    ``status.bareMetalHost`` and ``Associated`` (the fields BMO's own controller writes)."""
+    status = claim.get("status") or {}
+    conditions = dict((c["type"], c) for c in status.get("conditions") or [])
+    if dialect == "bmo":
+        return bool(status.get("bareMetalHost")) and (conditions.get("Associated") or {}).get("status") == "True"
+    label = (claim["metadata"].get("labels") or {}).get("hostclaim.metal3.io/host")
+    return bool(label) and (conditions.get("AssociateBMH") or {}).get("status") == "True"
+
+
+def bound_names(api, namespaces: list[str], dialect: str = "proposal") -> set[str]:
     custom = client.CustomObjectsApi(api)
     found = set()
     for namespace in namespaces:
         for claim in custom.list_namespaced_custom_object(GROUP, VERSION, namespace, "hostclaims")["items"]:
-            conditions = dict((c["type"], c) for c in (claim.get("status") or {}).get("conditions") or [])
-            label = (claim["metadata"].get("labels") or {}).get("hostclaim.metal3.io/host")
-            if label and (conditions.get("AssociateBMH") or {}).get("status") == "True":
+            if is_bound(claim, dialect):
                 found.add(claim["metadata"]["name"])
     return found
 
 
-def start_binder(binder: str, env: kube.KubeEnv, workdir: Path) -> subprocess.Popen:
+def start_binder(binder: str, env: kube.KubeEnv, workdir: Path, namespaces: list[str], infra: str) -> subprocess.Popen:
     workdir.mkdir(parents=True, exist_ok=True)
     run_env = ansible_env(env.ansible_env("admin"), workdir)
-    namespaces = namespaces_of(binder)
     if binder in RULEBOOKS:
         (workdir / "vars.yml").write_text(
-            json.dumps({"binder_namespaces": namespaces, "binder_host_namespaces": [INFRA], "binder_resync": 0})
+            json.dumps({"binder_namespaces": namespaces, "binder_host_namespaces": [infra], "binder_resync": 0})
         )
         (workdir / "inventory.yml").write_text("all:\n  hosts:\n    localhost:\n      ansible_connection: local\n")
         argv = [
@@ -140,7 +164,7 @@ def start_binder(binder: str, env: kube.KubeEnv, workdir: Path) -> subprocess.Po
     else:
         extra = {
             "reconcile_namespaces": namespaces,
-            "reconcile_host_namespaces": [INFRA],
+            "reconcile_host_namespaces": [infra],
             "reconcile_until_quiet": False,
             "reconcile_passes": 100000,
         }
@@ -176,45 +200,68 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(fraction * len(ordered) + 0.5) - 1))]
 
 
-def measure(binder: str, env: kube.KubeEnv, workdir: Path) -> dict:
-    namespaces = namespaces_of(binder)
+def create_namespaces(api, namespaces: list[str]) -> None:
+    core = client.CoreV1Api(api)
+    for namespace in namespaces:
+        core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=namespace)))
+
+
+def wait_warm_up(api, process, log: Path, namespaces: list[str], dialect: str) -> None:
+    create_claim(api, namespaces[0], "warm-up", dialect)
+    deadline = time.monotonic() + 300
+    while "warm-up" not in bound_names(api, namespaces, dialect):
+        assert process.poll() is None, log.read_text()[-4000:]
+        assert time.monotonic() < deadline, "the warm-up claim was not bound"
+        time.sleep(POLL)
+
+
+def claims_to_bound(api, namespaces: list[str], count: int, dialect: str) -> list[float]:
+    """``count`` claims, one every ``SPACING`` s over ``namespaces``; each one's seconds from creation to bound."""
+    created: dict[str, float] = {}
+    bound_at: dict[str, float] = {}
+    start = time.monotonic()
+    index = 0
+    deadline = start + count * SPACING + 600
+    while len(bound_at) < count:
+        now = time.monotonic()
+        if index < count and now >= start + index * SPACING:
+            name = "c%03d" % index
+            created[name] = create_claim(api, namespaces[index % 3], name, dialect)
+            index += 1
+            continue
+        seen = time.monotonic()
+        for name in bound_names(api, namespaces, dialect):
+            if name in created and name not in bound_at:
+                bound_at[name] = seen
+        assert time.monotonic() < deadline, "%d of %d bound" % (len(bound_at), count)
+        time.sleep(POLL if index >= count else 0.01)
+    return [bound_at[name] - created[name] for name in created]
+
+
+def measure(
+    binder: str,
+    env: kube.KubeEnv,
+    workdir: Path,
+    count: int = CLAIMS,
+    dialect: str = "proposal",
+    infra: str = INFRA,
+    tag: str = "",
+) -> dict:
+    """``binder`` started on ``env``, its warm-up claim bound, then ``count`` claims: latency percentiles.
+    ``tag`` names the run's namespaces (``lat-<binder><tag>-N``), so a binder can be measured twice on one cluster."""
+    namespaces = namespaces_of(binder + tag)
     with env.api("admin") as api:
-        core = client.CoreV1Api(api)
-        for namespace in namespaces:
-            core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=namespace)))
-    process = start_binder(binder, env, workdir / binder)
+        create_namespaces(api, namespaces)
+    process = start_binder(binder, env, workdir / (binder + tag), namespaces, infra)
     try:
         with env.api("admin") as api:
-            progress(binder, "warm-up claim")
-            create_claim(api, namespaces[0], "warm-up")
-            deadline = time.monotonic() + 300
-            while "warm-up" not in bound_names(api, namespaces):
-                assert process.poll() is None, (workdir / binder / "binder.log").read_text()[-4000:]
-                assert time.monotonic() < deadline, "the warm-up claim was not bound"
-                time.sleep(POLL)
-            progress(binder, CLAIMS, "claims, one every", SPACING, "s")
-            created: dict[str, float] = {}
-            bound_at: dict[str, float] = {}
-            start = time.monotonic()
-            index = 0
-            deadline = start + CLAIMS * SPACING + 600
-            while len(bound_at) < CLAIMS:
-                now = time.monotonic()
-                if index < CLAIMS and now >= start + index * SPACING:
-                    name = "c%03d" % index
-                    created[name] = create_claim(api, namespaces[index % 3], name)
-                    index += 1
-                    continue
-                seen = time.monotonic()
-                for name in bound_names(api, namespaces):
-                    if name in created and name not in bound_at:
-                        bound_at[name] = seen
-                assert time.monotonic() < deadline, "%d of %d bound" % (len(bound_at), CLAIMS)
-                time.sleep(POLL if index >= CLAIMS else 0.01)
+            progress(binder, dialect, "warm-up claim")
+            wait_warm_up(api, process, workdir / (binder + tag) / "binder.log", namespaces, dialect)
+            progress(binder, dialect, count, "claims, one every", SPACING, "s")
+            latencies = claims_to_bound(api, namespaces, count, dialect)
     finally:
         stop(process)
-    latencies = [bound_at[name] - created[name] for name in created]
-    log = (workdir / binder / "binder.log").read_text()
+    log = (workdir / (binder + tag) / "binder.log").read_text()
     result = {
         "p50_seconds": round(statistics.median(latencies), 3),
         "p95_seconds": round(percentile(latencies, 0.95), 3),
@@ -227,6 +274,97 @@ def measure(binder: str, env: kube.KubeEnv, workdir: Path) -> dict:
         result["interval_seconds"] = 2
     progress(binder, json.dumps(result))
     return result
+
+
+def operator_world(workdir: Path, test_bed: kube.KubeEnv) -> dict:
+    """The same measure with the real baremetal-operator running, on its own HostClaim dialect, and, in turns with
+    it while the operator's stack runs (the same load on both), on the test bed's world with as many claims."""
+    from harness import baremetal_operator as bmo
+    from harness import sushy
+
+    hosts = len(OPERATOR_BINDERS) * (OPERATOR_CLAIMS + 1)
+    accounts = bmo.pool_accounts(hosts)
+    systems = sushy.default_systems(hosts)
+    for number, system in enumerate(systems):
+        system["name"] = "lat-%d" % number
+        system["nics"] = [{"mac": "52:54:02:00:00:%02x" % number, "ip": "192.0.2.%d" % (100 + number)}]
+    figures: dict = {"claims": OPERATOR_CLAIMS, "hosts": hosts, "dialect": "bmo"}
+    env = kube.KubeEnv(workdir / "kube")
+    stack = None
+    try:
+        env.start()
+        started = time.monotonic()
+        stack = bmo.start_metal3(
+            env, workdir / "metal3", systems=systems, namespace=OP_INFRA, claim_dialect="bmo", accounts=accounts,
+            notify=0, postgresql=True,
+        )  # fmt: skip
+        figures["stack_start_seconds"] = round(time.monotonic() - started, 1)
+        with env.api("admin") as api:
+            started = time.monotonic()
+            operator_hosts(api, stack, accounts, hosts)
+            figures["created_to_available_seconds"] = round(time.monotonic() - started, 1)
+        for binder in OPERATOR_BINDERS:
+            beside = measure(binder, test_bed, workdir / "test-bed", OPERATOR_CLAIMS, tag="-same")
+            figures[binder] = measure(binder, env, workdir / "op", OPERATOR_CLAIMS, "bmo", OP_INFRA)
+            figures[binder + "_test_bed_same_claims"] = beside
+            figures[binder + "_p95_ratio_to_test_bed"] = round(
+                figures[binder]["p95_seconds"] / beside["p95_seconds"], 2
+            )
+    finally:
+        if stack is not None:
+            stack.stop()
+        env.stop()
+    return figures
+
+
+def operator_hosts(api, stack, accounts: list[dict], count: int) -> None:
+    """``count`` hosts of the operator's (inspection disabled), shared with the binders' namespaces by one
+    HostDeployPolicy; returns once the operator has every one ``available``."""
+    from harness import baremetal_operator as bmo
+
+    core = client.CoreV1Api(api)
+    custom = client.CustomObjectsApi(api)
+    core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=OP_INFRA)))
+    policy = {
+        "apiVersion": "%s/%s" % (GROUP, VERSION),
+        "kind": "HostDeployPolicy",
+        "metadata": {"name": "latency", "namespace": OP_INFRA},
+        "spec": {"hostClaimNamespaces": {"names": [n for b in OPERATOR_BINDERS for n in namespaces_of(b)]}},
+    }
+    custom.create_namespaced_custom_object(GROUP, VERSION, OP_INFRA, "hostdeploypolicies", policy)
+    pool = bmo.BmcPool(stack, 0, accounts)
+    names = ["lo%02d" % number for number in range(count)]
+    for index, name in enumerate(names, start=1):
+        slot = pool.slot(name)
+        secret = client.V1ObjectMeta(name=name + "-bmc")
+        core.create_namespaced_secret(
+            OP_INFRA,
+            client.V1Secret(metadata=secret, string_data={"username": slot.username, "password": slot.password}),
+        )
+        body = {
+            "apiVersion": "%s/%s" % (GROUP, VERSION),
+            "kind": "BareMetalHost",
+            "metadata": {
+                "name": name,
+                "namespace": OP_INFRA,
+                "labels": {"suite": "latency"},
+                "annotations": {"inspect.metal3.io/hardwaredetails": json.dumps(bmo.hardware_details(index))},
+            },
+            "spec": {
+                "online": False,
+                "bootMACAddress": bmo.boot_mac(index),
+                "bootMode": "UEFI",
+                "automatedCleaningMode": "disabled",
+                "inspectionMode": "disabled",
+                "bmc": {
+                    "address": slot.address,
+                    "credentialsName": name + "-bmc",
+                    "disableCertificateVerification": True,
+                },
+            },
+        }
+        custom.create_namespaced_custom_object(GROUP, VERSION, OP_INFRA, "baremetalhosts", body)
+    bmo.wait_hosts(api, stack, OP_INFRA, names, lambda h: bmo.host_state(h) == "available", "available", timeout=900)
 
 
 def main() -> None:
@@ -245,10 +383,16 @@ def main() -> None:
             install_crds(api, "proposal")
             # Each binder binds its warm-up claim and CLAIMS claims on hosts nobody frees: as many per binder (with
             # two for three binders, the third found none and never bound its warm-up claim).
-            progress("seeding", len(BINDERS) * (CLAIMS + 1), "hosts")
-            seed_hosts(api, len(BINDERS) * (CLAIMS + 1))
+            hosts = len(BINDERS) * (CLAIMS + 1) + (
+                len(OPERATOR_BINDERS) * (OPERATOR_CLAIMS + 1) if OPERATOR_CLAIMS else 0
+            )
+            progress("seeding", hosts, "hosts")
+            seed_hosts(api, hosts)
         for binder in BINDERS:
             result[binder] = measure(binder, env, workdir)
+        if OPERATOR_CLAIMS and OPERATOR_BINDERS:
+            progress("the real operator, BMO's dialect:", OPERATOR_CLAIMS, "claims")
+            result["operator"] = operator_world(workdir / "operator", env)
         result["load_after"] = round(os.getloadavg()[0], 2)
         loop = (result.get("loop") or {}).get("p95_seconds")
         for binder in set(RULEBOOKS) & set(BINDERS):
