@@ -175,7 +175,7 @@ lint: collection
 docs-lint: collection
 	cd $(COLL) && ANSIBLE_COLLECTIONS_PATH=$(COLL_ROOT) $(BIN)/antsibull-docs lint-collection-docs --plugin-docs --skip-rstcheck .
 
-# Every suite by default; INTEGRATION=tests/integration/test_metal3_story.py (files or node IDs) for a part.
+# Every suite by default; INTEGRATION=tests/integration/metal3/test_metal3_story.py (files or node IDs) for a part.
 INTEGRATION ?= tests/integration
 
 # Eight pytest sessions, each with its own apiserver and services: suites marked real_bmo run beside Metal3's real
@@ -194,7 +194,7 @@ PYTEST := $(BIN)/python -m pytest -p no:cacheprovider -q -rA --durations=15
 integration: system venv kube bmo
 	$(if $(or $(filter tests/integration tests/integration/,$(INTEGRATION)),$(findstring gitops,$(INTEGRATION))),INTEGRATION_PREPARE_gitops='$(MAKE) --no-print-directory flux gitops-tools') \
 	$(if $(or $(filter tests/integration tests/integration/,$(INTEGRATION)),$(findstring networks,$(INTEGRATION))),INTEGRATION_PREPARE_networks='$(MAKE) --no-print-directory neutron') \
-	$(if $(or $(filter tests/integration tests/integration/,$(INTEGRATION)),$(findstring esi_leap,$(INTEGRATION))),INTEGRATION_PREPARE_esi='$(MAKE) --no-print-directory esi-leap') \
+	$(if $(or $(filter tests/integration tests/integration/,$(INTEGRATION)),$(findstring esi_leap,$(INTEGRATION))$(findstring /esi,$(INTEGRATION))),INTEGRATION_PREPARE_esi='$(MAKE) --no-print-directory esi-leap') \
 	  scripts/integration-sessions.sh $(PYTEST) $(PYTEST_ARGS) -- $(INTEGRATION)
 
 test-bmo: system venv kube bmo
@@ -243,10 +243,11 @@ test-esi: system venv esi-leap
 molecule: venv kube
 	@if ls -d extensions/molecule/*/ >/dev/null 2>&1; then scripts/molecule-all.sh; else echo "no molecule scenarios yet"; fi
 
-# DEMO_ONLY=ironic or DEMO_ONLY=metal3 runs one half (scripts/demo.py --only).
+# DEMO_ONLY=ironic, DEMO_ONLY=esi or DEMO_ONLY=metal3 runs one half (scripts/demo --only: the package scripts/demo/,
+# run by its __main__.py).
 DEMO_ONLY ?=
 demo: system venv kube bmo neutron esi-leap
-	$(BIN)/python scripts/demo.py $(if $(DEMO_ONLY),--only $(DEMO_ONLY))
+	$(BIN)/python scripts/demo $(if $(DEMO_ONLY),--only $(DEMO_ONLY))
 
 bench: venv kube bmo
 	for b in bench/[!_]*.py; do $(BIN)/python $$b; done # bench/_*.py: their modules

@@ -650,6 +650,65 @@ def operator_hosts(api, stack, accounts: list[dict]) -> list[str]:
     return names
 
 
+def operator_claims(custom, image: dict) -> None:
+    """``OPERATOR_HOSTS`` HostClaims in ``OP_TENANT``, each online with the live ISO, for the operator's hosts."""
+    for number in range(OPERATOR_HOSTS):
+        claim = {
+            "apiVersion": "%s/%s" % (GROUP, VERSION),
+            "kind": "HostClaim",
+            "metadata": {"name": "oc%02d" % number, "namespace": OP_TENANT},
+            "spec": {"online": True, "image": image, "hostSelector": {"matchLabels": {"suite": "bench-bmo"}}},
+        }
+        while True:  # the CRD was created a moment ago
+            try:
+                custom.create_namespaced_custom_object(GROUP, VERSION, OP_TENANT, "hostclaims", claim)
+                break
+            except client.exceptions.ApiException as exc:
+                if exc.status != 404:
+                    raise
+                time.sleep(0.2)
+
+
+def operator_shares(poller, stack, names: list[str], started: float, bound_at: float, pass_seconds: float) -> dict:
+    """From the poller's marks: the wall from the pass to every host provisioned, and the shares of the binder,
+    the operator and Ironic."""
+    provisioned = {name: poller.first(poller.host_seen, name, ["provisioned"]) for name in names}
+    missing = sorted(name for name, at in provisioned.items() if at is None)
+    if missing:
+        raise RuntimeError("hosts not provisioned within 900 s: %s\n%s" % (missing, stack.logs()))
+    operator, ironic, waits = [], [], []
+    for name in names:
+        left = poller.first(poller.node_seen, name, ["deploying", "wait call-back", "deploy wait", "active"])
+        active = poller.first(poller.node_seen, name, ["active"])
+        if active is None or left is None:
+            raise RuntimeError("no Ironic node seen active for host %s: %s" % (name, sorted(poller.node_seen)))
+        wait = provisioned[name] - bound_at
+        deploy = max(0.0, active - left)
+        waits.append(wait)
+        ironic.append(deploy)
+        operator.append(max(0.0, wait - deploy))
+    total = max(provisioned.values()) - started
+    return {
+        "pass_to_all_provisioned_seconds": round(total, 1),
+        "binder_share_of_wall": round(pass_seconds / total, 3),
+        # of the hosts' bound -> provisioned time, summed over hosts (the two add up to 1)
+        "operator_share_of_host_wait": round(sum(operator) / sum(waits), 3),
+        "ironic_share_of_host_wait": round(sum(ironic) / sum(waits), 3),
+        "per_host_bound_to_provisioned_seconds": {
+            "median": round(statistics.median(waits), 1),
+            "max": round(max(waits), 1),
+        },
+        "per_host_operator_seconds": {
+            "median": round(statistics.median(operator), 1),
+            "max": round(max(operator), 1),
+        },
+        "per_host_ironic_seconds": {
+            "median": round(statistics.median(ironic), 1),
+            "max": round(max(ironic), 1),
+        },
+    }
+
+
 def real_operator(workdir: Path) -> dict:
     """The pass that binds ``OPERATOR_HOSTS`` claims, to every host provisioned by the real operator."""
     from harness import baremetal_operator as bmo
@@ -678,23 +737,7 @@ def real_operator(workdir: Path) -> dict:
             started = time.monotonic()
             names = operator_hosts(api, stack, accounts)
             figures["created_to_available_seconds"] = round(time.monotonic() - started, 1)
-            custom = client.CustomObjectsApi(api)
-            image = bmo.live_iso_image(stack.live_iso_url)
-            for number in range(OPERATOR_HOSTS):
-                claim = {
-                    "apiVersion": "%s/%s" % (GROUP, VERSION),
-                    "kind": "HostClaim",
-                    "metadata": {"name": "oc%02d" % number, "namespace": OP_TENANT},
-                    "spec": {"online": True, "image": image, "hostSelector": {"matchLabels": {"suite": "bench-bmo"}}},
-                }
-                while True:  # the CRD was created a moment ago
-                    try:
-                        custom.create_namespaced_custom_object(GROUP, VERSION, OP_TENANT, "hostclaims", claim)
-                        break
-                    except client.exceptions.ApiException as exc:
-                        if exc.status != 404:
-                            raise
-                        time.sleep(0.2)
+            operator_claims(client.CustomObjectsApi(api), bmo.live_iso_image(stack.live_iso_url))
             poller = StatePoller(api, stack)
             poller.start()
             io = m3client.KubeIO(api)
@@ -711,44 +754,8 @@ def real_operator(workdir: Path) -> dict:
                 time.sleep(POLL)
             poller.stopping.set()
             poller.join(timeout=30)
-        provisioned = {name: poller.first(poller.host_seen, name, ["provisioned"]) for name in names}
-        missing = sorted(name for name, at in provisioned.items() if at is None)
-        if missing:
-            raise RuntimeError("hosts not provisioned within 900 s: %s\n%s" % (missing, stack.logs()))
-        operator, ironic, waits = [], [], []
-        for name in names:
-            left = poller.first(poller.node_seen, name, ["deploying", "wait call-back", "deploy wait", "active"])
-            active = poller.first(poller.node_seen, name, ["active"])
-            if active is None or left is None:
-                raise RuntimeError("no Ironic node seen active for host %s: %s" % (name, sorted(poller.node_seen)))
-            wait = provisioned[name] - bound_at
-            deploy = max(0.0, active - left)
-            waits.append(wait)
-            ironic.append(deploy)
-            operator.append(max(0.0, wait - deploy))
-        total = max(provisioned.values()) - started
-        figures.update(
-            {
-                "pass_to_all_provisioned_seconds": round(total, 1),
-                "binder_share_of_wall": round(figures["pass_seconds"] / total, 3),
-                # of the hosts' bound -> provisioned time, summed over hosts (the two add up to 1)
-                "operator_share_of_host_wait": round(sum(operator) / sum(waits), 3),
-                "ironic_share_of_host_wait": round(sum(ironic) / sum(waits), 3),
-                "per_host_bound_to_provisioned_seconds": {
-                    "median": round(statistics.median(waits), 1),
-                    "max": round(max(waits), 1),
-                },
-                "per_host_operator_seconds": {
-                    "median": round(statistics.median(operator), 1),
-                    "max": round(max(operator), 1),
-                },
-                "per_host_ironic_seconds": {
-                    "median": round(statistics.median(ironic), 1),
-                    "max": round(max(ironic), 1),
-                },
-                "bmo_concurrency": bmo.CONCURRENCY,
-            }
-        )
+        figures.update(operator_shares(poller, stack, names, started, bound_at, figures["pass_seconds"]))
+        figures["bmo_concurrency"] = bmo.CONCURRENCY
     finally:
         if stack is not None:
             stack.stop()

@@ -406,53 +406,35 @@ def shares(total: int, parts: int) -> list[int]:
     return [total // parts + (1 if number < total % parts else 0) for number in range(parts)]
 
 
-def storm(env, workdir: Path, tenants: list[str], per_tenant: dict) -> dict:
-    """Every tenant's claims at once, one ansible-playbook run per tenant (see the module docstring)."""
+def tenant_claims(env, workdir: Path, per_tenant: dict, tenant: str):
+    """One tenant's claims of the storm in one ansible-playbook run: (tenant, the run, the claims' file)."""
+    out = workdir / ("many-%s.json" % tenant)
+    run_env = dict(env.ansible_env(env.tenants[tenant].cloud_name("member")))
+    run_env["ANSIBLE_ASYNC_DIR"] = str(workdir / "async" / tenant)
+    result = run_playbook(
+        REPO / "playbooks" / "ironic_claim_hosts.yml",
+        run_env,
+        workdir / tenant,
+        extra_vars={
+            "claims_out": str(out),
+            "claim_wait_timeout": 900,
+            "claims": [
+                {
+                    "name": "many-%s-%d" % (tenant, i),
+                    "resource_class": "rc-many",
+                    "image": {"url": IMAGE_URL, "checksum": MD5},
+                    "user_data": USER_DATA,
+                }
+                for i in range(per_tenant[tenant])
+            ],
+        },
+        timeout=1800,
+    )
+    return tenant, result, out
 
-    def tenant_claims(tenant):
-        out = workdir / ("many-%s.json" % tenant)
-        run_env = dict(env.ansible_env(env.tenants[tenant].cloud_name("member")))
-        run_env["ANSIBLE_ASYNC_DIR"] = str(workdir / "async" / tenant)
-        result = run_playbook(
-            REPO / "playbooks" / "ironic_claim_hosts.yml",
-            run_env,
-            workdir / tenant,
-            extra_vars={
-                "claims_out": str(out),
-                "claim_wait_timeout": 900,
-                "claims": [
-                    {
-                        "name": "many-%s-%d" % (tenant, i),
-                        "resource_class": "rc-many",
-                        "image": {"url": IMAGE_URL, "checksum": MD5},
-                        "user_data": USER_DATA,
-                    }
-                    for i in range(per_tenant[tenant])
-                ],
-            },
-            timeout=1800,
-        )
-        return tenant, result, out
 
-    watcher = JobWatcher(workdir / "async" / tenant for tenant in tenants)
-    watcher.start()
-    services = {"ironic": env.ironic.pid, "keystone": env.keystone.pid}
-    if env.postgres_server is not None:
-        services["postgresql"] = env.postgres_server.service.pid
-    retries = allocation_retries(env.ironic_server.proc.log_path)
-    cpu_before = dict((name, tree_cpu(pid)) for name, pid in services.items())
-    busy_before = machine_busy_cpu()
-    started = time.monotonic()
-    with concurrent.futures.ThreadPoolExecutor(max_workers=len(tenants)) as pool:
-        results = list(pool.map(tenant_claims, tenants))
-    total = time.monotonic() - started
-    cpu = dict((name, round(tree_cpu(pid) - cpu_before[name], 1)) for name, pid in services.items())
-    busy = round(machine_busy_cpu() - busy_before, 1)
-    watcher.stopping.set()
-    watcher.join(timeout=5)
-    watcher.look()
-
-    retries = [after - before for after, before in zip(allocation_retries(env.ironic_server.proc.log_path), retries)]
+def storm_outcome(results, per_tenant: dict) -> tuple[int, list, list]:
+    """The storm's runs: (errors, the claims' hosts, the failed runs' explanations)."""
     errors, hosts, failures = 0, [], []
     for tenant, result, out in results:
         if not result.ok:
@@ -466,15 +448,45 @@ def storm(env, workdir: Path, tenants: list[str], per_tenant: dict) -> dict:
             if claim["provision_state"] != "active":
                 errors += 1
             hosts.append(claim["host"])
-    jobs = watcher.jobs()
-    names = set("many-%s-%d" % (tenant, i) for tenant in tenants for i in range(per_tenant[tenant]))
-    allocations = dict(
+    return errors, hosts, failures
+
+
+def storm_allocations(env, names: set) -> dict:
+    """Ironic's allocations of the storm's claims, by name."""
+    return dict(
         (a["name"], a)
         for a in env.admin_conn.baremetal.get(
             "/allocations?fields=uuid,name,node_uuid,created_at,state", microversion=MV
         ).json()["allocations"]
         if a["name"] in names
     )
+
+
+def storm(env, workdir: Path, tenants: list[str], per_tenant: dict) -> dict:
+    """Every tenant's claims at once, one ansible-playbook run per tenant (see the module docstring)."""
+    watcher = JobWatcher(workdir / "async" / tenant for tenant in tenants)
+    watcher.start()
+    services = {"ironic": env.ironic.pid, "keystone": env.keystone.pid}
+    if env.postgres_server is not None:
+        services["postgresql"] = env.postgres_server.service.pid
+    retries = allocation_retries(env.ironic_server.proc.log_path)
+    cpu_before = dict((name, tree_cpu(pid)) for name, pid in services.items())
+    busy_before = machine_busy_cpu()
+    started = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(tenants)) as pool:
+        results = list(pool.map(lambda tenant: tenant_claims(env, workdir, per_tenant, tenant), tenants))
+    total = time.monotonic() - started
+    cpu = dict((name, round(tree_cpu(pid) - cpu_before[name], 1)) for name, pid in services.items())
+    busy = round(machine_busy_cpu() - busy_before, 1)
+    watcher.stopping.set()
+    watcher.join(timeout=5)
+    watcher.look()
+
+    retries = [after - before for after, before in zip(allocation_retries(env.ironic_server.proc.log_path), retries)]
+    errors, hosts, failures = storm_outcome(results, per_tenant)
+    jobs = watcher.jobs()
+    names = set("many-%s-%d" % (tenant, i) for tenant in tenants for i in range(per_tenant[tenant]))
+    allocations = storm_allocations(env, names)
     split, problems = storm_split(
         dict((n, j) for n, j in jobs.items() if n in names), allocations, ironic_marks(env.ironic_server.proc.log_path)
     )
@@ -513,6 +525,118 @@ def storm(env, workdir: Path, tenants: list[str], per_tenant: dict) -> dict:
     return figures
 
 
+def enrol(env, tenants: list[str], per_tenant: dict) -> float:
+    """The fake nodes: ``one-0`` for the sequential claims and one per claim of the storm; returns the seconds."""
+    first = env.tenants[tenants[0]]
+    nodes = [("one-0", "rc-one", first.project_id)]
+    nodes.extend(
+        ("many-%s-%d" % (tenant, i), "rc-many", env.tenants[tenant].project_id)
+        for tenant in tenants
+        for i in range(per_tenant[tenant])
+    )
+    started = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+        list(
+            pool.map(
+                lambda node: H.enroll_fake_node(
+                    H.connect(env.keystone_server.admin_auth("system")),
+                    node[0],
+                    node[1],
+                    env.infra_project_id,
+                    lessee=node[2],
+                ),
+                nodes,
+            )
+        )
+    enrol_s = time.monotonic() - started
+    print("enrolled %d nodes in %.1f s" % (len(nodes), enrol_s), file=sys.stderr)
+    return enrol_s
+
+
+def sequential(auth, admin, rounds: int) -> tuple[dict, int | None]:
+    """The module, the floor and the SDK's wait in turns, after a warm-up of each: the seconds of each claim per
+    method and the module's request count."""
+    timings = {"module": [], "floor": [], "sdk_wait": []}
+    methods = {"module": claim_module, "floor": claim_floor, "sdk_wait": claim_sdk_wait}
+    module_requests = None
+    # one warm-up of each (token caches, first deploy of the node)
+    for label, method in methods.items():
+        method(auth, "warm-%s" % label)
+        release(admin, "warm-%s" % label)
+    for r in range(rounds):
+        for label, method in methods.items():
+            name = "r%d-%s" % (r, label)
+            before = REQUESTS["count"]
+            started = time.monotonic()
+            method(auth, name)
+            timings[label].append(time.monotonic() - started)
+            if label == "module":
+                module_requests = REQUESTS["count"] - before
+            release(admin, name)
+    return timings, module_requests
+
+
+def playbook_claim(env, first, admin, workdir: Path) -> float:
+    """One claim through ansible-playbook (host_claim, wait); returns its seconds."""
+    started = time.monotonic()
+    run = run_playbook(
+        localhost_play(
+            [
+                {
+                    "name": "claim",
+                    "baremetal.tenancy.host_claim": {
+                        "backend": "ironic",
+                        "name": "via-playbook",
+                        "resource_class": "rc-one",
+                        "wait": True,
+                        "image": {"url": IMAGE_URL, "checksum": MD5},
+                        "user_data": USER_DATA,
+                    },
+                }
+            ]
+        ),
+        env.ansible_env(first.cloud_name("member")),
+        workdir / "playbook",
+    )
+    playbook_s = time.monotonic() - started
+    if not run.ok:
+        raise RuntimeError(run.explain())
+    release(admin, "via-playbook")
+    return playbook_s
+
+
+def rounded(value, digits=3):
+    return round(value, digits) if value is not None else None
+
+
+def report(args, load_before, timings, module_requests, playbook_s, concurrent_figures) -> dict:
+    """The JSON line's figures."""
+    med = {k: statistics.median(v) if v else None for k, v in timings.items()}
+    return {
+        "bench": "claim_ironic",
+        "cpus": os.cpu_count(),
+        "load_before": load_before,
+        "load_after": round(os.getloadavg()[0], 2),
+        "rounds": args.rounds,
+        "module_s": rounded(med["module"]),
+        "floor_s": rounded(med["floor"]),
+        "sdk_wait_s": rounded(med["sdk_wait"]),
+        "module_vs_floor": round(med["module"] / med["floor"], 2) if med["module"] else None,
+        "sdk_wait_vs_module": round(med["sdk_wait"] / med["module"], 2) if med["module"] else None,
+        "module_requests": module_requests,
+        "playbook_s": rounded(playbook_s),
+        "samples_s": {k: [round(x, 3) for x in v] for k, v in timings.items()},
+        "concurrent": concurrent_figures,
+        "poll": {
+            "first_s": polling.FIRST,
+            "fast_for_s": polling.FAST_SECONDS,
+            "factor": polling.FACTOR,
+            "max_s": polling.LONGEST,
+        },
+        "ironic_db": "postgresql",
+    }
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=5)
@@ -534,112 +658,19 @@ def main(argv=None):
         apply_policy(env, workdir / "policy")
         admin = env.admin_conn
         first = env.tenants[tenants[0]]
-        nodes = [("one-0", "rc-one", first.project_id)]
-        nodes.extend(
-            ("many-%s-%d" % (tenant, i), "rc-many", env.tenants[tenant].project_id)
-            for tenant in tenants
-            for i in range(per_tenant[tenant])
-        )
-        started = time.monotonic()
-        with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
-            list(
-                pool.map(
-                    lambda node: H.enroll_fake_node(
-                        H.connect(env.keystone_server.admin_auth("system")),
-                        node[0],
-                        node[1],
-                        env.infra_project_id,
-                        lessee=node[2],
-                    ),
-                    nodes,
-                )
-            )
-        enrol_s = time.monotonic() - started
-        print("enrolled %d nodes in %.1f s" % (len(nodes), enrol_s), file=sys.stderr)
-
-        auth = first.member
+        enrol_s = enrol(env, tenants, per_tenant)
         timings = {"module": [], "floor": [], "sdk_wait": []}
-        methods = {"module": claim_module, "floor": claim_floor, "sdk_wait": claim_sdk_wait}
         module_requests = None
         playbook_s = None
         if args.rounds > 0:
-            # one warm-up of each (token caches, first deploy of the node)
-            for label, method in methods.items():
-                method(auth, "warm-%s" % label)
-                release(admin, "warm-%s" % label)
-            for r in range(args.rounds):
-                for label, method in methods.items():
-                    name = "r%d-%s" % (r, label)
-                    before = REQUESTS["count"]
-                    started = time.monotonic()
-                    method(auth, name)
-                    timings[label].append(time.monotonic() - started)
-                    if label == "module":
-                        module_requests = REQUESTS["count"] - before
-                    release(admin, name)
-
-            started = time.monotonic()
-            run = run_playbook(
-                localhost_play(
-                    [
-                        {
-                            "name": "claim",
-                            "baremetal.tenancy.host_claim": {
-                                "backend": "ironic",
-                                "name": "via-playbook",
-                                "resource_class": "rc-one",
-                                "wait": True,
-                                "image": {"url": IMAGE_URL, "checksum": MD5},
-                                "user_data": USER_DATA,
-                            },
-                        }
-                    ]
-                ),
-                env.ansible_env(first.cloud_name("member")),
-                workdir / "playbook",
-            )
-            playbook_s = time.monotonic() - started
-            if not run.ok:
-                raise RuntimeError(run.explain())
-            release(admin, "via-playbook")
+            timings, module_requests = sequential(first.member, admin, args.rounds)
+            playbook_s = playbook_claim(env, first, admin, workdir)
 
         print("storm: %d claims from %d projects" % (args.storm_claims, len(tenants)), file=sys.stderr)
         concurrent_figures = storm(env, workdir, tenants, per_tenant)
         concurrent_figures["enrol_s"] = round(enrol_s, 1)
-
-        med = {k: statistics.median(v) if v else None for k, v in timings.items()}
-
-        def rounded(value, digits=3):
-            return round(value, digits) if value is not None else None
-
-        print(
-            json.dumps(
-                {
-                    "bench": "claim_ironic",
-                    "cpus": os.cpu_count(),
-                    "load_before": load_before,
-                    "load_after": round(os.getloadavg()[0], 2),
-                    "rounds": args.rounds,
-                    "module_s": rounded(med["module"]),
-                    "floor_s": rounded(med["floor"]),
-                    "sdk_wait_s": rounded(med["sdk_wait"]),
-                    "module_vs_floor": round(med["module"] / med["floor"], 2) if med["module"] else None,
-                    "sdk_wait_vs_module": round(med["sdk_wait"] / med["module"], 2) if med["module"] else None,
-                    "module_requests": module_requests,
-                    "playbook_s": rounded(playbook_s),
-                    "samples_s": {k: [round(x, 3) for x in v] for k, v in timings.items()},
-                    "concurrent": concurrent_figures,
-                    "poll": {
-                        "first_s": polling.FIRST,
-                        "fast_for_s": polling.FAST_SECONDS,
-                        "factor": polling.FACTOR,
-                        "max_s": polling.LONGEST,
-                    },
-                    "ironic_db": "postgresql",
-                },
-                sort_keys=True,
-            )
-        )
+        figures = report(args, load_before, timings, module_requests, playbook_s, concurrent_figures)
+        print(json.dumps(figures, sort_keys=True))
     finally:
         env.stop()
         shutil.rmtree(workdir, ignore_errors=True)

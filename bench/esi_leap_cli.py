@@ -95,7 +95,7 @@ def make_venv() -> dict:
     subprocess.run([str(uv), "pip", "install", "--quiet", "--python", str(python), *PACKAGES], check=True)
     # compiled as pip would (uv does not, and PYTHONDONTWRITEBYTECODE is set here): see metalsmith.py
     subprocess.run([str(python), "-m", "compileall", "-q", "-j0", str(VENV / "lib")], check=False, capture_output=True)
-    names = [p.split("==")[0] for p in PACKAGES] + ["openstacksdk", "osc-lib", "esisdk"]
+    names = [p.split("==", maxsplit=1)[0] for p in PACKAGES] + ["openstacksdk", "osc-lib", "esisdk"]
     code = "import importlib.metadata as m, json; print(json.dumps({p: m.version(p) for p in %r}))" % names
     return json.loads(subprocess.run([str(python), "-c", code], check=True, capture_output=True, text=True).stdout)
 
@@ -254,10 +254,10 @@ def cli_round(bench: Bench, node, label: str) -> dict:
         seen = time.time()
         info = ["--instance-info", "image_source=%s" % E.IMAGE["url"]]
         info += ["--instance-info", "image_checksum=%s" % E.IMAGE["checksum"]]
-        steps["set_cmd_s"], _ = bench.openstack(["baremetal", "node", "set", node.name, *info], "%s-set" % label)
-        steps["deploy_cmd_s"], _ = bench.openstack(
+        steps["set_cmd_s"] = bench.openstack(["baremetal", "node", "set", node.name, *info], "%s-set" % label)[0]
+        steps["deploy_cmd_s"] = bench.openstack(
             ["baremetal", "node", "deploy", node.name, "--wait", str(WAIT)], "%s-deploy" % label
-        )
+        )[0]
         ended = time.time()
         cpu = children_cpu() - cpu
     figures = lease_figures(bench, watch, started, ended, lease)
@@ -276,7 +276,7 @@ def cli_round(bench: Bench, node, label: str) -> dict:
     figures["active_to_end_s"] = figures["total_s"] - figures["deployed_s"]
     bench.openstack(["baremetal", "node", "undeploy", node.name, "--wait", str(WAIT)], "%s-undeploy" % label)
     bench.openstack(["esi", "lease", "delete", lease], "%s-lease-delete" % label)
-    for _ in range(WAIT):  # the lease ended: ESI-Leap removes the lessee (at once or at the manager's next pass)
+    for _second in range(WAIT):  # the lease ended: ESI-Leap removes the lessee (at once or at the manager's next pass)
         if bench.env.admin_conn.baremetal.get_node(node.id, fields=["lessee"]).lessee is None:
             break
         time.sleep(0.5)

@@ -448,11 +448,9 @@ def bench_metal3(sizes, workdir: Path, before: Path | None = None, lean: bool = 
     """``lean``: only the in-process figures (3 runs a side), one ``ansible-inventory --list`` (its peak memory) and
     the cached run; no baseline, no every-variable or playbook runs (hours on a loaded 2-core machine at 20,000)."""
     results = {}
-    repeat = 3 if lean else 5
     with kube.KubeEnv(workdir / "kube") as env:
         with env.api("admin") as api:
             install_hostclaims(api)
-        tenant_env = env.ansible_env("tenant-a")
         source = write_source(workdir / "bench.claimed_hosts.yml", namespaces=[NAMESPACE], page_size=PAGE_SIZE)
         seeded = 0
         for size in sizes:
@@ -461,104 +459,126 @@ def bench_metal3(sizes, workdir: Path, before: Path | None = None, lean: bool = 
                 seed_claims(api, NAMESPACE, size - seeded, start=seeded)
             seed_seconds = time.perf_counter() - t0
             seeded = size
-            run_dir = workdir / ("metal3-%d" % size)
-            run_dir.mkdir()
-            kubeconfig = env.kubeconfig("tenant-a")
-            raw_kube_list(kubeconfig)  # warm
-            load_start = round(os.getloadavg()[0], 1)
-            raw = timed(lambda kubeconfig=kubeconfig: raw_kube_list(kubeconfig), 5)
-            # the code before and now, alternated, each beside a raw list of its own
-            sides, raws = {}, [raw]
-            for side in ("now", "before") if before is not None else ("now",):
-                sides[side] = plugin_in_process(
-                    source, tenant_env, run_dir, size, repeat, collections=before if side == "before" else None
-                )
-                raws.append(timed(lambda kubeconfig=kubeconfig: raw_kube_list(kubeconfig), 3))
-            raw = median(raws)
-            parse, ansible_api, in_source = sides["now"]["parse"], sides["now"]["ansible_api"], sides["now"]["source"]
-            peaks, peaks_every = [], []
-            cli = median(
-                [plugin_cli(source, tenant_env, run_dir, size, peak=peaks) for dummy in range(1 if lean else 3)]
-            )
-            every_source = write_source(
-                run_dir / "every.claimed_hosts.yml",
-                namespaces=[NAMESPACE],
-                page_size=PAGE_SIZE,
-                host_variables=ALL_HOST_VARIABLES,
-            )
-            cli_every = playbook = baseline = None
-            if not lean:
-                cli_every = median(
-                    [plugin_cli(every_source, tenant_env, run_dir, size, peak=peaks_every) for dummy in range(3)]
-                )
-                playbook = median([plugin_playbook(source, tenant_env, run_dir, size) for dummy in range(3)])
-                print("metal3 %d: baseline (k8s_info + add_host), once" % size, file=sys.stderr)
-                baseline = kube_baseline(tenant_env, run_dir, size)
-            with kube_proxy(env) as proxy:
-                proxied = dict(
-                    tenant_env,
-                    K8S_AUTH_KUBECONFIG=str(kubeconfig_via(env, "tenant-a", proxy.url, run_dir / "proxy.kubeconfig")),
-                )
-                cached_source = write_source(
-                    run_dir / "cached.claimed_hosts.yml",
-                    namespaces=[NAMESPACE],
-                    page_size=PAGE_SIZE,
-                    cache=True,
-                    cache_plugin="ansible.builtin.jsonfile",
-                    cache_connection=str(run_dir / "cache"),
-                    cache_timeout=3600,
-                )
-                plugin_cli(cached_source, proxied, run_dir, size)
-                first_requests = len(proxy.paths())
-                proxy.reset()
-                peaks_cached = []
-                cached = plugin_cli(cached_source, proxied, run_dir, size, peak=peaks_cached)
-                cached_requests = len(proxy.paths())
-            results[str(size)] = {
-                "claims": size,
-                "seed_s": round(seed_seconds, 1),
-                "plugin_cli_s": cli,
-                "plugin_parse_s": parse,
-                "ansible_inventory_api_s": ansible_api,
-                "plugin_own_s": round(parse - ansible_api, 3),
-                "raw_list_s": raw,
-                "baseline_s": baseline,
-                "baseline_runs": 0 if lean else 1,
-                "cached_cli_s": cached,
-                "first_requests": first_requests,
-                "cached_requests": cached_requests,
-                "plugin_playbook_s": playbook,
-                "plugin_cli_every_variable_s": cli_every,
-                "plugin_cli_max_rss_mib": max(peaks),
-                "plugin_cli_every_variable_max_rss_mib": max(peaks_every) if peaks_every else None,
-                "cached_cli_max_rss_mib": max(peaks_cached),
-                "plugin_cli_ms_per_claim": round(cli * 1000 / size, 3),
-                "baseline_ms_per_claim": _ratio(baseline * 1000 if baseline else None, size, 3),
-                "baseline_over_plugin": _ratio(baseline, cli),
-                "baseline_over_plugin_every_variable": _ratio(baseline, cli_every),
-                "baseline_over_plugin_playbook": _ratio(baseline, playbook),
-                "plugin_parse_over_raw": round(parse / raw, 2),
-                "plugin_own_over_raw": round((parse - ansible_api) / raw, 2),
-                "plugin_cli_over_raw": round(cli / raw, 2),
-                "raw_list_samples_s": raws,
-                "plugin_source_s": in_source,
-                "plugin_source_own_s": round(in_source - ansible_api, 3),
-                "plugin_source_own_over_raw": round((in_source - ansible_api) / raw, 2),
-                "loadavg_at_size_start": load_start,
-                "loadavg_at_size_end": round(os.getloadavg()[0], 1),
-            }
-            if "before" in sides:
-                old = sides["before"]
-                results[str(size)].update(
-                    before_plugin_parse_s=old["parse"],
-                    before_ansible_inventory_api_s=old["ansible_api"],
-                    before_plugin_own_s=round(old["parse"] - old["ansible_api"], 3),
-                    before_plugin_own_over_raw=round((old["parse"] - old["ansible_api"]) / raw, 2),
-                    before_plugin_source_own_s=round(old["source"] - old["ansible_api"], 3),
-                    before_plugin_source_own_over_raw=round((old["source"] - old["ansible_api"]) / raw, 2),
-                )
+            results[str(size)] = metal3_size(env, source, size, seed_seconds, workdir, before, lean)
             print("metal3 %d: %s" % (size, json.dumps(results[str(size)])), file=sys.stderr)
     return results
+
+
+def metal3_size(env, source: Path, size: int, seed_seconds: float, workdir: Path, before, lean: bool) -> dict:
+    """The figures of one size (``size`` claims seeded)."""
+    repeat = 3 if lean else 5
+    tenant_env = env.ansible_env("tenant-a")
+    run_dir = workdir / ("metal3-%d" % size)
+    run_dir.mkdir()
+    kubeconfig = env.kubeconfig("tenant-a")
+    raw_kube_list(kubeconfig)  # warm
+    m = {"size": size, "seed_seconds": seed_seconds, "lean": lean, "load_start": round(os.getloadavg()[0], 1)}
+    raw = timed(lambda kubeconfig=kubeconfig: raw_kube_list(kubeconfig), 5)
+    # the code before and now, alternated, each beside a raw list of its own
+    sides, raws = {}, [raw]
+    for side in ("now", "before") if before is not None else ("now",):
+        sides[side] = plugin_in_process(
+            source, tenant_env, run_dir, size, repeat, collections=before if side == "before" else None
+        )
+        raws.append(timed(lambda kubeconfig=kubeconfig: raw_kube_list(kubeconfig), 3))
+    m.update(raw=median(raws), raws=raws, sides=sides, peaks=[], peaks_every=[])
+    m["cli"] = median(
+        [plugin_cli(source, tenant_env, run_dir, size, peak=m["peaks"]) for dummy in range(1 if lean else 3)]
+    )
+    every_source = write_source(
+        run_dir / "every.claimed_hosts.yml",
+        namespaces=[NAMESPACE],
+        page_size=PAGE_SIZE,
+        host_variables=ALL_HOST_VARIABLES,
+    )
+    m["cli_every"] = m["playbook"] = m["baseline"] = None
+    if not lean:
+        m["cli_every"] = median(
+            [plugin_cli(every_source, tenant_env, run_dir, size, peak=m["peaks_every"]) for dummy in range(3)]
+        )
+        m["playbook"] = median([plugin_playbook(source, tenant_env, run_dir, size) for dummy in range(3)])
+        print("metal3 %d: baseline (k8s_info + add_host), once" % size, file=sys.stderr)
+        m["baseline"] = kube_baseline(tenant_env, run_dir, size)
+    m["cached"], m["first_requests"], m["cached_requests"], m["peaks_cached"] = metal3_cached(env, run_dir, size)
+    return metal3_figures(m)
+
+
+def metal3_cached(env, run_dir: Path, size: int) -> tuple[float, int, int, list]:
+    """The plugin with a jsonfile cache, through a proxy that counts the requests to the apiserver: (the cached
+    run's seconds, the first run's requests, the cached run's requests, the cached run's peak memory)."""
+    tenant_env = env.ansible_env("tenant-a")
+    with kube_proxy(env) as proxy:
+        proxied = dict(
+            tenant_env,
+            K8S_AUTH_KUBECONFIG=str(kubeconfig_via(env, "tenant-a", proxy.url, run_dir / "proxy.kubeconfig")),
+        )
+        cached_source = write_source(
+            run_dir / "cached.claimed_hosts.yml",
+            namespaces=[NAMESPACE],
+            page_size=PAGE_SIZE,
+            cache=True,
+            cache_plugin="ansible.builtin.jsonfile",
+            cache_connection=str(run_dir / "cache"),
+            cache_timeout=3600,
+        )
+        plugin_cli(cached_source, proxied, run_dir, size)
+        first_requests = len(proxy.paths())
+        proxy.reset()
+        peaks_cached = []
+        cached = plugin_cli(cached_source, proxied, run_dir, size, peak=peaks_cached)
+        cached_requests = len(proxy.paths())
+    return cached, first_requests, cached_requests, peaks_cached
+
+
+def metal3_figures(m: dict) -> dict:
+    """One size's result from its measurements (:func:`metal3_size`)."""
+    size, raw, cli, baseline = m["size"], m["raw"], m["cli"], m["baseline"]
+    cli_every, playbook, sides = m["cli_every"], m["playbook"], m["sides"]
+    parse, ansible_api, in_source = sides["now"]["parse"], sides["now"]["ansible_api"], sides["now"]["source"]
+    result = {
+        "claims": size,
+        "seed_s": round(m["seed_seconds"], 1),
+        "plugin_cli_s": cli,
+        "plugin_parse_s": parse,
+        "ansible_inventory_api_s": ansible_api,
+        "plugin_own_s": round(parse - ansible_api, 3),
+        "raw_list_s": raw,
+        "baseline_s": baseline,
+        "baseline_runs": 0 if m["lean"] else 1,
+        "cached_cli_s": m["cached"],
+        "first_requests": m["first_requests"],
+        "cached_requests": m["cached_requests"],
+        "plugin_playbook_s": playbook,
+        "plugin_cli_every_variable_s": cli_every,
+        "plugin_cli_max_rss_mib": max(m["peaks"]),
+        "plugin_cli_every_variable_max_rss_mib": max(m["peaks_every"]) if m["peaks_every"] else None,
+        "cached_cli_max_rss_mib": max(m["peaks_cached"]),
+        "plugin_cli_ms_per_claim": round(cli * 1000 / size, 3),
+        "baseline_ms_per_claim": _ratio(baseline * 1000 if baseline else None, size, 3),
+        "baseline_over_plugin": _ratio(baseline, cli),
+        "baseline_over_plugin_every_variable": _ratio(baseline, cli_every),
+        "baseline_over_plugin_playbook": _ratio(baseline, playbook),
+        "plugin_parse_over_raw": round(parse / raw, 2),
+        "plugin_own_over_raw": round((parse - ansible_api) / raw, 2),
+        "plugin_cli_over_raw": round(cli / raw, 2),
+        "raw_list_samples_s": m["raws"],
+        "plugin_source_s": in_source,
+        "plugin_source_own_s": round(in_source - ansible_api, 3),
+        "plugin_source_own_over_raw": round((in_source - ansible_api) / raw, 2),
+        "loadavg_at_size_start": m["load_start"],
+        "loadavg_at_size_end": round(os.getloadavg()[0], 1),
+    }
+    if "before" in sides:
+        old = sides["before"]
+        result.update(
+            before_plugin_parse_s=old["parse"],
+            before_ansible_inventory_api_s=old["ansible_api"],
+            before_plugin_own_s=round(old["parse"] - old["ansible_api"], 3),
+            before_plugin_own_over_raw=round((old["parse"] - old["ansible_api"]) / raw, 2),
+            before_plugin_source_own_s=round(old["source"] - old["ansible_api"], 3),
+            before_plugin_source_own_over_raw=round((old["source"] - old["ansible_api"]) / raw, 2),
+        )
+    return result
 
 
 # --------------------------------------------------------------------------- ironic
@@ -743,34 +763,65 @@ def ironic_baseline(env: dict, workdir: Path, expected: int) -> float:
     return round(seconds, 3)
 
 
+def seed_ironic(env, admin, tenant, conn, count: int) -> float:
+    """``count`` nodes claimed by tenant-a: TEMPLATES enrolled, allocated and deployed through the API, the rest
+    cloned in Ironic's database; returns the seconds."""
+    t0 = time.perf_counter()
+    templates = []
+    for index in range(TEMPLATES):
+        node = openstack_harness.enroll_fake_node(
+            admin,
+            "bench-template-%d" % index,
+            IRONIC_CLASS,
+            env.infra_project_id,
+            lessee=tenant.project_id,
+            traits=["CUSTOM_BENCH"],
+        )
+        admin.baremetal.create_port(node_id=node.id, address="52:54:01:00:00:%02x" % index)
+        allocation = conn.baremetal.create_allocation(
+            name="bench-template-claim-%d" % index, resource_class=IRONIC_CLASS
+        )
+        _wait_allocation(conn, allocation.id)
+        conn.baremetal.update_allocation(
+            allocation.id, extra={"addresses": [{"type": "InternalIP", "address": "10.255.0.%d" % (index + 1)}]}
+        )
+        _deploy(admin, node.id)
+        templates.append(node.id)
+    clone_claimed_nodes(env.ironic_server.db_path, templates[0], count - TEMPLATES, 0)
+    return time.perf_counter() - t0
+
+
+def ironic_cached(env, run_dir: Path, count: int) -> tuple[float, int, int]:
+    """The plugin with a jsonfile cache, through proxies that count the requests to Keystone and Ironic:
+    (the cached run's seconds, the first run's requests, the cached run's requests)."""
+    keystone_base = env.keystone.url.rsplit("/v3", 1)[0]
+    with CountingProxy(keystone_base) as keystone, CountingProxy(env.ironic.url) as ironic:
+        clouds = ironic_clouds_via(env, keystone.url, ironic.url, run_dir / "clouds.yaml")
+        proxied = {"OS_CLIENT_CONFIG_FILE": str(clouds), "OS_CLOUD": "tenant-a"}
+        cached_source = write_source(
+            run_dir / "cached.claimed_hosts.yml",
+            backend="ironic",
+            page_size=PAGE_SIZE,
+            cache=True,
+            cache_plugin="ansible.builtin.jsonfile",
+            cache_connection=str(run_dir / "cache"),
+            cache_timeout=3600,
+        )
+        plugin_cli(cached_source, proxied, run_dir, count)
+        first_requests = len(keystone.paths()) + len(ironic.paths())
+        keystone.reset()
+        ironic.reset()
+        cached = plugin_cli(cached_source, proxied, run_dir, count)
+        cached_requests = len(keystone.paths()) + len(ironic.paths())
+    return cached, first_requests, cached_requests
+
+
 def bench_ironic(count: int, workdir: Path) -> dict:
     env = openstack_harness.start_openstack(workdir / "openstack")
     try:
         admin, tenant = env.admin_conn, env.tenants["tenant-a"]
         conn = tenant.conn("member")
-        t0 = time.perf_counter()
-        templates = []
-        for index in range(TEMPLATES):
-            node = openstack_harness.enroll_fake_node(
-                admin,
-                "bench-template-%d" % index,
-                IRONIC_CLASS,
-                env.infra_project_id,
-                lessee=tenant.project_id,
-                traits=["CUSTOM_BENCH"],
-            )
-            admin.baremetal.create_port(node_id=node.id, address="52:54:01:00:00:%02x" % index)
-            allocation = conn.baremetal.create_allocation(
-                name="bench-template-claim-%d" % index, resource_class=IRONIC_CLASS
-            )
-            _wait_allocation(conn, allocation.id)
-            conn.baremetal.update_allocation(
-                allocation.id, extra={"addresses": [{"type": "InternalIP", "address": "10.255.0.%d" % (index + 1)}]}
-            )
-            _deploy(admin, node.id)
-            templates.append(node.id)
-        clone_claimed_nodes(env.ironic_server.db_path, templates[0], count - TEMPLATES, 0)
-        seed_seconds = time.perf_counter() - t0
+        seed_seconds = seed_ironic(env, admin, tenant, conn, count)
         listed = raw_ironic_list(conn, tenant.project_id)
         assert listed == count, (listed, count)
         run_dir = workdir / "ironic"
@@ -793,25 +844,7 @@ def bench_ironic(count: int, workdir: Path) -> dict:
         cli_every = median([plugin_cli(every_source, tenant_env, run_dir, count) for dummy in range(3)])
         playbook = median([plugin_playbook(source, tenant_env, run_dir, count) for dummy in range(3)])
         baseline = ironic_baseline(tenant_env, run_dir, count)
-        keystone_base = env.keystone.url.rsplit("/v3", 1)[0]
-        with CountingProxy(keystone_base) as keystone, CountingProxy(env.ironic.url) as ironic:
-            clouds = ironic_clouds_via(env, keystone.url, ironic.url, run_dir / "clouds.yaml")
-            proxied = {"OS_CLIENT_CONFIG_FILE": str(clouds), "OS_CLOUD": "tenant-a"}
-            cached_source = write_source(
-                run_dir / "cached.claimed_hosts.yml",
-                backend="ironic",
-                page_size=PAGE_SIZE,
-                cache=True,
-                cache_plugin="ansible.builtin.jsonfile",
-                cache_connection=str(run_dir / "cache"),
-                cache_timeout=3600,
-            )
-            plugin_cli(cached_source, proxied, run_dir, count)
-            first_requests = len(keystone.paths()) + len(ironic.paths())
-            keystone.reset()
-            ironic.reset()
-            cached = plugin_cli(cached_source, proxied, run_dir, count)
-            cached_requests = len(keystone.paths()) + len(ironic.paths())
+        cached, first_requests, cached_requests = ironic_cached(env, run_dir, count)
         result = {
             "nodes": count,
             "seed_s": round(seed_seconds, 1),

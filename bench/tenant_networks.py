@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import dataclasses
 import datetime
 import json
 import os
@@ -170,24 +171,22 @@ def tenant_network(conn, admin, name):
     return admin.network.get_network(network.id).provider_segmentation_id
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--tenants", type=int, default=10)
-    args = parser.parse_args(argv)
-    # SIGTERM (and SIGINT, which a background job ignores) end the run through the finally below: the stack stops
-    signal.signal(signal.SIGTERM, lambda *dummy: sys.exit(1))
-    tenants = ["t%02d" % i for i in range(1, max(1, args.tenants) + 1)]
-    workdir = Path(tempfile.mkdtemp(prefix="bench-tenant-networks-"))
-    load_before = round(os.getloadavg()[0], 2)
-    started_at = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    switch_harness.require_ovs()
-    neutron_harness.require_neutron()
-    env = H.start_openstack(workdir / "services", tenants=tenants, sushy_systems=[], database="postgresql")
-    switch = neutron = emulator = None
-    try:
-        switch = switch_harness.Switch(workdir / "switch").start()
-        neutron = neutron_harness.start_neutron(
+@dataclasses.dataclass
+class Bed:
+    """The test bed beside the OpenStack services: the switch, Neutron (with the owner's role), the nodes' BMCs, a
+    host per node on the switch and a gateway per tenant (and the flat VLAN's). :meth:`stop` stops what started."""
+
+    switch: object = None
+    neutron: object = None
+    emulator: object = None
+    owner: object = None  # the owner's connection (Neutron's admin)
+    iso_url: str = ""
+    hosts: dict = dataclasses.field(default_factory=dict)  # node -> its host on the switch
+    gateways: dict = dataclasses.field(default_factory=dict)  # tenant (or "flat") -> its gateway
+
+    def start(self, env, workdir: Path, tenants: list[str]) -> None:
+        self.switch = switch = switch_harness.Switch(workdir / "switch").start()
+        self.neutron = neutron = neutron_harness.start_neutron(
             workdir / "neutron", env.keystone_server, env.admin_conn, env.postgres_server, switch
         )
         role = ironic_networks.run_owner_role(
@@ -195,28 +194,37 @@ def main(argv=None):
         )
         assert role.ok, role.explain()
         networks_env = NetworksEnv(env, neutron, switch)
-        owner = networks_env.admin()
-        list(owner.network.networks(limit=1))  # Neutron re-reads its policy file
+        self.owner = networks_env.admin()
+        list(self.owner.network.networks(limit=1))  # Neutron re-reads its policy file
         owner_networks = ironic_networks.connect_ironic(env, networks_env, workdir / "owner-role")
         apply_tenancy_policy(env, workdir / "lessee-vifs", lessee_vifs=True)
+        self._enroll(env, workdir, tenants, owner_networks)
+        for t in tenants:
+            conn = H.connect(env.tenants[t].credentials["member"])
+            vlan = tenant_network(conn, self.owner, "private-" + t)
+            self.gateways[t] = switch.add_gateway("bg-" + t, vlan, GATEWAY_IP + "/24")
+
+    def _enroll(self, env, workdir: Path, tenants: list[str], owner_networks) -> None:
+        """Two nodes for the rounds (isolated: neutron, flat: noop) and one per tenant for the storm, each with its
+        host on the switch; the flat VLAN's gateway; the live ISO."""
+        switch = self.switch
         names = ["bn-iso", "bn-flat"] + ["bn-%s" % t for t in tenants]
         systems = sushy_harness.default_systems(len(names))
         for index, (system, name) in enumerate(zip(systems, names)):
             system["name"] = name
             system["nics"] = [{"mac": f"52:54:07:00:{index // 256:02x}:{index % 256:02x}"}]
-        emulator = sushy_harness.start_sushy(workdir / "sushy", systems)
+        self.emulator = emulator = sushy_harness.start_sushy(workdir / "sushy", systems)
         iso = ironic_networks.live_iso(env.ironic_server.http_root, workdir)
-        iso_url = f"{env.ironic_server.http_url}/{iso}"
+        self.iso_url = f"{env.ironic_server.http_url}/{iso}"
         project = {t: env.tenants[t].project_id for t in tenants}
         specs = [("bn-iso", "bench-iso", tenants[0], "neutron"), ("bn-flat", "bench-flat", tenants[0], "noop")]
         specs += [("bn-%s" % t, "bench-storm", t, "neutron") for t in tenants]
-        hosts, gateways = {}, {}
         for name, dummy_rc, dummy_t, interface in specs:
             if interface == "noop":
-                hosts[name] = switch.add_gateway(name, FLAT_VLAN, HOST_IP.replace("240", "241") + "/24")
+                self.hosts[name] = switch.add_gateway(name, FLAT_VLAN, HOST_IP.replace("240", "241") + "/24")
             else:
-                hosts[name] = switch.add_host(name, HOST_IP + "/24")
-        gateways["flat"] = switch.add_gateway("bg-flat", FLAT_VLAN, GATEWAY_IP.replace("240", "241") + "/24")
+                self.hosts[name] = switch.add_host(name, HOST_IP + "/24")
+        self.gateways["flat"] = switch.add_gateway("bg-flat", FLAT_VLAN, GATEWAY_IP.replace("240", "241") + "/24")
         started = time.monotonic()
         with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
             list(
@@ -236,113 +244,149 @@ def main(argv=None):
                 )
             )
         print(f"enrolled {len(specs)} nodes in {time.monotonic() - started:.1f} s", file=sys.stderr)
-        for t in tenants:
-            conn = H.connect(env.tenants[t].credentials["member"])
-            vlan = tenant_network(conn, owner, "private-" + t)
-            gateways[t] = switch.add_gateway("bg-" + t, vlan, GATEWAY_IP + "/24")
 
-        # 1. isolated against flat, in turns
+    def stop(self) -> None:
+        if self.emulator is not None:
+            self.emulator.stop()
+        if self.neutron is not None:
+            self.neutron.stop()
+        if self.switch is not None:
+            self.switch.stop()
+
+
+def isolated_against_flat(env, bed: Bed, first: str, rounds: int, workdir: Path) -> dict[str, dict[str, list]]:
+    """1. isolated against flat, in turns: per measure (ready, playbook, released) per side the seconds of each
+    round after the warm-up."""
+    sides = {
+        "isolated": ("bench-iso", "private-" + first, bed.gateways[first], bed.hosts["bn-iso"]),
+        "flat": ("bench-flat", None, bed.gateways["flat"], bed.hosts["bn-flat"]),
+    }
+    measures = {measure: {side: [] for side in sides} for measure in ("ready", "playbook", "released")}
+    for r in range(rounds + 1):  # round 0 warms up (token caches, the first deployment of each node)
+        for side, (rc, network, gateway, host) in sides.items():
+            name = f"r{r}-{side}"
+            seconds, play_s, ok = timed_claim(
+                env, first, claim_task(name, rc, bed.iso_url, network), gateway, host, workdir / name
+            )
+            if not ok:
+                raise SystemExit(f"round {r}, {side}: the claim did not complete")
+            release_s = release(env, first, name, workdir / f"{name}-release")
+            if side == "isolated" and bed.switch.port_vlan("bn-iso") != bed.switch.quarantine_vlan:
+                raise SystemExit("the isolated host's switch port is not in quarantine after its release")
+            print(f"round {r} {side}: ready {seconds:.1f} s, released {release_s:.1f} s", file=sys.stderr)
+            if r:
+                measures["ready"][side].append(seconds)
+                measures["playbook"][side].append(play_s)
+                measures["released"][side].append(release_s)
+    return measures
+
+
+def every_tenant_at_once(env, bed: Bed, tenants: list[str], workdir: Path) -> tuple[dict, float, float]:
+    """2. every tenant at once: tenant -> (ready_s, playbook_s, ok), the storm's seconds and its start."""
+
+    def storm_claim(t):
+        name = f"storm-{t}"
+        return timed_claim(
+            env,
+            t,
+            claim_task(name, "bench-storm", bed.iso_url, "private-" + t),
+            bed.gateways[t],
+            bed.hosts["bn-" + t],
+            workdir / name,
+        )
+
+    started = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(tenants)) as pool:
+        storm = dict(zip(tenants, pool.map(storm_claim, tenants)))
+    return storm, time.monotonic() - started, started
+
+
+def storm_summary(watch: PortWatch, tenants: list[str], storm: dict, storm_s: float, storm_polls, alone) -> dict:
+    """The result's ``storm``: the claims' readiness, the ports' bind-to-active spans and the switch's queue."""
+    storm_ports = [f"bmt-storm-{t}-private-{t}" for t in tenants]
+    spans = watch.spans(storm_ports)
+    alone_median = statistics.median(alone) if alone else None
+    queue = [span - alone_median for span in spans.values()] if alone_median is not None else []
+    actives = sorted(watch.active[n] for n in storm_ports if n in watch.active)
+    gaps = [b - a for a, b in zip(actives, actives[1:])]
+    storm_ready = [s for s, dummy, ok in storm.values() if ok]
+    return {
+        "tenants": len(tenants),
+        "total_s": round(storm_s, 1),
+        "errors": sum(1 for dummy, dummy2, ok in storm.values() if not ok),
+        "ready_s": {
+            "p50": round(statistics.median(storm_ready), 1) if storm_ready else None,
+            "p95": round(percentile(storm_ready, 0.95), 1) if storm_ready else None,
+            "max": round(max(storm_ready), 1) if storm_ready else None,
+        },
+        "bind_to_active_s": {
+            "p50": round(statistics.median(spans.values()), 2) if spans else None,
+            "max": round(max(spans.values()), 2) if spans else None,
+        },
+        "queue_s": {
+            "p50": round(statistics.median(queue), 2) if queue else None,
+            "max": round(max(queue), 2) if queue else None,
+        },
+        "active_gaps_median_s": round(statistics.median(gaps), 2) if gaps else None,
+        # the watcher's own pace during the storm (a read of every port takes longer under load)
+        "watch_interval_median_s": round(statistics.median(storm_polls), 2) if storm_polls else None,
+        "ports_seen_active": len(actives),
+    }
+
+
+def rounds_summary(measures: dict[str, dict[str, list]], alone) -> dict:
+    """The result's keys of the isolated and flat rounds."""
+    ready, playbook, released = measures["ready"], measures["playbook"], measures["released"]
+    medians = {side: statistics.median(values) for side, values in ready.items()}
+    return {
+        "ready_s": {side: [round(v, 2) for v in values] for side, values in ready.items()},
+        "ready_median_s": {side: round(v, 2) for side, v in medians.items()},
+        "playbook_median_s": {side: round(statistics.median(v), 2) for side, v in playbook.items()},
+        "price_ratio": round(medians["isolated"] / medians["flat"], 3),
+        "price_s": round(medians["isolated"] - medians["flat"], 2),
+        "release_median_s": {side: round(statistics.median(v), 2) for side, v in released.items()},
+        "bind_to_active_alone_s": [round(v, 2) for v in alone],
+    }
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--tenants", type=int, default=10)
+    args = parser.parse_args(argv)
+    # SIGTERM (and SIGINT, which a background job ignores) end the run through the finally below: the stack stops
+    signal.signal(signal.SIGTERM, lambda *dummy: sys.exit(1))
+    tenants = ["t%02d" % i for i in range(1, max(1, args.tenants) + 1)]
+    workdir = Path(tempfile.mkdtemp(prefix="bench-tenant-networks-"))
+    load_before = round(os.getloadavg()[0], 2)
+    started_at = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    switch_harness.require_ovs()
+    neutron_harness.require_neutron()
+    env = H.start_openstack(workdir / "services", tenants=tenants, sushy_systems=[], database="postgresql")
+    bed = Bed()
+    try:
+        bed.start(env, workdir, tenants)
         first = tenants[0]
-        sides = {
-            "isolated": ("bench-iso", "private-" + first, gateways[first], hosts["bn-iso"]),
-            "flat": ("bench-flat", None, gateways["flat"], hosts["bn-flat"]),
-        }
-        ready = {side: [] for side in sides}
-        playbook = {side: [] for side in sides}
-        released = {side: [] for side in sides}
-        claim_names = []
-        with PortWatch(owner) as watch:
-            for r in range(args.rounds + 1):  # round 0 warms up (token caches, the first deployment of each node)
-                for side, (rc, network, gateway, host) in sides.items():
-                    name = f"r{r}-{side}"
-                    claim_names.append(name)
-                    seconds, play_s, ok = timed_claim(
-                        env, first, claim_task(name, rc, iso_url, network), gateway, host, workdir / name
-                    )
-                    if not ok:
-                        raise SystemExit(f"round {r}, {side}: the claim did not complete")
-                    release_s = release(env, first, name, workdir / f"{name}-release")
-                    if side == "isolated" and switch.port_vlan("bn-iso") != switch.quarantine_vlan:
-                        raise SystemExit("the isolated host's switch port is not in quarantine after its release")
-                    print(f"round {r} {side}: ready {seconds:.1f} s, released {release_s:.1f} s", file=sys.stderr)
-                    if r:
-                        ready[side].append(seconds)
-                        playbook[side].append(play_s)
-                        released[side].append(release_s)
+        with PortWatch(bed.owner) as watch:
+            measures = isolated_against_flat(env, bed, first, args.rounds, workdir)
             alone = list(
                 watch.spans([f"bmt-r{r}-isolated-private-{first}" for r in range(1, args.rounds + 1)]).values()
             )
-
-            # 2. every tenant at once
-            def storm_claim(t):
-                name = f"storm-{t}"
-                return timed_claim(
-                    env,
-                    t,
-                    claim_task(name, "bench-storm", iso_url, "private-" + t),
-                    gateways[t],
-                    hosts["bn-" + t],
-                    workdir / name,
-                )
-
-            started = time.monotonic()
-            with concurrent.futures.ThreadPoolExecutor(max_workers=len(tenants)) as pool:
-                storm = dict(zip(tenants, pool.map(storm_claim, tenants)))
-            storm_s = time.monotonic() - started
+            storm, storm_s, started = every_tenant_at_once(env, bed, tenants, workdir)
             polls = [t for t in watch.polls if started <= t <= started + storm_s]
             storm_polls = [b - a for a, b in zip(polls, polls[1:])]
             time.sleep(0.5)
-        storm_ports = [f"bmt-storm-{t}-private-{t}" for t in tenants]
-        spans = watch.spans(storm_ports)
-        alone_median = statistics.median(alone) if alone else None
-        queue = [span - alone_median for span in spans.values()] if alone_median is not None else []
-        actives = sorted(watch.active[n] for n in storm_ports if n in watch.active)
-        gaps = [b - a for a, b in zip(actives, actives[1:])]
-        storm_ready = [s for s, dummy, ok in storm.values() if ok]
-        medians = {side: statistics.median(values) for side, values in ready.items()}
         result = {
             "bench": "tenant_networks",
             "started": started_at,
             "rounds": args.rounds,
-            "ready_s": {side: [round(v, 2) for v in values] for side, values in ready.items()},
-            "ready_median_s": {side: round(v, 2) for side, v in medians.items()},
-            "playbook_median_s": {side: round(statistics.median(v), 2) for side, v in playbook.items()},
-            "price_ratio": round(medians["isolated"] / medians["flat"], 3),
-            "price_s": round(medians["isolated"] - medians["flat"], 2),
-            "release_median_s": {side: round(statistics.median(v), 2) for side, v in released.items()},
-            "bind_to_active_alone_s": [round(v, 2) for v in alone],
-            "storm": {
-                "tenants": len(tenants),
-                "total_s": round(storm_s, 1),
-                "errors": sum(1 for dummy, dummy2, ok in storm.values() if not ok),
-                "ready_s": {
-                    "p50": round(statistics.median(storm_ready), 1) if storm_ready else None,
-                    "p95": round(percentile(storm_ready, 0.95), 1) if storm_ready else None,
-                    "max": round(max(storm_ready), 1) if storm_ready else None,
-                },
-                "bind_to_active_s": {
-                    "p50": round(statistics.median(spans.values()), 2) if spans else None,
-                    "max": round(max(spans.values()), 2) if spans else None,
-                },
-                "queue_s": {
-                    "p50": round(statistics.median(queue), 2) if queue else None,
-                    "max": round(max(queue), 2) if queue else None,
-                },
-                "active_gaps_median_s": round(statistics.median(gaps), 2) if gaps else None,
-                # the watcher's own pace during the storm (a read of every port takes longer under load)
-                "watch_interval_median_s": round(statistics.median(storm_polls), 2) if storm_polls else None,
-                "ports_seen_active": len(actives),
-            },
+            **rounds_summary(measures, alone),
+            "storm": storm_summary(watch, tenants, storm, storm_s, storm_polls, alone),
             "load": {"start": load_before, "end": round(os.getloadavg()[0], 2)},
         }
         print(json.dumps(result, sort_keys=True))
     finally:
-        if emulator is not None:
-            emulator.stop()
-        if neutron is not None:
-            neutron.stop()
-        if switch is not None:
-            switch.stop()
+        bed.stop()
         env.stop()
 
 

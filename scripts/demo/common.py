@@ -1,24 +1,21 @@
-"""What both halves of `make demo` share (scripts/demo.py, scripts/demo_metal3.py).
+"""What the halves of `make demo` share (scripts/demo/ironic.py, esi.py, metal3.py).
 
 The progress lines (:func:`say`, one per step, with the seconds since the
 start and the half that runs), the error that fails a step
-(:class:`DemoError`), the tables, and the integration-test harness on
-``sys.path`` (``tests/integration/harness`` starts and stops the services).
+(:class:`DemoError`), the tables, the live ISO and the enrolment variables.
+(The package's ``__init__`` puts the integration-test harness on ``sys.path``.)
 """
 
 from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PLAYBOOKS = REPO / "playbooks"
-if str(REPO / "tests" / "integration") not in sys.path:
-    sys.path.insert(0, str(REPO / "tests" / "integration"))
 
 STARTED = time.monotonic()
 HALF = [""]  # the half running now, shown on each progress line
@@ -45,6 +42,16 @@ def print_table(headers: list[str], lines: list[list[str]]) -> None:
     for line in lines:
         print("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip())
     print()
+
+
+def genisoimage_missing() -> str | None:
+    """The message when genisoimage (for :func:`live_iso`) is not installed, else None."""
+    if shutil.which("genisoimage") is None:
+        return "genisoimage is missing: run `make system` (scripts/install-system-packages.sh)"
+    return None
+
+
+Tables = list[tuple[list[str], list[list[str]]]]  # what a half returns: (headers, lines) per table
 
 
 def live_iso(http_root: Path) -> str:

@@ -25,12 +25,13 @@ import dataclasses
 import subprocess
 from pathlib import Path
 
-from demo_common import DemoError, say
 from harness import ironic_networks, traffic
 from harness import neutron as neutron_harness
 from harness import openstack as openstack_harness
 from harness import switch as switch_harness
 from harness.switch import Endpoint
+
+from .common import DemoError, say
 
 SUBNET = "10.60.0.0/24"  # both tenants': the same addresses, apart only by VLAN
 GATEWAY_IP = "10.60.0.1"

@@ -32,8 +32,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from demo_common import PLAYBOOKS, REPO, DemoError, say
 from harness import metal3_machines
+
+from .common import PLAYBOOKS, REPO, DemoError, say
 
 NAMESPACE = "demo-machines"  # the machines' BareMetalHosts (the second operator watches it)
 TENANT_NAMESPACE, TENANT, IDENTITY = "p-alice", "alice", "tenant-a"
@@ -43,7 +44,7 @@ TIMEOUT = 900  # seconds a host may take to reach a state (the direct route: age
 
 @dataclasses.dataclass
 class WebStep:
-    story: object  # demo_metal3.Story: its cluster, work directory, table rows and play()
+    story: object  # demo.metal3.Story: its cluster, work directory, table rows and play()
 
     @property
     def kube(self):

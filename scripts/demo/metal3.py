@@ -1,6 +1,6 @@
 """The Metal3 half of `make demo`: the HostClaim proposal on the real baremetal-operator.
 
-The story, step by step, is in the docstring of scripts/demo.py. Here:
+The story, step by step, is in the docstring of scripts/demo/__main__.py. Here:
 
 - the services: a Kubernetes control plane (etcd, kube-apiserver with RBAC
   and one static-token user per identity, kube-controller-manager: the
@@ -32,11 +32,15 @@ The story, step by step, is in the docstring of scripts/demo.py. Here:
   ``provisioned`` and to the claim's ``Ready``, from the release (the claim's
   deletion seen) to the host back in ``available`` with no consumer, and per
   host the time in each of the operator's states.
+
+:func:`run` starts the services (:class:`Services`, which stops what it started, also on failure), runs the
+:class:`Story`'s steps in the order of :meth:`Story.steps` and returns its tables.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import json
 import os
 import signal
@@ -46,12 +50,13 @@ import time
 from pathlib import Path
 
 import yaml
-from demo_common import PLAYBOOKS, DemoError, say, seconds
-from demo_metal3_web import WebStep
 from harness import baremetal_operator as bmo_harness
 from harness import kube as kube_harness
 from harness import sushy as sushy_harness
 from harness.ansible import VENV_BIN, ansible_env, run_inventory, run_playbook
+
+from .common import PLAYBOOKS, DemoError, Tables, say, seconds
+from .metal3_web import WebStep
 
 INFRA = kube_harness.INFRA_NAMESPACE  # the BareMetalHosts' namespace, where the operator runs
 HOSTS = {"server-0": "small", "server-1": "large", "server-2": "small"}  # sushy-tools systems of 32, 64, 32 GiB
@@ -67,8 +72,6 @@ BINDER_INTERVAL = 2  # seconds between the background binder's passes (metal3_bi
 TIMEOUT = 300  # seconds a host may take to reach a state
 GROUP, VERSION = "metal3.io", "v1alpha1"
 REBOOT_ANNOTATION = "reboot.metal3.io"
-
-Tables = list[tuple[list[str], list[list[str]]]]
 
 
 def plain(value):
@@ -299,8 +302,28 @@ class Story:
 
     # -- the steps ----------------------------------------------------------------
 
+    def steps(self) -> list:
+        return [
+            self.owner,
+            self.posture,
+            self.claim,
+            self.bind,
+            self.deploy,
+            self.inventory,
+            self.reboot,
+            self.release,
+            self.refused,
+            self.deploy_web,
+            self.pool,
+        ]
+
     def owner(self) -> None:
         """1. HostClaim support, the servers, the tenants and the sharing policy."""
+        self._install()
+        self._enrol()
+        self._onboard()
+
+    def _install(self) -> None:
         binder_user = {
             "kind": "User",
             "name": kube_harness.IDENTITIES["binder"].user,
@@ -327,6 +350,7 @@ class Story:
             f"binder and tenant RBAC) in {took:.1f}s"
         )
 
+    def _enrol(self) -> None:
         self.enrolled_at = time.monotonic()
         _run, took = self.play(
             enrol_play(len(HOSTS)),
@@ -355,6 +379,7 @@ class Story:
             + f" (play {took:.1f}s)"
         )
 
+    def _onboard(self) -> None:
         classes = sorted(set(HOSTS.values()))
         _run, took = self.play(
             PLAYBOOKS / "metal3_onboard_tenants.yml",
@@ -682,7 +707,7 @@ class Story:
         say(f"{person}: withdrew {', '.join(CLAIMS[REFUSED])} (metal3_release_hosts.yml) in {took:.1f}s")
 
     def deploy_web(self) -> None:
-        """9. alice's examples/deploy_web.yml over SSH on test-bed machines (scripts/demo_metal3_web.py)."""
+        """9. alice's examples/deploy_web.yml over SSH on test-bed machines (scripts/demo/metal3_web.py)."""
         WebStep(self).run()
 
     def pool(self) -> None:
@@ -774,50 +799,65 @@ def enrol_play(count: int) -> list[dict]:
     )
 
 
-def metal3_half(args, workdir: Path) -> Tables:
-    """Kubernetes, Ironic, sushy-tools and the real baremetal-operator; the HostClaim story; its tables."""
-    from kubernetes import client
+@dataclasses.dataclass
+class Services:
+    """What the half starts: Kubernetes, then Ironic, sushy-tools and baremetal-operator, and the narrator's
+    :class:`Watcher`. :meth:`stop` stops whatever of it started."""
 
+    kube_env: object = None
+    stack: object = None
+    watcher: Watcher | None = None
+
+    def start(self, workdir: Path) -> None:
+        from kubernetes import client
+
+        self.kube_env = kube_harness.KubeEnv(workdir / "kube")
+        self.kube_env.start()
+        with self.kube_env.api("admin") as api:  # the operator's namespace, as a Metal3 install has it
+            client.CoreV1Api(api).create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=INFRA)))
+        self.stack = bmo_harness.start_metal3(
+            self.kube_env, workdir / "metal3", systems=sushy_harness.default_systems(len(HOSTS))
+        )
+        for service in [*self.kube_env.services, *self.stack.services]:
+            say(f"  {service.summary()}")
+        self.watcher = Watcher(self.kube_env, TENANTS)
+        self.watcher.start()
+
+    def stop(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
+        say("stopping the services")
+        if self.stack is not None:
+            self.stack.stop()
+        if self.kube_env is not None:
+            self.kube_env.stop()
+
+
+def missing() -> str | None:
+    """What the half needs and is not there (a message), else None: `make kube` and `make bmo`'s builds."""
+    try:
+        kube_harness.require_binaries()
+        bmo_harness.require_bmo()
+    except (kube_harness.KubeBinariesMissing, bmo_harness.BmoMissing) as exc:
+        return f"{exc}"
+    return None
+
+
+def run(args, workdir: Path) -> Tables:
+    """Kubernetes, Ironic, sushy-tools and the real baremetal-operator; the HostClaim story; its tables."""
     workdir.mkdir(parents=True, exist_ok=True)
     say(
         "starting etcd, kube-apiserver and kube-controller-manager, then Ironic, sushy-tools and baremetal-operator ..."
     )
-    kube_env = stack = watcher = story = None
+    services = Services()
+    story = None
     try:
-        kube_env = kube_harness.KubeEnv(workdir / "kube")
-        kube_env.start()
-        with kube_env.api("admin") as api:  # the operator's namespace, as a Metal3 install has it
-            client.CoreV1Api(api).create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=INFRA)))
-        stack = bmo_harness.start_metal3(
-            kube_env, workdir / "metal3", systems=sushy_harness.default_systems(len(HOSTS))
-        )
-        for service in [*kube_env.services, *stack.services]:
-            say(f"  {service.summary()}")
-        watcher = Watcher(kube_env, TENANTS)
-        watcher.start()
-        story = Story(kube_env, stack, watcher, workdir)
-        for step in (
-            story.owner,
-            story.posture,
-            story.claim,
-            story.bind,
-            story.deploy,
-            story.inventory,
-            story.reboot,
-            story.release,
-            story.refused,
-            story.deploy_web,
-            story.pool,
-        ):
+        services.start(workdir)
+        story = Story(services.kube_env, services.stack, services.watcher, workdir)
+        for step in story.steps():
             step()
         return story.tables()
     finally:
         if story is not None:
             story.stop_binder()
-        if watcher is not None:
-            watcher.stop()
-        say("stopping the services")
-        if stack is not None:
-            stack.stop()
-        if kube_env is not None:
-            kube_env.stop()
+        services.stop()
