@@ -256,12 +256,12 @@ class Bind:
                 if host is None or not claim_ref_matches(host, claim):
                     return
 
-    def _data_copies(self, claim, host, outcome):
-        """Make the Secret copies; ``(names by field, problem or None)``, a problem being ``(reason, message, field)``."""
-        spec = self.state.parsed(claim).valid_spec()
-        names = secret_copy_names(claim)
-        identity = claim_identity(claim)
-        namespace, uid = identity.namespace, identity.uid
+    def _data_copies(self, record, host, outcome):
+        """Make the Secret copies of the claim (its record, ``PassState.parsed``); ``(names by field, problem or
+        None)``, a problem being ``(reason, message, field)``."""
+        spec = record.valid_spec()
+        names = secret_copy_names(record)
+        claim, namespace, uid = record.obj, record.namespace, record.uid
         existing = dict(
             (get_path(s, "metadata", "name"), s)
             for s in self.state.copies_of(uid)
@@ -295,15 +295,16 @@ class Bind:
                 self.writer.patch_secret(current, patch, outcome)
         return names, None
 
-    def _write_down(self, claim, host, names, outcome):
-        """The downward patch; on a 409 (the operator writes the host's status too) it is computed again on a
-        fresh read and sent once more, while the host is still bound to ``claim``.
+    def _write_down(self, record, host, names, outcome):
+        """The downward patch of the claim (its record); on a 409 (the operator writes the host's status too) it
+        is computed again on a fresh read and sent once more, while the host is still bound to the claim.
 
         Returns ``(host the patch was computed from, updated host)``, or ``None`` (left to the next pass).
         """
+        claim = record.obj
         for attempt in range(2):
             try:
-                return host, self.writer.write_host(host, downward_patch(claim, host, names), outcome)
+                return host, self.writer.write_host(host, downward_patch(record, host, names), outcome)
             except Conflict:
                 self.io.count_conflict()
                 if attempt:
@@ -317,13 +318,14 @@ class Bind:
         """Claim -> host (Secrets, image, power, reserved annotations), host -> claim (status, metadata)."""
         writes_before = outcome.writes
         problem = None
+        record = self.state.parsed(claim).as_read(claim)
         try:
-            names, problem = self._data_copies(claim, host, outcome)
+            names, problem = self._data_copies(record, host, outcome)
         except InvalidInput as exc:
             names, problem = None, ("InvalidSpec", exc.cause, None)
         one_shot = {}
         if problem is None:
-            written = self._write_down(claim, host, names, outcome)
+            written = self._write_down(record, host, names, outcome)
             if written is None:
                 outcome.message = "the host changed while updating it; retried on the next pass"
                 return

@@ -159,7 +159,7 @@ class Binder:
             take_over=take_over,
         )
         self.writer = Writer(io, check_mode)
-        self.relay = Relay(io, self.writer, self.now, self.annotation_domains, relay_clients)
+        self.relay = Relay(io, self.writer, self.now, self.annotation_domains, relay_clients, self.state.parsed)
         statuses = ClaimStatuses(self.state, self.now)
         self.bind_step = Bind(self.state, self.writer, io, statuses, self.annotation_domains, self.unanchored)
         self.release_step = Release(self.state, self.writer, io, statuses)
@@ -236,11 +236,11 @@ class Binder:
                 return outcome
             try:
                 if job.action is None and is_relayed(job.claim):
-                    self.relay.release(job.claim, outcome)
+                    self.relay.release(self.state.parsed(job.claim).as_read(job.claim), outcome)
                 elif job.action is None:
                     self.release_step.release(job.claim, outcome)
                 elif job.action["action"] == "relay":
-                    self.relay.sync(job.claim, outcome)
+                    self.relay.sync(self.state.parsed(job.claim).as_read(job.claim), outcome)
                 else:
                     self.bind_step.apply_action(job.action, job.claim, outcome)
             except TenancyError as exc:

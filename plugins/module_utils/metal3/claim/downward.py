@@ -69,8 +69,8 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.ide
     claim_identity,
     object_name,
     require_bound,
-    validate_claim,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.parsed import ParsedClaim
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.spec import (
     DATA_FIELDS,
 )
@@ -99,11 +99,12 @@ HOLD_PREFIX = "hostclaim-"
 ONE_SHOT = {CLAIM_REBOOT: HOST_REBOOT, CLAIM_INSPECT: HOST_INSPECT, HOST_REBOOT: HOST_REBOOT}
 
 
-def secret_copy_names(claim: dict) -> dict[str, str]:
-    """Names of the binder's Secret copies in the BMH namespace, per data field the claim sets."""
-    namespace, name, uid = claim_identity(claim)
+def secret_copy_names(record: ParsedClaim) -> dict[str, str]:
+    """Names of the binder's Secret copies in the BMH namespace, per data field the claim (its record,
+    :mod:`claim.parsed`) sets; ``InvalidInput`` for an invalid spec."""
+    namespace, name, uid = record.namespace, record.name, record.uid
     token = uid if uid and not dns1123_label_problem(uid) else short_hash("%s/%s/%s" % (namespace, name, uid), 32)
-    spec = validate_claim(claim)
+    spec = record.valid_spec()
     return dict((field, "hostclaim-%s-%s" % (token, field.lower())) for field in DATA_FIELDS if spec[field])
 
 
@@ -279,15 +280,16 @@ def _secret_ref(field, spec, copy_names, host_namespace, owner):
     return {"name": copy_name, "namespace": host_namespace}
 
 
-def downward_patch(claim: dict, host: dict, secret_copy_names_by_field: dict | None) -> dict:
+def downward_patch(record: ParsedClaim, host: dict, secret_copy_names_by_field: dict | None) -> dict:
     """The minimal BMH merge patch that applies the claim (with resourceVersion precondition); ``{}`` if none.
 
-    ``secret_copy_names_by_field`` maps ``userData``/``networkData``/``metaData``
-    to the names of the copies in the BMH namespace.  Raises ``Conflict`` if
-    the BMH is not bound to the claim, ``InvalidInput`` for an invalid claim.
+    ``record`` is the claim parsed (:mod:`claim.parsed`).  ``secret_copy_names_by_field`` maps
+    ``userData``/``networkData``/``metaData`` to the names of the copies in the BMH namespace.  Raises
+    ``Conflict`` if the BMH is not bound to the claim, ``InvalidInput`` for an invalid claim.
     """
+    claim = record.obj
     require_bound(host, claim)
-    spec = validate_claim(claim)
+    spec = record.valid_spec()
     owner = object_name(claim, "HostClaim")
     host_namespace = get_path(host, "metadata", "namespace")
     host_spec = {"online": spec["online"], "image": spec["image"]}

@@ -8,10 +8,12 @@
 """A HostClaim parsed once: who it is, its dialect and its validated spec, in an immutable record.  Pure.
 
 A binder pass parses each claim it reads once (:func:`parse_claim`) and hands
-the record to the planner and the bind step, which do not validate the raw
-dict again.  The raw object is kept (``obj``) for the writes and for the
-functions that take a claim dict.  A record stands for one version of the
-claim (its ``resourceVersion``): a newer read is parsed again.
+the record to the planner, the bind step (and through it ``claim.downward``)
+and the relay (``relay.runner``, ``relay.remote``), which do not validate the
+raw dict again: this module is the only caller of ``identity.validate_claim``
+on a claim the binder read.  The raw object is kept (``obj``) for the writes
+and for the functions that take a claim dict.  A record stands for one version
+of the claim (its ``resourceVersion``): a newer read is parsed again.
 """
 
 from __future__ import annotations
@@ -55,6 +57,12 @@ class ParsedClaim(NamedTuple):
         if self.error is not None:
             raise InvalidInput(self.error.obj, self.error.cause, self.error.details)
         return self.spec
+
+    def as_read(self, claim: dict) -> ParsedClaim:
+        """This record with ``claim`` as its raw object: ``claim`` is another copy of the same version
+        (:meth:`is_version_of`; a write simulated in check mode keeps the ``resourceVersion``), whose metadata the
+        writes and the downward patch must see as it is."""
+        return self if claim is self.obj else self._replace(obj=claim)
 
     def is_version_of(self, claim: dict | None) -> bool:
         """Whether ``claim`` is the version of the claim this record was parsed from (same uid and

@@ -69,10 +69,8 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.dow
     tracked_keys,
     tracking_value,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.identity import (
-    claim_identity,
-    validate_claim,
-)
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.identity import claim_identity
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.parsed import ParsedClaim
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.spec import DATA_FIELDS, SPEC_FIELDS
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.upward import (
     finish_status,
@@ -197,15 +195,16 @@ def request_annotations(local: dict) -> dict:
     return dict((key, value) for key, value in annotations.items() if is_request_key(key) and isinstance(value, str))
 
 
-def remote_claim(local: dict, dialect: str, namespace: str) -> dict:
-    """The remote HostClaim for ``local`` in ``dialect`` and ``namespace``, as it should be.
+def remote_claim(record: ParsedClaim, dialect: str, namespace: str) -> dict:
+    """The remote HostClaim for the local claim (its record, :mod:`claim.parsed`) in ``dialect`` and ``namespace``,
+    as it should be.
 
     Raises ``InvalidInput`` (reason :data:`REMOTE_SPEC_UNSUPPORTED`) for a spec
     the remote dialect cannot say, and for an invalid local spec.
     """
-    identity = claim_identity(local)
-    spec = dict(validate_claim(local))
-    name = remote_claim_name(identity.namespace, identity.name, identity.uid)
+    local = record.obj
+    spec = dict(record.valid_spec())
+    name = remote_claim_name(record.namespace, record.name, record.uid)
     spec["credentials"] = None
     for field in DATA_FIELDS:
         if spec.get(field):
@@ -213,7 +212,7 @@ def remote_claim(local: dict, dialect: str, namespace: str) -> dict:
     if dialect not in (PROPOSAL, BMO):
         raise InvalidInput("HostClaim %s" % origin_of(local), "unknown dialect %r of the host cluster" % (dialect,))
     try:
-        wire = wire_spec(dialect, spec, identity.name, namespace)
+        wire = wire_spec(dialect, spec, record.name, namespace)
     except InvalidInput as exc:
         raise InvalidInput(
             "HostClaim %s" % origin_of(local),
@@ -460,12 +459,12 @@ def is_relayed(claim: Mapping) -> bool:
     return isinstance(spec, Mapping) and spec.get("credentials") not in (None, "", {})
 
 
-def data_secret_names(local: dict) -> dict:
-    """``{field: local Secret name}`` of the data Secrets the local claim names."""
-    spec = validate_claim(local)
+def data_secret_names(record: ParsedClaim) -> dict:
+    """``{field: local Secret name}`` of the data Secrets the local claim (its record) names."""
+    spec = record.valid_spec()
     return dict((field, spec[field]) for field in DATA_FIELDS if spec.get(field))
 
 
-def credentials_name(local: dict) -> str | None:
-    """The credentials Secret's name (in the claim's own namespace)."""
-    return validate_claim(local).get("credentials")
+def credentials_name(record: ParsedClaim) -> str | None:
+    """The credentials Secret's name (in the claim's own namespace), from the claim's record."""
+    return record.valid_spec().get("credentials")

@@ -30,6 +30,11 @@ otherwise) and changes nothing remote.  Every message comes from
 :func:`remote.failure_reason` and is scrubbed of the kubeconfig's secrets;
 no exception text of the remote API reaches a result.  Writes go through the
 pass's :class:`binder.writer.Writer` (check mode simulates them).
+
+Each local claim comes as its record (:class:`claim.parsed.ParsedClaim`, parsed once when the pass read it):
+its spec is not validated again here; an invalid one raises its ``InvalidInput`` where the spec is needed.
+The other claims :meth:`Relay.release_credentials` reads are parsed when they are looked at (``parse``: the
+pass's records, so a version the pass read is not parsed again).
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.ide
     finalizer_patch,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.metadata_import import import_metadata
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.parsed import ParsedClaim, parse_claim
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.spec import DATA_FIELDS
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.upward import (
     merge_patches,
@@ -107,12 +113,15 @@ class Relay:
         now: str,
         annotation_domains=(),
         clients: Callable[[RemoteAccess], KubeIO] | None = None,
+        parse: Callable[[dict], ParsedClaim] | None = None,
     ):
         self.io = io
         self.writer = writer
         self.now = now
         self.annotation_domains = tuple(annotation_domains or ())
         self.clients = clients if clients is not None else RemoteClients()
+        #: the record of a claim read (``PassState.parsed`` in a pass: the one parsed when the pass read it)
+        self.parse = parse if parse is not None else parse_claim
         self._lock = threading.Lock()
         self._connected: dict[str, tuple[KubeIO, str]] = {}
         #: what the host clusters were asked, summed (for the module result)
@@ -132,14 +141,14 @@ class Relay:
 
     # -- reaching the other cluster ------------------------------------------------
     @staticmethod
-    def secret_label(claim: dict) -> str:
-        return "%s/%s" % (claim_identity(claim).namespace, model.credentials_name(claim))
+    def secret_label(record: ParsedClaim) -> str:
+        return "%s/%s" % (record.namespace, model.credentials_name(record))
 
-    def access(self, claim: dict) -> tuple[RemoteAccess, dict]:
+    def access(self, record: ParsedClaim) -> tuple[RemoteAccess, dict]:
         """The kubeconfig of the claim's credentials Secret, read from the claim's own namespace only, and the
         Secret."""
-        namespace = claim_identity(claim).namespace
-        name = model.credentials_name(claim)
+        namespace = record.namespace
+        name = model.credentials_name(record)
         owner = "Secret %s/%s" % (namespace, name)
         secret = self.io.get_secret(namespace, name)
         if secret is None:
@@ -157,16 +166,16 @@ class Relay:
             if patch:
                 self.writer.patch_secret(secret, patch, outcome)
 
-    def release_credentials(self, claim: dict, outcome: Outcome) -> None:
+    def release_credentials(self, record: ParsedClaim, outcome: Outcome) -> None:
         """The credentials finalizer off the Secret once no other claim of its namespace names it (read again, and
         tried twice: the claim released, no later pass would come back to it; a finalizer left on a Secret that
         changed twice meanwhile is its owner's to remove)."""
-        identity, name = claim_identity(claim), model.credentials_name(claim)
-        for other in self.io.list_claims([identity.namespace]):
-            if claim_identity(other).uid != identity.uid and model.credentials_name(other) == name:
+        name = model.credentials_name(record)
+        for other in self.io.list_claims([record.namespace]):
+            if claim_identity(other).uid != record.uid and model.credentials_name(self.parse(other)) == name:
                 return
         for _attempt in range(self.attempts):
-            secret = self.io.get_secret(identity.namespace, name)
+            secret = self.io.get_secret(record.namespace, name)
             patch = finalizer_patch(secret, False, model.CREDENTIALS_FINALIZER) if secret is not None else {}
             try:
                 if patch:
@@ -191,11 +200,11 @@ class Relay:
             self.remote_ios.append(remote_io)
         return remote_io, dialect
 
-    def data_sources(self, claim: dict) -> dict:
+    def data_sources(self, record: ParsedClaim) -> dict:
         """``{field: Secret}`` of the claim's data Secrets, from its own namespace; ``NotFound`` for a missing one."""
-        namespace = claim_identity(claim).namespace
+        namespace = record.namespace
         sources = {}
-        for field, name in model.data_secret_names(claim).items():
+        for field, name in model.data_secret_names(record).items():
             secret = self.io.get_secret(namespace, name)
             if secret is None:
                 raise NotFound(
@@ -207,19 +216,19 @@ class Relay:
         return sources
 
     # -- sync --------------------------------------------------------------------------
-    def sync(self, claim: dict, outcome: Outcome) -> None:
-        """Relay one claim that is not being deleted (see the module docstring)."""
-        access = None
+    def sync(self, record: ParsedClaim, outcome: Outcome) -> None:
+        """Relay one claim (its record) that is not being deleted (see the module docstring)."""
+        claim, access = record.obj, None
         try:
-            access, secret = self.access(claim)
+            access, secret = self.access(record)
             remote_io, dialect = self.connect(access)
-            wanted = model.remote_claim(claim, dialect, access.namespace)
-            sources = self.data_sources(claim)
+            wanted = model.remote_claim(record, dialect, access.namespace)
+            sources = self.data_sources(record)
             claim = self.writer.write_claim(claim, finalizer_patch(claim, True), outcome)
             self.hold_credentials(secret, outcome)
             remote = self._apply(claim, wanted, sources, self.writer.on(remote_io), remote_io, outcome)
         except Exception as exc:  # pylint: disable=broad-except
-            self.failed(claim, exc, access, outcome)
+            self.failed(record, claim, exc, access, outcome)
             return
         self.write_back(claim, remote, outcome)
 
@@ -278,10 +287,13 @@ class Relay:
         except (Conflict, NotFound):
             self.io.count_conflict()  # the tenant changed its claim since the list: the next pass sees it
 
-    def failed(self, claim: dict, exc: Exception, access: RemoteAccess | None, outcome: Outcome) -> None:
-        """One reason on the claim; nothing remote changed by this step."""
+    def failed(
+        self, record: ParsedClaim, claim: dict, exc: Exception, access: RemoteAccess | None, outcome: Outcome
+    ) -> None:
+        """One reason on ``claim`` (the version of the claim of ``record`` last read or written, the same spec);
+        nothing remote changed by this step."""
         reason, message = model.failure_reason(
-            exc, self.secret_label(claim), access.namespace if access is not None else None
+            exc, self.secret_label(record), access.namespace if access is not None else None
         )
         message = model.scrub(message, access.secret_values() if access is not None else ())
         if reason == "RemoteRetry":
@@ -301,15 +313,16 @@ class Relay:
             self.io.count_conflict()
 
     # -- release -----------------------------------------------------------------------
-    def release(self, claim: dict, outcome: Outcome) -> None:
-        """A deleted local claim: delete the remote claim, wait until it is gone, then the copies and the finalizer."""
-        access = None
+    def release(self, record: ParsedClaim, outcome: Outcome) -> None:
+        """A deleted local claim (its record): delete the remote claim, wait until it is gone, then the copies and
+        the finalizer."""
+        claim, access = record.obj, None
         try:
-            access = self.access(claim)[0]
+            access = self.access(record)[0]
             remote_io, _dialect = self.connect(access)
             done = self._release_remote(claim, access.namespace, self.writer.on(remote_io), remote_io, outcome)
         except Exception as exc:  # pylint: disable=broad-except
-            self.failed(claim, exc, access, outcome)
+            self.failed(record, claim, exc, access, outcome)
             outcome.action = "releasing"
             return
         if not done:
@@ -321,7 +334,7 @@ class Relay:
         except (Conflict, NotFound):
             self.io.count_conflict()
             return
-        self.release_credentials(claim, outcome)
+        self.release_credentials(record, outcome)
         outcome.action, outcome.reason, outcome.message = "released", "Released", "the relayed claim was released"
 
     def _release_remote(self, claim, namespace, writer, remote_io, outcome):

@@ -7,6 +7,7 @@ import pytest
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder import planner
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import identity as identity_module
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import parsed as parsed_module
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.identity import validate_claim
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.parsed import as_parsed, parse_claim
@@ -60,6 +61,15 @@ def test_a_record_stands_for_one_version_of_its_claim():
     assert not record.is_version_of(make_claim("web-1", uid="other"))
 
 
+def test_a_record_as_read_by_another_copy_of_its_version():
+    claim = make_claim("web-1", spec={"online": True})
+    record = parse_claim(claim)
+    assert record.as_read(claim) is record
+    copy = make_claim("web-1", spec={"online": True}, labels={"other": "x"})
+    again = record.as_read(copy)
+    assert again.obj is copy and again.spec is record.spec and again[:-1] == record[:-1]
+
+
 def test_the_planner_takes_records_or_dicts_alike():
     claims = [make_claim("web-1"), make_claim("web-2", spec={"hostSelector": 5})]
     namespaces = {"tenant-a": {}}
@@ -77,10 +87,20 @@ def test_a_pass_validates_each_claim_version_once(monkeypatch):
         return validate_claim(claim)
 
     monkeypatch.setattr(parsed_module, "validate_claim", counting)
+    everywhere = []
+    normalise = identity_module.normalise_spec
+
+    def counting_everywhere(dialect, spec, name, namespace=None):
+        everywhere.append(name)
+        return normalise(dialect, spec, name, namespace)
+
+    # every validation of a claim dict (identity.validate_claim, whoever calls it) goes through normalise_spec
+    monkeypatch.setattr(identity_module, "normalise_spec", counting_everywhere)
     report = binder(fake).run()
     assert report["summary"]["bound"] == 2
-    # once when read, once more after each bind's commit (a newer version of the claim) for its data copies
-    assert sorted(calls) == ["c0", "c0", "c1", "c1"]
+    # once when read, once more after each bind's commit (a newer version of the claim) for its data copies and
+    # the downward patch; nothing but claim.parsed validates
+    assert sorted(calls) == ["c0", "c0", "c1", "c1"] and sorted(everywhere) == sorted(calls)
 
 
 def test_the_pass_state_hands_out_the_record_it_read():

@@ -13,6 +13,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import api as m3api
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import downward
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import spec as m3spec
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.parsed import parse_claim
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.metal3_objects import (
     IMAGE,
     bound_pair,
@@ -37,7 +38,7 @@ def test_downward_patch_applies_image_online_and_secret_copies():
             "networkData": "my-network-data",
         }
     )
-    patch = downward.downward_patch(claim, host, COPIES)
+    patch = downward.downward_patch(parse_claim(claim), host, COPIES)
     assert patch["spec"]["online"] is True
     assert patch["spec"]["image"] == IMAGE
     assert patch["spec"]["userData"] == {"name": "hostclaim-x-userdata", "namespace": "infra"}
@@ -50,7 +51,7 @@ def test_downward_patch_applies_image_online_and_secret_copies():
 
 def test_downward_patch_never_points_into_the_tenant_namespace():
     claim, host = bound_pair(spec={"userData": "my-user-data", "metaData": "my-meta", "networkData": "my-net"})
-    patch = downward.downward_patch(claim, host, COPIES)
+    patch = downward.downward_patch(parse_claim(claim), host, COPIES)
     for field in m3spec.DATA_FIELDS:
         assert patch["spec"][field]["namespace"] == "infra"
         assert not patch["spec"][field]["name"].startswith("my-")
@@ -61,9 +62,9 @@ def test_downward_patch_is_idempotent():
         spec={"online": True, "image": dict(IMAGE), "userData": "ud"},
         claim_annotations={"host.metal3.io/reboot.hold": ""},
     )
-    patch = downward.downward_patch(claim, host, COPIES)
+    patch = downward.downward_patch(parse_claim(claim), host, COPIES)
     applied = mpatch.apply_merge_patch(host, patch)
-    assert downward.downward_patch(claim, applied, COPIES) == {}
+    assert downward.downward_patch(parse_claim(claim), applied, COPIES) == {}
 
 
 def test_downward_patch_clears_what_the_claim_dropped():
@@ -73,7 +74,7 @@ def test_downward_patch_clears_what_the_claim_dropped():
         online=True,
     )
     host["spec"]["userData"] = {"name": "old-copy", "namespace": "infra"}
-    patch = downward.downward_patch(claim, host, {})
+    patch = downward.downward_patch(parse_claim(claim), host, {})
     assert patch["spec"]["online"] is False
     assert patch["spec"]["userData"] is None
     assert patch["spec"]["image"] == {
@@ -85,32 +86,35 @@ def test_downward_patch_clears_what_the_claim_dropped():
     applied = mpatch.apply_merge_patch(host, patch)
     assert applied["spec"]["image"] == {"url": "https://x/live.iso", "format": "live-iso"}
     claim["spec"].pop("image")
-    assert mpatch.apply_merge_patch(applied, downward.downward_patch(claim, applied, {}))["spec"].get("image") is None
+    assert (
+        mpatch.apply_merge_patch(applied, downward.downward_patch(parse_claim(claim), applied, {}))["spec"].get("image")
+        is None
+    )
 
 
 def test_downward_patch_requires_binding():
     claim = make_claim()
     with pytest.raises(Conflict) as exc:
-        downward.downward_patch(claim, make_host(), COPIES)
+        downward.downward_patch(parse_claim(claim), make_host(), COPIES)
     assert exc.value.obj == "BareMetalHost infra/h1" and "HostClaim tenant-a/web-1" in exc.value.cause
     other = make_claim(name="web-2")
     with pytest.raises(Conflict):
-        downward.downward_patch(claim, make_host(consumer=ref_to(other)), COPIES)
+        downward.downward_patch(parse_claim(claim), make_host(consumer=ref_to(other)), COPIES)
 
 
 def test_downward_patch_requires_copy_names():
     claim, host = bound_pair(spec={"userData": "ud"})
     with pytest.raises(InvalidInput) as exc:
-        downward.downward_patch(claim, host, {})
+        downward.downward_patch(parse_claim(claim), host, {})
     assert "userData" in exc.value.cause and exc.value.obj == "HostClaim tenant-a/web-1"
     with pytest.raises(InvalidInput):
-        downward.downward_patch(claim, host, {"userData": "Bad_Name"})
+        downward.downward_patch(parse_claim(claim), host, {"userData": "Bad_Name"})
 
 
 def test_downward_patch_validates_the_claim():
     claim, host = bound_pair(spec={"image": {"url": "https://x/os.img"}})
     with pytest.raises(InvalidInput, match="checksum is required"):
-        downward.downward_patch(claim, host, {})
+        downward.downward_patch(parse_claim(claim), host, {})
 
 
 @pytest.mark.parametrize(
@@ -163,7 +167,7 @@ def test_downward_annotations_and_tracking():
             "team": "a",
         }
     )
-    patch = downward.downward_patch(claim, host, {})
+    patch = downward.downward_patch(parse_claim(claim), host, {})
     annotations = patch["metadata"]["annotations"]
     assert annotations == {
         "reboot.metal3.io": "",
@@ -174,10 +178,10 @@ def test_downward_annotations_and_tracking():
 
 def test_hold_is_removed_when_the_tenant_removes_it():
     claim, host = bound_pair(claim_annotations={"host.metal3.io/reboot.fw": ""})
-    host = mpatch.apply_merge_patch(host, downward.downward_patch(claim, host, {}))
+    host = mpatch.apply_merge_patch(host, downward.downward_patch(parse_claim(claim), host, {}))
     assert "reboot.metal3.io/hostclaim-fw" in host["metadata"]["annotations"]
     claim["metadata"]["annotations"] = {}
-    patch = downward.downward_patch(claim, host, {})
+    patch = downward.downward_patch(parse_claim(claim), host, {})
     assert patch["metadata"]["annotations"] == {"reboot.metal3.io/hostclaim-fw": None, m3api.PASSED_ANNOTATIONS: None}
 
 
@@ -189,7 +193,7 @@ def test_admin_annotations_are_never_removed_or_overwritten():
         m3api.PASSED_ANNOTATIONS: '["reboot.metal3.io/maintenance", "inspect.metal3.io"]',
     }
     claim, host = bound_pair(claim_annotations={"host.metal3.io/reboot.maintenance": ""}, host_annotations=admin)
-    annotations = downward.downward_patch(claim, host, {})["metadata"]["annotations"]
+    annotations = downward.downward_patch(parse_claim(claim), host, {})["metadata"]["annotations"]
     assert "reboot.metal3.io/maintenance" not in annotations
     assert "inspect.metal3.io" not in annotations
     assert m3api.PAUSED_ANNOTATION not in annotations
@@ -217,7 +221,7 @@ def test_inspection_request_waits_until_the_operator_would_honour_it(host_args, 
     claim, host = bound_pair(claim_annotations={"host.metal3.io/inspect": ""}, **host_args)
     if mode:
         host["spec"]["inspectionMode"] = mode
-    annotations = downward.downward_patch(claim, host, {}).get("metadata", {}).get("annotations", {})
+    annotations = downward.downward_patch(parse_claim(claim), host, {}).get("metadata", {}).get("annotations", {})
     cleanup = downward.one_shot_cleanup_patch(claim, host)
     if passed:
         assert annotations["inspect.metal3.io"] == ""
@@ -269,7 +273,7 @@ ANNOTATION_KEYS = st.one_of(
 @given(st.dictionaries(ANNOTATION_KEYS, st.sampled_from(["", "disabled", '{"mode":"hard"}', "{}", "x"]), max_size=6))
 def test_only_mapped_reserved_annotations_cross_downward(claim_annotations):
     claim, host = bound_pair(claim_annotations=claim_annotations)
-    patch = downward.downward_patch(claim, host, {})
+    patch = downward.downward_patch(parse_claim(claim), host, {})
     crossed = (patch.get("metadata") or {}).get("annotations") or {}
     allowed = {"reboot.metal3.io", "inspect.metal3.io", m3api.PASSED_ANNOTATIONS}
     for key, value in crossed.items():
@@ -283,7 +287,7 @@ def test_secret_copy_names():
     claim = make_claim(
         uid="0b7a3c1e-1111-2222-3333-444455556666", spec={"userData": "ud", "networkData": {"name": "nd"}}
     )
-    names = downward.secret_copy_names(claim)
+    names = downward.secret_copy_names(parse_claim(claim))
     assert names == {
         "userData": "hostclaim-0b7a3c1e-1111-2222-3333-444455556666-userdata",
         "networkData": "hostclaim-0b7a3c1e-1111-2222-3333-444455556666-networkdata",
@@ -291,11 +295,11 @@ def test_secret_copy_names():
     for name in names.values():
         assert selectors.dns1123_subdomain_problem(name) is None
     other = make_claim(uid="", spec={"metaData": "md"})
-    assert selectors.dns1123_subdomain_problem(downward.secret_copy_names(other)["metaData"]) is None
-    assert downward.secret_copy_names(make_claim()) == {}
+    assert selectors.dns1123_subdomain_problem(downward.secret_copy_names(parse_claim(other))["metaData"]) is None
+    assert downward.secret_copy_names(parse_claim(make_claim())) == {}
 
 
 def test_secret_copy_names_differ_between_claims():
-    first = downward.secret_copy_names(make_claim(name="a", uid="", spec={"userData": "ud"}))
-    second = downward.secret_copy_names(make_claim(name="b", uid="", spec={"userData": "ud"}))
+    first = downward.secret_copy_names(parse_claim(make_claim(name="a", uid="", spec={"userData": "ud"})))
+    second = downward.secret_copy_names(parse_claim(make_claim(name="b", uid="", spec={"userData": "ud"})))
     assert first != second

@@ -12,6 +12,7 @@ import yaml
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import client as m3client
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import BINDING_LABEL, FINALIZER
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder import run as metal3
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import identity
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.view import claim_record
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.relay import remote as model
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.fake_kube import (
@@ -402,3 +403,33 @@ def test_a_credentials_secret_of_two_claims_is_let_go_after_the_last_release():
     run(local, hosts)
     release_everything(local, hosts)
     assert local.get("hostclaims", "tenant-a", "db") is None and credentials_finalizers(local) == []
+
+
+def test_a_relay_pass_validates_each_local_claim_version_once(monkeypatch):
+    local, hosts = worlds()
+    second = json.loads(json.dumps(local_claim(local)))
+    second["metadata"] = {"name": "db", "namespace": "tenant-a"}
+    local.add("hostclaims", second)
+    calls = []
+    real = identity.normalise_spec
+
+    def counting(dialect, spec, name, namespace=None):
+        calls.append(name)
+        return real(dialect, spec, name, namespace)
+
+    # every validation of a claim dict (identity.validate_claim, whoever calls it) goes through normalise_spec
+    monkeypatch.setattr(identity, "normalise_spec", counting)
+    result = run(local, hosts)
+    assert result["summary"]["relayed"] == 2
+    # once each when the pass read it: the credentials, the remote claim and the data Secrets come from the record
+    assert sorted(calls) == ["db", "web"]
+    local.request("DELETE", "https://x/apis/metal3.io/v1alpha1/namespaces/tenant-a/hostclaims/web")
+    del calls[:]
+    result = run(local, hosts)
+    assert sorted((claim["name"], claim["action"]) for claim in result["claims"]) == [
+        ("db", "relayed"),
+        ("web", "released"),
+    ]
+    # the deleted claim's record, and the other claim of the namespace (looked at for its credentials Secret) is the
+    # record the pass read
+    assert sorted(calls) == ["db", "web"] and credentials_finalizers(local) == [model.CREDENTIALS_FINALIZER]

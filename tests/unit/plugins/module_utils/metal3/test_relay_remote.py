@@ -20,6 +20,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import apply_merge_patch
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import BINDING_LABEL, IMPORTED_LABELS
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.dialect import BMO, PROPOSAL
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.parsed import parse_claim
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.view import claim_record
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.relay import remote as relay
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.relay.kubeconfig import RemoteAccess
@@ -45,7 +46,7 @@ def local(spec=None, annotations=None, **kwargs):
 
 
 def remote_for(claim, dialect=PROPOSAL, namespace="hosts-a"):
-    body = relay.remote_claim(claim, dialect, namespace)
+    body = relay.remote_claim(parse_claim(claim), dialect, namespace)
     body["metadata"].update(resourceVersion="7", uid="remote-uid")
     return body
 
@@ -74,7 +75,7 @@ def test_any_remote_name_is_a_valid_label_value(name, namespace, uid):
 
 def test_a_proposal_remote_claim_carries_the_spec_the_copies_and_the_origin():
     claim = local()
-    body = relay.remote_claim(claim, PROPOSAL, "hosts-a")
+    body = relay.remote_claim(parse_claim(claim), PROPOSAL, "hosts-a")
     name = body["metadata"]["name"]
     assert body["metadata"]["namespace"] == "hosts-a"
     assert body["metadata"]["labels"] == {relay.ORIGIN_UID_LABEL: "uid-tenant-a-web-1"}
@@ -85,7 +86,7 @@ def test_a_proposal_remote_claim_carries_the_spec_the_copies_and_the_origin():
 
 
 def test_a_bmo_remote_claim_speaks_powered_on_and_namespaced_secret_references():
-    body = relay.remote_claim(local(), BMO, "hosts-a")
+    body = relay.remote_claim(parse_claim(local()), BMO, "hosts-a")
     assert body["spec"]["poweredOn"] is True and "online" not in body["spec"]
     assert body["spec"]["userData"] == {"name": body["metadata"]["name"] + "-userdata", "namespace": "hosts-a"}
     assert body["spec"]["image"]["url"] == IMAGE["url"]
@@ -93,19 +94,22 @@ def test_a_bmo_remote_claim_speaks_powered_on_and_namespaced_secret_references()
 
 def test_node_reuse_cannot_be_relayed_to_a_bmo_cluster():
     with pytest.raises(InvalidInput) as caught:
-        relay.remote_claim(local(spec={"nodeReuse": "pool"}), BMO, "hosts-a")
+        relay.remote_claim(parse_claim(local(spec={"nodeReuse": "pool"})), BMO, "hosts-a")
     assert caught.value.details["reason"] == relay.REMOTE_SPEC_UNSUPPORTED and "nodeReuse" in caught.value.cause
-    assert relay.remote_claim(local(spec={"nodeReuse": "pool"}), PROPOSAL, "hosts-a")["spec"]["nodeReuse"] == "pool"
+    assert (
+        relay.remote_claim(parse_claim(local(spec={"nodeReuse": "pool"})), PROPOSAL, "hosts-a")["spec"]["nodeReuse"]
+        == "pool"
+    )
 
 
 def test_an_unknown_dialect_is_refused():
     with pytest.raises(InvalidInput):
-        relay.remote_claim(local(), "other", "hosts-a")
+        relay.remote_claim(parse_claim(local()), "other", "hosts-a")
 
 
 def test_reboot_and_inspection_requests_go_down_and_nothing_else():
     annotations = {"reboot.metal3.io": "", "host.metal3.io/inspect": "", "team": "blue", "reboot.metal3.io/x": "{}"}
-    body = relay.remote_claim(local(annotations=annotations), PROPOSAL, "hosts-a")
+    body = relay.remote_claim(parse_claim(local(annotations=annotations)), PROPOSAL, "hosts-a")
     meta = body["metadata"]["annotations"]
     assert meta["reboot.metal3.io"] == "" and meta["host.metal3.io/inspect"] == "" and "team" not in meta
     assert json.loads(meta[relay.PASSED_ANNOTATIONS]) == sorted(
@@ -119,7 +123,7 @@ def test_changes_follow_and_removed_requests_are_removed():
     current["spec"]["nodeReuse"] = "set-by-hand"
     current["spec"]["unknownToTheRelay"] = True
     changed = local(spec={"online": False})
-    patch = relay.remote_claim_patch(current, relay.remote_claim(changed, PROPOSAL, "hosts-a"), changed)
+    patch = relay.remote_claim_patch(current, relay.remote_claim(parse_claim(changed), PROPOSAL, "hosts-a"), changed)
     assert patch["metadata"]["resourceVersion"] == "7"
     after = apply_merge_patch(current, patch)
     assert after["spec"]["online"] is False and "nodeReuse" not in after["spec"]
@@ -132,20 +136,23 @@ def test_a_bmo_remote_keeps_the_consumer_ref_its_controller_wrote():
     current = remote_for(claim, BMO)
     current["spec"]["consumerRef"] = {"name": "x"}
     current["spec"]["failureDomain"] = "by-hand"
-    patch = relay.remote_claim_patch(current, relay.remote_claim(claim, BMO, "hosts-a"), claim)
+    patch = relay.remote_claim_patch(current, relay.remote_claim(parse_claim(claim), BMO, "hosts-a"), claim)
     assert patch["spec"] == {"failureDomain": None}
 
 
 def test_a_remote_claim_in_step_needs_no_patch():
     claim = local()
-    assert relay.remote_claim_patch(remote_for(claim), relay.remote_claim(claim, PROPOSAL, "hosts-a"), claim) == {}
+    assert (
+        relay.remote_claim_patch(remote_for(claim), relay.remote_claim(parse_claim(claim), PROPOSAL, "hosts-a"), claim)
+        == {}
+    )
 
 
 def test_a_remote_claim_of_someone_else_is_never_changed():
     claim = local()
     other = remote_for(local(uid="another-uid"))
     with pytest.raises(Conflict) as caught:
-        relay.remote_claim_patch(other, relay.remote_claim(claim, PROPOSAL, "hosts-a"), claim)
+        relay.remote_claim_patch(other, relay.remote_claim(parse_claim(claim), PROPOSAL, "hosts-a"), claim)
     assert caught.value.details["reason"] == relay.REMOTE_NAME_TAKEN
     assert relay.failure_reason(caught.value, "tenant-a/k", "hosts-a")[0] == relay.REMOTE_NAME_TAKEN
 
@@ -350,5 +357,5 @@ def test_scrub_hides_every_secret_value():
 def test_is_relayed_and_the_names_the_claim_uses():
     claim = local()
     assert relay.is_relayed(claim) and not relay.is_relayed(make_claim())
-    assert relay.credentials_name(claim) == "hosts-kubeconfig"
-    assert relay.data_secret_names(claim) == {"userData": "cloud-init"}
+    assert relay.credentials_name(parse_claim(claim)) == "hosts-kubeconfig"
+    assert relay.data_secret_names(parse_claim(claim)) == {"userData": "cloud-init"}

@@ -10,6 +10,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import api as m3api
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder import planner as b
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import bmc_data, downward, identity, upward
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.parsed import parse_claim
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.metal3_objects import (
     BMC_VALUES,
     make_claim,
@@ -173,7 +174,7 @@ def test_secret_copy_and_its_patch():
         "type": "Opaque",
         "data": {"value": "I2Nsb3VkLWNvbmZpZw=="},
     }
-    name = downward.secret_copy_names(claim)["userData"]
+    name = downward.secret_copy_names(parse_claim(claim))["userData"]
     wanted = downward.secret_copy(source, claim, host, "userData", name)
     assert wanted["metadata"]["namespace"] == "infra" and wanted["metadata"]["name"] == name
     assert wanted["metadata"]["labels"] == {
@@ -212,7 +213,9 @@ def test_the_copy_never_takes_the_type_of_the_tenants_secret(tenant_type):
         "type": tenant_type,
         "data": {"value": "eA=="},
     }
-    wanted = downward.secret_copy(source, claim, make_host(), "userData", downward.secret_copy_names(claim)["userData"])
+    wanted = downward.secret_copy(
+        source, claim, make_host(), "userData", downward.secret_copy_names(parse_claim(claim))["userData"]
+    )
     assert wanted["type"] == "Opaque"
 
 
