@@ -47,7 +47,6 @@ import argparse
 import datetime
 import json
 import os
-import resource
 import shutil
 import signal
 import statistics
@@ -61,6 +60,7 @@ from pathlib import Path
 import esi_leap_claim as E  # bench/: the stack, the tasks and the 50 ms watcher of esi_leap_claim.py
 
 REPO = E.REPO
+from _tool_venv import children_cpu, log, make_venv
 from fixtures_openstack import apply_tenancy_policy  # esi_leap_claim put tests/integration on sys.path
 from harness import openstack as H
 from harness.ansible import localhost_play, run_playbook
@@ -75,29 +75,6 @@ PACKAGES = (
 )
 TENANT, OWNER, RC = E.TENANT, "infra", "bench-esi"
 WAIT = E.WAIT
-
-
-def children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
-def log(message: str) -> None:
-    print("%s %s" % (datetime.datetime.now().strftime("%H:%M:%S"), message), file=sys.stderr, flush=True)
-
-
-def make_venv() -> dict:
-    """The bench's own venv with the openstack CLI and ESI's plugins; their versions."""
-    uv = REPO / ".venv" / "bin" / "uv"
-    python = VENV / "bin" / "python"
-    if not python.exists():
-        subprocess.run([str(uv), "venv", "--quiet", "--python", sys.executable, str(VENV)], check=True)
-    subprocess.run([str(uv), "pip", "install", "--quiet", "--python", str(python), *PACKAGES], check=True)
-    # compiled as pip would (uv does not, and PYTHONDONTWRITEBYTECODE is set here): see metalsmith.py
-    subprocess.run([str(python), "-m", "compileall", "-q", "-j0", str(VENV / "lib")], check=False, capture_output=True)
-    names = [p.split("==", maxsplit=1)[0] for p in PACKAGES] + ["openstacksdk", "osc-lib", "esisdk"]
-    code = "import importlib.metadata as m, json; print(json.dumps({p: m.version(p) for p in %r}))" % names
-    return json.loads(subprocess.run([str(python), "-c", code], check=True, capture_output=True, text=True).stdout)
 
 
 def traced(argv: list, env: dict, started: float) -> subprocess.CompletedProcess:
@@ -302,7 +279,9 @@ def rounded(value, digits=2):
 
 
 def run(args, workdir: Path) -> dict:
-    versions = make_venv()
+    versions = make_venv(
+        VENV, PACKAGES, [p.split("==", maxsplit=1)[0] for p in PACKAGES] + ["openstacksdk", "osc-lib", "esisdk"]
+    )
     env = H.start_openstack(workdir / "services", tenants=[TENANT], sushy_systems=[], database="postgresql")
     esi = None
     try:

@@ -77,7 +77,6 @@ import hashlib
 import json
 import os
 import re
-import resource
 import shutil
 import statistics
 import subprocess
@@ -89,6 +88,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "integration"))
 
+from _tool_venv import children_cpu, log, make_venv
 from fixtures_openstack import apply_tenancy_policy
 from harness import openstack as H
 from harness.ansible import VENV_BIN, localhost_play, run_inventory, run_playbook
@@ -107,35 +107,6 @@ REFUSED = re.compile(r"Access was denied to the following resource: (baremetal:[
 PATCH = re.compile(r"-X PATCH \S+ .*? -d '(\[.*\])'")
 INVENTORY_VARIABLES = ["name", "host", "node_uuid", "allocation_uuid", "provision_state", "power_state", "ready"]
 NODE_FIELDS = ["uuid", "name", "instance_uuid", "provision_state", "power_state"]
-
-
-def children_cpu() -> float:
-    """CPU seconds of this process's ended children and their reaped descendants (the tools' whole process trees)."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
-def log(message: str) -> None:
-    print("%s %s" % (datetime.datetime.now().strftime("%H:%M:%S"), message), file=sys.stderr, flush=True)
-
-
-def make_venv() -> dict:
-    """The bench's own venv with metalsmith and the openstack CLI; their versions."""
-    uv = REPO / ".venv" / "bin" / "uv"
-    python = VENV / "bin" / "python"
-    if not python.exists():
-        subprocess.run([str(uv), "venv", "--quiet", "--python", sys.executable, str(VENV)], check=True)
-    subprocess.run([str(uv), "pip", "install", "--quiet", "--python", str(python), *PACKAGES], check=True)
-    # compiled as pip compiles what it installs (uv does not by default, and this machine sets
-    # PYTHONDONTWRITEBYTECODE): else every metalsmith or openstack process compiles its imports again (2-3 s)
-    subprocess.run([str(python), "-m", "compileall", "-q", "-j0", str(VENV / "lib")], check=True, capture_output=True)
-    code = "import importlib.metadata as m, json; print(json.dumps({p: m.version(p) for p in %r}))" % [
-        "metalsmith",
-        "openstacksdk",
-        "python-openstackclient",
-        "python-ironicclient",
-    ]
-    return json.loads(subprocess.run([str(python), "-c", code], check=True, capture_output=True, text=True).stdout)
 
 
 class Bench:
@@ -496,7 +467,9 @@ def enrol(env, tenants: list) -> dict:
 
 def run(args, workdir: Path) -> dict:
     tenants = ["m%02d" % number for number in range(1, args.tenants + 1)]
-    versions = make_venv()
+    versions = make_venv(
+        VENV, PACKAGES, ["metalsmith", "openstacksdk", "python-openstackclient", "python-ironicclient"]
+    )
     env = H.start_openstack(workdir / "services", tenants=tenants, sushy_systems=[], database="postgresql")
     try:
         apply_tenancy_policy(env, workdir / "policy")
