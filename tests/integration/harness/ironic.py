@@ -312,7 +312,10 @@ def start_ironic(
     strategy it sets.
     """
     root = Path(workdir)
-    for sub in ("httpboot", "locks", "images"):
+    # httpboot/redfish made beforehand: Ironic's LocalPublisher makes its virtual-media directory at the first
+    # publish with a check-then-mkdir, so first deploys at once race and the losers fail "File exists" (seen with
+    # 20 hosts of the real operator deploying at once, bench/bmo_controller.py)
+    for sub in ("httpboot", "httpboot/redfish", "locks", "images"):
         (root / sub).mkdir(parents=True, exist_ok=True)
     db_path = _prepare_sqlite(root, db_from, database_url)
     policy_path = root / "policy.yaml"
