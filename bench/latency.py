@@ -90,7 +90,7 @@ def seed_hosts(api, count: int) -> None:
             "metadata": {
                 "name": name,
                 "namespace": INFRA,
-                "labels": {"suite": "latency"},
+                "labels": {"pool": "latency"},  # as fixtures_bmo.create_hosts labels the operator's
                 "annotations": {"baremetal.tenancy/host-claim-namespaces": '{"matches":"lat-.*"}'},
             },
             "spec": {"online": False, "bmc": {"address": "redfish://192.0.2.1/x/%d" % index, "credentialsName": "x"}},
@@ -115,7 +115,7 @@ def create_claim(api, namespace: str, name: str, dialect: str = "proposal") -> f
         "apiVersion": "%s/%s" % (GROUP, VERSION),
         "kind": "HostClaim",
         "metadata": {"name": name, "namespace": namespace},
-        "spec": dict(power, hostSelector={"matchLabels": {"suite": "latency"}}),
+        "spec": dict(power, hostSelector={"matchLabels": {"pool": "latency"}}),
     }
     created = time.monotonic()
     client.CustomObjectsApi(api).create_namespaced_custom_object(GROUP, VERSION, namespace, "hostclaims", body)
@@ -283,7 +283,6 @@ def operator_world(workdir: Path, test_bed: kube.KubeEnv) -> dict:
     from harness import sushy
 
     hosts = len(OPERATOR_BINDERS) * (OPERATOR_CLAIMS + 1)
-    accounts = bmo.pool_accounts(hosts)
     systems = sushy.default_systems(hosts)
     for number, system in enumerate(systems):
         system["name"] = "lat-%d" % number
@@ -295,13 +294,13 @@ def operator_world(workdir: Path, test_bed: kube.KubeEnv) -> dict:
         env.start()
         started = time.monotonic()
         stack = bmo.start_metal3(
-            env, workdir / "metal3", systems=systems, namespace=OP_INFRA, claim_dialect="bmo", accounts=accounts,
-            notify=0, postgresql=True,
+            env, workdir / "metal3", systems=systems, namespace=OP_INFRA, claim_dialect="bmo", notify=0,
+            postgresql=True,
         )  # fmt: skip
         figures["stack_start_seconds"] = round(time.monotonic() - started, 1)
         with env.api("admin") as api:
             started = time.monotonic()
-            operator_hosts(api, stack, accounts, hosts)
+            operator_hosts(api, stack, hosts)
             figures["created_to_available_seconds"] = round(time.monotonic() - started, 1)
         for binder in OPERATOR_BINDERS:
             beside = measure(binder, test_bed, workdir / "test-bed", OPERATOR_CLAIMS, tag="-same")
@@ -317,54 +316,20 @@ def operator_world(workdir: Path, test_bed: kube.KubeEnv) -> dict:
     return figures
 
 
-def operator_hosts(api, stack, accounts: list[dict], count: int) -> None:
-    """``count`` hosts of the operator's (inspection disabled), shared with the binders' namespaces by one
-    HostDeployPolicy; returns once the operator has every one ``available``."""
-    from harness import baremetal_operator as bmo
+def operator_hosts(api, stack, count: int) -> None:
+    """``count`` hosts of the operator's (the live-ISO route, ``fixtures_bmo.create_hosts``), shared with the binders'
+    namespaces by one HostDeployPolicy; returns once the operator has every one ``available``."""
+    from fixtures_bmo import create_hosts
 
-    core = client.CoreV1Api(api)
-    custom = client.CustomObjectsApi(api)
-    core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=OP_INFRA)))
+    client.CoreV1Api(api).create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=OP_INFRA)))
     policy = {
         "apiVersion": "%s/%s" % (GROUP, VERSION),
         "kind": "HostDeployPolicy",
         "metadata": {"name": "latency", "namespace": OP_INFRA},
         "spec": {"hostClaimNamespaces": {"names": [n for b in OPERATOR_BINDERS for n in namespaces_of(b)]}},
     }
-    custom.create_namespaced_custom_object(GROUP, VERSION, OP_INFRA, "hostdeploypolicies", policy)
-    pool = bmo.BmcPool(stack, 0, accounts)
-    names = ["lo%02d" % number for number in range(count)]
-    for index, name in enumerate(names, start=1):
-        slot = pool.slot(name)
-        secret = client.V1ObjectMeta(name=name + "-bmc")
-        core.create_namespaced_secret(
-            OP_INFRA,
-            client.V1Secret(metadata=secret, string_data={"username": slot.username, "password": slot.password}),
-        )
-        body = {
-            "apiVersion": "%s/%s" % (GROUP, VERSION),
-            "kind": "BareMetalHost",
-            "metadata": {
-                "name": name,
-                "namespace": OP_INFRA,
-                "labels": {"suite": "latency"},
-                "annotations": {"inspect.metal3.io/hardwaredetails": json.dumps(bmo.hardware_details(index))},
-            },
-            "spec": {
-                "online": False,
-                "bootMACAddress": bmo.boot_mac(index),
-                "bootMode": "UEFI",
-                "automatedCleaningMode": "disabled",
-                "inspectionMode": "disabled",
-                "bmc": {
-                    "address": slot.address,
-                    "credentialsName": name + "-bmc",
-                    "disableCertificateVerification": True,
-                },
-            },
-        }
-        custom.create_namespaced_custom_object(GROUP, VERSION, OP_INFRA, "baremetalhosts", body)
-    bmo.wait_hosts(api, stack, OP_INFRA, names, lambda h: bmo.host_state(h) == "available", "available", timeout=900)
+    client.CustomObjectsApi(api).create_namespaced_custom_object(GROUP, VERSION, OP_INFRA, "hostdeploypolicies", policy)
+    create_hosts(api, stack, OP_INFRA, dict(("lo%02d" % n, (n, "latency")) for n in range(count)), timeout=900)
 
 
 def main() -> None:
