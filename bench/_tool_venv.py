@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 import resource
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -38,3 +41,23 @@ def children_cpu() -> float:
 
 def log(message: str) -> None:
     print("%s %s" % (datetime.datetime.now().strftime("%H:%M:%S"), message), file=sys.stderr, flush=True)
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def run_and_print(bench: str, run, args, details: dict) -> None:
+    """``run(args, workdir)`` in a work directory of its own (kept with ``BENCH_KEEP``), then its result with the
+    bench's name, start and end, the machine's cores and load, and ``details`` as ONE JSON line."""
+    workdir = Path(tempfile.mkdtemp(prefix="bench-%s-" % bench.replace("_", "-")))
+    started_at, load_before = _now(), [round(value, 2) for value in os.getloadavg()]
+    try:
+        result = run(args, workdir)
+    finally:
+        if not os.environ.get("BENCH_KEEP"):
+            shutil.rmtree(workdir, ignore_errors=True)
+    result.update({"bench": bench, "started": started_at, "ended": _now(), "cpus": os.cpu_count()})
+    result["load"] = {"start": load_before, "end": [round(value, 2) for value in os.getloadavg()]}
+    result.update(details)
+    print(json.dumps(result, sort_keys=True))

@@ -93,6 +93,21 @@ def summary(values: list[float]) -> dict:
     return {"p50": round(statistics.median(ordered), 2), "p95": round(p95, 2), "max": round(ordered[-1], 2)}
 
 
+def association_figures(claims, created: dict, first: float, associated_at: float) -> dict:
+    """The figures both sides report of the claims' association (the watch's marks)."""
+    order = sorted(claims.associated.values())
+    return {
+        "claims": CLAIMS,
+        "create_seconds": round(max(created.values()) - first, 2),
+        "created_to_all_associated_seconds": round(associated_at - first, 2),
+        "last_created_to_all_associated_seconds": round(associated_at - max(created.values()), 2),
+        "claim_to_associated_seconds": summary([claims.associated[c] - created[c] for c in created]),
+        "distinct_hosts": len(set(claims.host_of.values())),
+        "association_gaps_seconds": summary([b - a for a, b in zip(order, order[1:])]),
+        "watch_events_per_claim": round(sum(claims.events.values()) / CLAIMS, 2),
+    }
+
+
 def cpu_seconds(pid: int) -> float:
     """user + system CPU seconds of process ``pid`` (its ``/proc`` stat)."""
     fields = Path("/proc/%d/stat" % pid).read_text().rsplit(")", 1)[1].split()
@@ -402,24 +417,19 @@ def side_upstream(api, stack, image: dict) -> dict:
     finally:
         owner_stop.set()
     order = sorted(claims.associated.values())
-    figures = {
-        "claims": CLAIMS,
-        "create_seconds": round(max(created.values()) - first, 2),
-        "created_to_all_associated_seconds": round(associated_at - first, 2),
-        "last_created_to_all_associated_seconds": round(associated_at - max(created.values()), 2),
-        "claim_to_associated_seconds": summary([claims.associated[c] - created[c] for c in created]),
-        "distinct_hosts": len(set(claims.host_of.values())),
-        "association_gaps_seconds": summary([b - a for a, b in zip(order, order[1:])]),
-        "associations_per_second": round((CLAIMS - 1) / (order[-1] - order[0]), 2) if len(order) > 1 else None,
-        "watch_events_per_claim": round(sum(claims.events.values()) / CLAIMS, 2),
-        "bmo_cpu_seconds_association": round(cpu_association, 2),
-        "bmo_log": counts,
-        "owner_patches": OWNER,
-        "hosts_given_image_or_power_by_upstream": len(passed_down),
-        "owner_patch_after_association_seconds": summary(
-            [patched[claims.host_of[c]] - claims.associated[c] for c in claims.host_of]
-        ),
-    }
+    figures = association_figures(claims, created, first, associated_at)
+    figures.update(
+        {
+            "associations_per_second": round((CLAIMS - 1) / (order[-1] - order[0]), 2) if len(order) > 1 else None,
+            "bmo_cpu_seconds_association": round(cpu_association, 2),
+            "bmo_log": counts,
+            "owner_patches": OWNER,
+            "hosts_given_image_or_power_by_upstream": len(passed_down),
+            "owner_patch_after_association_seconds": summary(
+                [patched[claims.host_of[c]] - claims.associated[c] for c in claims.host_of]
+            ),
+        }
+    )
     figures.update(provisioned_figures(poller, claims.host_of, created, first))
     figures["operator_after_owner_patch"] = host_shares(poller, patched)
     return figures
@@ -462,24 +472,18 @@ def side_collection(api, stack, image: dict) -> dict:
     associated_at = max(claims.associated.values())
     progress("collection: pass", round(bound_at - started, 2), "s, bound", report["summary"].get("bound"))
     wait_provisioned(poller, names, stack)
-    order = sorted(claims.associated.values())
-    figures = {
-        "claims": CLAIMS,
-        "create_seconds": round(max(created.values()) - first, 2),
-        "created_to_all_associated_seconds": round(associated_at - first, 2),
-        "last_created_to_all_associated_seconds": round(associated_at - max(created.values()), 2),
-        "claim_to_associated_seconds": summary([claims.associated[c] - created[c] for c in created]),
-        "distinct_hosts": len(set(claims.host_of.values())),
-        "association_gaps_seconds": summary([b - a for a, b in zip(order, order[1:])]),
-        "watch_events_per_claim": round(sum(claims.events.values()) / CLAIMS, 2),
-        "pass_seconds": round(bound_at - started, 3),
-        "pass_timings": report.get("timings"),
-        "pass_cpu_seconds": round(pass_cpu, 2),
-        "bound": report["summary"].get("bound"),
-        "errors": len(report.get("errors") or []),
-        "requests": io.figures(),
-        "patches_sent": patch_shapes(io.records),
-    }
+    figures = association_figures(claims, created, first, associated_at)
+    figures.update(
+        {
+            "pass_seconds": round(bound_at - started, 3),
+            "pass_timings": report.get("timings"),
+            "pass_cpu_seconds": round(pass_cpu, 2),
+            "bound": report["summary"].get("bound"),
+            "errors": len(report.get("errors") or []),
+            "requests": io.figures(),
+            "patches_sent": patch_shapes(io.records),
+        }
+    )
     figures.update(provisioned_figures(poller, claims.host_of, created, first))
     figures["operator"] = bind.operator_shares(poller, stack, names, started, bound_at, bound_at - started)
     # per host from the pass's write of its image and power (its claim's association, seen by the watch: the binder

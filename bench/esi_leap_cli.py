@@ -44,15 +44,12 @@ median of the rounds): ``ansible-playbook`` of one ``debug`` task, ``openstack -
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
-import shutil
 import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -60,7 +57,7 @@ from pathlib import Path
 import esi_leap_claim as E  # bench/: the stack, the tasks and the 50 ms watcher of esi_leap_claim.py
 
 REPO = E.REPO
-from _tool_venv import children_cpu, log, make_venv
+from _tool_venv import children_cpu, log, make_venv, run_and_print
 from fixtures_openstack import apply_tenancy_policy  # esi_leap_claim put tests/integration on sys.path
 from harness import openstack as H
 from harness.ansible import localhost_play, run_playbook
@@ -336,28 +333,13 @@ def main(argv=None):
     parser.add_argument("--trace", action="store_true", help="openstack --debug, its log timed (BENCH_KEEP=1 keeps it)")
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *dummy: sys.exit(1))  # ends through the finally: the stack stops
-    workdir = Path(tempfile.mkdtemp(prefix="bench-esi-leap-cli-"))
-    started_at = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    load_before = [round(value, 2) for value in os.getloadavg()]
-    try:
-        result = run(args, workdir)
-    finally:
-        if not os.environ.get("BENCH_KEEP"):
-            shutil.rmtree(workdir, ignore_errors=True)
-    result.update(
-        {
-            "bench": "esi_leap_cli",
-            "started": started_at,
-            "ended": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "rounds": args.rounds,
-            "manager_tick_s": args.tick,
-            "cli_poll_s": args.poll,
-            "ansible": "test bed (caches, ansible.cfg)" if args.test_bed else "as a user runs it",
-            "cpus": os.cpu_count(),
-            "load": {"start": load_before, "end": [round(value, 2) for value in os.getloadavg()]},
-        }
-    )
-    print(json.dumps(result, sort_keys=True))
+    details = {
+        "rounds": args.rounds,
+        "manager_tick_s": args.tick,
+        "cli_poll_s": args.poll,
+        "ansible": "test bed (caches, ansible.cfg)" if args.test_bed else "as a user runs it",
+    }
+    run_and_print("esi_leap_cli", run, args, details)
 
 
 if __name__ == "__main__":

@@ -77,18 +77,16 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "integration"))
 
-from _tool_venv import children_cpu, log, make_venv
+from _tool_venv import children_cpu, log, make_venv, run_and_print
 from fixtures_openstack import apply_tenancy_policy
 from harness import openstack as H
 from harness.ansible import VENV_BIN, localhost_play, run_inventory, run_playbook
@@ -499,28 +497,13 @@ def main(argv=None):
     parser.add_argument("--inventory-rounds", type=int, default=3)
     parser.add_argument("--test-bed", action="store_true", help="Ansible with the harness's caches and ansible.cfg")
     args = parser.parse_args(argv)
-    workdir = Path(tempfile.mkdtemp(prefix="bench-metalsmith-"))
-    started_at = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    load_before = [round(value, 2) for value in os.getloadavg()]
-    try:
-        result = run(args, workdir)
-    finally:
-        if not os.environ.get("BENCH_KEEP"):
-            shutil.rmtree(workdir, ignore_errors=True)
-    result.update(
-        {
-            "bench": "metalsmith",
-            "started": started_at,
-            "ended": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "cpus": os.cpu_count(),
-            "load": {"start": load_before, "end": [round(value, 2) for value in os.getloadavg()]},
-            "rounds": args.rounds,
-            "tenants": args.tenants,
-            "ansible": "test bed (caches, ansible.cfg)" if args.test_bed else "as a user runs it",
-            "ansible_playbook": str(VENV_BIN / "ansible-playbook"),
-        }
-    )
-    print(json.dumps(result, sort_keys=True))
+    details = {
+        "rounds": args.rounds,
+        "tenants": args.tenants,
+        "ansible": "test bed (caches, ansible.cfg)" if args.test_bed else "as a user runs it",
+        "ansible_playbook": str(VENV_BIN / "ansible-playbook"),
+    }
+    run_and_print("metalsmith", run, args, details)
 
 
 if __name__ == "__main__":
