@@ -180,7 +180,7 @@ def test_metal3_legacy_field_is_migrated_in_the_same_patch(legacy_pool):
     """Not real_bmo: only the collection's own BareMetalHost CRD keeps
     ``spec.hostClaimNamespaces``; BMO's CRD prunes it, and BMO's own writes drop it where it was added
     (test_metal3_operator.py), so no such host can be staged on the real operator. Units cover the same
-    patch (tests/unit/plugins/module_utils/metal3/test_share.py)."""
+    patch (tests/unit/plugins/module_utils/metal3/share/test_share.py)."""
     env = legacy_pool
     assert env.host(LEGACY_INFRA, "hs-l1")["spec"]["hostClaimNamespaces"] == {"withLabel": [TENANT]}
     entries = [{"names": ["hs-l0", "hs-l1"], "class": "small", "share": {"all_tenants": True}}]

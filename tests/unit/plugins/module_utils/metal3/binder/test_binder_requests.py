@@ -15,7 +15,7 @@ sweep would release a live binding) and one release patch; without such a host i
 
 import pytest
 
-from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3 import test_binder_bmo as bmo
+from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.binder import test_binder_bmo as bmo
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.binder_world import (
     INFRA,
     binder,
