@@ -57,7 +57,7 @@ options:
     type: str
   namespace:
     description:
-      - Namespace of the C(BareMetalHost) (O(backend=metal3) with O(host_name)).
+      - Namespace of the C(BareMetalHost) (O(backend=metal3) with O(host_name)). Refused with O(backend=ironic).
     type: str
   bmc_address:
     description:
@@ -276,6 +276,7 @@ class BmcAccountModule(TenancyModule):
     module_kwargs = dict(
         mutually_exclusive=[("expires_at", "expires_in")],
     )
+    backend_options = dict(metal3=("namespace",), ironic=())
 
     def needed_libraries(self):
         # With only bmc_address, no backend is contacted: its client library is not needed.

@@ -483,6 +483,7 @@ rebooted:
 """
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.auth import WAIT_SPEC
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.backend_options import INSTEAD, ONLY_FOR
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base import TenancyModule
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.claim_backends import claim_backend
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.dialect import DIALECT_CHOICES
@@ -539,6 +540,8 @@ class HostClaimModule(TenancyModule):
     module_kwargs = dict(
         required_if=[("backend", "metal3", ("namespace",))],
     )
+    backend_options = ONLY_FOR
+    backend_instead = INSTEAD
 
     def run(self):
         backend = claim_backend(self.backend)

@@ -37,10 +37,11 @@ options:
   namespace:
     description:
       - Namespace of the claims (O(backend=metal3)). Required with O(backend=metal3) unless O(namespaces) is given.
+      - Refused with O(backend=ironic), where the credentials' project scopes the claims.
     type: str
   namespaces:
     description:
-      - Several namespaces to list (O(backend=metal3)).
+      - Several namespaces to list (O(backend=metal3)). Refused with O(backend=ironic).
     type: list
     elements: str
 """
@@ -71,6 +72,10 @@ claims:
   elements: dict
 """
 
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.backend_options import (
+    CLAIM_INFO_ONLY_FOR,
+    CLAIM_SCOPE_INSTEAD,
+)
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base import TenancyModule
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.claim_backends import claim_backend
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.dialect import DIALECT_CHOICES
@@ -85,6 +90,8 @@ class HostClaimInfoModule(TenancyModule):
         dialect=dict(type="str", choices=list(DIALECT_CHOICES), default="auto"),
     )
     module_kwargs = dict(mutually_exclusive=[("namespace", "namespaces")])
+    backend_options = CLAIM_INFO_ONLY_FOR
+    backend_instead = CLAIM_SCOPE_INSTEAD
 
     def run(self):
         backend = claim_backend(self.backend)

@@ -138,7 +138,8 @@ options:
     default: []
   namespace:
     description:
-      - Infrastructure namespace of the C(BareMetalHosts) and their Secrets. Required with O(backend=metal3).
+      - Infrastructure namespace of the C(BareMetalHosts) and their Secrets. Required with O(backend=metal3), refused
+        with O(backend=ironic).
     type: str
   host_claim_namespaces:
     description:
@@ -465,6 +466,10 @@ class HostRegisterModule(TenancyModule):
     module_kwargs = dict(
         required_if=[("backend", "metal3", ("namespace",))],
     )
+    backend_options = dict(
+        metal3=("namespace", "host_claim_namespaces", "inspection"),
+        ironic=("owner", "interfaces", "hosts[].nics"),
+    )
 
     def needed_libraries(self):
         """sushy always; jmespath only when a rule has a ``when`` expression."""
@@ -487,16 +492,6 @@ class HostRegisterModule(TenancyModule):
                 owner_links(host.get("nics"))
             except InvalidInput as err:
                 raise InvalidInput("option hosts[%d].%s" % (index, err.obj), err.cause) from None
-        if self.backend == "metal3":
-            for key in ("owner", "interfaces"):
-                if params.get(key):
-                    raise InvalidInput("option %s" % key, "only applies to backend ironic")
-            if any(host.get("nics") for host in params["hosts"]):
-                raise InvalidInput("option hosts[].nics", "only applies to backend ironic")
-        else:
-            for key in ("host_claim_namespaces", "inspection"):
-                if params.get(key) is not None:
-                    raise InvalidInput("option %s" % key, "only applies to backend metal3")
         problems = claim_namespaces_problems(params.get("host_claim_namespaces"))
         if problems:
             raise InvalidInput("option host_claim_namespaces", "; ".join(problems))

@@ -49,13 +49,14 @@ options:
   namespace:
     description:
       - Namespace of the claim (O(backend=metal3)). Required with O(backend=metal3).
+      - Refused with O(backend=ironic), where the credentials' project scopes the claims.
     type: str
   node_reuse:
     description:
       - Keep the host for this namespace under this name (O(backend=metal3)); a later claim in the same namespace with
         the same C(nodeReuse) gets the same host. Sets the claim's C(spec.nodeReuse) before deleting it.
       - The proposal's dialect only; baremetal-operator's HostClaim has no C(nodeReuse) and the option is refused
-        (nothing is released).
+        (nothing is released). Refused with O(backend=ironic) too.
     type: str
 """
 
@@ -101,6 +102,10 @@ claim:
 """
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.auth import WAIT_SPEC
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.backend_options import (
+    CLAIM_SCOPE_INSTEAD,
+    RELEASE_ONLY_FOR,
+)
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base import TenancyModule
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.claim_backends import claim_backend
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.dialect import DIALECT_CHOICES
@@ -116,6 +121,8 @@ class HostReleaseModule(TenancyModule):
         **WAIT_SPEC,
     )
     module_kwargs = dict(required_if=[("backend", "metal3", ("namespace",))])
+    backend_options = RELEASE_ONLY_FOR
+    backend_instead = CLAIM_SCOPE_INSTEAD
 
     def run(self):
         backend = claim_backend(self.backend)

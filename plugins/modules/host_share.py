@@ -120,6 +120,7 @@ options:
     description:
       - The sharing of every host of O(namespace) (O(backend=metal3)), in the vocabulary of O(hosts[].share). Not
         given, the namespace's sharing is left as it is; V({}) (no key set) stops sharing.
+      - Refused with O(backend=ironic).
       - On baremetal-operator's HostClaim dialect, the C(HostDeployPolicy) objects (C(metal3.io/v1alpha1)) of
         O(namespace) that the collection writes, named C(baremetal-tenancy-sharing) (only C(matches)) or
         C(baremetal-tenancy-sharing-<n>) (one per C(withLabel) entry, because a policy's C(hasLabels) wants all of
@@ -375,6 +376,7 @@ class HostShareModule(TenancyModule):
         ),
         dialect=dict(type="str", default="auto", choices=list(DIALECT_CHOICES)),
     )
+    backend_options = dict(metal3=("namespace_share",), ironic=())
 
     def run(self):
         if self.backend == "metal3":

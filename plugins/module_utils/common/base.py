@@ -21,6 +21,11 @@ those only some options need) and the client library of the chosen
 backend.  A missing one fails through ansible-core's
 ``missing_required_lib`` message with the import traceback, before any
 request is sent.
+
+A module that takes ``backend`` lists the options meant for one backend
+only in :attr:`TenancyModule.backend_options`; one given with the other
+backend fails before ``run`` with the one error of :mod:`backend_options`
+(``option <name>: is for backend <other>``).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from typing import Any
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.auth import BACKENDS, auth_spec
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.backend_options import refuse_foreign_options
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import TenancyError, from_exception
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.libraries import (
     BACKEND_LIBRARIES,
@@ -54,6 +60,10 @@ class TenancyModule:
     object_kind = "module"
     #: optional libraries the module needs whatever its options (the backend's client library is added)
     required_libraries: tuple[Library, ...] = ()
+    #: options meant for one backend only, by backend (``{"metal3": (...), "ironic": (...)}``); refused with the other
+    backend_options: dict[str, tuple[str, ...]] = {}
+    #: by backend in use, what to use instead of an option of the other one (key ``*``: of any other)
+    backend_instead: dict[str, dict[str, str]] = {}
 
     def __init__(self, argv_module: Any = None) -> None:
         spec = auth_spec(self.backends)
@@ -104,6 +114,11 @@ class TenancyModule:
     def warn(self, message: str) -> None:
         self.module.warn(message)
 
+    def refuse_foreign_options(self) -> None:
+        """The one rule: an option of :attr:`backend_options` meant for the other backend is an error naming it."""
+        if len(self.backends) > 1 and self.backend_options:
+            refuse_foreign_options(self.params, self.backend, self.backend_options, self.backend_instead)
+
     def run(self) -> None:
         raise NotImplementedError
 
@@ -118,6 +133,7 @@ class TenancyModule:
 
     def __call__(self) -> None:
         try:
+            self.refuse_foreign_options()
             self.run()
         except TenancyError as error:
             self.fail(error)

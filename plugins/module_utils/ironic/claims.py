@@ -33,7 +33,6 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common.backend_options import refuse_foreign_options
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     BackendError,
     Conflict,
@@ -434,7 +433,6 @@ def _report(mod, client, project, request, claim, before):
 def run_host_claim(mod: Any) -> None:
     """host_claim with backend ironic: validate, resolve the project, allocate, deploy, power, wait, report."""
     p = mod.params
-    refuse_foreign_options(p, "ironic")
     if p["state"] == "absent":
         validate_name(p["name"])
         check_timeout(p["wait_timeout"])
@@ -729,9 +727,6 @@ def _tidy_undeployed(mod, writes, node):
 
 def claim_info(mod: Any) -> list[dict]:
     p = mod.params
-    for key in ("namespace", "namespaces"):
-        if p.get(key):
-            mod.warn("option %s only applies with backend metal3 and is ignored" % key)
     client = _client(mod)
     project = client.require_project("host claims")
     if p.get("name"):
@@ -768,8 +763,6 @@ def run_host_release(mod: Any) -> None:
     p = mod.params
     validate_name(p["name"])
     check_timeout(p["wait_timeout"])
-    if p.get("namespace") or p.get("node_reuse"):
-        mod.warn("options namespace and node_reuse only apply with backend metal3 and are ignored")
     _release(mod, wait=p["wait"])
 
 

@@ -42,6 +42,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import le
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import lease_notice as notices
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.client import Ironic
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.esi_leap_client import EsiLeap
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.writes import Writes
 
 #: what the keeper reads of a node (no driver or BMC field)
 KEEPER_NODE_FIELDS = ("uuid", "name", "lessee", "provision_state", "properties", "instance_uuid")
@@ -70,6 +71,7 @@ def run_host_offer_expire(
     if ironic is None or esi_client is None:
         ironic = Ironic.from_params(p)
         esi_client = EsiLeap.from_connection(ironic.conn)
+    writer = Writes(mod, ironic)
     now = model.utcnow()
     if p["nodes"]:
         found = [_read(ironic, ident) for ident in p["nodes"]]
@@ -93,14 +95,12 @@ def run_host_offer_expire(
         before[label] = current
         after[label] = current
         if record is not None and notices.seconds_left(record, now) <= (p["lead_time"] or 0):
-            _end(mod, ironic, esi_client, node, record, now, actions, deferred, after, sleep)
+            _end(mod, writer, esi_client, node, record, now, actions, deferred, after, sleep)
             continue
         notice, changed = keeper.plan_notice(node, lease, now, p["warn_before"])
         if not changed:
             continue
-        if not mod.check_mode:
-            ironic.patch_node(node["uuid"], notices.notice_patch(node, notice), label)
-        mod.changed()
+        writer.patch_node(node["uuid"], notices.notice_patch(node, notice), label)
         after[label] = notice
         if notice is not None:
             actions.append({"node": label, "lease": notice["lease"], "project": notice["project"], "action": "warned"})
@@ -114,19 +114,19 @@ def run_host_offer_expire(
     mod.set_diff({k: v for k, v in before.items() if v is not None}, {k: v for k, v in after.items() if v is not None})
 
 
-def _end(mod, ironic, esi_client, node, record, now, actions, deferred, after, sleep):
+def _end(mod, writer, esi_client, node, record, now, actions, deferred, after, sleep):
     """Announce the end if nobody did, wait for it and for ESI-Leap to end the lease, then remove the notice."""
     p = mod.params
+    ironic = writer.client
     label = model.node_label(node)
     entry = {"node": label, "lease": record["id"], "project": record["project"]}
     if not notices.announces(notices.node_notice(node), record):
         notice = notices.make_notice(record, now)
-        if not mod.check_mode:
-            ironic.patch_node(node["uuid"], notices.notice_patch(node, notice), label)
-        mod.changed()
+        writer.patch_node(node["uuid"], notices.notice_patch(node, notice), label)
         after[label] = notice
         actions.append(dict(entry, action="warned"))
-    if mod.check_mode:
+    if writer.check_mode:
+        # nothing to wait for: no write of this run reaches ESI-Leap or Ironic
         deferred.append(
             {"node": label, "reason": "check mode: ESI-Leap ends lease %s at %s" % (record["id"], record["end"])}
         )
@@ -158,16 +158,17 @@ def _end(mod, ironic, esi_client, node, record, now, actions, deferred, after, s
         deferred.append({"node": label, "reason": error.cause})
         return
     if current is not None and not current.get("lessee"):
-        ironic.detach_vifs(node["uuid"], label)  # ESI-Leap 1.0.0 leaves those of a node it did not undeploy
+        # ESI-Leap 1.0.0 leaves those of a node it did not undeploy
+        writer.write("detach the VIFs of node %s" % label, ironic.detach_vifs, node["uuid"], label)
     if keeper.left_after_end(node, current, record["project"]):
         # read again with instance_info (not in the poll's reads: it can hold a deployment's whole config drive)
         current = ironic.get_node(node["uuid"], fields=(*KEEPER_NODE_FIELDS, "instance_info"), missing_ok=True)
         left = keeper.left_after_end(node, current, record["project"])
         if left:
-            ironic.patch_node(node["uuid"], left, label)
+            writer.patch_node(node["uuid"], left, label)
             entry["allocation_removed"] = current["instance_uuid"]
     if current is not None and notices.NOTICE_KEY in (current.get("properties") or {}):
-        ironic.patch_node(node["uuid"], notices.notice_patch(current, None), label)
+        writer.patch_node(node["uuid"], notices.notice_patch(current, None), label)
     mod.changed()
     after[label] = None
     actions.append(dict(entry, action="ended"))

@@ -53,6 +53,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.leases im
     resolve_lessee,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.projects import PROJECT_SKIPPED
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.writes import Writes
 
 
 def run_host_lease(mod: Any) -> None:
@@ -76,6 +77,7 @@ class EsiLeaseRun:
         self.p = mod.params
         self.ironic = ironic
         self.esi = esi
+        self.writer = Writes(mod, ironic)
         self.now = now or lease_model.utcnow()
         self.actions: list[dict] = []
         self.before: dict = {}
@@ -105,10 +107,10 @@ class EsiLeaseRun:
                     "its leases itself"
                 )
             leases = self._leases_of(p["nodes"], p["resource_class"])
-        if self.waits and p["wait"] and not self.mod.check_mode:
+        if self.waits and p["wait"] and not self.writer.check_mode:
             self._wait()
             leases = [self.esi.get_lease(lease.uuid, missing_ok=True) or lease for lease in leases]
-        if self.mod.result.get("changed") and not self.mod.check_mode:
+        if self.mod.result.get("changed") and not self.writer.check_mode:
             self.now = max(self.now, lease_model.utcnow())  # the leases made by this run started on ESI-Leap's clock
         self._report(leases, project, check)
 
@@ -149,25 +151,28 @@ class EsiLeaseRun:
             self.before[label] = []
             self.leased.append(node)
             self.mod.changed()
-            if self.mod.check_mode:
-                self.after[label] = [plan_model.planned_view(node, project, start, end, self.now)]
-                self.actions.append({"node": label, "lease": None, "project": project, "action": "created"})
-                continue
             obj = "lease of node %s to project %s %s" % (label, project, esi_model.describe_window(start, end))
             try:
-                lease = self.esi.create_lease(plan_model.lease_body(node["uuid"], project, start, end), obj)
+                lease = self.writer.write(
+                    "create " + obj,
+                    self.esi.create_lease,
+                    plan_model.lease_body(node["uuid"], project, start, end),
+                    obj,
+                )
             except TenancyError as error:
                 if created:
                     self._undo(created, error)
                 raise
+            if lease is None:  # check mode: the lease as planned, ESI-Leap has not named it
+                self.after[label] = [plan_model.planned_view(node, project, start, end, self.now)]
+                self.actions.append({"node": label, "lease": None, "project": project, "action": "created"})
+                continue
             created.append(lease)
             self.after[label] = [plan_model.lease_view(lease, self.now)]
             self.actions.append({"node": label, "lease": lease.uuid, "project": project, "action": "created"})
             if starts_now:
                 self.waits.append((node, lease))
-        if self.mod.check_mode:
-            # what the run would make, beside what is there
-            return [lease for _node, lease in plan.keep]
+        # in check mode nothing was created: what the run would make is in self.after, beside what is there
         return [lease for _node, lease in plan.keep] + created
 
     def _undo(self, created, error):
@@ -219,7 +224,7 @@ class EsiLeaseRun:
             self.mod.changed()
             ended = dict(before, status=plan_model.EXPIRED, esi_leap_status=esi_model.DELETED)
             shown.append(ended)
-            if self.mod.check_mode:
+            if not self.writer.change("end lease %s of node %s" % (lease.uuid, label)):
                 continue
             self._clear_leftovers(lease, label)
             self.esi.delete_lease(lease.uuid, "lease %s of node %s" % (lease.uuid, label))
@@ -272,7 +277,7 @@ class EsiLeaseRun:
         views = [
             plan_model.lease_view(lease, self.now) for lease in leases if project is None or lease.project == project
         ]
-        if mod.check_mode and self.p["state"] == "present":
+        if self.writer.check_mode and self.p["state"] == "present":
             known = {view["node_uuid"] for view in views}
             for after in self.after.values():
                 views.extend(view for view in after if view["id"] is None and view["node_uuid"] not in known)

@@ -45,6 +45,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import es
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.client import Ironic
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.esi_leap_client import EsiLeap
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.lease_model import utcnow, validate_window
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.writes import Writes
 
 #: what the owner's runs read of a node: no driver or BMC field
 OFFER_NODE_FIELDS = ("uuid", "name", "owner", "lessee", "resource_class")
@@ -154,6 +155,7 @@ def run_host_offer(mod: Any, ironic: Ironic | None = None, esi: EsiLeap | None =
     if ironic is None or esi is None:
         ironic, esi = _connect(p)
     project = ironic.require_project("host_offer")
+    writer = Writes(mod, ironic)
     now = utcnow()
     nodes = owner_nodes(ironic, project, p["nodes"], p["resource_class"], p.get("properties"))
     uuids = [node["uuid"] for node in nodes]
@@ -167,7 +169,7 @@ def run_host_offer(mod: Any, ironic: Ironic | None = None, esi: EsiLeap | None =
         plan = model.plan_offers(wanted, mine, now)
         for _wish, offer in plan.keep:
             views.append(model.offer_view(offer))
-        if mod.check_mode:
+        if writer.check_mode:
             for wish in plan.create:
                 other = model.overlapping_offer(wish, mine, now)
                 if other is not None:
@@ -178,18 +180,16 @@ def run_host_offer(mod: Any, ironic: Ironic | None = None, esi: EsiLeap | None =
                     )
         created: list[model.Offer] = []
         for wish in plan.create:
-            if mod.check_mode:
-                mod.changed()
-                views.append(wish.view())
-                actions.append({"node": wish.node, "offer": None, "action": "created"})
-                continue
             try:
-                offer = esi.create_offer(wish)
+                offer = writer.write("create %s" % wish.describe(), esi.create_offer, wish)
             except TenancyError as error:
                 if created:
                     _undo_offers(mod, esi, created, error)
                 raise
-            mod.changed()
+            if offer is None:  # check mode: the offer as asked, ESI-Leap has not named it
+                views.append(wish.view())
+                actions.append({"node": wish.node, "offer": None, "action": "created"})
+                continue
             created.append(offer)
             views.append(model.offer_view(offer))
             actions.append({"node": wish.node, "offer": offer.uuid, "action": "created"})
@@ -198,9 +198,8 @@ def run_host_offer(mod: Any, ironic: Ironic | None = None, esi: EsiLeap | None =
     else:
         withdraw = model.plan_withdraw(mine, uuids, project, p["lessee"], start, end)
         for offer in withdraw:
-            if not mod.check_mode:
-                esi.delete_offer(offer.uuid, "offer %s of node %s" % (offer.uuid, offer.node))
-            mod.changed()
+            what = "offer %s of node %s" % (offer.uuid, offer.node)
+            writer.write("withdraw " + what, esi.delete_offer, offer.uuid, what)
             view = model.offer_view(offer)
             view["status"] = model.DELETED
             views.append(view)
@@ -267,6 +266,7 @@ def run_host_offer_claim(mod: Any, ironic: Ironic | None = None, esi: EsiLeap | 
 
 def _claim(mod, ironic, esi, project, start, end):
     p = mod.params
+    writer = Writes(mod, ironic)
     if not (p["offer"] or p["resource_class"] or p["node"]):
         raise InvalidInput("host_offer_claim", "give the offer to claim (option offer) or resource_class or node")
     now = utcnow()
@@ -299,34 +299,26 @@ def _claim(mod, ironic, esi, project, start, end):
                     "none is available to project %s %s" % (project, model.describe_window(start, end)),
                 )
         obj = "claim of offer %s (node %s)" % (offer.uuid, offer.node)
-        if mod.check_mode:
-            if not model.claimable(offer, start, end, now):
-                raise Conflict(obj, "ESI-Leap would refuse it: the offer is not available for that window")
-            mod.changed()
-            mod.result["lease"] = dict(
-                model.lease_view(
-                    model.Lease(
-                        uuid=None,
-                        offer_uuid=offer.uuid,
-                        node_uuid=offer.node_uuid,
-                        node=offer.node,
-                        resource_class=offer.resource_class,
-                        project=project,
-                        project_name=None,
-                        owner=offer.owner,
-                        owner_name=offer.owner_name,
-                        start=start or now,
-                        end=end,
-                        status=model.CREATED,
-                        name=p.get("name"),
-                    )
-                )
-            )
-            mod.result["offer"] = model.offer_view(offer, now)
-            return
-        lease = esi.claim_offer(offer.uuid, model.claim_body(start, end, p.get("name")), obj)
-        mod.changed()
-    if p["wait"] and not mod.check_mode:
+        if writer.check_mode and not model.claimable(offer, start, end, now):
+            raise Conflict(obj, "ESI-Leap would refuse it: the offer is not available for that window")
+        predicted = model.Lease(
+            uuid=None,
+            offer_uuid=offer.uuid,
+            node_uuid=offer.node_uuid,
+            node=offer.node,
+            resource_class=offer.resource_class,
+            project=project,
+            project_name=None,
+            owner=offer.owner,
+            owner_name=offer.owner_name,
+            start=start or now,
+            end=end,
+            status=model.CREATED,
+            name=p.get("name"),
+        )
+        body = model.claim_body(start, end, p.get("name"))
+        lease = writer.write(obj, esi.claim_offer, offer.uuid, body, obj, predicted=predicted)
+    if p["wait"] and not writer.check_mode:
         lease = wait_leased(ironic, esi, project, lease, p["wait_timeout"])
     mod.result["lease"] = model.lease_view(lease)
     mod.result["offer"] = model.offer_view(offer, now) if offer is not None else None
@@ -360,6 +352,7 @@ def wait_leased(ironic, esi, project, lease, timeout):
 
 def _end(mod, esi, project, ironic=None):
     p = mod.params
+    writer = Writes(mod, ironic)
     if p["lease"]:
         lease = esi.get_lease(p["lease"], missing_ok=True)
         if lease is None:
@@ -381,7 +374,7 @@ def _end(mod, esi, project, ironic=None):
         shown = list(targets)
     ended = []
     for lease in targets:
-        if not mod.check_mode:
+        if writer.change("end lease %s of node %s" % (lease.uuid, lease.node)):
             if ironic is not None and lease.node_uuid and lease.status == model.ACTIVE:
                 # what ESI-Leap leaves of the tenant on a node that is not deployed goes with the lease
                 node = ironic.get_node(lease.node_uuid, fields=lease_plan.END_NODE_FIELDS, missing_ok=True)
@@ -392,9 +385,8 @@ def _end(mod, esi, project, ironic=None):
                     ironic.patch_node(lease.node_uuid, ops, lease.node)
                 _release_own_allocation(ironic, lease_plan.leftover_allocation(node, project), project, lease.node)
             esi.delete_lease(lease.uuid, "lease %s of node %s" % (lease.uuid, lease.node))
-        mod.changed()
         ended.append(lease.uuid)
-    if ended and p["wait"] and not mod.check_mode:
+    if ended and p["wait"] and not writer.check_mode:
         for uuid in ended:
             esi.poll(
                 lambda uuid=uuid: esi.get_lease(uuid),

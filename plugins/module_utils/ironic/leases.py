@@ -56,6 +56,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model imp
     in_failure_state,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.projects import PROJECT_SKIPPED, resolve_project
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.writes import Writes
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish.accounts import revoke_host_accounts
 
 #: Written into ``instance_info`` by the patch that ends a deployed node's lessee (its value: that lessee), and
@@ -210,6 +211,8 @@ class LeaseRun:
         self.revoke = revoke or self._revoke_on_bmc
         self.p = mod.params
         self.client = client
+        # every write of the run: in check mode recorded, nothing sent
+        self.writer = Writes(mod, client)
         self.now = now or model.utcnow()
         self.actions = []
         self.deferred = []
@@ -225,7 +228,7 @@ class LeaseRun:
         check_timeout(p["wait_timeout"])
         start, end = model.check_run_options(p)
         if self.client is None:
-            self.client = Ironic.from_params(p)
+            self.client = self.writer.client = Ironic.from_params(p)
         state = p["state"]
         project, self.project_check = resolve_lessee(self.client, p["project"], p.get("verify_projects", True), state)
         if self.project_check == PROJECT_SKIPPED:
@@ -240,7 +243,7 @@ class LeaseRun:
             nodes = read_nodes(self.client, p["nodes"], p["resource_class"])
         if state != "query":
             self._undeploy_owed(nodes)
-        if self.undeployed and p["wait"] and not self.mod.check_mode:
+        if self.undeployed and p["wait"] and not self.writer.check_mode:
             self._wait_available()
         self._report(nodes, project)
 
@@ -290,7 +293,7 @@ class LeaseRun:
                     else "started",
                 }
             )
-            if self.mod.check_mode:
+            if not self.writer.change("lease node %s" % label):
                 continue
             ops = leases_patch(node, plan["leases"]) if plan["action"] != "none" else []
             if plan["set_lessee"]:
@@ -345,7 +348,7 @@ class LeaseRun:
                 )
             if plan["end_lessee"] and not any(a["node"] == label and a["action"] == "ended" for a in self.actions):
                 self.actions.append({"node": label, "lease": None, "project": plan["end_lessee"], "action": "ended"})
-            if self.mod.check_mode:
+            if not self.writer.change("end leases of node %s" % label):
                 continue
             if plan["end_lessee"]:
                 self._end_access(node, plan["leases"])
@@ -370,7 +373,7 @@ class LeaseRun:
             fresh = [node for node in fresh if node is not None]
             self._expire_nodes(fresh)
             done.update((node["uuid"], node) for node in fresh)
-        if done and not self.mod.check_mode:
+        if done and not self.writer.check_mode:
             self.now = max(self.now, self.clock().replace(microsecond=0))
         rest = [node for node in nodes if node["uuid"] not in done]
         self._expire_nodes(rest)
@@ -387,7 +390,7 @@ class LeaseRun:
 
     def _wait_until(self, end):
         """Sleep until ``end`` (in check mode, only move the run's clock there)."""
-        if not self.mod.check_mode:
+        if not self.writer.check_mode:
             left = (end - self.clock()).total_seconds()
             if left > 0:
                 self.sleep(left + 0.01)
@@ -404,7 +407,7 @@ class LeaseRun:
             self.actions.append(
                 {"node": label, "lease": notice["lease"], "project": notice["project"], "action": "warned"}
             )
-        if self.mod.check_mode:
+        if not self.writer.change("write the lease notice of node %s" % label):
             return node
         ops = notices.notice_patch(node, notice)
         if not self._write(node, ops):
@@ -446,7 +449,7 @@ class LeaseRun:
                         "action": "started",
                     }
                 )
-            if self.mod.check_mode:
+            if not self.writer.change("expire leases of node %s" % label):
                 continue
             new_lessee = plan["start"]["project"] if plan["start"] else None
             if plan["end_lessee"]:
@@ -477,7 +480,7 @@ class LeaseRun:
         if reason:
             self.deferred.append({"node": label, "reason": "%s; retried on a later run" % reason})
             return False
-        self.client.patch_node(node["uuid"], ops, label)
+        self.writer.patch_node(node["uuid"], ops, label)
         return True
 
     def _undeploy_owed(self, nodes):
@@ -491,7 +494,7 @@ class LeaseRun:
             self.mod.changed()
             ended = (node.get("instance_info") or {}).get(ENDED_KEY) or None
             self.actions.append({"node": label, "lease": None, "project": ended, "action": "ended"})
-            if not self.mod.check_mode:
+            if self.writer.change("end the access of node %s" % label):
                 self._end_access(node, model.node_leases(node))
 
     # -- ending access (ESI-Leap)
@@ -512,15 +515,19 @@ class LeaseRun:
             return
         if not self._revoke_bmc_access(node, label):
             return
-        self.client.detach_vifs(node["uuid"], label)  # the lessee's networks (of a node not deployed, too) go first
+        writer = self.writer
+        # the lessee's networks (of a node not deployed, too) go first
+        writer.write("detach the VIFs of node %s" % label, self.client.detach_vifs, node["uuid"], label)
         ops, undeploy = end_access_patch(node, new_leases, new_lessee)
         if ops:
-            self.client.patch_node(node["uuid"], ops, label)
+            writer.patch_node(node["uuid"], ops, label)
         if not undeploy:
             # instance_name goes with instance_info (a lessee may write both); undeploying clears both.
-            self.client.clear_instance_name(node["uuid"], label)
+            writer.write(
+                "clear the instance_name of node %s" % label, self.client.clear_instance_name, node["uuid"], label
+            )
         if undeploy:
-            self.client.set_provision_state(node["uuid"], "deleted", label)
+            writer.write("undeploy node %s" % label, self.client.set_provision_state, node["uuid"], "deleted", label)
             self.undeployed.append(node)
 
     def _revoke_bmc_access(self, node, label):
@@ -581,7 +588,7 @@ class LeaseRun:
         mod = self.mod
         views = []
         fresh = nodes
-        if mod.result.get("changed") and not mod.check_mode:
+        if mod.result.get("changed") and not self.writer.check_mode:
             # Read again only the nodes this run wrote.
             fresh = [
                 self.client.get_node(n["uuid"], fields=LEASE_NODE_FIELDS, missing_ok=True) or n
@@ -591,12 +598,13 @@ class LeaseRun:
             ]
         for node in fresh:
             label = model.node_label(node)
-            records = self.after.get(label) if mod.check_mode and label in self.after else model.node_leases(node)
+            check_mode = self.writer.check_mode
+            records = self.after.get(label) if check_mode and label in self.after else model.node_leases(node)
             for lease in records:
                 if project is None or lease["project"] == project:
                     views.append(model.lease_view(node, lease, self.now))
             if (
-                not mod.check_mode
+                not check_mode
                 and model.unmanaged_lessee(node, model.node_leases(node), self.now)
                 and (project is None or node.get("lessee") == project)
             ):

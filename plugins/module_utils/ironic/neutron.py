@@ -36,6 +36,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.connectio
     request_failure,
     response_body,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.writes import Writes
 
 OK = (200, 201, 202, 204)
 NETWORK_FIELDS = ("id", "name", "project_id", "status", "shared", "subnets")
@@ -150,6 +151,7 @@ def run_tenant_network(mod: Any) -> None:
     obj = "network %s" % name
     wanted = model.validate_subnets(name, p["subnets"]) if p["state"] == "present" else []
     neutron = Neutron.from_params(p)
+    writer = Writes(mod)
     project = _require_project(neutron.conn, obj)
     found = neutron.list("networks", obj, [("name", name), ("project_id", project)], NETWORK_FIELDS)
     if len(found) > 1:
@@ -163,21 +165,33 @@ def run_tenant_network(mod: Any) -> None:
         if network is None:
             return
         mod.changed()
-        if not mod.check_mode:
-            try:
-                neutron.request("delete", "/networks/%s" % network["id"], obj, missing_ok=True)
-            except Conflict as exc:
-                raise Conflict(
-                    obj,
-                    "still has ports (a claimed host is attached to it: release the claim first): %s" % exc.cause,
-                ) from exc
+        try:
+            writer.write(
+                "delete network %s" % name,
+                neutron.request,
+                "delete",
+                "/networks/%s" % network["id"],
+                obj,
+                missing_ok=True,
+            )
+        except Conflict as exc:
+            raise Conflict(
+                obj,
+                "still has ports (a claimed host is attached to it: release the claim first): %s" % exc.cause,
+            ) from exc
         return
     if network is None:
         mod.changed()
-        if mod.check_mode:
-            network = {"id": None, "name": name, "project_id": project, "status": "ACTIVE"}
-        else:
-            network = neutron.request("post", "/networks", obj, body={"network": {"name": name}})["network"]
+        predicted = {"network": {"id": None, "name": name, "project_id": project, "status": "ACTIVE"}}
+        network = writer.write(
+            "create network %s" % name,
+            neutron.request,
+            "post",
+            "/networks",
+            obj,
+            body={"network": {"name": name}},
+            predicted=predicted,
+        )["network"]
     by_name = dict((s.get("name"), s) for s in subnets)
     for subnet in wanted:
         sobj = "%s, subnet %s" % (obj, subnet["name"])
@@ -187,20 +201,28 @@ def run_tenant_network(mod: Any) -> None:
             body = dict(subnet, network_id=network["id"])
             if "gateway_ip" not in subnet:
                 body["gateway_ip"] = None
-            if mod.check_mode:
-                by_name[subnet["name"]] = dict(body, id=None)
-            else:
-                by_name[subnet["name"]] = neutron.request("post", "/subnets", sobj, body={"subnet": body})["subnet"]
+            by_name[subnet["name"]] = writer.write(
+                "create subnet %s of network %s" % (subnet["name"], name),
+                neutron.request,
+                "post",
+                "/subnets",
+                sobj,
+                body={"subnet": body},
+                predicted={"subnet": dict(body, id=None)},
+            )["subnet"]
             continue
         changes = model.subnet_changes(subnet, current, sobj)
         if changes:
             mod.changed()
-            if mod.check_mode:
-                by_name[subnet["name"]] = dict(current, **changes)
-            else:
-                by_name[subnet["name"]] = neutron.request(
-                    "put", "/subnets/%s" % current["id"], sobj, body={"subnet": changes}
-                )["subnet"]
+            by_name[subnet["name"]] = writer.write(
+                "update subnet %s of network %s" % (subnet["name"], name),
+                neutron.request,
+                "put",
+                "/subnets/%s" % current["id"],
+                sobj,
+                body={"subnet": changes},
+                predicted={"subnet": dict(current, **changes)},
+            )["subnet"]
     after = model.network_view(network, by_name.values())
     mod.set_diff(before or {}, after)
     mod.result["network"] = after

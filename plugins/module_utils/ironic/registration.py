@@ -26,6 +26,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.params im
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic import registration_model as node_model
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.client import Ironic
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.model import in_failure_state
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.writes import Writes
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import registration_model as reg
 
 # What is read of every existing node to match BMCs with nodes.
@@ -69,6 +70,15 @@ class IronicRegistrar:
             if node.get("name"):
                 self.by_name[node["name"]] = node
         self.lock = threading.Lock()
+
+    @property
+    def writer(self) -> Writes:
+        """The backend's writer: in check mode each node's writes are recorded, none sent (each job reports its
+        change)."""
+        writer = self.__dict__.get("_writer")
+        if writer is None:
+            writer = self.__dict__["_writer"] = Writes(None, check_mode=self.check_mode)
+        return writer
 
     def client(self) -> Ironic:
         """This thread's Ironic client (one connection per worker thread)."""
@@ -129,7 +139,7 @@ class IronicRegistrar:
             job.after["switch_ports"] = node_model.links_view(links)
             job.changed = True
             job.status = "registered"
-            if self.check_mode:
+            if not self.writer.change("register node %s" % name):
                 return
             node = self._req("post", "/nodes", obj, json=desired)
             with self.lock:
@@ -174,7 +184,7 @@ class IronicRegistrar:
                 )
         job.changed = bool(ops or missing or trait_change or steps or plan[1])
         job.status = "updated" if job.changed else "unchanged"
-        if self.check_mode or not job.changed:
+        if not job.changed or not self.writer.change("update node %s" % name):
             return
         if ops:
             node = self._req("patch", "/nodes/%s" % node["uuid"], obj, json=ops)

@@ -11,7 +11,8 @@ The nodes are listed once (UUID, name and owner only), each owner reference
 is resolved once in Keystone (:func:`connection.resolve_project`: an unknown
 project is an error naming it, before any write), and only the nodes whose
 owner differs get one PATCH.  Ironic's PATCH has no precondition; the owner
-is the only field written.  Check mode writes nothing.  The nodes of the
+is the only field written, through the backend's writer (:class:`~.writes.Writes`),
+which in check mode records the write and sends nothing.  The nodes of the
 entries that are never cleaned between tenants (``automated_clean: false``)
 are named in a warning and in ``cleaning_off`` (:mod:`cleaning`).
 """
@@ -33,6 +34,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.share_pla
     refusal,
     validate_entries,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.writes import Writes
 
 NODE_FIELDS = ("uuid", "name", "owner", "automated_clean")
 
@@ -58,13 +60,9 @@ def run_host_share(module: Any) -> None:
     warning = cleaning_off_warning(cleaning_off, "put in the pool")
     if warning:
         module.warn(warning)
-    writes = 0
+    writer = Writes(module, ironic)
     for change in plan["changes"]:
-        if not module.check_mode:
-            ironic.patch_node(
-                change["uuid"], [{"op": "add", "path": "/owner", "value": change["after"]}], change["name"]
-            )
-            writes += 1
+        writer.patch_node(change["uuid"], [{"op": "add", "path": "/owner", "value": change["after"]}], change["name"])
     changes = [
         {"host": change["name"], "before": {"owner": change["before"]}, "after": {"owner": change["after"]}}
         for change in plan["changes"]
@@ -75,7 +73,7 @@ def run_host_share(module: Any) -> None:
         problems=plan_problems(plan),
         cleaning_off=cleaning_off,
         projects=[{"project": ref, "id": owner_ids[ref], "check": checks[ref]} for ref in owner_ids],
-        requests={"total": ironic.requests, "writes": writes},
+        requests={"total": ironic.requests, "writes": 0 if writer.check_mode else len(plan["changes"])},
     )
     module.set_diff(
         {"hosts": dict((c["host"], c["before"]) for c in changes)},

@@ -5,45 +5,51 @@
 # Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
 # Do not use this from other collections or standalone plugins/modules!
 
-"""Every Ironic write of a tenant runner passes through :class:`Writes`; check mode is simulated here only.
+"""The Ironic backend's one writer: every write of a module on Ironic, Neutron or ESI-Leap passes through :class:`Writes`.
 
-A runner decides what to change from what it read and calls a method of
-:class:`Writes` for each change.  Each call marks the module changed.  In check
-mode nothing is sent: the write is recorded in :attr:`Writes.would` (what the
-run would do, in order) and the method returns what Ironic would answer
-(a new allocation that Ironic has not filled yet, the node with its new
-``instance_info`` or power), so the runner goes on the same way in both
-modes and never assembles check mode by hand.
+Check mode is simulated here only.  A runner decides what to change from
+what it read and hands each write to its :class:`Writes`:
+
+* a typed method (:meth:`Writes.create_allocation`, :meth:`Writes.deploy`,
+  ...) for the writes of a claim;
+* :meth:`Writes.write` (:class:`common.writer.Writer`) for one request through any client (an Ironic node
+  PATCH, a Neutron POST, an ESI-Leap offer): ``write(what, call, *args,
+  predicted=...)``;
+* :meth:`Writes.change` for a step that is several requests (and waits) in a
+  real run: it says whether to make them.
+
+Each marks the module changed.  In check mode nothing is sent: the write is
+recorded in :attr:`Writes.would` (what the run would do, in order) and the
+method returns what the service would answer (a new allocation that Ironic
+has not filled yet, the node with its new ``instance_info`` or power, the
+``predicted`` object), so the runner goes on the same way in both modes and
+never tests check mode around a write by hand.  :attr:`Writes.check_mode`
+stays readable for what is not a write (a wait, a clock that moves only in a
+real run).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.client import Ironic
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.writer import Writer
 
 
-class Writes:
-    """The Ironic writes of one module run (mod: a TenancyModule; client: its Ironic)."""
+class Writes(Writer):
+    """The writes of one module run on the Ironic backend (:class:`common.writer.Writer`: ``change``, ``write``,
+    ``would``, ``check_mode``).
 
-    def __init__(self, mod: Any, client: Ironic) -> None:
-        self.mod = mod
+    ``mod``: a TenancyModule (``None``: nobody to mark changed, ``check_mode`` given); ``client``: its Ironic
+    (:class:`~.client.Ironic`), for the typed methods."""
+
+    def __init__(self, mod: Any, client: Any = None, check_mode: bool | None = None) -> None:
+        super().__init__(mod, check_mode)
         self.client = client
-        self.check_mode = bool(mod.check_mode)
-        self.would: list[str] = []
 
-    def _change(self, what: str) -> bool:
-        """Mark the run changed; whether to really write (not in check mode)."""
-        self.mod.changed()
-        if self.check_mode:
-            self.would.append(what)
-            return False
-        return True
-
-    def change(self, what: str) -> bool:
-        """A write the runner makes through another client (Neutron, a VIF): marks the run changed and says whether
-        to really make it (not in check mode); in check mode it is recorded in :attr:`would`."""
-        return self._change(what)
+    def patch_node(self, uuid: str, ops: list, label: str | None = None, predicted: Any = None) -> Any:
+        """PATCH node ``uuid`` with ``ops``: Ironic's answer (``predicted`` in check mode)."""
+        what = "patch node %s" % (label or uuid)
+        return self.write(what, self.client.patch_node, uuid, ops, label, predicted=predicted)
 
     def create_allocation(
         self, name: str, resource_class: str, traits: list | None = None, candidate_nodes: list | None = None

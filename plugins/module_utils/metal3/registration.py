@@ -8,8 +8,10 @@
 """host_register on Metal3: create or update BareMetalHosts and their BMC credential Secrets from what the BMCs told.
 
 Needs a Kubernetes client with rights on BareMetalHosts and Secrets in the
-infrastructure namespace.  Check mode reads and writes nothing.  Every
-request goes through the metal3 :class:`client.KubeIO`."""
+infrastructure namespace.  Every request goes through the metal3
+:class:`client.KubeIO`; every write step through the Metal3 writer
+(:class:`common.writer.KubeWrites`), which in check mode records it and sends
+nothing."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from functools import partial
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict, undo_after
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import apply_merge_patch
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.writer import KubeWrites
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import registration_model as bmh_model
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import client as redfish
@@ -39,6 +42,8 @@ class Metal3Registrar:
         self.io = api_client if isinstance(api_client, KubeIO) else KubeIO(api_client)
         self.namespace = namespace
         self.check_mode = check_mode
+        # each job reports its own change: the writer marks no module
+        self.writer = KubeWrites(None, self.io, check_mode=check_mode)
         self.claim_namespaces = host_claim_namespaces
         self.inspection = inspection
         self.automated_cleaning = automated_cleaning
@@ -88,7 +93,7 @@ class Metal3Registrar:
         secret = self.io.get_secret(self.namespace, secret_name)
         secret_change = secret is None or bmh_model.secret_differs(secret, spec["username"], spec["password"])
         undo = None
-        if secret_change and not self.check_mode:
+        if secret_change and self.writer.change("write Secret %s/%s" % (self.namespace, secret_name)):
             body = bmh_model.desired_secret(secret_name, self.namespace, spec["username"], spec["password"])
             if secret is None:
                 self.io.create_secret(self.namespace, body)
@@ -121,7 +126,7 @@ class Metal3Registrar:
             job.after = bmh_model.bmh_view(desired)
             job.status = "registered"
             job.changed = True
-            if not self.check_mode:
+            if self.writer.change("create BareMetalHost %s/%s" % (self.namespace, name)):
                 created = self.io.create_host(self.namespace, desired)
                 self.by_name[name] = self.by_uuid[uuid] = created
         else:
@@ -130,7 +135,7 @@ class Metal3Registrar:
             job.after = bmh_model.bmh_view(after)
             job.changed = bool(patch) or secret_change
             job.status = "updated" if job.changed else "unchanged"
-            if patch and not self.check_mode:
+            if patch and self.writer.change("patch BareMetalHost %s/%s" % (self.namespace, name)):
                 patch.setdefault("metadata", {})["resourceVersion"] = existing["metadata"]["resourceVersion"]
                 self.io.patch_host(self.namespace, name, patch)
         if secret_change and job.after is not None:

@@ -11,9 +11,11 @@
 ``resourceVersion`` precondition in them, :func:`merge_patch.with_precondition`),
 the Secret copies, and the revocation of BMC accounts on a released host.  It
 counts each write on the claim's :class:`binder_outcome.Outcome` and marks the
-pass changed.  In check mode it is the ONE place where writes are simulated:
-it sends nothing and returns the object as the write would leave it.  Requests
-are counted by :class:`client.KubeIO` (the BMC-account ledger shares it).
+pass changed.  It is the Metal3 backend's writer (:class:`common.writer.KubeWrites`,
+which the tenant and owner modules use too) with the pass's bookkeeping: in check
+mode every write goes through :meth:`KubeWrites.write`, which sends nothing, records
+it and returns the object as the write would leave it.  Requests are counted by
+:class:`client.KubeIO` (the BMC-account ledger shares it).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_pat
     apply_merge_patch,
     get_path,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.writer import KubeWrites
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.outcome import Outcome
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.planner import host_key
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.bmc_ledger import Metal3Host
@@ -40,12 +43,11 @@ class Revoked(NamedTuple):
     sent: bool
 
 
-class Writer:
+class Writer(KubeWrites):
     """The writes of one pass: sent (counted) or, in check mode, simulated."""
 
     def __init__(self, io: KubeIO, check_mode: bool = False, parent: Writer | None = None):
-        self.io = io
-        self.check_mode = check_mode
+        super().__init__(None, io, check_mode)
         self.changed = False
         self.parent = parent
         self._lock = threading.Lock()
@@ -67,64 +69,54 @@ class Writer:
     def write_host(self, host: dict, patch: dict, outcome: Outcome) -> dict:
         if not patch:
             return host
-        if self.check_mode:
-            self.wrote(outcome)
-            return apply_merge_patch(
-                host, dict(patch, metadata=dict(patch.get("metadata") or {}, resourceVersion=None))
-            )
         namespace, name = host_key(host)
-        result = self.io.patch_host(namespace, name, patch)
+        # in check mode the host as the patch would leave it (its resourceVersion unknown)
+        predicted = apply_merge_patch(
+            host, dict(patch, metadata=dict(patch.get("metadata") or {}, resourceVersion=None))
+        )
+        result = self.patch("host", namespace, name, patch, predicted=predicted)
         self.wrote(outcome)
         return result
 
     def write_claim(self, claim: dict, patch: dict, outcome: Outcome, status: bool = False) -> dict:
         if not patch:
             return claim
-        if self.check_mode:
-            self.wrote(outcome)
-            return apply_merge_patch(
-                claim,
-                dict(
-                    patch,
-                    metadata=dict(
-                        patch.get("metadata") or {}, resourceVersion=get_path(claim, "metadata", "resourceVersion")
-                    ),
-                ),
-            )
         identity = claim_identity(claim)
-        result = self.io.patch_claim(identity.namespace, identity.name, patch, status=status)
+        # in check mode the claim as the patch would leave it, at the version read (the pass's records of it hold)
+        version = get_path(claim, "metadata", "resourceVersion")
+        predicted = apply_merge_patch(
+            claim, dict(patch, metadata=dict(patch.get("metadata") or {}, resourceVersion=version))
+        )
+        what = "patch claim%s %s/%s" % (" status" if status else "", identity.namespace, identity.name)
+        result = self.write(
+            what, self.io.patch_claim, identity.namespace, identity.name, patch, status=status, predicted=predicted
+        )
         self.wrote(outcome)
         return result
 
     def create_claim(self, body: dict, outcome: Outcome) -> dict:
-        result = body if self.check_mode else self.io.create_claim(get_path(body, "metadata", "namespace"), body)
+        result = self.create("claim", get_path(body, "metadata", "namespace"), body)
         self.wrote(outcome)
         return result
 
     def delete_claim(self, claim: dict, outcome: Outcome) -> None:
-        if not self.check_mode:
-            identity = claim_identity(claim)
-            self.io.delete_claim(identity.namespace, identity.name)
+        identity = claim_identity(claim)
+        self.delete("claim", identity.namespace, identity.name)
         self.wrote(outcome)
 
     def create_copy(self, body: dict, outcome: Outcome) -> dict:
-        result = body if self.check_mode else self.io.create_secret(get_path(body, "metadata", "namespace"), body)
+        result = self.create("secret", get_path(body, "metadata", "namespace"), body)
         self.wrote(outcome)
         return result
 
     def patch_secret(self, current: dict, patch: dict, outcome: Outcome) -> dict:
-        if self.check_mode:
-            result = apply_merge_patch(current, patch)
-        else:
-            result = self.io.patch_secret(
-                get_path(current, "metadata", "namespace"), get_path(current, "metadata", "name"), patch
-            )
+        namespace, name = get_path(current, "metadata", "namespace"), get_path(current, "metadata", "name")
+        result = self.patch("secret", namespace, name, patch, predicted=apply_merge_patch(current, patch))
         self.wrote(outcome)
         return result
 
     def delete_copy(self, secret: dict, outcome: Outcome) -> None:
-        if not self.check_mode:
-            self.io.delete_secret(get_path(secret, "metadata", "namespace"), get_path(secret, "metadata", "name"))
+        self.delete("secret", get_path(secret, "metadata", "namespace"), get_path(secret, "metadata", "name"))
         self.wrote(outcome)
 
     def revoke_accounts(self, host: dict, grantee: str, granted: list[str], outcome: Outcome) -> Revoked:
@@ -134,10 +126,10 @@ class Writer:
         with it); in check mode nothing is sent and the accounts are reported
         as they would be removed.
         """
-        if self.check_mode:
+        namespace, name = host_key(host)
+        if not self.change("revoke BMC accounts of %s on host %s/%s" % (grantee, namespace, name)):
             self.wrote(outcome)
             return Revoked(list(granted), False)
-        namespace, name = host_key(host)
         result = bmc_access.revoke_host_accounts(Metal3Host(self.io, namespace, name), grantee=grantee)
         if result["changed"]:
             self.wrote(outcome)

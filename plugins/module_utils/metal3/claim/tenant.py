@@ -8,8 +8,9 @@
 """The metal3 side of host_claim, host_claim_info and host_release.
 
 Each entry point takes the running module (a TenancyModule): it reads
-``mod.params``, honours ``mod.check_mode``, reports with ``mod.changed()``
-and ``mod.set_diff()``, and fills ``mod.result``.
+``mod.params``, writes through the Metal3 writer (:class:`common.writer.KubeWrites`,
+which simulates check mode), reports with ``mod.changed()`` and
+``mod.set_diff()``, and fills ``mod.result``.
 
 These run with the TENANT's credentials: they read and write HostClaims and
 read Secrets in the tenant's namespace, and nothing else.  Everything a
@@ -31,7 +32,6 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common.backend_options import refuse_foreign_options
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     Conflict,
     Forbidden,
@@ -52,6 +52,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors
     label_key_problem,
     validate_selector,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.writer import KubeWrites
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import (
     API_VERSION,
     BINDING_DOMAIN,
@@ -408,7 +409,6 @@ def _gone(claim):
 def run_host_claim(mod: TenancyModule) -> None:
     params = mod.params
     check_timeout(params.get("wait_timeout"))
-    refuse_foreign_options(params, "metal3")
     _check_names(params)
     namespace, name = params["namespace"], params["name"]
     annotations = annotation_changes(params)
@@ -430,15 +430,15 @@ def run_host_claim(mod: TenancyModule) -> None:
         )
     with naming_options(CLAIM_FIELD_OPTIONS):
         after, patch = _claim_after(params, io, existing, dialect, annotations)
+    writer = KubeWrites(mod, io)
     if existing is None or patch:
         mod.changed()
         mod.set_diff(_diff_view(existing), _diff_view(after))
-        if not mod.check_mode:
-            if existing is None:
-                after = io.create_claim(namespace, after)
-            else:
-                after = io.patch_claim(namespace, name, patch)
-    if params.get("wait") and not mod.check_mode:
+        if existing is None:
+            after = writer.create("claim", namespace, after)
+        else:
+            after = writer.patch("claim", namespace, name, patch, predicted=after)
+    if params.get("wait") and not writer.check_mode:
         if params["wait_for"] == "associated":
             after = _wait(io, namespace, name, claim_is_bound, params["wait_timeout"], "not bound to a host")
         else:
@@ -494,12 +494,12 @@ def _delete_claim(mod, io, existing):
     params = mod.params
     if existing is None:
         return
+    writer = KubeWrites(mod, io)
     if not get_path(existing, "metadata", "deletionTimestamp"):
         mod.changed()
         mod.set_diff(_diff_view(existing), {})
-        if not mod.check_mode:
-            io.delete_claim(params["namespace"], params["name"])
-    if params.get("wait") and not mod.check_mode:
+        writer.delete("claim", params["namespace"], params["name"])
+    if params.get("wait") and not writer.check_mode:
         _wait(io, params["namespace"], params["name"], _gone, params["wait_timeout"], "still exists")
 
 
@@ -552,10 +552,10 @@ def run_host_release(mod: TenancyModule) -> None:
         mod.changed()
         after = apply_merge_patch(before, reuse_patch) if reuse_patch else before
         mod.set_diff(before, {} if not deleting else after)
-        if not mod.check_mode:
-            if reuse_patch:
-                io.patch_claim(namespace, name, reuse_patch)
-            if not deleting:
-                io.delete_claim(namespace, name)
-    if params.get("wait") and not mod.check_mode:
+    writer = KubeWrites(mod, io)
+    if reuse_patch:
+        writer.patch("claim", namespace, name, reuse_patch)
+    if not deleting:
+        writer.delete("claim", namespace, name)
+    if params.get("wait") and not writer.check_mode:
         _wait(io, namespace, name, _gone, params["wait_timeout"], "the host is not back in the pool yet")

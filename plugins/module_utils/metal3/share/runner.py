@@ -12,7 +12,8 @@ JSON merge patch per host that must change, with the ``resourceVersion`` it
 was planned from as precondition.  A 409 (someone changed the host since)
 re-reads that host and plans it again, a few times; the plan never writes a
 host it did not read.  Strict refusals (unknown names, empty selectors) are
-raised before the first write, and check mode writes nothing.
+raised before the first write.  Every write goes through the Metal3 writer
+(:class:`common.writer.KubeWrites`): check mode writes nothing.
 
 The namespace's sharing (``namespace_share``) and the dialect
 (:mod:`pool_policies`): on the proposal's HostClaim it is every host's
@@ -34,6 +35,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_pat
     get_path,
     with_precondition,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.writer import KubeWrites
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.dialect import BMO
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import (
     GROUP_VERSION,
@@ -168,21 +170,31 @@ def run_host_share(module: Any) -> None:
             raise error
     for problem in plan_problems(plan, namespace):
         module.warn(problem)
+    # the module is marked changed below, once: a host re-read after a conflict may need no write any more
+    writer = KubeWrites(None, io, check_mode=module.check_mode)
     before, after, changes = {}, {}, []
     for change in plan["changes"]:
         name, patch, host = change["name"], change["patch"], change["host"]
-        if module.check_mode:
-            written = apply_merge_patch(host, patch)
-        else:
-            host, written = _write(io, namespace, name, host, patch, entries, class_label, base)
-            if written is None:
-                continue
+        host, written = writer.write(
+            "patch %s" % host_label(namespace, name),
+            _write,
+            io,
+            namespace,
+            name,
+            host,
+            patch,
+            entries,
+            class_label,
+            base,
+            predicted=(host, apply_merge_patch(host, patch)),
+        )
+        if written is None:
+            continue
         before[name], after[name] = host_view(host), host_view(written)
         changes.append({"host": name, "before": before[name], "after": after[name]})
     policy_changes = []
     if policy_plan is not None:
-        if not module.check_mode:
-            _write_policies(io, namespace, policy_plan)
+        writer.write("write the pool policies of namespace %s" % namespace, _write_policies, io, namespace, policy_plan)
         policy_changes = _policy_changes(policy_plan)
     module.changed(bool(changes) or bool(policy_changes))
     module.result.update(

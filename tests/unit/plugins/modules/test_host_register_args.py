@@ -38,13 +38,26 @@ def failure(args, capsys):
 @pytest.mark.parametrize(
     "args,message",
     [
-        ({"backend": "ironic", "inspection": "redfish"}, "option inspection: only applies to backend metal3"),
-        ({"backend": "ironic", "inspection": "agent"}, "option inspection: only applies to backend metal3"),
+        ({"backend": "ironic", "inspection": "redfish"}, "option inspection: is for backend metal3"),
+        ({"backend": "ironic", "inspection": "agent"}, "option inspection: is for backend metal3"),
         (
             {"backend": "ironic", "host_claim_namespaces": {"matches": "t-.*"}},
-            "option host_claim_namespaces: only applies to backend metal3",
+            "option host_claim_namespaces: is for backend metal3",
         ),
-        ({"backend": "metal3", "namespace": "m", "owner": "infra"}, "option owner: only applies to backend ironic"),
+        ({"backend": "ironic", "namespace": "metal3"}, "option namespace: is for backend metal3"),
+        ({"backend": "metal3", "namespace": "m", "owner": "infra"}, "option owner: is for backend ironic"),
+        (
+            {"backend": "metal3", "namespace": "m", "interfaces": {"boot_interface": "pxe"}},
+            "option interfaces: is for backend ironic",
+        ),
+        (
+            {
+                "backend": "metal3",
+                "namespace": "m",
+                "hosts": [dict(HOSTS[0], nics=[{"mac": "52:54:00:00:00:01", "switch_id": "s", "port_id": "p"}])],
+            },
+            "option hosts[].nics: is for backend ironic",
+        ),
         ({"backend": "metal3", "namespace": "m", "inspection": "bios"}, "value of inspection must be one of"),
     ],
 )

@@ -37,3 +37,26 @@ def test_the_advice_names_the_matching_option():
     with pytest.raises(InvalidInput) as info:
         refuse_foreign_options({"user_data": "#cloud-config"}, "metal3")
     assert "user_data_secret" in info.value.cause
+
+
+def test_a_table_of_a_module_without_advice_names_the_backend_only():
+    table = {"metal3": ("namespace", "namespaces"), "ironic": ("owner", "hosts[].nics")}
+    with pytest.raises(InvalidInput) as info:
+        refuse_foreign_options({"namespace": "tenant-a"}, "ironic", table)
+    assert str(info.value) == "option namespace: is for backend metal3"
+    with pytest.raises(InvalidInput) as info:
+        refuse_foreign_options({"hosts": [{"address": "a"}, {"nics": [{"mac": "m"}]}]}, "metal3", table)
+    assert str(info.value) == "option hosts[].nics: is for backend ironic"
+    refuse_foreign_options({"hosts": [{"nics": []}, {"nics": None}], "namespace": ""}, "metal3", table)
+    refuse_foreign_options({"hosts": [{"nics": []}], "namespaces": None}, "ironic", table)
+
+
+def test_advice_by_option_or_for_any_other():
+    table = {"metal3": ("namespace", "node_reuse"), "ironic": ()}
+    instead = {"ironic": {"namespace": "project credentials"}}
+    with pytest.raises(InvalidInput) as info:
+        refuse_foreign_options({"namespace": "t"}, "ironic", table, instead)
+    assert str(info.value) == "option namespace: is for backend metal3; with backend ironic use project credentials"
+    with pytest.raises(InvalidInput) as info:
+        refuse_foreign_options({"node_reuse": "keep"}, "ironic", table, instead)
+    assert str(info.value) == "option node_reuse: is for backend metal3"
