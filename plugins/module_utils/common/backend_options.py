@@ -97,10 +97,9 @@ def _given(params: Mapping[str, Any], name: str) -> bool:
     return params.get(name) not in _EMPTY
 
 
-def foreign_options(params: Mapping[str, Any], backend: str, only_for: Mapping[str, Any] | None = None) -> list[str]:
+def foreign_options(params: Mapping[str, Any], backend: str, only_for: Mapping[str, Any]) -> list[str]:
     """The options in ``params`` that are given and belong to the other backend, in declaration order
-    (``only_for``: the options of each backend; host_claim's without it)."""
-    only_for = ONLY_FOR if only_for is None else only_for
+    (``only_for``: the options of each backend)."""
     return [name for name in only_for.get(other_backend(backend), ()) if _given(params, name)]
 
 
@@ -115,16 +114,13 @@ def foreign_option_error(option: str, backend: str, instead: str | None = None) 
 def refuse_foreign_options(
     params: Mapping[str, Any],
     backend: str,
-    only_for: Mapping[str, Any] | None = None,
+    only_for: Mapping[str, Any],
     instead: Mapping[str, Mapping[str, str]] | None = None,
 ) -> None:
     """Raise :class:`InvalidInput` naming the first option of ``params`` meant for the other backend.
 
-    ``only_for``: the options of each backend; ``instead``: by backend in use, what to use instead of an option
-    (key ``*``: of any other).  Without ``only_for``, host_claim's table and advice."""
-    if only_for is None:
-        only_for = ONLY_FOR
-        instead = INSTEAD if instead is None else instead
+    ``only_for``: the options of each backend (host_claim's: :data:`ONLY_FOR`); ``instead``: by backend in use,
+    what to use instead of an option (key ``*``: of any other; host_claim's: :data:`INSTEAD`)."""
     instead = instead or {}
     given = foreign_options(params, backend, only_for)
     if given:

@@ -10,7 +10,7 @@
 Needs a Kubernetes client with rights on BareMetalHosts and Secrets in the
 infrastructure namespace.  Every request goes through the metal3
 :class:`client.KubeIO`; every write step through the Metal3 writer
-(:class:`common.writer.KubeWrites`), which in check mode records it and sends
+(:class:`metal3.writer.KubeWrites`), which in check mode records it and sends
 nothing."""
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from functools import partial
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import Conflict, undo_after
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import apply_merge_patch
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common.writer import KubeWrites
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import registration_model as bmh_model
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.writer import KubeWrites
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import client as redfish
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import registration_model as reg
 

@@ -11,7 +11,7 @@
 ``resourceVersion`` precondition in them, :func:`merge_patch.with_precondition`),
 the Secret copies, and the revocation of BMC accounts on a released host.  It
 counts each write on the claim's :class:`binder_outcome.Outcome` and marks the
-pass changed.  It is the Metal3 backend's writer (:class:`common.writer.KubeWrites`,
+pass changed.  It is the Metal3 backend's writer (:class:`metal3.writer.KubeWrites`,
 which the tenant and owner modules use too) with the pass's bookkeeping: in check
 mode every write goes through :meth:`KubeWrites.write`, which sends nothing, records
 it and returns the object as the write would leave it.  Requests are counted by
@@ -27,12 +27,12 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_pat
     apply_merge_patch,
     get_path,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common.writer import KubeWrites
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.outcome import Outcome
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.planner import host_key
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.bmc_ledger import Metal3Host
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.identity import claim_identity
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.writer import KubeWrites
 from ansible_collections.baremetal.tenancy.plugins.module_utils.redfish import accounts as bmc_access
 
 

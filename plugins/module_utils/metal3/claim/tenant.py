@@ -8,7 +8,7 @@
 """The metal3 side of host_claim, host_claim_info and host_release.
 
 Each entry point takes the running module (a TenancyModule): it reads
-``mod.params``, writes through the Metal3 writer (:class:`common.writer.KubeWrites`,
+``mod.params``, writes through the Metal3 writer (:class:`metal3.writer.KubeWrites`,
 which simulates check mode), reports with ``mod.changed()`` and
 ``mod.set_diff()``, and fills ``mod.result``.
 
@@ -52,7 +52,6 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.selectors
     label_key_problem,
     validate_selector,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common.writer import KubeWrites
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import (
     API_VERSION,
     BINDING_DOMAIN,
@@ -72,6 +71,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.vie
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import KubeIO
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.connection import kube_api_client
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.writer import KubeWrites
 
 if TYPE_CHECKING:  # pragma: no cover
     from ansible_collections.baremetal.tenancy.plugins.module_utils.common.base import TenancyModule

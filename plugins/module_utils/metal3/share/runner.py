@@ -13,7 +13,7 @@ was planned from as precondition.  A 409 (someone changed the host since)
 re-reads that host and plans it again, a few times; the plan never writes a
 host it did not read.  Strict refusals (unknown names, empty selectors) are
 raised before the first write.  Every write goes through the Metal3 writer
-(:class:`common.writer.KubeWrites`): check mode writes nothing.
+(:class:`metal3.writer.KubeWrites`): check mode writes nothing.
 
 The namespace's sharing (``namespace_share``) and the dialect
 (:mod:`pool_policies`): on the proposal's HostClaim it is every host's
@@ -35,7 +35,6 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_pat
     get_path,
     with_precondition,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common.writer import KubeWrites
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.dialect import BMO
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import (
     GROUP_VERSION,
@@ -57,6 +56,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.share.pla
     refusal,
     validate_entries,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.writer import KubeWrites
 
 CONFLICT_RETRIES = 3
 

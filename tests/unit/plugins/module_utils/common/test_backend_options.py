@@ -6,6 +6,7 @@
 import pytest
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.backend_options import (
+    INSTEAD,
     ONLY_FOR,
     foreign_options,
     refuse_foreign_options,
@@ -17,25 +18,25 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
 def test_every_option_of_the_other_backend_is_refused_by_name(backend, other):
     for option in ONLY_FOR[other]:
         with pytest.raises(InvalidInput) as info:
-            refuse_foreign_options({option: "x", "name": "web-0"}, backend)
+            refuse_foreign_options({option: "x", "name": "web-0"}, backend, ONLY_FOR, INSTEAD)
         assert info.value.obj == "option %s" % option
         assert info.value.cause.startswith("is for backend %s; with backend %s use " % (other, backend))
 
 
 @pytest.mark.parametrize("backend", ["metal3", "ironic"])
 def test_own_and_empty_options_pass(backend):
-    refuse_foreign_options({option: "x" for option in ONLY_FOR[backend]}, backend)
+    refuse_foreign_options({option: "x" for option in ONLY_FOR[backend]}, backend, ONLY_FOR, INSTEAD)
     other = "ironic" if backend == "metal3" else "metal3"
-    refuse_foreign_options({option: None for option in ONLY_FOR[other]}, backend)
-    assert foreign_options({"traits": [], "host_selector": {}}, backend) == []
+    refuse_foreign_options({option: None for option in ONLY_FOR[other]}, backend, ONLY_FOR, INSTEAD)
+    assert foreign_options({"traits": [], "host_selector": {}}, backend, ONLY_FOR) == []
 
 
 def test_the_advice_names_the_matching_option():
     with pytest.raises(InvalidInput) as info:
-        refuse_foreign_options({"user_data_secret": "s"}, "ironic")
+        refuse_foreign_options({"user_data_secret": "s"}, "ironic", ONLY_FOR, INSTEAD)
     assert "user_data, network_data and meta_data" in info.value.cause
     with pytest.raises(InvalidInput) as info:
-        refuse_foreign_options({"user_data": "#cloud-config"}, "metal3")
+        refuse_foreign_options({"user_data": "#cloud-config"}, "metal3", ONLY_FOR, INSTEAD)
     assert "user_data_secret" in info.value.cause
 
 

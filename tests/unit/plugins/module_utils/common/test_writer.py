@@ -1,12 +1,14 @@
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""common/writer.py: the one way a backend's writes are simulated in check mode (Writer, KubeWrites)."""
+"""common/writer.py and the backends' writers on it (metal3/writer.py KubeWrites, ironic/writes.py Writes): the one
+way a backend's writes are simulated in check mode."""
 
 import pytest
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common.writer import KubeWrites, Writer
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.writer import Writer
 from ansible_collections.baremetal.tenancy.plugins.module_utils.ironic.writes import Writes
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.writer import KubeWrites
 
 
 class Mod:
