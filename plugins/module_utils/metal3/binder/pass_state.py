@@ -189,7 +189,7 @@ class PassState:
 
     def read_dialect(self, claims):
         """Settle the dialect; on baremetal-operator's, read the HostDeployPolicies and refuse to run beside
-        another controller of the claims (``claim_writers``).
+        another controller of the claims (``claim.bmo_controller_signal``).
 
         ``auto`` reads it from the claims (baremetal-operator's CRD requires ``spec.poweredOn``, the
         proposal's prunes it): no request; a forced dialect is checked against the served one.
@@ -257,7 +257,7 @@ class PassState:
         )[0]
 
     def is_taken_over(self, claim):
-        """A claim another controller wrote, taken over (``claim_writers``): the binder's status write must happen."""
+        """A claim another controller wrote, taken over (``claim.bmo_controller_signal``): the binder's status write must happen."""
         return "%s/%s" % claim_identity(claim)[:2] in self.taken_over
 
     def set_hosts(self, hosts):

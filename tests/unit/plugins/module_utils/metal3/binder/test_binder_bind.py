@@ -1,7 +1,7 @@
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Binding under races (binder_bind): a host taken meanwhile, a lost commit undone, a pending claim's condition."""
+"""Binding under races (binder/bind.py): a host taken meanwhile, a lost commit undone, a pending claim's condition."""
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import (
     BINDING_LABEL,

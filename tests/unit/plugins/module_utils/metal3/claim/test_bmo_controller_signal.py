@@ -1,7 +1,7 @@
 # Copyright (c) 2026, baremetal.tenancy contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""claim_writers: which claims another controller wrote after the binder (managedFields of the status)."""
+"""claim/bmo_controller_signal.py: which claims another controller wrote after the binder (managedFields of the status)."""
 
 import pytest
 
