@@ -193,7 +193,7 @@ PYTEST := $(BIN)/python -m pytest -p no:cacheprovider -q -rA --durations=15
 # second at most when built; cold, the builds overlap the other sessions instead of delaying them all).
 integration: system venv kube bmo
 	$(if $(or $(filter tests/integration tests/integration/,$(INTEGRATION)),$(findstring gitops,$(INTEGRATION))),INTEGRATION_PREPARE_gitops='$(MAKE) --no-print-directory flux gitops-tools') \
-	$(if $(or $(filter tests/integration tests/integration/,$(INTEGRATION)),$(findstring networks,$(INTEGRATION))),INTEGRATION_PREPARE_networks='$(MAKE) --no-print-directory neutron') \
+	$(if $(or $(filter tests/integration tests/integration/,$(INTEGRATION)),$(findstring networks,$(INTEGRATION))),INTEGRATION_PREPARE_networks='$(MAKE) --no-print-directory neutron esi-leap') \
 	$(if $(or $(filter tests/integration tests/integration/,$(INTEGRATION)),$(findstring esi_leap,$(INTEGRATION))$(findstring /esi,$(INTEGRATION))),INTEGRATION_PREPARE_esi='$(MAKE) --no-print-directory esi-leap') \
 	  scripts/integration-sessions.sh $(PYTEST) $(PYTEST_ARGS) -- $(INTEGRATION)
 
@@ -228,7 +228,7 @@ test-faults: system venv kube
 # The switch suites alone (tests marked networks: Open vSwitch in userspace configured by Neutron + NGS over SSH, on
 # the shared Keystone; root; tests/integration/selection.py deselects them in every selection whose -m does not name
 # networks).
-test-networks: system venv neutron
+test-networks: system venv neutron esi-leap
 	$(PYTEST) tests/integration -m networks $(PYTEST_ARGS)
 
 # ESI-Leap's suites (tests marked esi): its API and manager beside the session's Keystone + Ironic, alone; make

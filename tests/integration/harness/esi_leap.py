@@ -58,12 +58,14 @@ standard library and :mod:`harness.procs`.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import secrets
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -236,6 +238,20 @@ class EsiLeap:
         notable = [line for line in text if not any(r in line for r in _ROUTINE)]
         return "\n".join(out + notable[-lines:])
 
+    @contextlib.contextmanager
+    def manager_held(self, timeout: float = 120) -> Iterator[None]:
+        """The manager stopped for the block, then started again on the same configuration and waited for until
+        its jobs tick. Its API keeps answering meanwhile, but no lease is fulfilled, expired or cancelled: the
+        tests' way of holding a lease whose end has passed still while a keeper reads it, with no race against the
+        manager's tick."""
+        self.manager_proc.stop()
+        try:
+            yield
+        finally:
+            logged = self.manager_proc.log_path.stat().st_size
+            self.manager_proc.restart()
+            _wait_log(self.manager_proc, _MANAGER_TICK_LINE, timeout, offset=logged)
+
     def stop(self) -> None:
         self.manager_proc.stop()
         self.api_proc.stop()
@@ -328,9 +344,10 @@ def _config(root: Path, port: int, keystone_url: str, account: ServiceAccount, d
 # --- start ----------------------------------------------------------------------------------------------------
 
 
-def _wait_log(proc: procs.Proc, text: str, timeout: float) -> None:
+def _wait_log(proc: procs.Proc, text: str, timeout: float, offset: int = 0) -> None:
+    """Wait until ``text`` is in ``proc``'s log after its first ``offset`` bytes."""
     deadline = time.monotonic() + timeout
-    while text not in proc.log_path.read_text(errors="replace"):
+    while text not in proc.log_path.read_bytes()[offset:].decode(errors="replace"):
         if not proc.alive() or time.monotonic() > deadline:
             state = "running" if proc.alive() else f"exited with {proc.popen.returncode}"
             raise procs.ServiceStartError(
