@@ -299,6 +299,9 @@ def test_the_owner_ending_the_lease_detaches_the_tenants_networks(openstack_env,
     end = {
         "name": "host_lease",
         "baremetal.tenancy.host_lease": {
+            # a lease in node fields: the networks session also runs ESI-Leap (test_esi_leap_networks.py), whose
+            # `lease` service in the catalog would make the default provider (auto) look for ESI-Leap's leases
+            "lease_provider": "ironic",
             "state": "absent",
             "nodes": [NODE],
             "project": TENANT,
