@@ -5,7 +5,9 @@ Sizes from the environment: ``BENCH_HOSTS`` (1,000), ``BENCH_CLAIMS`` (500), ``B
 ``BENCH_WORKERS`` (8, the binder's ``workers``), ``BENCH_BINDERS`` (4, binders at once),
 ``BENCH_OPERATOR_HOSTS`` (20; 0 leaves the real operator out), ``BENCH_DIALECTS`` (``proposal,bmo``),
 ``BENCH_REPEATS`` (1, rounds of the binders at once); ``BENCH_PROFILE`` (a file: the single pass's CPU per function in
-every thread, yappi, saved as pstats).
+every thread, yappi, saved as pstats); ``BENCH_CLIENT`` (``light``: the binders, the pass's floor and the raw writes
+on the collection's own transport, ``metal3/transport.py``'s ``light_client``, as the modules run them; ``library``:
+on the kubernetes library's ``ApiClient``, as this bench did before 2026-11-30).
 Issue 20's size: ``BENCH_HOSTS=10000 BENCH_CLAIMS=5000 BENCH_NAMESPACES=50 BENCH_BINDERS=8``.
 
 Starts its own control plane (etcd + kube-apiserver + kube-controller-manager,
@@ -73,6 +75,7 @@ Prints ONE JSON line (progress on stderr). Usage: ``.venv/bin/python bench/bind.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import os
@@ -102,6 +105,8 @@ WORKERS = int(os.environ.get("BENCH_WORKERS", "8"))
 OPERATOR_HOSTS = int(os.environ.get("BENCH_OPERATOR_HOSTS", "20"))
 #: the HostClaim dialects measured, in this order (BENCH_DIALECTS=proposal leaves baremetal-operator's out)
 DIALECTS = tuple(os.environ.get("BENCH_DIALECTS", "proposal,bmo").split(","))
+#: the client of the binders, the floor and the raw writes: ``light`` (the modules' transport) or ``library``
+CLIENT = os.environ.get("BENCH_CLIENT", "light")
 #: binders at once
 BINDERS = int(os.environ.get("BENCH_BINDERS", "4"))
 #: rounds of BINDERS binders at once, each over fresh claims on the same hosts
@@ -216,12 +221,40 @@ def claim_body(index: int, prefix: str, dialect: str) -> dict:
     }
 
 
+def binder_client(kubeconfig: str):
+    """The client ``KubeIO`` sends the binder's requests with (``BENCH_CLIENT``): the collection's light transport,
+    as ``host_bind`` builds it from a kubeconfig (``connection.kube_api_client``), or the kubernetes library's
+    ``ApiClient`` (whose configuration refreshes the token and looks up the proxy before every request)."""
+    if CLIENT == "library":
+        from kubernetes import config
+
+        return config.new_client_from_config(config_file=kubeconfig)
+    metal3_modules()
+    from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3 import transport
+
+    settings = transport.from_kubeconfig(kubeconfig, None)
+    if settings is None:  # the harness writes a token and a CA file: the light transport reads that
+        raise RuntimeError("the light transport cannot read %s (BENCH_CLIENT=library reads it)" % kubeconfig)
+    return transport.light_client(settings)
+
+
+@contextlib.contextmanager
+def opened_client(kubeconfig: str):
+    """``binder_client`` for a ``with`` block, its connections closed at the end."""
+    api = binder_client(kubeconfig)
+    try:
+        yield api
+    finally:
+        if hasattr(api, "close"):
+            api.close()
+        else:
+            api.rest_client.pool_manager.clear()
+
+
 def raw_io(kubeconfig: str):
     """A ``KubeIO`` (raw JSON requests, the binder's client stack) as the cluster admin."""
-    from kubernetes import config
-
     _metal3, m3client = metal3_modules()
-    return m3client, m3client.KubeIO(config.new_client_from_config(config_file=kubeconfig))
+    return m3client, m3client.KubeIO(binder_client(kubeconfig))
 
 
 def seed_part(kubeconfig: str, job: str, items: list, dialect: str, prefix: str) -> int:
@@ -358,9 +391,8 @@ def counting_io(m3client, api):
 def pass_process(kubeconfig: str, queue) -> None:
     """One binder pass in a process of its own (for its peak memory), then as many raw consumerRef writes."""
     metal3, m3client = metal3_modules()
-    from kubernetes import config
 
-    with config.new_client_from_config(config_file=kubeconfig) as api:
+    with opened_client(kubeconfig) as api:
         io = counting_io(m3client, api)
         binder = metal3.Binder(io, binder_id="bench-1", workers=WORKERS)
         # the raw writes are sampled on both sides of the pass (half of the hosts the pass leaves free before it,
@@ -405,6 +437,7 @@ def pass_process(kubeconfig: str, queue) -> None:
             "raw_sides": [raw_before * bound / max(1, CLAIMS), raw_after * bound / max(1, CLAIMS)],
             "rss_before_pass_mib": before,
             "peak_rss_mib": peak,
+            "client": type(api).__name__,
         }
     )
 
@@ -412,11 +445,10 @@ def pass_process(kubeconfig: str, queue) -> None:
 def binder_process(kubeconfig: str, number: int, queue) -> None:
     """One binder: passes until one changes nothing (at most 10)."""
     metal3, m3client = metal3_modules()
-    from kubernetes import config
 
     passes, conflicts, requests, errors, settled = 0, 0, 0, 0, False
     started = time.monotonic()
-    with config.new_client_from_config(config_file=kubeconfig) as api:
+    with opened_client(kubeconfig) as api:
         for _dummy in range(10):
             io = m3client.KubeIO(api)
             report = metal3.Binder(io, binder_id="binder-%d" % number, host_namespaces=[INFRA], workers=WORKERS).run()
@@ -848,6 +880,7 @@ def measure(dialect: str, workdir: Path) -> dict:
             if single["floor"]["seconds"]
             else None,
             "binder_rss_mib": {"before_pass": single["rss_before_pass_mib"], "peak": single["peak_rss_mib"]},
+            "client": single["client"],
         }
         progress(
             dialect,

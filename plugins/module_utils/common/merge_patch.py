@@ -35,11 +35,29 @@ def same_json(left: Any, right: Any) -> bool:
 _NOTHING = object()
 
 
+def copy_json(value: Any) -> Any:
+    """A copy of a JSON value that shares no dict or list with it: ``copy.deepcopy`` for JSON without its memo.
+
+    Plain dicts and lists are copied member by member, strings, numbers, booleans and ``None`` (immutable) are
+    kept, anything else goes to ``copy.deepcopy``.  Several times faster than ``copy.deepcopy`` on the patches and
+    objects the API returns; unlike it, a dict or list that appears twice in ``value`` is copied twice (JSON has
+    no shared members: the copy serialises the same).
+    """
+    kind = type(value)
+    if kind is dict:
+        return {key: copy_json(member) for key, member in value.items()}
+    if kind is list:
+        return [copy_json(member) for member in value]
+    if value is None or kind in (str, int, float, bool):
+        return value
+    return copy.deepcopy(value)
+
+
 def apply_merge_patch(target: Any, patch: Any) -> Any:
     """Return ``target`` with the JSON merge patch (RFC 7386) applied; inputs are not changed."""
     if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    result = copy.deepcopy(target) if isinstance(target, dict) else {}
+        return copy_json(patch)
+    result = copy_json(target) if isinstance(target, dict) else {}
     for key, value in patch.items():
         if value is None:
             result.pop(key, None)
@@ -82,13 +100,19 @@ def combine_patches(first: dict, second: dict) -> dict:
     Maps present in both are combined member by member; meant for patches
     of different parts of one object (labels, annotations, spec fields).
     """
-    result = copy.deepcopy(first)
+    result = copy_json(first)
+    _combine_into(result, second)
+    return result
+
+
+def _combine_into(result: dict, second: dict) -> None:
+    """``combine_patches`` in ``result``, a copy that nothing else holds (its maps are combined in place: no second
+    copy of what was just copied)."""
     for key, value in second.items():
         if isinstance(value, dict) and isinstance(result.get(key), dict):
-            result[key] = combine_patches(result[key], value)
+            _combine_into(result[key], value)
         else:
-            result[key] = copy.deepcopy(value)
-    return result
+            result[key] = copy_json(value)
 
 
 def with_precondition(patch: dict, obj: Any) -> dict:
@@ -96,6 +120,6 @@ def with_precondition(patch: dict, obj: Any) -> dict:
     version = get_path(obj, "metadata", "resourceVersion")
     if not patch or not version:
         return patch
-    result = copy.deepcopy(patch)
+    result = copy_json(patch)
     result.setdefault("metadata", {})["resourceVersion"] = version
     return result

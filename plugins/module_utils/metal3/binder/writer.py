@@ -70,9 +70,12 @@ class Writer(KubeWrites):
         if not patch:
             return host
         namespace, name = host_key(host)
-        # in check mode the host as the patch would leave it (its resourceVersion unknown)
-        predicted = apply_merge_patch(
-            host, dict(patch, metadata=dict(patch.get("metadata") or {}, resourceVersion=None))
+        # in check mode the host as the patch would leave it (its resourceVersion unknown); a real write returns
+        # the API's answer and ignores it, so it is not built (a deep copy of the whole host per write)
+        predicted = (
+            apply_merge_patch(host, dict(patch, metadata=dict(patch.get("metadata") or {}, resourceVersion=None)))
+            if self.check_mode
+            else None
         )
         result = self.patch("host", namespace, name, patch, predicted=predicted)
         self.wrote(outcome)
@@ -82,10 +85,13 @@ class Writer(KubeWrites):
         if not patch:
             return claim
         identity = claim_identity(claim)
-        # in check mode the claim as the patch would leave it, at the version read (the pass's records of it hold)
+        # in check mode the claim as the patch would leave it, at the version read (the pass's records of it hold);
+        # not built for a real write (see write_host)
         version = get_path(claim, "metadata", "resourceVersion")
-        predicted = apply_merge_patch(
-            claim, dict(patch, metadata=dict(patch.get("metadata") or {}, resourceVersion=version))
+        predicted = (
+            apply_merge_patch(claim, dict(patch, metadata=dict(patch.get("metadata") or {}, resourceVersion=version)))
+            if self.check_mode
+            else None
         )
         what = "patch claim%s %s/%s" % (" status" if status else "", identity.namespace, identity.name)
         result = self.write(

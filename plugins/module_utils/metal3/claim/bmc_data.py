@@ -292,6 +292,68 @@ def _address_pattern(address):
     return pattern
 
 
+# ------------------------------------------------ what every match contains (the prefilter of each pattern)
+#
+# Each ``_*_literals`` mirrors the pattern builder of the same name: the strings (lowered, as the patterns are)
+# that every text the pattern matches contains, so that a text without one of them is not searched.  Mandatory
+# parts only: an octet's or a group's digits without their optional leading zeros, a UUID's five groups (the
+# dashes between them are optional), the runs between interchangeable separators, a host name, ``/segment``.
+
+
+def _ipv4_literals(address):
+    """Each octet's decimal digits: ``0*%d`` (or ``0+`` for 0) in ``_ipv4_pattern`` contains them."""
+    return tuple(str(int(octet)) for octet in str(address).split("."))
+
+
+def _ipv6_literals(address):
+    """Each non-zero group's hex digits (every variant of ``_ipv6_pattern`` spells the non-zero groups, with or
+    without leading zeros; only zero groups are compressed); none for an IPv4-mapped address, whose pattern has
+    a second alternative (the IPv4 address) without them."""
+    if address.ipv4_mapped is not None:
+        return ()
+    return tuple("%x" % int(group, 16) for group in address.exploded.split(":") if int(group, 16))
+
+
+def _host_literals(host):
+    """As ``_host_pattern``: ``None`` when it is ``None`` (no host)."""
+    address = _ip(host)
+    if isinstance(address, ipaddress.IPv4Address):
+        return _ipv4_literals(address)
+    if isinstance(address, ipaddress.IPv6Address):
+        return _ipv6_literals(address)
+    return (host.lower(),) if host else None
+
+
+def _uuid_literals(value):
+    found = _UUID.fullmatch(value.strip().lower())
+    return found.groups() if found else None
+
+
+def _token_literals(value):
+    """As ``_token_pattern``: a UUID's groups, else the runs of the value between its separators."""
+    uuid = _uuid_literals(value)
+    if uuid:
+        return uuid
+    text = value.strip().lower()
+    return tuple(run for run in re.split("[-._]", text) if run)
+
+
+def _address_literals(address):
+    """As ``_address_pattern``: ``None`` when it is ``None`` (no host part)."""
+    parts = address_parts(address)
+    literals = _host_literals(parts["host"])
+    if literals is None:
+        return None
+    literals = list(literals)
+    if parts["port"]:  # ``:0*<port without leading zeros>``: a port of zeros leaves only the colon
+        literals.extend([":", parts["port"].lstrip("0")] if parts["port"].lstrip("0") else [":"])
+    for segment in parts["segments"]:
+        uuid = _uuid_literals(segment)
+        literals.extend(["/" + uuid[0], *uuid[1:]] if uuid else ["/" + segment.lower()])
+    # the longest first: the most selective test rejects most texts at once
+    return tuple(sorted(set(literals), key=len, reverse=True))
+
+
 def _looks_like_address(value):
     """True for a plain value spelled as an address: with a scheme, or an IP with or without an explicit port."""
     if "://" in value:
@@ -311,11 +373,29 @@ def _generic(value):
     return test
 
 
-def _regex(pattern):
-    compiled = re.compile(pattern)
+def _regex(build, literals, fallback):
+    """The test of a regular expression: ``build()`` makes its pattern, compiled when a text first needs it.
+
+    ``literals`` are strings that every match of the pattern contains (its prefilter, from ``_*_literals``): the
+    expression runs only on the texts that contain them all, so a host's matchers cost a few substring tests on
+    texts that cannot match, and are compiled only when a text might.  ``fallback`` (the lowered value) is the
+    plain rule used if the pattern does not compile (not expected: every pattern is built from escaped text).
+    """
+    compiled = []
 
     def test(variants, words):
-        return any(compiled.search(text) for text in variants)
+        for text in variants:
+            if all(literal in text for literal in literals):
+                if not compiled:
+                    try:
+                        compiled.append(re.compile(build()))
+                    except re.error:
+                        compiled.append(None)
+                if compiled[0] is None:
+                    return _generic(fallback)(variants, words)
+                if compiled[0].search(text):
+                    return True
+        return False
 
     return test
 
@@ -335,26 +415,24 @@ def _rule(what, value):
     if what == BMC_PORT:
         return _port(lower) if lower.strip().isdigit() else _generic(lower)
     if what == BMC_ADDRESS or (what is None and _looks_like_address(value)):
-        pattern = _address_pattern(value)
-        return _regex(pattern) if pattern else _generic(lower)
+        literals = _address_literals(value)
+        if literals is None:  # no host part: ``_address_pattern`` is None
+            return _generic(lower)
+        return _regex(lambda: _address_pattern(value), literals, lower)
     if what == BMC_HOST or (what is None and _ip(value)):
         if _ip(value):
-            return _regex(_host_pattern(value.strip().strip("[]")))
+            host = value.strip().strip("[]")
+            return _regex(lambda: _host_pattern(host), _host_literals(host), lower)
         return _generic(lower)
     if what in (BMC_SYSTEM_ID, BMC_PATH_SEGMENT, BMC_QUERY_VALUE) or (what is None and _uuid_pattern(value)):
-        return _regex(_token_pattern(value))
+        return _regex(lambda: _token_pattern(value), _token_literals(value), lower)
     return _generic(lower)
 
 
 @lru_cache(maxsize=512)
 def _compiled(needles):
-    rules = []
-    for what, value in needles:
-        try:
-            rules.append((what or "BMC data", _rule(what, value)))
-        except re.error:  # not expected: every pattern is built from escaped text; fall back to the plain rule
-            rules.append((what or "BMC data", _generic(value.lower())))
-    return tuple(rules)
+    """The rules of a needle set, once per set (the regular expressions compiled when a text first needs them)."""
+    return tuple((what or "BMC data", _rule(what, value)) for what, value in needles)
 
 
 def _normal(bmc_values):
