@@ -50,6 +50,7 @@ PROGRAMS = {
     "sshd": "sshd",
     "sshd:": "sshd",
     "git": "git",
+    "module_zygote.py": "module-zygote",  # the modules run by the test bed's zygote (its forks keep its command line)
 }
 #: (kind, words any of which in the command line makes a process that kind), first match wins, for the processes
 #: whose program says nothing (``python -c ...`` launchers, gunicorn workers, the Go toolchain's tools)

@@ -214,7 +214,7 @@ class KillablePlaybook:
         self.started = time.monotonic()
         self.proc = subprocess.Popen(
             [str(VENV_BIN / "ansible-playbook"), "-i", "localhost,", str(path)],
-            env=ansible_env(env, workdir),
+            env=ansible_env(env, workdir, zygote=False),  # the module's process in the tree it kills
             cwd=str(workdir),
             stdout=self._log,
             stderr=subprocess.STDOUT,

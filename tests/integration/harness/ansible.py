@@ -15,10 +15,14 @@
 
 Both set ``BMT_TEST_BED_CACHE`` (``scripts/test_bed_caches.py``): the modules' zipped source is compiled, the
 collections' routing metadata parsed, and each module's payload gathered once per run instead of once per process.
+Under pytest, modules run in forks of one interpreter per session that has imported their costly libraries once
+(``scripts/module_zygote.py``, :func:`module_interpreter`); ``ansible_env(..., zygote=False)`` runs them with the
+real interpreter.
 """
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import functools
 import json
@@ -26,6 +30,8 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -52,6 +58,44 @@ internal_poll_interval = 0.05
 """
 
 
+_ZYGOTE_LOCK = threading.Lock()
+
+
+def module_interpreter() -> str:
+    """What runs the modules: the client of this session's module zygote (``scripts/module_zygote.py``), started
+    at the first call under pytest; else (outside pytest, or when the zygote does not start) :data:`MODULE_PYTHON`.
+    Set ``BMT_MODULE_ZYGOTE=0`` for the real interpreter everywhere."""
+    with _ZYGOTE_LOCK:
+        return _module_interpreter()
+
+
+@functools.cache
+def _module_interpreter() -> str:
+    if "_pytest" not in sys.modules or os.environ.get("BMT_MODULE_ZYGOTE", "1") == "0":
+        return MODULE_PYTHON
+    workdir = Path(tempfile.mkdtemp(prefix="bmt-zygote-"))
+    client = workdir / "python"
+    env = dict(os.environ, BMT_TEST_BED_CACHE=str(TEST_BED_CACHE))
+    log = open(workdir / "zygote.log", "wb")  # the server's log, open as long as it runs
+    proc = subprocess.Popen(
+        [MODULE_PYTHON, str(REPO_ROOT / "scripts" / "module_zygote.py"), "serve", str(workdir / "socket"), str(client)],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 120
+    while not client.exists():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            print("module zygote did not start (see %s): modules run by %s" % (workdir / "zygote.log", MODULE_PYTHON))
+            return MODULE_PYTHON
+        time.sleep(0.05)
+    atexit.register(proc.terminate)
+    return str(client)
+
+
 @functools.cache
 def collections_root() -> Path:
     """A directory whose ansible_collections/baremetal/tenancy is this checkout (made once per run)."""
@@ -70,15 +114,16 @@ def test_bed_config() -> Path:
     return path
 
 
-def ansible_env(env: Mapping[str, str], workdir: Path) -> dict[str, str]:
-    """``env`` plus the settings that make a run hermetic and quiet."""
+def ansible_env(env: Mapping[str, str], workdir: Path, *, zygote: bool = True) -> dict[str, str]:
+    """``env`` plus the settings that make a run hermetic and quiet; ``zygote=False``: the modules run by the real
+    interpreter (:data:`MODULE_PYTHON`), each a child of its ``ansible-playbook``, not a fork of the zygote."""
     local_tmp = Path(workdir) / "ansible-tmp"
     local_tmp.mkdir(parents=True, exist_ok=True)
     merged = dict(env)
     merged.update(
         {
             "ANSIBLE_COLLECTIONS_PATH": str(collections_root()),
-            "ANSIBLE_PYTHON_INTERPRETER": MODULE_PYTHON,
+            "ANSIBLE_PYTHON_INTERPRETER": module_interpreter() if zygote else MODULE_PYTHON,
             "ANSIBLE_LOCAL_TEMP": str(local_tmp),
             "ANSIBLE_REMOTE_TEMP": str(local_tmp),
             "ANSIBLE_NOCOLOR": "1",
