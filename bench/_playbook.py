@@ -31,7 +31,8 @@ def run(
     play: Path, workdir: Path, set_env: Mapping[str, str] | None = None, drop: tuple[str, ...] = ()
 ) -> tuple[float, float, subprocess.CompletedProcess]:
     """Run ``play`` with the harness's environment, ``set_env`` added and ``drop`` removed: (CPU, wall, process)."""
-    env = ansible_env({"PATH": os.environ.get("PATH", ""), **(set_env or {})}, workdir)
+    env = ansible_env({"PATH": os.environ.get("PATH", "")}, workdir)
+    env.update(set_env or {})  # after: ansible_env sets the modules' interpreter, which a side may change
     for name in drop:
         env.pop(name, None)
     before, started = children_cpu(), time.monotonic()

@@ -12,7 +12,10 @@ whole process tree (``ansible-playbook``, its workers and modules) from ``getrus
 - ``caches``: the test bed's caches on (``scripts/test_bed_caches.py``: modules' code, routing metadata, payloads;
   warmed by one run first, as a session's first runs warm them), modules still by the test venv's Python;
 - ``harness``: what the harness sets: the caches, its ansible.cfg (``test_bed_waits.py`` measures what that saves
-  while a module waits), and modules run by ``.venv-modules`` (``requirements.txt`` alone).
+  while a module waits), and modules run by ``.venv-modules`` (``requirements.txt`` alone);
+- ``zygote``: ``harness`` with the modules run in forks of one interpreter that imported their libraries once
+  (``scripts/module_zygote.py``, as the harness runs them under pytest); its CPU is the process tree's plus the
+  server's and its forks' (``/proc/<server>/stat``).
 
 Prints one JSON line: each side's median CPU seconds and wall seconds, the ratios to ``plain``, the machine's load.
 """
@@ -23,8 +26,10 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import _playbook
@@ -58,9 +63,37 @@ def playbook(kubeconfig: Path) -> list[dict]:
     return [{"hosts": "localhost", "gather_facts": False, "connection": "local", "tasks": tasks}]
 
 
-def run(side: str, play: Path, workdir: Path, cache: Path) -> tuple[float, float]:
+def proc_cpu(pid: int) -> float:
+    """CPU seconds of process ``pid`` and of its children it has reaped."""
+    fields = Path("/proc/%d/stat" % pid).read_text().rsplit(")", 1)[1].split()
+    return sum(int(value) for value in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def start_zygote(root: Path) -> tuple[subprocess.Popen, str]:
+    """The module zygote's server (a child of this process) and its client."""
+    client = root / "zygote" / "python"
+    client.parent.mkdir()
+    server = subprocess.Popen(
+        [
+            MODULE_PYTHON,
+            str(REPO / "scripts" / "module_zygote.py"),
+            "serve",
+            str(client.parent / "socket"),
+            str(client),
+        ],
+        env=dict(os.environ, BMT_TEST_BED_CACHE=str(root / "cache")),
+    )
+    while not client.exists():
+        if server.poll() is not None:
+            raise SystemExit("the module zygote did not start")
+        time.sleep(0.05)
+    return server, str(client)
+
+
+def run(side: str, play: Path, workdir: Path, cache: Path, zygote: tuple[int, str]) -> tuple[float, float]:
     """One ``ansible-playbook`` run as ``side``: (CPU seconds of its process tree, wall seconds)."""
-    python = MODULE_PYTHON if side == "harness" else sys.executable
+    python = {"harness": MODULE_PYTHON, "zygote": zygote[1]}.get(side, sys.executable)
+    server_before = proc_cpu(zygote[0])
     # plain: nothing of the test bed's; caches: its caches alone (not its ansible.cfg, test_bed_waits.py's subject)
     drop = {"plain": _playbook.TEST_BED, "caches": ("ANSIBLE_CONFIG",)}.get(side, ())
     cpu, wall, proc = _playbook.run(
@@ -69,7 +102,7 @@ def run(side: str, play: Path, workdir: Path, cache: Path) -> tuple[float, float
     recap = [line for line in proc.stdout.splitlines() if line.startswith("localhost")]
     if proc.returncode or not recap or " ok=5 " not in recap[-1] or "ignored=4" not in recap[-1]:
         raise SystemExit("%s: unexpected run (rc %s)\n%s\n%s" % (side, proc.returncode, proc.stdout, proc.stderr))
-    return cpu, wall
+    return cpu + proc_cpu(zygote[0]) - server_before, wall
 
 
 def main() -> None:
@@ -78,7 +111,7 @@ def main() -> None:
     args = parser.parse_args()
     if not Path(MODULE_PYTHON).exists():
         raise SystemExit("%s is missing: run make venv" % MODULE_PYTHON)
-    sides = ("plain", "caches", "harness")
+    sides = ("plain", "caches", "harness", "zygote")
     load_start = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="bmt-bench-test-bed-") as tmp:
         root = Path(tmp)
@@ -87,13 +120,19 @@ def main() -> None:
         play = root / "play.yml"
         play.write_text(yaml.safe_dump(playbook(kubeconfig), sort_keys=False))
         cache = root / "cache"
-        for side in sides[1:]:  # warm the caches, as a session's first runs do
-            run(side, play, root / "warm", cache)
-        samples: dict[str, list[tuple[float, float]]] = {side: [] for side in sides}
-        for index in range(args.rounds):
-            for side in sides:
-                samples[side].append(run(side, play, root / ("%s-%d" % (side, index)), cache))
-                print("round %d %s: %.2f s CPU" % (index + 1, side, samples[side][-1][0]), file=sys.stderr)
+        server, client = start_zygote(root)
+        zygote = (server.pid, client)
+        try:
+            for side in sides[1:]:  # warm the caches, as a session's first runs do
+                run(side, play, root / "warm", cache, zygote)
+            samples: dict[str, list[tuple[float, float]]] = {side: [] for side in sides}
+            for index in range(args.rounds):
+                for side in sides:
+                    samples[side].append(run(side, play, root / ("%s-%d" % (side, index)), cache, zygote))
+                    print("round %d %s: %.2f s CPU" % (index + 1, side, samples[side][-1][0]), file=sys.stderr)
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
     cpu = {side: round(statistics.median(c for c, w in samples[side]), 3) for side in sides}
     wall = {side: round(statistics.median(w for c, w in samples[side]), 3) for side in sides}
     print(
