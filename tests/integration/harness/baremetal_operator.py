@@ -66,6 +66,7 @@ import dataclasses
 import os
 import secrets
 import shutil
+import threading
 import time
 from pathlib import Path
 
@@ -639,7 +640,8 @@ def disk_image(stack: Metal3, name: str = "disk.img", size: int = 1 << 20) -> di
     path = stack.ironic.http_root / name
     if not path.exists():
         data = b"test-bed disk image\n".ljust(size, b"\0")
-        tmp = path.with_name(f".{name}.{os.getpid()}")
+        # a name of this thread's own: tenants claiming in threads at once each write one
+        tmp = path.with_name(f".{name}.{os.getpid()}.{threading.get_ident()}")
         tmp.write_bytes(data)
         tmp.replace(path)
     checksum = hashlib.sha256(path.read_bytes()).hexdigest()

@@ -33,6 +33,7 @@ import os
 import shutil
 import sys
 import tarfile
+import threading
 from pathlib import Path
 
 from . import procs
@@ -72,7 +73,7 @@ def source_dir() -> Path:
     digest = hashlib.sha256(archive.read_bytes()).hexdigest()
     if digest != SNAPSHOT_SHA256:
         raise procs.ServiceStartError(f"{archive}: sha256 {digest} differs from the pinned snapshot")
-    tmp = target.with_name(target.name + f".tmp{os.getpid()}")
+    tmp = target.with_name(target.name + f".tmp{os.getpid()}.{threading.get_ident()}")
     with tarfile.open(archive) as tar:
         tar.extractall(tmp, filter="data")  # the snapshot holds fake-ipa/ only
     found = next(tmp.rglob("fake_ipa/main.py")).parent.parent

@@ -34,6 +34,7 @@ import concurrent.futures
 import dataclasses
 import hashlib
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -92,7 +93,7 @@ class IronicMachines:
         """The tenant's ``image`` (``host_claim``): a raw whole-disk image with its sha256, served by Ironic."""
         path = self.env.ironic_server.http_root / DISK_IMAGE
         if not path.exists():
-            tmp = path.with_name(f".{DISK_IMAGE}.{os.getpid()}")
+            tmp = path.with_name(f".{DISK_IMAGE}.{os.getpid()}.{threading.get_ident()}")  # claims in threads
             tmp.write_bytes(b"test-bed disk image\n".ljust(DISK_IMAGE_SIZE, b"\0"))
             tmp.replace(path)
         checksum = hashlib.sha256(path.read_bytes()).hexdigest()
