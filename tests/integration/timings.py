@@ -12,8 +12,8 @@ session's name from ``BMT_SESSION``, which scripts/integration-sessions.sh sets)
 
 Wall time: the sessions run side by side, so each figure includes waiting for the others. The files' table
 also gives each file's CPU seconds: the pytest process's own and those of the child processes that ended while
-the file ran (every ``ansible-playbook`` and ``ansible-inventory`` it ran, with their modules; the services its
-module fixtures started and stopped) -- what the file costs the machine whatever else runs beside it. The last
+the file ran (every ``ansible-playbook`` and ``ansible-inventory`` it ran, with their modules, also those the
+session's module zygote forked; the services its module fixtures started and stopped) -- what the file costs the machine whatever else runs beside it. The last
 test's teardown, where the session's fixtures stop their services (whose CPU is counted when they end), is a row of
 its own.
 """
@@ -28,6 +28,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from harness.ansible import zygote_cpu_seconds
 
 _FIXTURES: dict[tuple[str, str], dict[str, float]] = defaultdict(
     lambda: {"setups": 0, "setup_s": 0.0, "setup_max_s": 0.0, "teardowns": 0, "teardown_s": 0.0}
@@ -59,9 +60,10 @@ def pytest_fixture_post_finalizer(fixturedef, request):
 
 
 def cpu_seconds() -> float:
-    """User + system CPU of this process and of its children that have ended (and were waited for)."""
+    """User + system CPU of this process and of its children that have ended (and were waited for), and of the
+    module processes the session's module zygote ran that have ended (``harness.ansible.zygote_cpu_seconds``)."""
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime + zygote_cpu_seconds()
 
 
 #: CPU seconds of the last test's teardown, where the session's fixtures stop their services (reaped then: counted
