@@ -34,6 +34,7 @@ from pathlib import Path
 
 import _playbook
 import yaml
+from harness import procs
 
 REPO = _playbook.REPO
 MODULE_PYTHON = os.environ.get("BMT_MODULE_PYTHON") or str(REPO / ".venv-modules" / "bin" / "python")
@@ -63,12 +64,6 @@ def playbook(kubeconfig: Path) -> list[dict]:
     return [{"hosts": "localhost", "gather_facts": False, "connection": "local", "tasks": tasks}]
 
 
-def proc_cpu(pid: int) -> float:
-    """CPU seconds of process ``pid`` and of its children it has reaped."""
-    fields = Path("/proc/%d/stat" % pid).read_text().rsplit(")", 1)[1].split()
-    return sum(int(value) for value in fields[11:15]) / os.sysconf("SC_CLK_TCK")
-
-
 def start_zygote(root: Path) -> tuple[subprocess.Popen, str]:
     """The module zygote's server (a child of this process) and its client."""
     client = root / "zygote" / "python"
@@ -93,7 +88,7 @@ def start_zygote(root: Path) -> tuple[subprocess.Popen, str]:
 def run(side: str, play: Path, workdir: Path, cache: Path, zygote: tuple[int, str]) -> tuple[float, float]:
     """One ``ansible-playbook`` run as ``side``: (CPU seconds of its process tree, wall seconds)."""
     python = {"harness": MODULE_PYTHON, "zygote": zygote[1]}.get(side, sys.executable)
-    server_before = proc_cpu(zygote[0])
+    server_before = procs.cpu_seconds(zygote[0], reaped_children=True)
     # plain: nothing of the test bed's; caches: its caches alone (not its ansible.cfg, test_bed_waits.py's subject)
     drop = {"plain": _playbook.TEST_BED, "caches": ("ANSIBLE_CONFIG",)}.get(side, ())
     cpu, wall, proc = _playbook.run(
@@ -102,7 +97,7 @@ def run(side: str, play: Path, workdir: Path, cache: Path, zygote: tuple[int, st
     recap = [line for line in proc.stdout.splitlines() if line.startswith("localhost")]
     if proc.returncode or not recap or " ok=5 " not in recap[-1] or "ignored=4" not in recap[-1]:
         raise SystemExit("%s: unexpected run (rc %s)\n%s\n%s" % (side, proc.returncode, proc.stdout, proc.stderr))
-    return cpu + proc_cpu(zygote[0]) - server_before, wall
+    return cpu + procs.cpu_seconds(zygote[0], reaped_children=True) - server_before, wall
 
 
 def main() -> None:

@@ -38,6 +38,8 @@ from typing import Any
 
 import yaml
 
+from . import procs
+
 REPO_ROOT = Path(__file__).resolve().parents[3]
 VENV_BIN = Path(sys.executable).parent
 TEST_BED_CACHE = REPO_ROOT / ".tmp" / "test-bed-cache"
@@ -102,13 +104,7 @@ def _module_interpreter() -> str:
 def zygote_cpu_seconds() -> float:
     """CPU seconds of the zygote's server and of the module processes that have ended (its forks, reaped as they
     end): what the modules cost, which a process's ``RUSAGE_CHILDREN`` no longer holds (0 before it starts)."""
-    for proc in _ZYGOTE:
-        try:
-            fields = Path("/proc/%d/stat" % proc.pid).read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            return 0.0
-        return sum(int(value) for value in fields[11:15]) / os.sysconf("SC_CLK_TCK")
-    return 0.0
+    return procs.cpu_seconds(_ZYGOTE[0].pid, reaped_children=True) if _ZYGOTE else 0.0
 
 
 @functools.cache

@@ -196,6 +196,16 @@ def process_tree(pid: int) -> list[int]:
     return found
 
 
+def cpu_seconds(pid: int, reaped_children: bool = False) -> float:
+    """User + system CPU seconds of process ``pid`` (``/proc/<pid>/stat``), with ``reaped_children`` those of the
+    children it has waited for too; 0 when there is no such process."""
+    try:
+        fields = Path("/proc/%d/stat" % pid).read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return sum(int(value) for value in fields[11 : 15 if reaped_children else 13]) / os.sysconf("SC_CLK_TCK")
+
+
 def process_tree_by_parents(pid: int) -> list[int]:
     """:func:`process_tree` from the parent of every process on the machine (where a kernel has no children
     files; and the way to check them)."""
