@@ -32,6 +32,7 @@ whose server does not answer.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import json
 import os
@@ -97,8 +98,10 @@ except OSError:
     cwd = None
 mask = os.umask(0)
 os.umask(mask)
+ignored = [name for name in {forwarded!r} if signal.getsignal(getattr(signal, name)) == signal.SIG_IGN]
 request = json.dumps(
-    {{"argv": sys.argv[1:], "env": dict(os.environ), "cwd": cwd, "umask": mask}}, ensure_ascii=True
+    {{"argv": sys.argv[1:], "env": dict(os.environ), "cwd": cwd, "umask": mask, "ignored": ignored}},
+    ensure_ascii=True,
 ).encode()
 try:
     socket.send_fds(sock, [struct.pack("!I", len(request)) + request], [0, 1, 2])
@@ -118,7 +121,8 @@ def forward(number, frame):
 
 
 for name in {forwarded!r}:
-    signal.signal(getattr(signal, name), forward)
+    if name not in ignored:
+        signal.signal(getattr(signal, name), forward)
 status = receive(sock, 4)
 if status is None:
     os._exit(255)
@@ -173,7 +177,14 @@ def _run_module(conn: socket.socket, request: dict, fds: list[int], reload: tupl
             if fd > 2:
                 os.close(fd)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        # the signals as the client's interpreter started with them: ignored where it had them ignored (a job
+        # started with SIGINT ignored), else Python's defaults
+        for name in FORWARDED:
+            number = getattr(signal, name)
+            if name in request.get("ignored", ()):
+                signal.signal(number, signal.SIG_IGN)
+            else:
+                signal.signal(number, signal.default_int_handler if name == "SIGINT" else signal.SIG_DFL)
         if request.get("cwd"):
             try:
                 os.chdir(request["cwd"])
@@ -259,6 +270,9 @@ def serve(path: str, client: str, preload: tuple[str, ...] = PRELOAD, reload: tu
             importlib.import_module(name)
         except ImportError:
             pass
+    # what is loaded now stays out of the cyclic collector's passes, so that a fork's collections do not write to
+    # (and so copy) every page of it
+    gc.freeze()
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     if os.path.exists(path):
         os.unlink(path)

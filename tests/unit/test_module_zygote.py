@@ -158,14 +158,31 @@ def _gone(pid: int, timeout: float = 10) -> bool:
     return False
 
 
-def _start_sleeper(client: Path, tmp_path: Path) -> tuple[subprocess.Popen, int]:
+def _start_sleeper(client: Path, tmp_path: Path, sigint=signal.SIG_DFL) -> tuple[subprocess.Popen, int]:
+    """The probe sleeping, its client started with SIGINT as ``sigint`` (a test runner may run with it ignored)."""
     pid_file = tmp_path / "pid"
+    # a launcher sets the disposition and execs the client, which keeps it
+    launcher = (
+        "import os, signal, sys; signal.signal(signal.SIGINT, signal.%s); os.execv(sys.argv[1], sys.argv[1:])"
+        % ("SIG_IGN" if sigint == signal.SIG_IGN else "SIG_DFL")
+    )
     proc = subprocess.Popen(
-        [str(client), str(tmp_path / "probe.py"), "sleep", str(pid_file)],
+        [sys.executable, "-c", launcher, str(client), str(tmp_path / "probe.py"), "sleep", str(pid_file)],
         stdout=subprocess.PIPE,
         text=True,
     )
     return proc, _wait_pid_file(pid_file)
+
+
+def test_a_signal_the_client_started_with_ignored_is_ignored_by_the_module(zygote):
+    client, tmp_path = zygote
+    proc, pid = _start_sleeper(client, tmp_path, sigint=signal.SIG_IGN)
+    proc.send_signal(signal.SIGINT)
+    time.sleep(1)
+    assert proc.poll() is None and not _gone(pid, timeout=0.5)  # as a real interpreter started so would
+    proc.terminate()
+    proc.communicate(timeout=30)
+    assert proc.returncode == -signal.SIGTERM and _gone(pid)
 
 
 @pytest.mark.parametrize(
