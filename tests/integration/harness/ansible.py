@@ -15,9 +15,9 @@
 
 Both set ``BMT_TEST_BED_CACHE`` (``scripts/test_bed_caches.py``): the modules' zipped source is compiled, the
 collections' routing metadata parsed, and each module's payload gathered once per run instead of once per process.
-Under pytest, modules run in forks of one interpreter per session that has imported their costly libraries once
-(``scripts/module_zygote.py``, :func:`module_interpreter`); ``ansible_env(..., zygote=False)`` runs them with the
-real interpreter.
+With ``BMT_MODULE_ZYGOTE=1`` under pytest, modules run in forks of one interpreter per session that has imported their
+costly libraries once (``scripts/module_zygote.py``, :func:`module_interpreter`; opt-in); ``ansible_env(...,
+zygote=False)`` runs them with the real interpreter in any case.
 """
 
 from __future__ import annotations
@@ -66,16 +66,16 @@ _ZYGOTE: list[subprocess.Popen] = []
 
 
 def module_interpreter() -> str:
-    """What runs the modules: the client of this session's module zygote (``scripts/module_zygote.py``), started
-    at the first call under pytest; else (outside pytest, or when the zygote does not start) :data:`MODULE_PYTHON`.
-    Set ``BMT_MODULE_ZYGOTE=0`` for the real interpreter everywhere."""
+    """What runs the modules: :data:`MODULE_PYTHON`; with ``BMT_MODULE_ZYGOTE=1`` under pytest, the client of this
+    session's module zygote (``scripts/module_zygote.py``), started at the first call (the real interpreter again
+    when it does not start). Opt-in: a whole run with it cut Ansible's CPU but was not shorter (CONTRIBUTING.md)."""
     with _ZYGOTE_LOCK:
         return _module_interpreter()
 
 
 @functools.cache
 def _module_interpreter() -> str:
-    if "_pytest" not in sys.modules or os.environ.get("BMT_MODULE_ZYGOTE", "1") == "0":
+    if "_pytest" not in sys.modules or os.environ.get("BMT_MODULE_ZYGOTE", "0") != "1":
         return MODULE_PYTHON
     workdir = Path(tempfile.mkdtemp(prefix="bmt-zygote-"))
     client = workdir / "python"
