@@ -89,6 +89,19 @@ def run(client: Path, tmp_path: Path, *args: str, **kwargs) -> subprocess.Comple
     )
 
 
+def run_print(client: Path, tmp_path: Path) -> tuple[subprocess.Popen, dict]:
+    """The probe printing what it sees, under ZY=client; the client's process and what the probe saw."""
+    proc = subprocess.Popen(
+        [str(client), str(tmp_path / "probe.py"), "print"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, ZY="client"),
+    )
+    out, _err = proc.communicate("x\n", timeout=60)
+    return proc, json.loads(out)
+
+
 def test_a_script_sees_what_the_real_interpreter_would_give_it(zygote):
     client, tmp_path = zygote
     old = os.umask(0o027)
@@ -109,15 +122,7 @@ def test_a_script_sees_what_the_real_interpreter_would_give_it(zygote):
 
 def test_the_module_runs_in_a_fork_and_reloads_what_read_the_environment(zygote):
     client, tmp_path = zygote
-    proc = subprocess.Popen(
-        [str(client), str(tmp_path / "probe.py"), "print"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        env=dict(os.environ, ZY="client"),
-    )
-    out, _err = proc.communicate("x\n", timeout=60)
-    seen = json.loads(out)
+    proc, seen = run_print(client, tmp_path)
     assert seen["pid"] != proc.pid
     assert seen["snap"] == "client"  # imported by the server under ZY=server, reloaded in the fork
 
@@ -211,15 +216,7 @@ def test_a_killed_client_takes_the_module_with_it(zygote):
 def test_without_its_server_the_client_runs_the_real_interpreter(zygote):
     client, tmp_path = zygote
     os.unlink(tmp_path / "socket")  # the server no longer answers here
-    proc = subprocess.Popen(
-        [str(client), str(tmp_path / "probe.py"), "print"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        env=dict(os.environ, ZY="client"),
-    )
-    out, _err = proc.communicate("x\n", timeout=60)
-    seen = json.loads(out)
+    proc, seen = run_print(client, tmp_path)
     assert proc.returncode == 0
     assert seen["pid"] == proc.pid  # the client exec'd the interpreter
     assert seen["snap"] is None  # nothing preloaded
