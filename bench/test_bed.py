@@ -29,12 +29,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import _playbook
 import yaml
 from harness import procs
+from harness.ansible import start_module_zygote
 
 REPO = _playbook.REPO
 MODULE_PYTHON = os.environ.get("BMT_MODULE_PYTHON") or str(REPO / ".venv-modules" / "bin" / "python")
@@ -65,24 +65,12 @@ def playbook(kubeconfig: Path) -> list[dict]:
 
 
 def start_zygote(root: Path) -> tuple[subprocess.Popen, str]:
-    """The module zygote's server (a child of this process) and its client."""
-    client = root / "zygote" / "python"
-    client.parent.mkdir()
-    server = subprocess.Popen(
-        [
-            MODULE_PYTHON,
-            str(REPO / "scripts" / "module_zygote.py"),
-            "serve",
-            str(client.parent / "socket"),
-            str(client),
-        ],
-        env=dict(os.environ, BMT_TEST_BED_CACHE=str(root / "cache")),
-    )
-    while not client.exists():
-        if server.poll() is not None:
-            raise SystemExit("the module zygote did not start")
-        time.sleep(0.05)
-    return server, str(client)
+    """The module zygote's server (a child of this process, as the harness starts it) and its client."""
+    (root / "zygote").mkdir()
+    started = start_module_zygote(root / "zygote", cache=root / "cache", python=MODULE_PYTHON)
+    if started is None:
+        raise SystemExit("the module zygote did not start (see %s)" % (root / "zygote" / "zygote.log"))
+    return started[0], str(started[1])
 
 
 def run(side: str, play: Path, workdir: Path, cache: Path, zygote: tuple[int, str]) -> tuple[float, float]:

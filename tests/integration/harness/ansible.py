@@ -73,29 +73,41 @@ def module_interpreter() -> str:
         return _module_interpreter()
 
 
-@functools.cache
-def _module_interpreter() -> str:
-    if "_pytest" not in sys.modules or os.environ.get("BMT_MODULE_ZYGOTE", "0") != "1":
-        return MODULE_PYTHON
-    workdir = Path(tempfile.mkdtemp(prefix="bmt-zygote-"))
+def start_module_zygote(
+    workdir: Path, cache: Path = TEST_BED_CACHE, python: str = MODULE_PYTHON, timeout: float = 120
+) -> tuple[subprocess.Popen, Path] | None:
+    """Start a module zygote's server (``scripts/module_zygote.py``, run by ``python``, the test bed's caches under
+    ``cache``) in ``workdir``, its log ``zygote.log`` there: the server and its client once it listens; ``None``
+    (the server killed) when it did not start within ``timeout`` seconds."""
     client = workdir / "python"
-    env = dict(os.environ, BMT_TEST_BED_CACHE=str(TEST_BED_CACHE))
     log = open(workdir / "zygote.log", "wb")  # the server's log, open as long as it runs
     proc = subprocess.Popen(
-        [MODULE_PYTHON, str(REPO_ROOT / "scripts" / "module_zygote.py"), "serve", str(workdir / "socket"), str(client)],
-        env=env,
+        [python, str(REPO_ROOT / "scripts" / "module_zygote.py"), "serve", str(workdir / "socket"), str(client)],
+        env=dict(os.environ, BMT_TEST_BED_CACHE=str(cache)),
         stdin=subprocess.DEVNULL,
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + timeout
     while not client.exists():
         if proc.poll() is not None or time.monotonic() > deadline:
             proc.kill()
-            print("module zygote did not start (see %s): modules run by %s" % (workdir / "zygote.log", MODULE_PYTHON))
-            return MODULE_PYTHON
+            return None
         time.sleep(0.05)
+    return proc, client
+
+
+@functools.cache
+def _module_interpreter() -> str:
+    if "_pytest" not in sys.modules or os.environ.get("BMT_MODULE_ZYGOTE", "0") != "1":
+        return MODULE_PYTHON
+    workdir = Path(tempfile.mkdtemp(prefix="bmt-zygote-"))
+    started = start_module_zygote(workdir)
+    if started is None:
+        print("module zygote did not start (see %s): modules run by %s" % (workdir / "zygote.log", MODULE_PYTHON))
+        return MODULE_PYTHON
+    proc, client = started
     atexit.register(proc.terminate)
     _ZYGOTE.append(proc)
     return str(client)
