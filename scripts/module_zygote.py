@@ -154,7 +154,12 @@ def _receive_request(conn: socket.socket) -> tuple[dict, list[int]]:
 
 
 def _watch(conn: socket.socket) -> None:
-    """In the module's process: pass on the client's signals; when the client is gone, kill the process group."""
+    """In the module's process: pass on the client's signals; when the client is gone, kill the process group.
+
+    This thread blocks the signals it passes on: the kernel gives a signal sent to the process to a thread that does
+    not block it, and one taken by this thread would not wake the module's main thread from a blocking call (Python
+    runs handlers there only once that call returns: a module sleeping through its SIGINT)."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, [getattr(signal, name) for name in FORWARDED])
     while True:
         try:
             data = conn.recv(1)

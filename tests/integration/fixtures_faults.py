@@ -231,14 +231,11 @@ class KillablePlaybook:
         return procs.process_tree(self.proc.pid)
 
     def module_running(self, module: str) -> bool:
-        needle = ("AnsiballZ_%s" % module).encode()
-        for pid in self.tree()[1:]:
-            try:
-                if needle in Path("/proc/%d/cmdline" % pid).read_bytes():
-                    return True
-            except OSError:
-                continue
-        return False
+        """Whether the module's own process runs: one of whose arguments is the path of its ``AnsiballZ_<module>.py``.
+        Not the shells the worker runs around it (``/bin/sh -c 'chmod u+x .../AnsiballZ_<module>.py && sleep 0'``
+        before it, the one that starts it, the ``rm`` after), whose one argument only holds that path: a match on those
+        would say the module runs before it started, then not, then again."""
+        return any(procs.runs_ansible_module(pid, module) for pid in self.tree()[1:])
 
     def wait_module(self, module: str, timeout: float = 180) -> bool:
         """Wait until the module's process runs (``True``; its start in ``module_started``) or the playbook

@@ -30,8 +30,8 @@ if "envsnap" in sys.modules:
     snap = sys.modules["envsnap"].AT_IMPORT
 how = sys.argv[1]
 if how == "sleep":
-    open(sys.argv[2], "w").write(str(os.getpid()))
     try:
+        open(sys.argv[2], "w").write(str(os.getpid()))
         time.sleep(60)
     except KeyboardInterrupt:
         print("interrupted")
@@ -201,6 +201,27 @@ def test_signals_reach_the_module_and_its_end_is_the_clients(zygote, number, cod
     stdout, _err = proc.communicate(timeout=30)
     assert proc.returncode == code
     assert stdout.strip() == out
+    assert _gone(pid)
+
+
+def test_only_the_modules_own_threads_take_its_signals(zygote):
+    """The thread that passes the client's signals on blocks them: a signal the kernel gave it would not wake the
+    module's main thread from a blocking call (Python runs handlers there only once the call returns)."""
+    client, tmp_path = zygote
+    proc, pid = _start_sleeper(client, tmp_path)
+    try:
+        masks = {}
+        for task in Path("/proc/%d/task" % pid).iterdir():
+            status = (task / "status").read_text()
+            masks[int(task.name)] = int(status.split("SigBlk:")[1].split()[0], 16)
+        assert len(masks) == 2, masks  # the module's main thread and the zygote's watcher
+        for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            bit = 1 << (number - 1)
+            assert not masks[pid] & bit, (number, masks)
+            assert all(mask & bit for tid, mask in masks.items() if tid != pid), (number, masks)
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
     assert _gone(pid)
 
 

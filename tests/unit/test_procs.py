@@ -57,3 +57,20 @@ def test_without_children_files_the_parents_are_read(monkeypatch):
         assert len(procs.process_tree(proc.pid)) == 5
     finally:
         _ended(proc)
+
+
+def test_an_ansible_modules_process_is_the_one_that_runs_its_payload_not_a_shell_naming_it(tmp_path):
+    payload = tmp_path / "AnsiballZ_host_claim.py"
+    payload.write_text("import time\ntime.sleep(30)\n")
+    shell = subprocess.Popen(["/bin/sh", "-c", "sleep 30 && chmod u+x %s" % payload])
+    module = subprocess.Popen([sys.executable, str(payload)])
+    try:
+        assert not procs.runs_ansible_module(shell.pid, "host_claim")
+        assert procs.runs_ansible_module(module.pid, "host_claim")
+        assert not procs.runs_ansible_module(module.pid, "claim")  # the whole name
+        assert not procs.runs_ansible_module(module.pid, "host_claim_info")
+    finally:
+        for proc in (shell, module):
+            proc.kill()
+            proc.wait()
+    assert not procs.runs_ansible_module(module.pid, "host_claim")  # gone

@@ -206,6 +206,17 @@ def cpu_seconds(pid: int, reaped_children: bool = False) -> float:
     return sum(int(value) for value in fields[11 : 15 if reaped_children else 13]) / os.sysconf("SC_CLK_TCK")
 
 
+def runs_ansible_module(pid: int, module: str) -> bool:
+    """Whether process ``pid`` is an Ansible module's own process: the script its interpreter runs (its first
+    argument) is the module's ``AnsiballZ_<module>.py`` (``python .../AnsiballZ_host_claim.py``). A shell whose
+    command names that file (``/bin/sh -c 'chmod u+x .../AnsiballZ_host_claim.py && sleep 0'``) is not."""
+    try:
+        argv = Path("/proc/%d/cmdline" % pid).read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return len(argv) > 1 and argv[1].endswith(("/AnsiballZ_%s.py" % module).encode())
+
+
 def process_tree_by_parents(pid: int) -> list[int]:
     """:func:`process_tree` from the parent of every process on the machine (where a kernel has no children
     files; and the way to check them)."""
