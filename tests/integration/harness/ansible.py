@@ -15,8 +15,8 @@
 
 Both set ``BMT_TEST_BED_CACHE`` (``scripts/test_bed_caches.py``): the modules' zipped source is compiled, the
 collections' routing metadata parsed, and each module's payload gathered once per run instead of once per process.
-With ``BMT_MODULE_ZYGOTE=1`` under pytest, modules run in forks of one interpreter per session that has imported their
-costly libraries once (``scripts/module_zygote.py``, :func:`module_interpreter`; opt-in); ``ansible_env(...,
+Under pytest, modules run in forks of one interpreter per session that has imported their costly libraries once
+(``scripts/module_zygote.py``, :func:`module_interpreter`; ``BMT_MODULE_ZYGOTE=0`` turns it off); ``ansible_env(...,
 zygote=False)`` runs them with the real interpreter in any case.
 """
 
@@ -66,9 +66,9 @@ _ZYGOTE: list[subprocess.Popen] = []
 
 
 def module_interpreter() -> str:
-    """What runs the modules: :data:`MODULE_PYTHON`; with ``BMT_MODULE_ZYGOTE=1`` under pytest, the client of this
-    session's module zygote (``scripts/module_zygote.py``), started at the first call (the real interpreter again
-    when it does not start). Opt-in: a whole run with it cut Ansible's CPU but was not shorter (CONTRIBUTING.md)."""
+    """What runs the modules: under pytest, the client of this session's module zygote (``scripts/module_zygote.py``),
+    started at the first call; :data:`MODULE_PYTHON` outside pytest, with ``BMT_MODULE_ZYGOTE=0``, or when the zygote
+    does not start."""
     with _ZYGOTE_LOCK:
         return _module_interpreter()
 
@@ -100,7 +100,7 @@ def start_module_zygote(
 
 @functools.cache
 def _module_interpreter() -> str:
-    if "_pytest" not in sys.modules or os.environ.get("BMT_MODULE_ZYGOTE", "0") != "1":
+    if "_pytest" not in sys.modules or os.environ.get("BMT_MODULE_ZYGOTE", "1") == "0":
         return MODULE_PYTHON
     workdir = Path(tempfile.mkdtemp(prefix="bmt-zygote-"))
     started = start_module_zygote(workdir)
