@@ -88,6 +88,8 @@ def program_of(cmdline: str) -> str:
 
 
 def kind_of(cmdline: str) -> str:
+    if "module_zygote.py" in cmdline and "--preload-deps-of" in cmdline:
+        return "controller-zygote"  # Ansible's controllers run by the test bed's zygote of the test venv
     kind = PROGRAMS.get(program_of(cmdline))
     if kind:
         return kind

@@ -6,6 +6,7 @@ it. Each case starts a real server on a socket of its own."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -38,7 +39,8 @@ if how == "sleep":
         sys.exit(4)
 line = sys.stdin.readline().strip()
 print(json.dumps({"argv": sys.argv[1:], "zy": os.environ.get("ZY"), "cwd": os.getcwd(), "umask": mask,
-                  "pid": os.getpid(), "stdin": line, "snap": snap, "path0": sys.path[0]}))
+                  "pid": os.getpid(), "stdin": line, "snap": snap, "path0": sys.path[0],
+                  "pkgx": "pkgx" in sys.modules}))
 sys.stdout.flush()
 if how == "exit":
     sys.exit(int(sys.argv[2]))
@@ -49,19 +51,17 @@ if how == "raise":
 """
 
 
-@pytest.fixture
-def zygote(tmp_path):
-    """A running server (preloading and reloading ``envsnap``, a module that reads ZY when imported); its client."""
-    (tmp_path / "lib").mkdir()
+@contextlib.contextmanager
+def serving(tmp_path: Path, *options: str):
+    """A running server with ``options``, the modules ``envsnap`` (reads ZY when imported) and ``pkgx`` (imports
+    envsnap) on its path, ZY=server; its client."""
+    (tmp_path / "lib" / "pkgx").mkdir(parents=True, exist_ok=True)
     (tmp_path / "lib" / "envsnap.py").write_text("import os\nAT_IMPORT = os.environ.get('ZY')\n")
+    (tmp_path / "lib" / "pkgx" / "__init__.py").write_text("import envsnap\n")
     client = tmp_path / "python"
     env = dict(os.environ, PYTHONPATH=str(tmp_path / "lib"), ZY="server")
-    argv = [sys.executable, str(SCRIPT), "serve", str(tmp_path / "socket"), str(client)]
-    argv += ["--preload", "envsnap", "--reload", "envsnap"]
-    proc = subprocess.Popen(
-        argv,
-        env=env,
-    )
+    argv = [sys.executable, str(SCRIPT), "serve", str(tmp_path / "socket"), str(client), *options]
+    proc = subprocess.Popen(argv, env=env)
     deadline = time.monotonic() + 60
     while not client.exists():
         assert proc.poll() is None and time.monotonic() < deadline, "the server did not start"
@@ -72,6 +72,24 @@ def zygote(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+@pytest.fixture
+def zygote(tmp_path):
+    """A running server preloading and reloading ``envsnap``; its client."""
+    with serving(tmp_path, "--preload", "envsnap", "--reload", "envsnap") as served:
+        yield served
+
+
+def test_a_controller_zygote_preloads_what_a_package_imports_but_the_package(tmp_path):
+    """``--preload-deps-of pkgx`` (as the harness serves Ansible's controller: ``ansible`` itself is imported by each
+    run, as its modules read the configuration when imported): envsnap preloaded under the server's environment and
+    not reloaded, pkgx left to the script."""
+    with serving(tmp_path, "--preload-deps-of", "pkgx", "--reload", "") as (client, path):
+        proc, seen = run_print(client, path)
+    assert proc.returncode == 0
+    assert seen["snap"] == "server"
+    assert seen["pkgx"] is False
 
 
 def run(client: Path, tmp_path: Path, *args: str, **kwargs) -> subprocess.CompletedProcess:

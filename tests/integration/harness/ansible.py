@@ -74,15 +74,20 @@ def module_interpreter() -> str:
 
 
 def start_module_zygote(
-    workdir: Path, cache: Path = TEST_BED_CACHE, python: str = MODULE_PYTHON, timeout: float = 120
+    workdir: Path,
+    cache: Path = TEST_BED_CACHE,
+    python: str = MODULE_PYTHON,
+    timeout: float = 120,
+    options: Sequence[str] = (),
 ) -> tuple[subprocess.Popen, Path] | None:
-    """Start a module zygote's server (``scripts/module_zygote.py``, run by ``python``, the test bed's caches under
-    ``cache``) in ``workdir``, its log ``zygote.log`` there: the server and its client once it listens; ``None``
-    (the server killed) when it did not start within ``timeout`` seconds."""
+    """Start a module zygote's server (``scripts/module_zygote.py``, run by ``python`` with ``options``, the test
+    bed's caches under ``cache``) in ``workdir``, its log ``zygote.log`` there: the server and its client once it
+    listens; ``None`` (the server killed) when it did not start within ``timeout`` seconds."""
     client = workdir / "python"
     log = open(workdir / "zygote.log", "wb")  # the server's log, open as long as it runs
+    script = str(REPO_ROOT / "scripts" / "module_zygote.py")
     proc = subprocess.Popen(
-        [python, str(REPO_ROOT / "scripts" / "module_zygote.py"), "serve", str(workdir / "socket"), str(client)],
+        [python, script, "serve", str(workdir / "socket"), str(client), *options],
         env=dict(os.environ, BMT_TEST_BED_CACHE=str(cache)),
         stdin=subprocess.DEVNULL,
         stdout=log,
@@ -98,25 +103,52 @@ def start_module_zygote(
     return proc, client
 
 
-@functools.cache
-def _module_interpreter() -> str:
-    if "_pytest" not in sys.modules or os.environ.get("BMT_MODULE_ZYGOTE", "1") == "0":
-        return MODULE_PYTHON
+def _zygote_client(variable: str, what: str, python: str, options: Sequence[str] = ()) -> str | None:
+    """The client of a zygote of ``python`` started now (``None`` outside pytest, with ``variable=0``, or when it
+    does not start)."""
+    if "_pytest" not in sys.modules or os.environ.get(variable, "1") == "0":
+        return None
     workdir = Path(tempfile.mkdtemp(prefix="bmt-zygote-"))
-    started = start_module_zygote(workdir)
+    started = start_module_zygote(workdir, python=python, options=options)
     if started is None:
-        print("module zygote did not start (see %s): modules run by %s" % (workdir / "zygote.log", MODULE_PYTHON))
-        return MODULE_PYTHON
+        print("%s zygote did not start (see %s): %s runs the real interpreter" % (what, workdir / "zygote.log", what))
+        return None
     proc, client = started
     atexit.register(proc.terminate)
     _ZYGOTE.append(proc)
     return str(client)
 
 
+@functools.cache
+def _module_interpreter() -> str:
+    return _zygote_client("BMT_MODULE_ZYGOTE", "module", MODULE_PYTHON) or MODULE_PYTHON
+
+
+#: what a controller zygote preloads: what these import, but Ansible's own modules (scripts/module_zygote.py)
+CONTROLLER_PRELOAD = ("ansible.cli.playbook", "ansible.cli.inventory")
+
+
+def controller_command(program: str) -> list[str]:
+    """The command that runs Ansible's ``program`` (``ansible-playbook``, ``ansible-inventory``) of the test venv:
+    under pytest, through the client of this session's controller zygote, a server of the test venv's Python that
+    has imported what Ansible's controller imports but Ansible itself (``scripts/module_zygote.py
+    --preload-deps-of``; ``BMT_CONTROLLER_ZYGOTE=0`` turns it off); the program itself otherwise."""
+    with _ZYGOTE_LOCK:
+        client = _controller_client()
+    return ([client] if client else []) + [str(VENV_BIN / program)]
+
+
+@functools.cache
+def _controller_client() -> str | None:
+    options = ("--preload-deps-of", ",".join(CONTROLLER_PRELOAD), "--reload", "")
+    return _zygote_client("BMT_CONTROLLER_ZYGOTE", "controller", sys.executable, options)
+
+
 def zygote_cpu_seconds() -> float:
-    """CPU seconds of the zygote's server and of the module processes that have ended (its forks, reaped as they
-    end): what the modules cost, which a process's ``RUSAGE_CHILDREN`` no longer holds (0 before it starts)."""
-    return procs.cpu_seconds(_ZYGOTE[0].pid, reaped_children=True) if _ZYGOTE else 0.0
+    """CPU seconds of the zygotes' servers and of the processes they ran that have ended (their forks, reaped as
+    they end): what those modules and controllers cost, which a process's ``RUSAGE_CHILDREN`` no longer holds (0
+    before any starts)."""
+    return sum(procs.cpu_seconds(proc.pid, reaped_children=True) for proc in _ZYGOTE)
 
 
 @functools.cache
@@ -264,7 +296,7 @@ def run_playbook(
         os.close(fd)
         path = Path(name)
         path.write_text(yaml.safe_dump(list(plays), sort_keys=False))
-    argv = [str(VENV_BIN / "ansible-playbook"), "-i", inventory or "localhost,", str(path)]
+    argv = [*controller_command("ansible-playbook"), "-i", inventory or "localhost,", str(path)]
     if extra_vars:
         argv += ["-e", json.dumps(dict(extra_vars))]
     if verbosity:
@@ -293,7 +325,7 @@ def run_inventory(
     source: str | Path, env: Mapping[str, str], workdir: Path, *, extra_args: Sequence[str] = (), timeout: float = 900
 ) -> subprocess.CompletedProcess:
     """``ansible-inventory -i source --list`` with the hermetic environment."""
-    argv = [str(VENV_BIN / "ansible-inventory"), "-i", str(source), "--list", *extra_args]
+    argv = [*controller_command("ansible-inventory"), "-i", str(source), "--list", *extra_args]
     return subprocess.run(
         argv,
         env=ansible_env(env, Path(workdir)),
