@@ -17,7 +17,11 @@ Both set ``BMT_TEST_BED_CACHE`` (``scripts/test_bed_caches.py``): the modules' z
 collections' routing metadata parsed, and each module's payload gathered once per run instead of once per process.
 Under pytest, modules run in forks of one interpreter per session that has imported their costly libraries once
 (``scripts/module_zygote.py``, :func:`module_interpreter`; ``BMT_MODULE_ZYGOTE=0`` turns it off); ``ansible_env(...,
-zygote=False)`` runs them with the real interpreter in any case.
+zygote=False)`` runs them with the real interpreter in any case. Under pytest, ``run_playbook`` and ``run_inventory``
+run ``ansible-playbook`` and ``ansible-inventory`` likewise, in forks of a server of the test venv that has imported
+what Ansible's controller imports but Ansible itself (:func:`controller_command`; ``BMT_CONTROLLER_ZYGOTE=0`` turns
+it off). Other tests that start ``ansible-playbook`` themselves (the killed playbooks of the fault suites, the
+concurrency suites' parallel runs, AWX and EDA) run the real program.
 """
 
 from __future__ import annotations
