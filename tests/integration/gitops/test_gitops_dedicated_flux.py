@@ -126,7 +126,14 @@ def test_dedicated_flux_reconciles_the_tenant_as_itself(admin, dedicated):
 
 def test_dedicated_flux_cannot_reach_another_namespace(admin, dedicated):
     create(dedicated["custom"], kustomization("elsewhere", "./elsewhere"))
-    obj = wait_ready(admin, "Kustomization", TENANT, "elsewhere", status="False")
+    obj = wait_ready(
+        admin,
+        "Kustomization",
+        TENANT,
+        "elsewhere",
+        status="False",
+        message=f'User "system:serviceaccount:{TENANT}:kustomize-controller" cannot',
+    )
     message = ready_condition(obj)["message"]
     assert f'User "system:serviceaccount:{TENANT}:kustomize-controller" cannot' in message, message
     assert kube.call_ignoring(404, client.CoreV1Api(admin).read_namespaced_config_map, "intruder", OTHER) is None

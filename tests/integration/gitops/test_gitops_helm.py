@@ -251,7 +251,15 @@ def test_second_commit_adds_a_release_to_each_tenant(kube_env, fleet, git_server
 
 
 def test_a_release_is_installed_as_the_tenant_and_cannot_write_elsewhere(fleet, admin):
-    release = wait_ready(admin, "HelmRelease", A, "spill", status="False", timeout=HELM_TIMEOUT)
+    release = wait_ready(
+        admin,
+        "HelmRelease",
+        A,
+        "spill",
+        status="False",
+        timeout=HELM_TIMEOUT,
+        message=f'User "system:serviceaccount:{A}:{RECONCILER}" cannot',
+    )
     message = ready_condition(release)["message"]
     print(f"HelmRelease {A}/spill Ready: {message}")
     assert f'User "system:serviceaccount:{A}:{RECONCILER}" cannot' in message, message
@@ -266,7 +274,15 @@ def test_a_release_is_installed_as_the_tenant_and_cannot_write_elsewhere(fleet, 
 
 
 def test_a_privileged_pod_in_a_tenant_chart_is_refused_and_the_release_reports_it(admin):
-    release = wait_ready(admin, "HelmRelease", B, "debug", status="False", timeout=HELM_TIMEOUT)
+    release = wait_ready(
+        admin,
+        "HelmRelease",
+        B,
+        "debug",
+        status="False",
+        timeout=HELM_TIMEOUT,
+        message=f"Helm install failed for release {B}/debug",
+    )
     condition = ready_condition(release)
     message = condition["message"]
     print(f"HelmRelease {B}/debug Ready: {message}")

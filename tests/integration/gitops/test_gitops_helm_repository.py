@@ -256,7 +256,15 @@ def test_a_chart_version_bump_upgrades_every_tenants_release(kube_env, fleet, ad
 def test_a_release_whose_pod_breaks_a_pod_control_fails_with_the_policy_message(kube_env, fleet, admin):
     run = run_role(kube_env, fleet, "ports", [tenant(A), tenant(B, PORTS)], **PORT_CONTROL)
     assert run.ok, run.explain()
-    release = wait_ready(admin, "HelmRelease", B, "ports", status="False", timeout=HELM_TIMEOUT)
+    release = wait_ready(
+        admin,
+        "HelmRelease",
+        B,
+        "ports",
+        status="False",
+        timeout=HELM_TIMEOUT,
+        message=f"Helm install failed for release {B}/ports",
+    )
     message = ready_condition(release)["message"]
     print(f"HelmRelease {B}/ports Ready: {message}")
     assert f"Helm install failed for release {B}/ports" in message, message

@@ -311,7 +311,14 @@ def test_tenant_repository_is_reconciled_as_the_tenant(admin, fleet):
         TENANT,
         {"spec": {"path": "./elsewhere"}},
     )
-    obj = wait_ready(admin, "Kustomization", TENANT, TENANT, status="False")
+    obj = wait_ready(
+        admin,
+        "Kustomization",
+        TENANT,
+        TENANT,
+        status="False",
+        message=f'User "system:serviceaccount:{TENANT}:{RECONCILER}" cannot',
+    )
     message = ready_condition(obj)["message"]
     assert f'User "system:serviceaccount:{TENANT}:{RECONCILER}" cannot' in message, message
     assert kube.call_ignoring(404, client.CoreV1Api(admin).read_namespaced_config_map, "intruder", TWIN) is None

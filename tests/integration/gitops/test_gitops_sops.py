@@ -131,7 +131,7 @@ def test_tenant_secret_is_decrypted_in_its_own_namespace(admin, onboarded):
 
 
 def test_the_same_file_does_not_decrypt_for_another_tenant(admin, onboarded):
-    obj = wait_ready(admin, "Kustomization", B, B, status="False")
+    obj = wait_ready(admin, "Kustomization", B, B, status="False", message="decrypt")
     message = ready_condition(obj)["message"]
     assert "decrypt" in message.lower(), message
     assert kube.call_ignoring(404, client.CoreV1Api(admin).read_namespaced_secret, "db", B) is None

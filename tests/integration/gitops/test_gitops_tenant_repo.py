@@ -204,7 +204,7 @@ def test_tenant_manifests_are_applied_as_the_tenant(admin, tenant):
 )
 def test_tenant_repository_cannot_reach_beyond_its_namespace(admin, tenant, name, path, absent, reason):
     apply_kustomization(tenant, flux_kustomization(name, path))
-    obj = wait_ready(admin, "Kustomization", TENANT, name, status="False")
+    obj = wait_ready(admin, "Kustomization", TENANT, name, status="False", message=reason)
     message = ready_condition(obj)["message"]
     assert reason in message, message
     if name == "remote-base":
@@ -219,7 +219,7 @@ def test_tenant_repository_cannot_reach_beyond_its_namespace(admin, tenant, name
 
 def test_source_in_another_namespace_is_refused(admin, tenant):
     apply_kustomization(tenant, flux_kustomization("cross-namespace", "./apps", source_namespace=OTHER))
-    obj = wait_ready(admin, "Kustomization", TENANT, "cross-namespace", status="False")
+    obj = wait_ready(admin, "Kustomization", TENANT, "cross-namespace", status="False", message="cross-namespace")
     message = ready_condition(obj)["message"]
     assert "cross-namespace" in message, message
     assert not configmap_exists(admin, OTHER, "from-b")
@@ -227,7 +227,14 @@ def test_source_in_another_namespace_is_refused(admin, tenant):
 
 def test_no_service_account_means_the_namespace_default_not_the_controller(admin, tenant):
     apply_kustomization(tenant, flux_kustomization("default-sa", "./default-sa", service_account=None))
-    obj = wait_ready(admin, "Kustomization", TENANT, "default-sa", status="False")
+    obj = wait_ready(
+        admin,
+        "Kustomization",
+        TENANT,
+        "default-sa",
+        status="False",
+        message=f'User "system:serviceaccount:{TENANT}:default" cannot',
+    )
     message = ready_condition(obj)["message"]
     assert f'User "system:serviceaccount:{TENANT}:default" cannot' in message, message
     assert not configmap_exists(admin, TENANT, "as-default-sa")

@@ -511,14 +511,29 @@ def ready_condition(obj: dict) -> dict:
     return {}
 
 
-def wait_ready(api, kind: str, namespace: str, name: str, *, status: str = "True", timeout: float = 300) -> dict:
+def wait_ready(
+    api,
+    kind: str,
+    namespace: str,
+    name: str,
+    *,
+    status: str = "True",
+    timeout: float = 300,
+    message: str | None = None,
+) -> dict:
     """Wait until the Flux object's ``Ready`` condition has ``status`` for its current generation.
 
     The generation is the condition's own ``observedGeneration`` (status.observedGeneration when it has none);
-    a wait for ``True`` also waits for status.observedGeneration, written after the conditions.
+    a wait for ``True`` also waits for status.observedGeneration, written after the conditions. A wait for
+    ``False`` names the failure it waits for: ``message``, text the condition's message must hold (any case). Flux
+    also says ``False`` on the way there (a HelmRelease whose HelmChart is not built yet: "HelmChart ... is not
+    ready: latest generation of object has not been reconciled"), and a wait that took that for the failure read it
+    too early.
 
     Returns the object. A timeout raises with the last condition seen.
     """
+    if status != "True" and not message:
+        raise ValueError("a wait for Ready=%s names the failure it waits for (message=...)" % status)
     from kubernetes import client
 
     group, version, plural = FLUX_KINDS[kind]
@@ -543,10 +558,12 @@ def wait_ready(api, kind: str, namespace: str, name: str, *, status: str = "True
             # lastAppliedRevision, artifact) in a second request: a read between the two sees Ready=True
             # without what the reconciliation applied. A success moves status.observedGeneration: wait for it.
             current = current and (obj.get("status") or {}).get("observedGeneration") == generation
-        if obj and current and last.get("status") == status:
+        expected = message is None or message.lower() in (last.get("message") or "").lower()
+        if obj and current and last.get("status") == status and expected:
             return obj
         if time.monotonic() > deadline:
-            raise TimeoutError(f"{kind} {namespace}/{name}: Ready is not {status} after {timeout:.0f}s; last: {last}")
+            want = status if message is None else f"{status} ({message!r})"
+            raise TimeoutError(f"{kind} {namespace}/{name}: Ready is not {want} after {timeout:.0f}s; last: {last}")
         time.sleep(1)
 
 
