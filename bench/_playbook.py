@@ -28,16 +28,21 @@ def children_cpu() -> float:
 
 
 def run(
-    play: Path, workdir: Path, set_env: Mapping[str, str] | None = None, drop: tuple[str, ...] = ()
+    play: Path,
+    workdir: Path,
+    set_env: Mapping[str, str] | None = None,
+    drop: tuple[str, ...] = (),
+    launcher: tuple[str, ...] = (),
 ) -> tuple[float, float, subprocess.CompletedProcess]:
-    """Run ``play`` with the harness's environment, ``set_env`` added and ``drop`` removed: (CPU, wall, process)."""
+    """Run ``play`` with the harness's environment, ``set_env`` added and ``drop`` removed, ``ansible-playbook``
+    run by ``launcher`` when given (a zygote's client): (CPU, wall, process)."""
     env = ansible_env({"PATH": os.environ.get("PATH", "")}, workdir)
     env.update(set_env or {})  # after: ansible_env sets the modules' interpreter, which a side may change
     for name in drop:
         env.pop(name, None)
     before, started = children_cpu(), time.monotonic()
     proc = subprocess.run(
-        [str(VENV_BIN / "ansible-playbook"), "-i", "localhost,", str(play)],
+        [*launcher, str(VENV_BIN / "ansible-playbook"), "-i", "localhost,", str(play)],
         env=env,
         cwd=str(workdir),
         capture_output=True,

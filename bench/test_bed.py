@@ -4,7 +4,7 @@ The integration suites run ``ansible-playbook`` about 840 times and modules abou
 test``'s CPU is theirs. This bench runs one playbook of five tasks, each a module's whole start-up and one refused
 connection (no service is needed): ``ping``; ``host_claim_info`` and ``host_claim`` on Metal3 and
 ``kubernetes.core.k8s_info`` against a kubeconfig whose API server does not listen; ``host_claim_info`` on Ironic
-against a Keystone that does not listen. Three sides, taken in turns (``--rounds``, default 5), CPU seconds of the
+against a Keystone that does not listen. Five sides, taken in turns (``--rounds``, default 5), CPU seconds of the
 whole process tree (``ansible-playbook``, its workers and modules) from ``getrusage``:
 
 - ``plain``: as a user's run: no ``BMT_TEST_BED_CACHE``, no test-bed ansible.cfg, modules run by the test venv's
@@ -15,7 +15,10 @@ whole process tree (``ansible-playbook``, its workers and modules) from ``getrus
   while a module waits), and modules run by ``.venv-modules`` (``requirements.txt`` alone);
 - ``zygote``: ``harness`` with the modules run in forks of one interpreter that imported their libraries once
   (``scripts/module_zygote.py``, as the harness runs them under pytest); its CPU is the process tree's plus the
-  server's and its forks' (``/proc/<server>/stat``).
+  server's and its forks' (``/proc/<server>/stat``);
+- ``zygotes``: ``zygote`` with ``ansible-playbook`` itself run in a fork of a second server, of the test venv, that
+  imported what Ansible's controller imports but Ansible (``--preload-deps-of``, as the harness's ``run_playbook``
+  runs it under pytest); both servers' CPU added.
 
 Prints one JSON line: each side's median CPU seconds and wall seconds, the ratios to ``plain``, the machine's load.
 """
@@ -34,7 +37,7 @@ from pathlib import Path
 import _playbook
 import yaml
 from harness import procs
-from harness.ansible import start_module_zygote
+from harness.ansible import CONTROLLER_PRELOAD, start_module_zygote
 
 REPO = _playbook.REPO
 MODULE_PYTHON = os.environ.get("BMT_MODULE_PYTHON") or str(REPO / ".venv-modules" / "bin" / "python")
@@ -64,28 +67,35 @@ def playbook(kubeconfig: Path) -> list[dict]:
     return [{"hosts": "localhost", "gather_facts": False, "connection": "local", "tasks": tasks}]
 
 
-def start_zygote(root: Path) -> tuple[subprocess.Popen, str]:
-    """The module zygote's server (a child of this process, as the harness starts it) and its client."""
-    (root / "zygote").mkdir()
-    started = start_module_zygote(root / "zygote", cache=root / "cache", python=MODULE_PYTHON)
+def start_zygote(root: Path, name: str, python: str, options: tuple[str, ...] = ()) -> subprocess.Popen:
+    """A zygote's server (a child of this process, as the harness starts it), its client in ``server.client``."""
+    (root / name).mkdir()
+    started = start_module_zygote(root / name, cache=root / "cache", python=python, options=options)
     if started is None:
-        raise SystemExit("the module zygote did not start (see %s)" % (root / "zygote" / "zygote.log"))
-    return started[0], str(started[1])
+        raise SystemExit("the %s zygote did not start (see %s)" % (name, root / name / "zygote.log"))
+    server, client = started
+    server.client = str(client)
+    return server
 
 
-def run(side: str, play: Path, workdir: Path, cache: Path, zygote: tuple[int, str]) -> tuple[float, float]:
-    """One ``ansible-playbook`` run as ``side``: (CPU seconds of its process tree, wall seconds)."""
-    python = {"harness": MODULE_PYTHON, "zygote": zygote[1]}.get(side, sys.executable)
-    server_before = procs.cpu_seconds(zygote[0], reaped_children=True)
+def servers_cpu(zygotes: dict[str, subprocess.Popen]) -> float:
+    return sum(procs.cpu_seconds(server.pid, reaped_children=True) for server in zygotes.values())
+
+
+def run(side: str, play: Path, workdir: Path, cache: Path, zygotes: dict[str, subprocess.Popen]) -> tuple[float, float]:
+    """One ``ansible-playbook`` run as ``side``: (CPU seconds of its process tree and the servers', wall seconds)."""
+    python = {"harness": MODULE_PYTHON}.get(side, zygotes["module"].client if "zygote" in side else sys.executable)
+    launcher = (zygotes["controller"].client,) if side == "zygotes" else ()
+    server_before = servers_cpu(zygotes)
     # plain: nothing of the test bed's; caches: its caches alone (not its ansible.cfg, test_bed_waits.py's subject)
     drop = {"plain": _playbook.TEST_BED, "caches": ("ANSIBLE_CONFIG",)}.get(side, ())
     cpu, wall, proc = _playbook.run(
-        play, workdir, {"BMT_TEST_BED_CACHE": str(cache), "ANSIBLE_PYTHON_INTERPRETER": python}, drop
+        play, workdir, {"BMT_TEST_BED_CACHE": str(cache), "ANSIBLE_PYTHON_INTERPRETER": python}, drop, launcher
     )
     recap = [line for line in proc.stdout.splitlines() if line.startswith("localhost")]
     if proc.returncode or not recap or " ok=5 " not in recap[-1] or "ignored=4" not in recap[-1]:
         raise SystemExit("%s: unexpected run (rc %s)\n%s\n%s" % (side, proc.returncode, proc.stdout, proc.stderr))
-    return cpu + procs.cpu_seconds(zygote[0], reaped_children=True) - server_before, wall
+    return cpu + servers_cpu(zygotes) - server_before, wall
 
 
 def main() -> None:
@@ -94,7 +104,7 @@ def main() -> None:
     args = parser.parse_args()
     if not Path(MODULE_PYTHON).exists():
         raise SystemExit("%s is missing: run make venv" % MODULE_PYTHON)
-    sides = ("plain", "caches", "harness", "zygote")
+    sides = ("plain", "caches", "harness", "zygote", "zygotes")
     load_start = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="bmt-bench-test-bed-") as tmp:
         root = Path(tmp)
@@ -103,19 +113,23 @@ def main() -> None:
         play = root / "play.yml"
         play.write_text(yaml.safe_dump(playbook(kubeconfig), sort_keys=False))
         cache = root / "cache"
-        server, client = start_zygote(root)
-        zygote = (server.pid, client)
+        controller = ("--preload-deps-of", ",".join(CONTROLLER_PRELOAD), "--reload", "")
+        zygotes = {
+            "module": start_zygote(root, "module", MODULE_PYTHON),
+            "controller": start_zygote(root, "controller", sys.executable, controller),
+        }
         try:
             for side in sides[1:]:  # warm the caches, as a session's first runs do
-                run(side, play, root / "warm", cache, zygote)
+                run(side, play, root / "warm", cache, zygotes)
             samples: dict[str, list[tuple[float, float]]] = {side: [] for side in sides}
             for index in range(args.rounds):
                 for side in sides:
-                    samples[side].append(run(side, play, root / ("%s-%d" % (side, index)), cache, zygote))
+                    samples[side].append(run(side, play, root / ("%s-%d" % (side, index)), cache, zygotes))
                     print("round %d %s: %.2f s CPU" % (index + 1, side, samples[side][-1][0]), file=sys.stderr)
         finally:
-            server.terminate()
-            server.wait(timeout=30)
+            for server in zygotes.values():
+                server.terminate()
+                server.wait(timeout=30)
     cpu = {side: round(statistics.median(c for c, w in samples[side]), 3) for side in sides}
     wall = {side: round(statistics.median(w for c, w in samples[side]), 3) for side in sides}
     print(

@@ -65,7 +65,7 @@ internal_poll_interval = 0.05
 
 
 _ZYGOTE_LOCK = threading.Lock()
-#: the zygote's server process, once started
+#: the zygotes' server processes (modules, controller), as they started
 _ZYGOTE: list[subprocess.Popen] = []
 
 
