@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The last lines of make test: each integration session's result and the checks', with the tests that failed,
 # so that the end of a long (possibly truncated) CI log says what failed. Reads .tmp/integration-*.log and
-# .tmp/test-checks.log; prints at most 20 failure lines per log.
+# .tmp/test-checks.log and .tmp/test-molecule.log; prints at most 20 failure lines per log.
 set -uo pipefail
 
 echo "=================== summary ==================="
@@ -14,9 +14,10 @@ for log in .tmp/integration-*.log; do
     echo "session $name: ${ended#"session $name: "}${counts:+ ($counts)}"
     grep -E "^(FAILED|ERROR) " "$log" | head -n 20 | cut -c1-300 | sed 's/^/    /'
 done
-if [ -e .tmp/test-checks.log ]; then
-    grep -E "^checks and molecule: exit" .tmp/test-checks.log | tail -n 1
+for log in .tmp/test-checks.log .tmp/test-molecule.log; do
+    [ -e "$log" ] || continue
+    grep -E "^(checks|molecule): exit" "$log" | tail -n 1
     # a failed task shows in its play's recap (failed=N); a "fatal: ... FAILED!" line alone may be an ignored error
     grep -E "^(ERROR|FAILED)|^=== scenario |failed=[1-9]|unreachable=[1-9]|CRITICAL|Error [0-9]+$" \
-        .tmp/test-checks.log | head -n 20 | cut -c1-300 | sed 's/^/    /'
-fi
+        "$log" | head -n 20 | cut -c1-300 | sed 's/^/    /'
+done
