@@ -32,6 +32,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import _playbook
@@ -79,6 +80,12 @@ def start_zygote(root: Path, name: str, python: str, options: tuple[str, ...] = 
 
 
 def servers_cpu(zygotes: dict[str, subprocess.Popen]) -> float:
+    """The servers' CPU with their reaped forks', once every fork has been reaped: a fork tells its client how the
+    run ended before it ends, and a controller's CPU counts only once the server has reaped that fork (read at once,
+    it went to the next side's run)."""
+    deadline = time.monotonic() + 10
+    while any(len(procs.process_tree(server.pid)) > 1 for server in zygotes.values()) and time.monotonic() < deadline:
+        time.sleep(0.01)
     return sum(procs.cpu_seconds(server.pid, reaped_children=True) for server in zygotes.values())
 
 
