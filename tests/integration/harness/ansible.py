@@ -85,8 +85,9 @@ def start_module_zygote(
     options: Sequence[str] = (),
 ) -> tuple[subprocess.Popen, Path] | None:
     """Start a zygote's server (``scripts/module_zygote.py``, run by ``python`` with ``options``: the modules' by
-    default, the controller's with ``--preload-deps-of``; the test bed's caches under ``cache``) in ``workdir``, its log ``zygote.log`` there: the server and its client once it
-    listens; ``None`` (the server killed) when it did not start within ``timeout`` seconds."""
+    default, the controller's with ``--preload-deps-of``; the test bed's caches under ``cache``) in ``workdir``, its
+    log ``zygote.log`` there: the server and its client once it listens; ``None`` (the server killed) when it did not
+    start within ``timeout`` seconds."""
     client = workdir / "python"
     log = open(workdir / "zygote.log", "wb")  # the server's log, open as long as it runs
     script = str(REPO_ROOT / "scripts" / "module_zygote.py")
