@@ -231,10 +231,10 @@ class KillablePlaybook:
         return procs.process_tree(self.proc.pid)
 
     def module_running(self, module: str) -> bool:
-        """Whether the module's own process runs: one of whose arguments is the path of its ``AnsiballZ_<module>.py``.
-        Not the shells the worker runs around it (``/bin/sh -c 'chmod u+x .../AnsiballZ_<module>.py && sleep 0'``
-        before it, the one that starts it, the ``rm`` after), whose one argument only holds that path: a match on those
-        would say the module runs before it started, then not, then again."""
+        """Whether the module's own process runs (:func:`procs.runs_ansible_module`: an interpreter whose script is
+        its ``AnsiballZ_<module>.py``). Not the shells the worker runs around it (the ``chmod`` before it, the one
+        that starts it, the ``rm`` after), whose commands name that file too: a match on those would say the module
+        runs before it started, then not, then again."""
         return any(procs.runs_ansible_module(pid, module) for pid in self.tree()[1:])
 
     def wait_module(self, module: str, timeout: float = 180) -> bool:
