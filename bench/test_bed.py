@@ -38,7 +38,7 @@ from pathlib import Path
 import _playbook
 import yaml
 from harness import procs
-from harness.ansible import CONTROLLER_PRELOAD, start_module_zygote
+from harness.ansible import CONTROLLER_OPTIONS, start_module_zygote
 
 REPO = _playbook.REPO
 MODULE_PYTHON = os.environ.get("BMT_MODULE_PYTHON") or str(REPO / ".venv-modules" / "bin" / "python")
@@ -120,10 +120,9 @@ def main() -> None:
         play = root / "play.yml"
         play.write_text(yaml.safe_dump(playbook(kubeconfig), sort_keys=False))
         cache = root / "cache"
-        controller = ("--preload-deps-of", ",".join(CONTROLLER_PRELOAD), "--reload", "")
         zygotes = {
             "module": start_zygote(root, "module", MODULE_PYTHON),
-            "controller": start_zygote(root, "controller", sys.executable, controller),
+            "controller": start_zygote(root, "controller", sys.executable, CONTROLLER_OPTIONS),
         }
         try:
             for side in sides[1:]:  # warm the caches, as a session's first runs do

@@ -131,6 +131,8 @@ def _module_interpreter() -> str:
 
 #: what a controller zygote preloads: what these import, but Ansible's own modules (scripts/module_zygote.py)
 CONTROLLER_PRELOAD = ("ansible.cli.playbook", "ansible.cli.inventory")
+#: the options of a controller zygote's server (nothing to re-run in its forks)
+CONTROLLER_OPTIONS = ("--preload-deps-of", ",".join(CONTROLLER_PRELOAD), "--reload", "")
 
 
 def controller_command(program: str) -> list[str]:
@@ -145,8 +147,7 @@ def controller_command(program: str) -> list[str]:
 
 @functools.cache
 def _controller_client() -> str | None:
-    options = ("--preload-deps-of", ",".join(CONTROLLER_PRELOAD), "--reload", "")
-    return _zygote_client("BMT_CONTROLLER_ZYGOTE", "controller", sys.executable, options)
+    return _zygote_client("BMT_CONTROLLER_ZYGOTE", "controller", sys.executable, CONTROLLER_OPTIONS)
 
 
 def zygote_cpu_seconds() -> float:
