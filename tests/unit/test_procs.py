@@ -78,3 +78,45 @@ def test_an_ansible_modules_process_is_the_one_that_runs_its_payload_not_a_shell
             proc.kill()
             proc.wait()
     assert not procs.runs_ansible_module(module.pid, "host_claim")  # gone
+
+
+def _expiry(deadline: procs.StartDeadline) -> float:
+    """Seconds from the deadline's start until :meth:`~procs.StartDeadline.expired` first says so (polled as the
+    waiters poll)."""
+    while not deadline.expired():
+        time.sleep(0.05)
+    return time.monotonic() - deadline.started
+
+
+def _process(code: str, tmp_path: Path) -> procs.Proc:
+    return procs.start_process("probe", [sys.executable, "-c", code], tmp_path)
+
+
+def test_without_a_process_a_start_deadline_is_its_time_out():
+    assert 0.5 <= _expiry(procs.StartDeadline(0.5)) < 1.5
+
+
+def test_a_start_that_keeps_working_outlasts_its_time_out_up_to_the_limit(monkeypatch, tmp_path):
+    monkeypatch.setattr(procs, "STARVED_LIMIT", 2)
+    busy = _process("while True: pass", tmp_path)  # a start that needs more CPU than it gets
+    try:
+        deadline = procs.StartDeadline(2.0, busy)
+        assert 4.0 <= _expiry(deadline) < 5.0
+        assert deadline.tree_cpu() > 0.1
+        assert "CPU-s" in deadline.describe()
+    finally:
+        busy.stop()
+
+
+def test_a_start_that_stopped_working_ends_a_reading_past_its_time_out(tmp_path):
+    stuck = _process("import time; time.sleep(60)", tmp_path)  # a start waiting on something that never comes
+    try:
+        assert 2.0 <= _expiry(procs.StartDeadline(2.0, stuck)) < 3.5  # the limit would be 8 s
+    finally:
+        stuck.stop()
+
+
+def test_a_start_whose_process_ended_is_given_its_time_out_only(tmp_path):
+    ended = _process("pass", tmp_path)
+    ended.popen.wait()
+    assert 1.0 <= _expiry(procs.StartDeadline(1.0, ended)) < 2.0

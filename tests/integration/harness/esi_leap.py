@@ -346,12 +346,12 @@ def _config(root: Path, port: int, keystone_url: str, account: ServiceAccount, d
 
 def _wait_log(proc: procs.Proc, text: str, timeout: float, offset: int = 0) -> None:
     """Wait until ``text`` is in ``proc``'s log after its first ``offset`` bytes."""
-    deadline = time.monotonic() + timeout
+    deadline = procs.StartDeadline(timeout, proc)
     while text not in proc.log_path.read_bytes()[offset:].decode(errors="replace"):
-        if not proc.alive() or time.monotonic() > deadline:
+        if not proc.alive() or deadline.expired():
             state = "running" if proc.alive() else f"exited with {proc.popen.returncode}"
             raise procs.ServiceStartError(
-                f"{proc.name}: no {text!r} in its log after {timeout:.0f}s ({state})\n{proc.log_tail()}"
+                f"{proc.name}: no {text!r} in its log after {deadline.describe()} ({state})\n{proc.log_tail()}"
             )
         time.sleep(0.2)
 
@@ -362,13 +362,15 @@ def _wait_policy(url: str, env: OpenStackEnv, timeout: float, proc: procs.Proc) 
     from keystoneauth1.identity import v3
 
     sess = session.Session(auth=v3.Password(**env.keystone_server.admin_auth("project")))
-    deadline = time.monotonic() + timeout
+    deadline = procs.StartDeadline(timeout, proc)
     while True:
         status = sess.get(url + "/v1/offers", raise_exc=False).status_code
         if status == 200:
             return
-        if not proc.alive() or time.monotonic() > deadline:
-            raise procs.ServiceStartError(f"esi-leap-api: GET /v1/offers answers {status}\n{proc.log_tail()}")
+        if not proc.alive() or deadline.expired():
+            raise procs.ServiceStartError(
+                f"esi-leap-api: GET /v1/offers answers {status} after {deadline.describe()}\n{proc.log_tail()}"
+            )
         time.sleep(0.2)
 
 

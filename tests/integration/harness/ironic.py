@@ -453,10 +453,12 @@ def _wait_conductor(db: Path | str, timeout: float, proc: procs.Proc) -> None:
     The API answers before the conductor finishes starting; node creation
     fails with "no valid host" until then.
     """
-    deadline = time.monotonic() + timeout
+    deadline = procs.StartDeadline(timeout, proc)
     while True:
         if _registered_types(db) >= {"fake-hardware", "redfish"}:
             return
-        if time.monotonic() > deadline or not proc.alive():
-            raise procs.ServiceStartError(f"ironic conductor not registered after {timeout:.0f}s\n{proc.log_tail()}")
+        if deadline.expired() or not proc.alive():
+            raise procs.ServiceStartError(
+                f"ironic conductor not registered after {deadline.describe()}\n{proc.log_tail()}"
+            )
         time.sleep(0.3)

@@ -242,12 +242,14 @@ def _wait_token(url: str, timeout: float, proc: procs.Proc) -> None:
     auth = v3.Password(
         auth_url=url, username=ADMIN_USER, password=ADMIN_PASSWORD, user_domain_name="Default", system_scope="all"
     )
-    deadline = time.monotonic() + timeout
+    deadline = procs.StartDeadline(timeout, proc)
     while True:
         try:
             session.Session(auth=auth).get_token()
             return
         except exceptions.ClientException as exc:
-            if time.monotonic() > deadline or not proc.alive():
-                raise procs.ServiceStartError(f"keystone at {url} issues no token: {exc}\n{proc.log_tail()}") from exc
+            if deadline.expired() or not proc.alive():
+                raise procs.ServiceStartError(
+                    f"keystone at {url} issues no token after {deadline.describe()}: {exc}\n{proc.log_tail()}"
+                ) from exc
             time.sleep(0.3)

@@ -45,7 +45,16 @@ from pathlib import Path
 
 import yaml
 
-from .procs import LOOPBACK, Proc, Service, ServiceStartError, free_port, start_process, wait_http
+from .procs import (
+    LOOPBACK,
+    Proc,
+    Service,
+    ServiceStartError,
+    StartDeadline,
+    free_port,
+    start_process,
+    wait_http,
+)
 
 KUBE_VERSION_DEFAULT = "v1.36.3"
 BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager")
@@ -375,7 +384,7 @@ def wait_https(
     request = urllib.request.Request(url)
     if token:
         request.add_header("Authorization", f"Bearer {token}")
-    deadline = time.monotonic() + timeout
+    deadline = StartDeadline(timeout, proc)
     last = "no attempt"
     while True:
         if not proc.alive():
@@ -392,9 +401,9 @@ def wait_https(
             last = f"HTTP {exc.code}: {exc.read(2000).decode(errors='replace')}"
         except (OSError, urllib.error.URLError) as exc:
             last = repr(exc)
-        if time.monotonic() > deadline:
+        if deadline.expired():
             raise ServiceStartError(
-                f"{url} not ready after {timeout:.0f}s: {last}\n"
+                f"{url} not ready after {deadline.describe()}: {last}\n"
                 f"--- {proc.name} log {proc.log_path} ---\n{proc.log_tail()}"
             )
         time.sleep(0.25)

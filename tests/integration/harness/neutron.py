@@ -325,7 +325,7 @@ def _wait_api(keystone: Keystone, url: str, timeout: float, proc: procs.Proc) ->
     from keystoneauth1.identity import v3
 
     sess = session.Session(auth=v3.Password(**keystone.admin_auth("project")))
-    deadline = time.monotonic() + timeout
+    deadline = procs.StartDeadline(timeout, proc)
     while True:
         try:
             response = sess.get(url + "/v2.0/networks", raise_exc=False)
@@ -334,6 +334,6 @@ def _wait_api(keystone: Keystone, url: str, timeout: float, proc: procs.Proc) ->
             last = f"HTTP {response.status_code}: {response.text[:500]}"
         except exceptions.ClientException as exc:
             last = repr(exc)
-        if time.monotonic() > deadline or not proc.alive():
-            raise procs.ServiceStartError(f"neutron at {url}: {last}\n{proc.log_tail()}")
+        if deadline.expired() or not proc.alive():
+            raise procs.ServiceStartError(f"neutron at {url} after {deadline.describe()}: {last}\n{proc.log_tail()}")
         time.sleep(0.3)

@@ -223,7 +223,7 @@ def start_postgres(workdir: str | Path, timeout: float = 60) -> Postgres:
 def _wait_ready(server: Postgres, timeout: float) -> None:
     import psycopg2
 
-    deadline = time.monotonic() + timeout
+    deadline = procs.StartDeadline(timeout, server.proc)
     while True:
         if not server.proc.alive():
             raise procs.ServiceStartError(f"postgres exited\n{server.proc.log_tail()}")
@@ -231,8 +231,8 @@ def _wait_ready(server: Postgres, timeout: float) -> None:
             server.connect().close()
             return
         except psycopg2.OperationalError as exc:
-            if time.monotonic() > deadline:
+            if deadline.expired():
                 raise procs.ServiceStartError(
-                    f"postgres not ready after {timeout:.0f}s: {exc}\n{server.proc.log_tail()}"
+                    f"postgres not ready after {deadline.describe()}: {exc}\n{server.proc.log_tail()}"
                 ) from exc
         time.sleep(0.2)

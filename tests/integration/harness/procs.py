@@ -12,6 +12,8 @@ Small, dependency-free API (stdlib only) shared by every service module:
 - ``wait_http(url, timeout, proc=None, ok_statuses=range(200, 500))``: poll a
   URL until it answers with one of ``ok_statuses``.
 - ``wait_tcp(host, port, timeout, proc=None)``: poll until a TCP connect works.
+- ``StartDeadline(timeout, proc=None)``: when those waits (and the services' own) give up: the time-out, extended
+  while ``proc``'s processes keep using CPU on a loaded machine.
 - ``Service``: a record of a started service (name, version, url, port, pid).
 - ``ServiceStartError``: raised by the waiters; its message carries the log tail.
 - ``record_service(service)`` / ``recorded_services()``: a process-wide list of
@@ -272,8 +274,61 @@ def _spawn(argv: Sequence[str], workdir: Path, env: Mapping[str, str], log_path:
         )
 
 
-def _fail(what: str, timeout: float, proc: Proc | None, detail: str) -> ServiceStartError:
-    msg = f"{what} not ready after {timeout:.0f}s: {detail}"
+#: a start may take this many times its time-out while its processes keep working (:class:`StartDeadline`)
+STARVED_LIMIT = 4
+#: the CPU share (core-seconds a second) a process tree must keep using past its time-out to count as working: above
+#: an idle Ironic's 10-15 ms a second (its periodic tasks), below the 50 ms a second one process gets at load 40 on
+#: two cores
+WORKING_SHARE = 0.02
+
+
+class StartDeadline:
+    """When a wait for a starting process ``proc`` gives up: ``timeout`` seconds, and past them for as long as the
+    process and its children keep using CPU, up to :data:`STARVED_LIMIT` times the time-out.
+
+    At CI's load (eight sessions, the checks and molecule on two cores) a start gets a small share of a core: an
+    Ironic, which needs about 10 CPU-s before it answers, once had not answered after 120 s and was working all
+    along. Past the time-out, the process tree's CPU is read every quarter of the time-out; the wait ends once a
+    quarter passed in which it used less than :data:`WORKING_SHARE` of a core, as a process stuck waiting on
+    something does. Without ``proc``, or once it has exited, the time-out is plain wall time.
+    """
+
+    def __init__(self, timeout: float, proc: Proc | None = None):
+        self.timeout = timeout
+        self.proc = proc
+        self.started = time.monotonic()
+        self._window = timeout / 4
+        self._next_reading = self.started + timeout - self._window  # a first reading one window before the time-out
+        self._cpu: float | None = None
+
+    def expired(self) -> bool:
+        now = time.monotonic()
+        if self.proc is None or not self.proc.alive():
+            return now > self.started + self.timeout
+        if now > self.started + STARVED_LIMIT * self.timeout:
+            return True
+        if now < self._next_reading:
+            return False
+        previous, self._cpu = self._cpu, self.tree_cpu()
+        self._next_reading = now + self._window
+        return previous is not None and self._cpu - previous < WORKING_SHARE * self._window
+
+    def tree_cpu(self) -> float:
+        """CPU seconds of ``proc`` and its descendants (with the children each reaped)."""
+        return sum(cpu_seconds(pid, reaped_children=True) for pid in process_tree(self.proc.pid)) if self.proc else 0
+
+    def describe(self) -> str:
+        """How long the wait took and, with a process, the CPU it got and the machine's load."""
+        text = f"{time.monotonic() - self.started:.0f}s"
+        if self.proc is not None:
+            load = Path("/proc/loadavg").read_text().split()[0]
+            text += f" (its processes used {self.tree_cpu():.1f} CPU-s; load {load})"
+        return text
+
+
+def _fail(what: str, deadline: StartDeadline, detail: str) -> ServiceStartError:
+    proc = deadline.proc
+    msg = f"{what} not ready after {deadline.describe()}: {detail}"
     if proc is not None:
         state = "running" if proc.alive() else f"exited with {proc.popen.returncode}"
         msg += f"\n--- {proc.name} (pid {proc.pid}, {state}) log {proc.log_path} ---\n{proc.log_tail()}"
@@ -288,13 +343,14 @@ def wait_http(
 ) -> int:
     """Poll ``url`` (GET) until its status is in ``ok_statuses``; return it.
 
-    Raises :class:`ServiceStartError` on timeout, or early if ``proc`` exits.
+    Raises :class:`ServiceStartError` when the :class:`StartDeadline` of ``timeout`` and ``proc`` expires, or early
+    if ``proc`` exits.
     """
-    deadline = time.monotonic() + timeout
+    deadline = StartDeadline(timeout, proc)
     last = "no attempt"
     while True:
         if proc is not None and not proc.alive():
-            raise _fail(url, timeout, proc, "process exited")
+            raise _fail(url, deadline, "process exited")
         try:
             with urllib.request.urlopen(url, timeout=5) as resp:
                 status = resp.status
@@ -306,23 +362,24 @@ def wait_http(
             if status in ok_statuses:
                 return status
             last = f"HTTP {status}"
-        if time.monotonic() > deadline:
-            raise _fail(url, timeout, proc, last)
+        if deadline.expired():
+            raise _fail(url, deadline, last)
         time.sleep(0.2)
 
 
 def wait_tcp(host: str, port: int, timeout: float, proc: Proc | None = None) -> None:
-    """Poll until a TCP connection to ``host:port`` succeeds."""
-    deadline = time.monotonic() + timeout
+    """Poll until a TCP connection to ``host:port`` succeeds (within the :class:`StartDeadline` of ``timeout`` and
+    ``proc``)."""
+    deadline = StartDeadline(timeout, proc)
     last = "no attempt"
     while True:
         if proc is not None and not proc.alive():
-            raise _fail(f"{host}:{port}", timeout, proc, "process exited")
+            raise _fail(f"{host}:{port}", deadline, "process exited")
         try:
             with socket.create_connection((host, port), timeout=2):
                 return
         except OSError as exc:
             last = repr(exc)
-        if time.monotonic() > deadline:
-            raise _fail(f"{host}:{port}", timeout, proc, last)
+        if deadline.expired():
+            raise _fail(f"{host}:{port}", deadline, last)
         time.sleep(0.2)
