@@ -30,7 +30,8 @@ COPY_PREFIX = "f"
 
 def recording_io(base):
     """A subclass of the KubeIO class ``base`` that records every host and claim patch it sends, in order:
-    ``records`` holds ``(sequence, kind, namespace, name, status, body)`` with ``kind`` ``host`` or ``claim``;
+    ``records`` holds ``(sequence, kind, namespace, name, status, body)`` with ``kind`` ``host`` or ``claim`` and
+    ``body`` the patch's JSON text;
     ``other_writes`` counts the writes it does not record (Secrets: none on the bench's world)."""
 
     class RecordingIO(base):
@@ -42,8 +43,11 @@ def recording_io(base):
             self._record_lock = threading.Lock()
 
         def _record(self, kind, namespace, name, status, patch):
+            # the patch as JSON text, read back after the pass (claim_sequences): a deep copy here cost the timed
+            # pass 6 % of its CPU (yappi, 1,000 hosts / 500 claims), json.dumps a quarter of that
+            text = json.dumps(patch)
             with self._record_lock:
-                self.records.append((next(self._order), kind, namespace, name, status, copy.deepcopy(patch)))
+                self.records.append((next(self._order), kind, namespace, name, status, text))
 
         def patch_host(self, namespace, name, patch):
             result = super().patch_host(namespace, name, patch)
@@ -80,7 +84,8 @@ def claim_sequences(records: list[tuple]) -> dict[tuple[str, str], list[tuple]]:
     a host patch (left pending) are left out."""
     sequences: dict[tuple[str, str], list[tuple]] = {}
     bound = set()
-    for _order, kind, namespace, name, status, body in sorted(records, key=lambda record: record[0]):
+    for _order, kind, namespace, name, status, text in sorted(records, key=lambda record: record[0]):
+        body = json.loads(text)
         if kind == "host":
             ref = ((body or {}).get("spec") or {}).get("consumerRef") or {}
             if not ref.get("name"):

@@ -439,7 +439,8 @@ def patch_shapes(records: list[tuple]) -> dict:
     """The pass's successful patches by target (``host``, ``claim``, ``claim_status``) and, for each, how many had
     which top-level fields (``spec.consumerRef+image+online``, ``metadata.labels``...)."""
     shapes: dict[str, dict[str, int]] = {}
-    for _order, kind, _namespace, _name, status, body in records:
+    for _order, kind, _namespace, _name, status, text in records:
+        body = json.loads(text)
         target = kind + ("_status" if status else "")
         fields = "+".join(
             "%s.%s" % (top, key) if isinstance(value, dict) else top

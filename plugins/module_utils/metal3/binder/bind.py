@@ -61,7 +61,6 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.ide
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.metadata_import import import_metadata
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.spec import DATA_FIELDS
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.upward import (
-    hardware_withheld,
     merge_patches,
     status_patch,
 )
@@ -184,14 +183,12 @@ class Bind:
 
     def import_from(self, claim: dict, host: dict, outcome: Any = None) -> dict:
         """``import_metadata`` of ``host`` onto ``claim``; records what was withheld on ``outcome`` (for the owner)."""
-        needles, blocked = self.state.bmc_rule(host)
-        imported = import_metadata(
-            claim.get("metadata"), host.get("metadata"), self.annotation_domains, needles, blocked
-        )
+        offer, hardware = self.state.host_offer(host)
+        imported = import_metadata(claim.get("metadata"), host.get("metadata"), offer=offer)
         if outcome is not None:
             outcome.withheld = [
                 dict(item, host="%s/%s" % host_key(host), claim="%s/%s" % claim_identity(claim)[:2])
-                for item in imported["withheld"] + hardware_withheld(host, needles)
+                for item in imported["withheld"] + hardware
             ]
         return imported
 

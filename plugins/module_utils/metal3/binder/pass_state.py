@@ -60,9 +60,11 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.ide
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.metadata_import import (
     has_import_candidates,
+    host_offer,
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.parsed import ParsedClaim, parse_claim
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.spec import DATA_FIELDS
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.upward import hardware_withheld
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.view import binding_label_value
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.client import (
     GROUP_VERSION,
@@ -147,6 +149,7 @@ class PassState:
         self.copies = {}
         self.bmc_rules = {}
         self.bmc_secrets = {}
+        self.offers = {}
         self.claims_watch = None
         self.hosts_watch = None
 
@@ -381,6 +384,23 @@ class PassState:
         with self._lock:
             self.bmc_rules[key] = rule
         return rule
+
+    def host_offer(self, host):
+        """``(offer, hardware withheld)`` of ``host`` as this object holds it: ``metadata_import.host_offer`` with
+        the host's :meth:`bmc_rule` and ``upward.hardware_withheld``, computed once per host object (a bind's
+        commit and sync import from the same host; a write's answer is a new object, computed again).
+        """
+        key = host_key(host)
+        with self._lock:
+            found = self.offers.get(key)
+        if found is not None and found[0] is host:
+            return found[1], found[2]
+        needles, blocked = self.bmc_rule(host)
+        offer = host_offer(host.get("metadata"), self.annotation_domains, needles, blocked)
+        withheld = hardware_withheld(host, needles)
+        with self._lock:
+            self.offers[key] = (host, offer, withheld)
+        return offer, withheld
 
     def _credentials_to_read(self, host):
         """The credentials Secret name of ``host`` when its metadata has something to import, else ``None``."""

@@ -90,27 +90,35 @@ def _content_verdict(key, value, bmc_values, blocked):
     return None
 
 
+def _label_policy(key, value):
+    """True if policy imports a BMH label, before its content is checked."""
+    if not isinstance(key, str) or label_key_problem(key) or label_value_problem(value):
+        return False
+    domain = _key_domain(key)
+    return not _in_domains(domain, DENIED_LABEL_DOMAINS) or _in_domains(domain, ALLOWED_LABEL_DOMAINS)
+
+
+def _annotation_policy(key, value, domains):
+    """True if policy imports a BMH annotation (allow-listed domains only), before its content is checked."""
+    if not isinstance(key, str) or label_key_problem(key) or _key_domain(key) not in domains:
+        return False
+    return key not in NEVER_IMPORTED_ANNOTATIONS and isinstance(value, str) and len(value) <= MAX_IMPORTED_VALUE
+
+
 def label_verdict(key, value="", bmc_values=(), blocked=None):
     """``None`` if a BMH label may be copied to the claim; ``NOT_IMPORTED`` (policy) or the reason it is withheld.
 
     ``blocked`` (a reason) withholds every label that policy would import (the
     binder could not read the BMC credentials: fail closed).
     """
-    if not isinstance(key, str) or label_key_problem(key) or label_value_problem(value):
-        return NOT_IMPORTED
-    domain = _key_domain(key)
-    if _in_domains(domain, DENIED_LABEL_DOMAINS) and not _in_domains(domain, ALLOWED_LABEL_DOMAINS):
+    if not _label_policy(key, value):
         return NOT_IMPORTED
     return _content_verdict(key, value, bmc_values, blocked)
 
 
 def annotation_verdict(key, value="", domains=EXPORT_ANNOTATION_DOMAINS, bmc_values=(), blocked=None):
     """As ``label_verdict`` for a BMH annotation (allow-listed domains only)."""
-    if not isinstance(key, str) or label_key_problem(key) or _key_domain(key) not in domains:
-        return NOT_IMPORTED
-    if key in NEVER_IMPORTED_ANNOTATIONS:
-        return NOT_IMPORTED
-    if not isinstance(value, str) or len(value) > MAX_IMPORTED_VALUE:
+    if not _annotation_policy(key, value, domains):
         return NOT_IMPORTED
     return _content_verdict(key, value, bmc_values, blocked)
 
@@ -130,9 +138,8 @@ def has_import_candidates(
 ) -> bool:
     """True if any label or annotation of the BMH metadata passes the policy rules (so its content must be checked)."""
     host_meta = host_meta or {}
-    return any(label_verdict(k, v) != NOT_IMPORTED for k, v in (host_meta.get("labels") or {}).items()) or any(
-        annotation_verdict(k, v, annotation_domains) != NOT_IMPORTED
-        for k, v in (host_meta.get("annotations") or {}).items()
+    return any(_label_policy(k, v) for k, v in (host_meta.get("labels") or {}).items()) or any(
+        _annotation_policy(k, v, annotation_domains) for k, v in (host_meta.get("annotations") or {}).items()
     )
 
 
@@ -141,7 +148,8 @@ def _protected(key):
     return _key_domain(key) in (BINDING_DOMAIN, RESERVED_DOMAIN)
 
 
-def _import_one(current, source, tracked, verdict):
+def _offered(source, verdict):
+    """``(wanted, withheld)``: the items of ``source`` that may cross and ``(key, reason)`` of those withheld."""
     wanted, withheld = {}, []
     for key, value in sorted(source.items(), key=lambda item: str(item[0])):
         reason = verdict(key, value)
@@ -149,15 +157,14 @@ def _import_one(current, source, tracked, verdict):
             wanted[key] = value
         elif reason:
             withheld.append((key, reason))
+    return wanted, withheld
+
+
+def _section(current, wanted, tracking_key, tracking_holder):
+    tracked = tracked_keys(tracking_holder, tracking_key)
     to_set = dict((k, v) for k, v in wanted.items() if current.get(k) != v)
     stale = [k for k in tracked if k not in wanted and k in current and not _protected(k)]
-    return wanted, to_set, sorted(set(stale)), withheld
-
-
-def _section(current, source, tracking_key, tracking_holder, verdict):
-    tracked = tracked_keys(tracking_holder, tracking_key)
-    wanted, to_set, stale, withheld = _import_one(current, source, tracked, verdict)
-    return {"set": to_set, "remove": stale, "keys": sorted(wanted), "withheld": withheld}
+    return {"set": to_set, "remove": sorted(set(stale)), "keys": sorted(wanted)}
 
 
 def _withheld_items(kind, withheld, bmc_values):
@@ -180,14 +187,48 @@ def _section_patch(section):
     return patch
 
 
-def import_metadata(claim_meta, host_meta, annotation_domains=EXPORT_ANNOTATION_DOMAINS, bmc_values=(), blocked=None):
+def host_offer(host_meta, annotation_domains=EXPORT_ANNOTATION_DOMAINS, bmc_values=(), blocked=None):
+    """The half of ``import_metadata`` that depends on the host alone: ``{'labels', 'annotations', 'withheld'}``,
+    the labels and annotations that may cross (policy and content rules) and the report of those withheld.
+
+    A pass computes it once per host version and gives it to ``import_metadata`` (``offer``) for each claim
+    write that imports from that host: the content rules scan every key and value for the host's BMC data.
+    """
+    host_meta = host_meta or {}
+    bmc_values = [
+        value
+        for value in bmc_values or ()
+        if (isinstance(value, str) and value) or (isinstance(value, tuple) and value[1])
+    ]
+    labels, labels_withheld = _offered(
+        host_meta.get("labels") or {}, lambda k, v: label_verdict(k, v, bmc_values, blocked)
+    )
+    annotations, annotations_withheld = _offered(
+        host_meta.get("annotations") or {},
+        lambda k, v: annotation_verdict(k, v, annotation_domains, bmc_values, blocked),
+    )
+    return {
+        "labels": labels,
+        "annotations": annotations,
+        "withheld": (
+            _withheld_items("label", labels_withheld, bmc_values)
+            + _withheld_items("annotation", annotations_withheld, bmc_values)
+        ),
+    }
+
+
+def import_metadata(
+    claim_meta, host_meta, annotation_domains=EXPORT_ANNOTATION_DOMAINS, bmc_values=(), blocked=None, offer=None
+):
     """Labels and annotations to import from the BMH metadata onto the claim.
 
     ``host_meta`` ``None`` (unbound) removes every tracked import.  Nothing
     repeating one of ``bmc_values`` (pass ``bmc_needles(host, user, password)``,
     or plain strings; see ``bmc_match``) is imported, on top of the deny rules
     of this module; ``blocked`` (a reason) withholds everything policy would
-    import (fail closed when the BMC credentials could not be read).  Returns
+    import (fail closed when the BMC credentials could not be read).  ``offer``:
+    the host's ``host_offer`` (with those arguments) when already computed, in
+    place of them.  Returns
     ``{'labels': {'set', 'remove'}, 'annotations': {'set', 'remove'}, 'patch', 'withheld'}``
     where ``annotations`` includes the two tracking annotations, ``patch``
     is the claim merge patch (``{}`` when nothing changes) and ``withheld``
@@ -195,28 +236,13 @@ def import_metadata(claim_meta, host_meta, annotation_domains=EXPORT_ANNOTATION_
     annotation the content rules kept back (never the value; ``key`` is
     ``None`` when the key itself repeats BMC data): for the owner, never the tenant.
     """
-    claim_meta, host_meta = claim_meta or {}, host_meta or {}
+    if offer is None:
+        offer = host_offer(host_meta, annotation_domains, bmc_values, blocked)
+    claim_meta = claim_meta or {}
     claim_labels = claim_meta.get("labels") or {}
     claim_annotations = claim_meta.get("annotations") or {}
-    bmc_values = [
-        value
-        for value in bmc_values or ()
-        if (isinstance(value, str) and value) or (isinstance(value, tuple) and value[1])
-    ]
-    labels = _section(
-        claim_labels,
-        host_meta.get("labels") or {},
-        IMPORTED_LABELS,
-        claim_annotations,
-        lambda k, v: label_verdict(k, v, bmc_values, blocked),
-    )
-    annotations = _section(
-        claim_annotations,
-        host_meta.get("annotations") or {},
-        IMPORTED_ANNOTATIONS,
-        claim_annotations,
-        lambda k, v: annotation_verdict(k, v, annotation_domains, bmc_values, blocked),
-    )
+    labels = _section(claim_labels, offer["labels"], IMPORTED_LABELS, claim_annotations)
+    annotations = _section(claim_annotations, offer["annotations"], IMPORTED_ANNOTATIONS, claim_annotations)
     label_patch = _section_patch(labels)
     annotation_patch = _section_patch(annotations)
     annotation_patch.update(_tracking_patch(claim_annotations, IMPORTED_LABELS, labels["keys"]))
@@ -233,8 +259,5 @@ def import_metadata(claim_meta, host_meta, annotation_domains=EXPORT_ANNOTATION_
             "remove": sorted(k for k, v in annotation_patch.items() if v is None),
         },
         "patch": {"metadata": metadata} if metadata else {},
-        "withheld": (
-            _withheld_items("label", labels["withheld"], bmc_values)
-            + _withheld_items("annotation", annotations["withheld"], bmc_values)
-        ),
+        "withheld": list(offer["withheld"]),
     }

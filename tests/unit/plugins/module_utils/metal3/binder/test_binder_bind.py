@@ -6,14 +6,19 @@
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import (
     BINDING_LABEL,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder import pass_state as pass_state_module
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.bind import Bind
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.outcome import Outcome
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.status import ClaimStatuses
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.writer import Writer
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.metadata_import import (
+    host_offer as real_offer,
+)
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.binder_world import (
     INFRA,
     binder,
     bound,
+    credentialed_world,
     pass_state,
     world,
 )
@@ -172,3 +177,20 @@ def test_the_bind_step_alone_binds_the_host_it_is_told_to_on_what_the_pass_read(
     assert bound(fake) == {"c0": "h2"} and writer.changed and outcome.writes >= 2
     assert fake.get("hostclaims", "tenant-a", "c0")["metadata"]["labels"][BINDING_LABEL] == "h2"
     assert state.reserve(state.host_index[(INFRA, "h2")]) is False  # the step reserved it in the pass state
+
+
+def test_a_hosts_offer_is_computed_once_per_host_object(monkeypatch):
+    """A bind's commit and its sync import from the same host: the BMC-data scan runs once; a write's answer (a new
+    object) is scanned again."""
+    fake = credentialed_world({"owner": "opsadmin", "rack": "r1"})
+    state = pass_state(fake)
+    state.read(sweep=False, watch=False)
+    calls = []
+    monkeypatch.setattr(pass_state_module, "host_offer", lambda *args: calls.append(args) or real_offer(*args))
+    host = state.host_index[(INFRA, "h0")]
+    first = state.host_offer(host)
+    assert state.host_offer(host) is not None and len(calls) == 1
+    assert first[0]["labels"] == {"kind": "m", "rack": "r1"}
+    assert [item["key"] for item in first[0]["withheld"]] == ["owner"]  # repeats the BMC user
+    changed = dict(host, metadata=dict(host["metadata"], labels={"rack": "r2"}))
+    assert state.host_offer(changed)[0]["labels"] == {"rack": "r2"} and len(calls) == 2

@@ -267,3 +267,28 @@ def test_import_properties(first_meta, second_meta):
         )
         for key in imported:
             assert labels[key] == host_meta["labels"][key]
+
+
+def _old_has_import_candidates(host_meta):
+    """The definition before the policy checks were split out: any verdict other than ``NOT_IMPORTED``."""
+    return any(
+        metadata_import.label_verdict(k, v) != metadata_import.NOT_IMPORTED
+        for k, v in (host_meta.get("labels") or {}).items()
+    ) or any(
+        metadata_import.annotation_verdict(k, v) != metadata_import.NOT_IMPORTED
+        for k, v in (host_meta.get("annotations") or {}).items()
+    )
+
+
+@settings(max_examples=300)
+@given(HOST_META, HOST_META, st.booleans())
+def test_an_offer_computed_once_imports_as_the_host_itself(first_meta, claim_source, blocked):
+    """``import_metadata`` with the host's ``host_offer`` (computed once per host version by a pass) is
+    ``import_metadata`` with the host's metadata, on any claim; ``has_import_candidates`` is the policy alone."""
+    bmc_values = bmc_data.bmc_values_of(make_host())
+    reason = "blocked" if blocked else None
+    claim_meta = metadata_import.import_metadata({}, claim_source, bmc_values=bmc_values)["patch"].get("metadata", {})
+    offer = metadata_import.host_offer(first_meta, bmc_values=bmc_values, blocked=reason)
+    direct = metadata_import.import_metadata(claim_meta, first_meta, bmc_values=bmc_values, blocked=reason)
+    assert metadata_import.import_metadata(claim_meta, None, offer=offer) == direct
+    assert metadata_import.has_import_candidates(first_meta) == _old_has_import_candidates(first_meta)
