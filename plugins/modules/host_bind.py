@@ -81,9 +81,10 @@ description:
     provisioned: the API server records which field manager wrote each claim's status, and a claim whose status another
     manager wrote after this module's last write is reported with the manager's name, and nothing is written. After
     stopping upstream's controller, run once with O(take_over=true)."
-  - Several binders may run at once; every write is conditional, so a host is never bound twice. During a pass the
-    binder follows hosts and claims with a watch, so that it skips what another binder has just taken instead of
-    writing and getting a conflict; each binder works through the claims in its own order.
+  - Several binders may run at once; every write is conditional, so a host is never bound twice. Once a pass meets
+    another writer (its first conflict), the binder follows hosts and claims with a watch, so that it skips what
+    another binder has just taken instead of writing and getting a conflict; each binder works through the claims in
+    its own order.
 author:
   - Baremetal Tenancy Contributors (@baremetal-tenancy)
 extends_documentation_fragment:

@@ -122,7 +122,7 @@ class Bind:
             self.writer.write_claim(claim, with_precondition(patch, claim), outcome, status=True)
         except (Conflict, NotFound):
             # someone (another binder, the tenant) changed the claim since the list: the next pass sees it
-            self.io.count_conflict()
+            self.state.count_conflict()
 
     def _try_host(self, host, claim, outcome):
         """Write ``consumerRef`` on ``host``; the updated host, or ``None`` if someone else took it."""
@@ -130,7 +130,7 @@ class Bind:
             try:
                 return self.writer.write_host(host, bind_patch(host, claim), outcome)
             except Conflict:
-                self.io.count_conflict()
+                self.state.count_conflict()
                 if attempt:
                     return None
                 host = self.io.get_host(*host_key(host))
@@ -213,7 +213,7 @@ class Bind:
                 outcome.action, outcome.message = "gone", "the claim was deleted while binding"
                 return None
             except Conflict:
-                self.io.count_conflict()
+                self.state.count_conflict()
                 fresh = self.io.get_claim(*claim_identity(claim)[:2])
                 if (
                     attempt
@@ -248,7 +248,7 @@ class Bind:
                 self.writer.write_host(host, release_plan(host, claim, None), outcome)
                 return
             except Conflict:
-                self.io.count_conflict()
+                self.state.count_conflict()
                 host = self.io.get_host(*host_key(host))
                 if host is None or not claim_ref_matches(host, claim):
                     return
@@ -303,7 +303,7 @@ class Bind:
             try:
                 return host, self.writer.write_host(host, downward_patch(record, host, names), outcome)
             except Conflict:
-                self.io.count_conflict()
+                self.state.count_conflict()
                 if attempt:
                     return None
                 host = self.io.get_host(*host_key(host))
@@ -348,7 +348,7 @@ class Bind:
                 claim, with_precondition(status_patch(claim.get("status"), status), claim), outcome, status=True
             )
         except Conflict:
-            self.io.count_conflict()
+            self.state.count_conflict()
             outcome.message = "the claim changed while updating it; retried on the next pass"
             return
         if outcome.action == "unchanged" and outcome.writes > writes_before:

@@ -95,7 +95,7 @@ class Release:
                     host = self.writer.write_host(host, patch, outcome)
                     break
                 except Conflict:
-                    self.io.count_conflict()
+                    self.state.count_conflict()
                     host = self.io.get_host(*host_key(host))
                     if attempt or host is None or not claim_ref_matches(host, claim):
                         outcome.action, outcome.message = "releasing", "the host changed; retried on the next pass"
@@ -116,7 +116,7 @@ class Release:
                         claim, with_precondition(status_patch(claim.get("status"), status), claim), outcome, status=True
                     )
                 except (Conflict, NotFound):
-                    self.io.count_conflict()
+                    self.state.count_conflict()
                 return
         for secret in self.state.copies_of(uid):
             self.writer.delete_copy(secret, outcome)
@@ -126,7 +126,7 @@ class Release:
         except NotFound:
             pass
         except Conflict:
-            self.io.count_conflict()
+            self.state.count_conflict()
             fresh = self.io.get_claim(namespace, name)
             if fresh is not None and claim_identity(fresh)[2] == uid:
                 self.writer.write_claim(fresh, finalizer_patch(fresh, False), outcome)
@@ -146,7 +146,7 @@ class Release:
                 claim, with_precondition(status_patch(claim.get("status"), status), claim), outcome, status=True
             )
         except (Conflict, NotFound):
-            self.io.count_conflict()
+            self.state.count_conflict()
             return claim
 
     def revoke_bmc_access(self, host: dict, grantee: str, outcome: Outcome) -> dict | None:
@@ -219,7 +219,7 @@ class Release:
                 return outcome
             self.writer.write_host(host, release_plan(host, claim, None), outcome)
         except Conflict:
-            self.io.count_conflict()
+            self.state.count_conflict()
             return None
         except TenancyError as exc:
             outcome.action, outcome.error = "error", exc.message

@@ -31,9 +31,10 @@ The write order that makes concurrent binders safe:
 3. a claim that carries a binding label which the host list does not confirm
    has that host re-read before planning (it may have been bound after the
    list); a label that the host does not confirm is erased, never honoured;
-4. during the pass the binder follows hosts and claims with a watch (from the
-   versions it listed): a claim another binder (or its tenant) changed is left
-   to the next pass, a host another binder took is skipped without a write.
+4. once a pass meets another writer (its first 409), the binder follows hosts
+   and claims with a watch (from the versions it listed): a claim another binder
+   (or its tenant) changed is left to the next pass, a host another binder took
+   is skipped without a write.
    Each binder works through the claims in its own order.  This only saves
    conflicts; correctness rests on the preconditions.
 """

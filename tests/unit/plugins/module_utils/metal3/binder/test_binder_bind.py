@@ -194,3 +194,30 @@ def test_a_hosts_offer_is_computed_once_per_host_object(monkeypatch):
     assert [item["key"] for item in first[0]["withheld"]] == ["owner"]  # repeats the BMC user
     changed = dict(host, metadata=dict(host["metadata"], labels={"rack": "r2"}))
     assert state.host_offer(changed)[0]["labels"] == {"rack": "r2"} and len(calls) == 2
+
+
+def test_a_pass_follows_hosts_and_claims_only_once_it_meets_another_writer(monkeypatch):
+    """The watches are early news in contention: opened at the pass's first conflict, once; never in check mode."""
+    for watch, expected in ((True, 1), (False, 0)):
+        state = pass_state(world(hosts=2))
+        started = []
+        monkeypatch.setattr(state, "start_watches", lambda started=started: started.append(True))
+        state.read(sweep=False, watch=watch)
+        assert started == []
+        state.count_conflict()
+        state.count_conflict()
+        assert len(started) == expected and state.io.conflicts == 2
+
+
+def test_a_conflict_of_the_bind_step_starts_the_watches(monkeypatch):
+    """A host taken meanwhile (the commit's 409) is the first conflict: from then on the pass follows the cluster."""
+    fake = world(hosts=3)
+    state = pass_state(fake)
+    (claim,) = state.read(sweep=False, watch=True)
+    started = []
+    monkeypatch.setattr(state, "start_watches", lambda: started.append(True))
+    fake.write("baremetalhosts", INFRA, "h2", {"metadata": {"labels": {"moved": "yes"}}})  # h2's version changes
+    step = Bind(state, Writer(state.io), state.io, ClaimStatuses(state, "2026-01-01T00:00:00Z"))
+    outcome = Outcome("tenant-a", "c0")
+    step.apply_action({"action": "bind", "host": {"namespace": INFRA, "name": "h2"}}, claim, outcome)
+    assert outcome.action == "bound" and started == [True] and state.io.conflicts == 1
