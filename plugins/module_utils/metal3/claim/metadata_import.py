@@ -191,7 +191,7 @@ def host_offer(host_meta, annotation_domains=EXPORT_ANNOTATION_DOMAINS, bmc_valu
     """The half of ``import_metadata`` that depends on the host alone: ``{'labels', 'annotations', 'withheld'}``,
     the labels and annotations that may cross (policy and content rules) and the report of those withheld.
 
-    A pass computes it once per host version and gives it to ``import_metadata`` (``offer``) for each claim
+    A pass computes it once per host object and gives it to ``import_metadata`` (``offer``) for each claim
     write that imports from that host: the content rules scan every key and value for the host's BMC data.
     """
     host_meta = host_meta or {}
