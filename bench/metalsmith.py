@@ -33,7 +33,7 @@ collection's side runs as the tenant (``member``), as a tenant would.
 
 The collection's side runs ``ansible-playbook`` as a user runs it: ansible-core's defaults (no ``ansible.cfg``, no
 test-bed caches: ``BMT_TEST_BED_CACHE`` empty), one playbook of one task, the module with the test venv's Python
-(``--test-bed``: with the harness's caches and ``ansible.cfg`` instead). One ``host_claim`` task per playbook, as
+(``--test-bed``: as the integration suites run it instead, with the harness's caches, ``ansible.cfg`` and zygotes). One ``host_claim`` task per playbook, as
 claim_ironic.py's ``playbook_s``, rather than ``playbooks/ironic_claim_hosts.yml``: that playbook runs its claims as
 async tasks that ``async_status`` looks at every 2 s, made for many claims per tenant; here each tenant claims one
 host, and metalsmith deploys one node per command. Measured:
@@ -89,7 +89,7 @@ sys.path.insert(0, str(REPO / "tests" / "integration"))
 from _tool_venv import children_cpu, log, make_venv, run_and_print
 from fixtures_openstack import apply_tenancy_policy
 from harness import openstack as H
-from harness.ansible import VENV_BIN, localhost_play, run_inventory, run_playbook
+from harness.ansible import VENV_BIN, localhost_play, run_inventory, run_playbook, use_zygotes
 
 VENV = REPO / ".tmp" / "bench-metalsmith-venv"
 PACKAGES = ("metalsmith==2.5.0", "python-openstackclient", "python-ironicclient")
@@ -472,6 +472,8 @@ def run(args, workdir: Path) -> dict:
     try:
         apply_tenancy_policy(env, workdir / "policy")
         bench = Bench(env, workdir, args.test_bed)
+        if args.test_bed:
+            use_zygotes()
         started = time.monotonic()
         enrol(env, tenants)
         log("enrolled %d nodes in %.1f s" % (1 + 2 * len(tenants), time.monotonic() - started))
@@ -495,12 +497,14 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--tenants", type=int, default=10)
     parser.add_argument("--inventory-rounds", type=int, default=3)
-    parser.add_argument("--test-bed", action="store_true", help="Ansible with the harness's caches and ansible.cfg")
+    parser.add_argument(
+        "--test-bed", action="store_true", help="Ansible as the integration suites run it: caches, ansible.cfg, zygotes"
+    )
     args = parser.parse_args(argv)
     details = {
         "rounds": args.rounds,
         "tenants": args.tenants,
-        "ansible": "test bed (caches, ansible.cfg)" if args.test_bed else "as a user runs it",
+        "ansible": "test bed (caches, ansible.cfg, zygotes)" if args.test_bed else "as a user runs it",
         "ansible_playbook": str(VENV_BIN / "ansible-playbook"),
     }
     run_and_print("metalsmith", run, args, details)

@@ -14,11 +14,11 @@ whole process tree (``ansible-playbook``, its workers and modules) from ``getrus
 - ``harness``: what the harness sets: the caches, its ansible.cfg (``test_bed_waits.py`` measures what that saves
   while a module waits), and modules run by ``.venv-modules`` (``requirements.txt`` alone);
 - ``zygote``: ``harness`` with the modules run in forks of one interpreter that imported their libraries once
-  (``scripts/module_zygote.py``, as the harness runs them under pytest); its CPU is the process tree's plus the
+  (``scripts/module_zygote.py``, as the harness runs them in the integration suites); its CPU is the process tree's plus the
   server's and its forks' (``/proc/<server>/stat``);
 - ``zygotes``: ``zygote`` with ``ansible-playbook`` itself run in a fork of a second server, of the test venv, that
   imported what Ansible's controller imports but Ansible (``--preload-deps-of``, as the harness's ``run_playbook``
-  runs it under pytest); both servers' CPU added.
+  runs it in the integration suites); both servers' CPU added.
 
 Prints one JSON line: each side's median CPU seconds and wall seconds, the ratios to ``plain``, the machine's load.
 """

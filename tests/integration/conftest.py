@@ -2,6 +2,8 @@
 
 import signal
 
+from harness import ansible
+
 pytest_plugins = [
     "fixtures_kube",
     "fixtures_openstack",
@@ -20,6 +22,8 @@ pytest_plugins = [
 
 
 def pytest_configure(config):
+    # modules, playbooks and inventories in forks of the session's zygotes (harness/ansible.py)
+    ansible.use_zygotes()
     # scripts/integration-sessions.sh runs the sessions as background jobs of a non-interactive shell, which
     # start with SIGINT ignored, and Python keeps a SIGINT ignored at its start ignored: the session's trap (and
     # a Ctrl-C of make) then reached no test and no fixture ended its services. KeyboardInterrupt, as in a

@@ -15,9 +15,10 @@
 
 Both set ``BMT_TEST_BED_CACHE`` (``scripts/test_bed_caches.py``): the modules' zipped source is compiled, the
 collections' routing metadata parsed, and each module's payload gathered once per run instead of once per process.
-Under pytest, modules run in forks of one interpreter per session that has imported their costly libraries once
+In the integration suites (their ``conftest.py`` calls :func:`use_zygotes`; benches and demos do not, and run Ansible
+as a user runs it), modules run in forks of one interpreter per session that has imported their costly libraries once
 (``scripts/module_zygote.py``, :func:`module_interpreter`; ``BMT_MODULE_ZYGOTE=0`` turns it off); ``ansible_env(...,
-zygote=False)`` runs them with the real interpreter in any case. Under pytest, ``run_playbook`` and ``run_inventory``
+zygote=False)`` runs them with the real interpreter in any case. There, ``run_playbook`` and ``run_inventory``
 run ``ansible-playbook`` and ``ansible-inventory`` likewise, in forks of a server of the test venv that has imported
 what Ansible's controller imports but Ansible itself (:func:`controller_command`; ``BMT_CONTROLLER_ZYGOTE=0`` turns
 it off). Other tests that start ``ansible-playbook`` themselves (the killed playbooks of the fault suites, the
@@ -31,6 +32,7 @@ import dataclasses
 import functools
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -65,14 +67,23 @@ internal_poll_interval = 0.05
 
 
 _ZYGOTE_LOCK = threading.Lock()
+#: set by :func:`use_zygotes`: until then this process runs Ansible as a user runs it
+_ZYGOTES_WANTED = threading.Event()
 #: the zygotes' server processes (modules, controller), as they started
 _ZYGOTE: list[subprocess.Popen] = []
 
 
+def use_zygotes() -> None:
+    """Run this process's modules, playbooks and inventories through the zygotes from now on (the integration suites'
+    ``conftest.py`` calls it). Not implied by anything else: a bench or a demo that imports the harness (and with it
+    pytest) runs Ansible as a user runs it."""
+    _ZYGOTES_WANTED.set()
+
+
 def module_interpreter() -> str:
-    """What runs the modules: under pytest, the client of this session's module zygote (``scripts/module_zygote.py``),
-    started at the first call; :data:`MODULE_PYTHON` outside pytest, with ``BMT_MODULE_ZYGOTE=0``, or when the zygote
-    does not start."""
+    """What runs the modules: after :func:`use_zygotes`, the client of this process's module zygote
+    (``scripts/module_zygote.py``), started at the first call; :data:`MODULE_PYTHON` otherwise, with
+    ``BMT_MODULE_ZYGOTE=0``, or when the zygote does not start."""
     with _ZYGOTE_LOCK:
         return _module_interpreter()
 
@@ -109,9 +120,9 @@ def start_module_zygote(
 
 
 def _zygote_client(variable: str, what: str, python: str, options: Sequence[str] = ()) -> str | None:
-    """The client of a zygote of ``python`` started now (``None`` outside pytest, with ``variable=0``, or when it
-    does not start)."""
-    if "_pytest" not in sys.modules or os.environ.get(variable, "1") == "0":
+    """The client of a zygote of ``python`` started now (``None`` before :func:`use_zygotes`, with ``variable=0``, or
+    when it does not start)."""
+    if not _ZYGOTES_WANTED.is_set() or os.environ.get(variable, "1") == "0":
         return None
     workdir = Path(tempfile.mkdtemp(prefix="bmt-zygote-"))
     started = start_module_zygote(workdir, python=python, options=options)
@@ -119,6 +130,7 @@ def _zygote_client(variable: str, what: str, python: str, options: Sequence[str]
         print("%s zygote did not start (see %s): %s runs the real interpreter" % (what, workdir / "zygote.log", what))
         return None
     proc, client = started
+    atexit.register(shutil.rmtree, workdir, True)  # after the server ends (atexit runs last registered first)
     atexit.register(proc.terminate)
     _ZYGOTE.append(proc)
     return str(client)
@@ -137,7 +149,7 @@ CONTROLLER_OPTIONS = ("--preload-deps-of", ",".join(CONTROLLER_PRELOAD), "--relo
 
 def controller_command(program: str) -> list[str]:
     """The command that runs Ansible's ``program`` (``ansible-playbook``, ``ansible-inventory``) of the test venv:
-    under pytest, through the client of this session's controller zygote, a server of the test venv's Python that
+    after :func:`use_zygotes`, through the client of this session's controller zygote, a server of the test venv's Python that
     has imported what Ansible's controller imports but Ansible itself (``scripts/module_zygote.py
     --preload-deps-of``; ``BMT_CONTROLLER_ZYGOTE=0`` turns it off); the program itself otherwise."""
     with _ZYGOTE_LOCK:
@@ -161,6 +173,7 @@ def zygote_cpu_seconds() -> float:
 def collections_root() -> Path:
     """A directory whose ansible_collections/baremetal/tenancy is this checkout (made once per run)."""
     root = Path(tempfile.mkdtemp(prefix="bmt-collections-"))
+    atexit.register(shutil.rmtree, root, True)  # the link to the checkout is removed, not followed
     target = root / "ansible_collections" / "baremetal"
     target.mkdir(parents=True)
     (target / "tenancy").symlink_to(REPO_ROOT)
