@@ -87,12 +87,23 @@ def library_view(path: str, context=None) -> dict:
     return view(configuration, rest.RESTClientObject(configuration).pool_manager.connection_pool_kw)
 
 
-def light_view(path: str, context=None, files=None) -> dict:
+def light_view(path: str, context=None) -> dict:
     settings_ = transport.from_kubeconfig(path, context)
     assert settings_ is not None, "the transport left %s to the library" % path
-    return view(
-        transport.Configuration(settings_), transport.pool_arguments(settings_, files or transport.PRIVATE_FILES)
-    )
+    files = transport.PrivateFiles()
+    try:
+        return view(transport.Configuration(settings_), transport.pool_arguments(settings_, files))
+    finally:
+        files.close()
+
+
+@pytest.fixture
+def files():
+    """Private files removed after the test: the process-wide ones are removed at exit, which the workers of
+    ``pytest -n`` skip (they end with ``os._exit``), leaving a ``bmt-kube-*`` directory per worker behind."""
+    private = transport.PrivateFiles()
+    yield private
+    private.close()
 
 
 @pytest.fixture(autouse=True)
@@ -239,8 +250,7 @@ def test_a_token_file_kubeconfig_is_read_by_the_library(tmp_path):
     assert built.configuration.auth_settings()["BearerToken"]["value"] == "Bearer from-file"
 
 
-def test_embedded_client_keys_are_written_readable_by_this_user_only(tmp_path):
-    files = transport.PrivateFiles()
+def test_embedded_client_keys_are_written_readable_by_this_user_only(files):
     settings_ = transport.Settings(host="https://h:1", cert_data=CERT, key_data=KEY)
     arguments = transport.pool_arguments(settings_, files)
     for key in ("cert_file", "key_file"):
@@ -248,6 +258,8 @@ def test_embedded_client_keys_are_written_readable_by_this_user_only(tmp_path):
         assert stat.S_IMODE(mode) == 0o600, key
     assert read(arguments["key_file"]) == KEY
     assert stat.S_IMODE(os.stat(os.path.dirname(arguments["key_file"])).st_mode) == 0o700
+    files.close()
+    assert not os.path.exists(os.path.dirname(arguments["key_file"])), "close leaves the keys behind"
 
 
 def test_the_settings_never_show_the_token():
