@@ -33,7 +33,9 @@ bench), shared with the binder's namespaces by one ``HostDeployPolicy``, and the
 does). In turns with it, while the operator's stack runs (the same load on both), the same binder on the test bed's
 world with as many claims (``<binder>_test_bed_same_claims``; ``<binder>_p95_ratio_to_test_bed``): what the operator
 adds is its own writes on the hosts (the status of every host it reconciles, the ``consumerRef`` it answers), which
-the event source sees as host events, and its CPU.
+the event source sees as host events, and its CPU. Each measure carries ``apiserver``: what the API server did while
+its claims were bound, read from its ``/metrics`` before and after (writes to hosts and claims per claim and their
+mean seconds, the admission webhooks' calls per claim and their mean seconds), on either world.
 
 Prints ONE JSON line (progress on stderr). Usage: ``.venv/bin/python bench/latency.py``.
 """
@@ -42,6 +44,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import statistics
@@ -238,6 +241,53 @@ def claims_to_bound(api, namespaces: list[str], count: int, dialect: str) -> lis
     return [bound_at[name] - created[name] for name in created]
 
 
+#: the API server's counters a measure reads before and after (``/metrics``): its requests by resource and verb
+#: (count and seconds) and the admission webhooks' calls and seconds
+_COUNTERS = (
+    "apiserver_request_duration_seconds_count",
+    "apiserver_request_duration_seconds_sum",
+    "apiserver_admission_webhook_admission_duration_seconds_count",
+    "apiserver_admission_webhook_admission_duration_seconds_sum",
+)
+_WRITES = ("PATCH", "PUT", "POST", "APPLY")
+
+
+def apiserver_counters(api) -> dict:
+    """The API server's request counters per ``(name, resource, verb)`` (``resource`` ``webhook`` for the admission
+    webhooks, summed over their names)."""
+    request = api.param_serialize("GET", "/metrics", auth_settings=["BearerToken"])
+    text = api.call_api(*request).read().decode()
+    found: dict = {}
+    for line in text.splitlines():
+        name = line.split("{", 1)[0]
+        if name not in _COUNTERS:
+            continue
+        labels = dict(re.findall(r'(\w+)="([^"]*)"', line.split("{", 1)[1].rsplit("}", 1)[0]))
+        key = (name, "webhook", "") if "webhook" in name else (name, labels.get("resource"), labels.get("verb"))
+        found[key] = found.get(key, 0.0) + float(line.rsplit(" ", 1)[1])
+    return found
+
+
+def apiserver_work(before: dict, after: dict, claims: int) -> dict:
+    """What the API server did between two readings: writes to hosts and claims, their mean seconds, and the
+    admission webhooks' calls and mean seconds (per claim where it is a count)."""
+
+    def delta(name, resource, verbs):
+        return sum(after.get((name, resource, v), 0.0) - before.get((name, resource, v), 0.0) for v in verbs)
+
+    work: dict = {}
+    for resource in ("baremetalhosts", "hostclaims"):
+        count = delta("apiserver_request_duration_seconds_count", resource, _WRITES)
+        seconds = delta("apiserver_request_duration_seconds_sum", resource, _WRITES)
+        work[resource + "_writes_per_claim"] = round(count / claims, 2)
+        work[resource + "_write_mean_seconds"] = round(seconds / count, 4) if count else None
+    calls = delta("apiserver_admission_webhook_admission_duration_seconds_count", "webhook", ("",))
+    seconds = delta("apiserver_admission_webhook_admission_duration_seconds_sum", "webhook", ("",))
+    work["webhook_calls_per_claim"] = round(calls / claims, 2)
+    work["webhook_mean_seconds"] = round(seconds / calls, 4) if calls else None
+    return work
+
+
 def measure(
     binder: str,
     env: kube.KubeEnv,
@@ -258,7 +308,9 @@ def measure(
             progress(binder, dialect, "warm-up claim")
             wait_warm_up(api, process, workdir / (binder + tag) / "binder.log", namespaces, dialect)
             progress(binder, dialect, count, "claims, one every", SPACING, "s")
+            before = apiserver_counters(api)
             latencies = claims_to_bound(api, namespaces, count, dialect)
+            work = apiserver_work(before, apiserver_counters(api), count)
     finally:
         stop(process)
     log = (workdir / (binder + tag) / "binder.log").read_text()
@@ -267,6 +319,7 @@ def measure(
         "p95_seconds": round(percentile(latencies, 0.95), 3),
         "max_seconds": round(max(latencies), 3),
         "claims": len(latencies),
+        "apiserver": work,
     }
     if binder in RULEBOOKS:
         result["passes"] = log.count("baremetal.tenancy.metal3_events - INFO - binder pass ")
