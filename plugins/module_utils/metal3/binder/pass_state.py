@@ -45,6 +45,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.bmo
     controller_problem,
     foreign_writes,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.bmo_upward import host_status_annotation
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.dialect import (
     AUTO,
     BMO,
@@ -150,6 +151,7 @@ class PassState:
         self.bmc_rules = {}
         self.bmc_secrets = {}
         self.offers = {}
+        self.annotations = {}
         self.claims_watch = None
         self.hosts_watch = None
         self._watch_on_conflict = False
@@ -402,22 +404,38 @@ class PassState:
             self.bmc_rules[key] = rule
         return rule
 
-    def host_offer(self, host):
-        """``(offer, hardware withheld)`` of ``host`` as this object holds it: ``metadata_import.host_offer`` with
-        the host's :meth:`bmc_rule` and ``upward.hardware_withheld``, computed once per host object (a bind's
-        commit and sync import from the same host; a write's answer is a new object, computed again).
-        """
+    def _once_per_host_object(self, store, host, compute):
+        """``compute()`` for ``host`` as this object holds it, kept in ``store`` by host: a bind's commit and sync
+        read the same host object; a write's answer is a new object, computed again."""
         key = host_key(host)
         with self._lock:
-            found = self.offers.get(key)
+            found = store.get(key)
         if found is not None and found[0] is host:
-            return found[1], found[2]
-        needles, blocked = self.bmc_rule(host)
-        offer = host_offer(host.get("metadata"), self.annotation_domains, needles, blocked)
-        withheld = hardware_withheld(host, needles)
+            return found[1]
+        value = compute()
         with self._lock:
-            self.offers[key] = (host, offer, withheld)
-        return offer, withheld
+            store[key] = (host, value)
+        return value
+
+    def host_offer(self, host):
+        """``(offer, hardware withheld)`` of ``host``: ``metadata_import.host_offer`` with the host's
+        :meth:`bmc_rule` and ``upward.hardware_withheld``, once per host object."""
+
+        def compute():
+            needles, blocked = self.bmc_rule(host)
+            return host_offer(host.get("metadata"), self.annotation_domains, needles, blocked), hardware_withheld(
+                host, needles
+            )
+
+        return self._once_per_host_object(self.offers, host, compute)
+
+    def host_status_annotation(self, host):
+        """``bmo_upward.host_status_annotation`` of ``host`` (its addresses, BMC data left out by its
+        :meth:`bmc_rule`), once per host object: a bind on baremetal-operator's dialect writes it at the commit and
+        checks it at the sync."""
+        return self._once_per_host_object(
+            self.annotations, host, lambda: host_status_annotation(host, self.bmc_rule(host)[0])
+        )
 
     def _credentials_to_read(self, host):
         """The credentials Secret name of ``host`` when its metadata has something to import, else ``None``."""

@@ -60,6 +60,6 @@ class ClaimStatuses:
         """On baremetal-operator's dialect: the claim annotation with the bound host's addresses (``bmo_upward``)."""
         if claim_dialect_of(claim) != BMO:
             return {}
-        value = bmo_upward.host_status_annotation(host, self.state.bmc_rule(host)[0]) if host is not None else None
+        value = self.state.host_status_annotation(host) if host is not None else None
         current = (get_path(claim, "metadata", "annotations") or {}).get(HOST_STATUS_ANNOTATION)
         return {} if current == value else {"metadata": {"annotations": {HOST_STATUS_ANNOTATION: value}}}

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import copy
 import datetime
+import functools
 import json
 from collections.abc import Sequence
 
@@ -59,7 +60,9 @@ SECRET_SYNC_REASONS = {
 NO_HOST_REASONS = ("NoSharedHost", "NoMatchingHost", "NoAvailableHost")
 
 
+@functools.lru_cache(maxsize=4)
 def _now(now: str) -> datetime.datetime:
+    """``now`` parsed (a pass has one ``now``: parsed once, not at each of a status's conditions)."""
     return datetime.datetime.strptime(now, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
 
 

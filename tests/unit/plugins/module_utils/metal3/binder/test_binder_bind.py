@@ -11,6 +11,9 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.bi
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.outcome import Outcome
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.status import ClaimStatuses
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.writer import Writer
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.bmo_upward import (
+    host_status_annotation as real_annotation,
+)
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.metadata_import import (
     host_offer as real_offer,
 )
@@ -194,6 +197,29 @@ def test_a_hosts_offer_is_computed_once_per_host_object(monkeypatch):
     assert [item["key"] for item in first[0]["withheld"]] == ["owner"]  # repeats the BMC user
     changed = dict(host, metadata=dict(host["metadata"], labels={"rack": "r2"}))
     assert state.host_offer(changed)[0]["labels"] == {"rack": "r2"} and len(calls) == 2
+
+
+def test_a_hosts_status_annotation_is_computed_once_per_host_object(monkeypatch):
+    """On baremetal-operator's dialect a bind writes the host's addresses at its commit and checks them at its sync:
+    computed once from the same host object, again from a new one; the BMC's address is never among them."""
+    fake = credentialed_world({})
+    host = fake.get("baremetalhosts", INFRA, "h0")
+    nics = [{"name": "eth0", "mac": "52:54:00:00:00:01", "ip": "192.0.2.10"}, {"name": "bmc", "ip": "10.1.1.1"}]
+    host["status"]["hardware"] = {"nics": nics}
+    state = pass_state(fake)
+    state.read(sweep=False, watch=False)
+    calls = []
+    monkeypatch.setattr(
+        pass_state_module,
+        "host_status_annotation",
+        lambda *args: calls.append(args) or real_annotation(*args),
+    )
+    host = state.host_index[(INFRA, "h0")]
+    first = state.host_status_annotation(host)
+    assert state.host_status_annotation(host) == first and len(calls) == 1
+    assert "192.0.2.10" in first and "10.1.1.1" not in first and "opsadmin" not in first
+    changed = dict(host, status=dict(host["status"], hardware={"nics": [dict(nics[0], ip="192.0.2.11")]}))
+    assert "192.0.2.11" in state.host_status_annotation(changed) and len(calls) == 2
 
 
 def test_a_pass_follows_hosts_and_claims_only_once_it_meets_another_writer(monkeypatch):
