@@ -7,9 +7,9 @@
 A module's process spends most of its CPU importing the same libraries every time: an Ironic module about 1.0 s of
 CPU on this machine kind, 0.9 s of it imports (openstacksdk, keystoneauth, requests); a Metal3 module 0.4 s;
 ``ping`` 0.2 s. The integration suites run modules about 2,400 times. Here one interpreter of the modules' venv
-(``.venv-modules``) imports those libraries once (:data:`PRELOAD`) and waits on a Unix socket; in the integration suites (unless
-``BMT_MODULE_ZYGOTE=0``) the harness points ``ANSIBLE_PYTHON_INTERPRETER`` at a small client (written by ``serve``),
-which Ansible runs as it would run Python::
+(``.venv-modules``) imports those libraries once (:data:`PRELOAD`) and waits on a Unix socket; in the integration
+suites (unless ``BMT_MODULE_ZYGOTE=0``) the harness points ``ANSIBLE_PYTHON_INTERPRETER`` at a small client (written
+by ``serve``), which Ansible runs as it would run Python::
 
     /bin/sh -c '<client> /.../AnsiballZ_host_claim.py && sleep 0'
 

@@ -149,8 +149,8 @@ CONTROLLER_OPTIONS = ("--preload-deps-of", ",".join(CONTROLLER_PRELOAD), "--relo
 
 def controller_command(program: str) -> list[str]:
     """The command that runs Ansible's ``program`` (``ansible-playbook``, ``ansible-inventory``) of the test venv:
-    after :func:`use_zygotes`, through the client of this session's controller zygote, a server of the test venv's Python that
-    has imported what Ansible's controller imports but Ansible itself (``scripts/module_zygote.py
+    after :func:`use_zygotes`, through the client of this session's controller zygote, a server of the test venv's
+    Python that has imported what Ansible's controller imports but Ansible itself (``scripts/module_zygote.py
     --preload-deps-of``; ``BMT_CONTROLLER_ZYGOTE=0`` turns it off); the program itself otherwise."""
     with _ZYGOTE_LOCK:
         client = _controller_client()
