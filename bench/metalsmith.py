@@ -35,8 +35,9 @@ The collection's side runs ``ansible-playbook`` as a user runs it: ansible-core'
 test-bed caches: ``BMT_TEST_BED_CACHE`` empty), one playbook of one task, the module with the test venv's Python
 (``--test-bed``: as the integration suites run it instead, with the harness's caches, ``ansible.cfg`` and
 zygotes). One ``host_claim`` task per playbook, as claim_ironic.py's ``playbook_s``, rather than
-``playbooks/ironic_claim_hosts.yml``: that playbook runs its claims as async tasks that ``async_status`` looks at every 2 s, made for many claims per tenant; here each tenant claims one
-host, and metalsmith deploys one node per command. Measured:
+``playbooks/ironic_claim_hosts.yml``: that playbook runs its claims as async tasks that ``async_status`` looks at
+every 2 s, made for many claims per tenant; here each tenant claims one host, and metalsmith deploys one node per
+command. Measured:
 
 - ``one_at_a_time``: tenant ``m01``'s node, both sides in turns (the order flipped each round), ``--rounds`` rounds
   (3) after a warm-up round, medians: ``claim_s`` from the process start to its end with the node ``active`` (the
