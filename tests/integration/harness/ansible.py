@@ -31,6 +31,7 @@ import atexit
 import dataclasses
 import functools
 import json
+import multiprocessing.util
 import os
 import shutil
 import subprocess
@@ -169,11 +170,25 @@ def zygote_cpu_seconds() -> float:
     return sum(procs.cpu_seconds(proc.pid, reaped_children=True) for proc in _ZYGOTE)
 
 
+def _removed_when_this_process_ends(path: Path) -> None:
+    """Remove ``path`` (a link in it is removed, not followed) when this process ends: at exit, or with the finalizers
+    of a multiprocessing child (the benches' spawned binders), which ends with ``os._exit`` and runs no ``atexit``;
+    never from a forked child that inherited the registration."""
+    owner = os.getpid()
+
+    def remove() -> None:
+        if os.getpid() == owner:
+            shutil.rmtree(path, ignore_errors=True)
+
+    atexit.register(remove)
+    multiprocessing.util.Finalize(None, remove, exitpriority=0)
+
+
 @functools.cache
 def collections_root() -> Path:
-    """A directory whose ansible_collections/baremetal/tenancy is this checkout (made once per run)."""
+    """A directory whose ansible_collections/baremetal/tenancy is this checkout (made once per process)."""
     root = Path(tempfile.mkdtemp(prefix="bmt-collections-"))
-    atexit.register(shutil.rmtree, root, True)  # the link to the checkout is removed, not followed
+    _removed_when_this_process_ends(root)
     target = root / "ansible_collections" / "baremetal"
     target.mkdir(parents=True)
     (target / "tenancy").symlink_to(REPO_ROOT)
