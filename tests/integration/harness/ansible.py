@@ -131,7 +131,7 @@ def _zygote_client(variable: str, what: str, python: str, options: Sequence[str]
         print("%s zygote did not start (see %s): %s runs the real interpreter" % (what, workdir / "zygote.log", what))
         return None
     proc, client = started
-    atexit.register(shutil.rmtree, workdir, True)  # after the server ends (atexit runs last registered first)
+    _removed_when_this_process_ends(workdir)  # after the server ends (atexit runs last registered first)
     atexit.register(proc.terminate)
     _ZYGOTE.append(proc)
     return str(client)
