@@ -6,6 +6,7 @@
 
     python scripts/cpu_profile.py --out profile.json -- make test      # runs the command, samples until it ends
     python scripts/cpu_profile.py --out profile.json --pid 1234       # samples until process 1234 ends
+    python scripts/cpu_profile.py --acct /tmp/pacct -- make test      # and names the short-lived processes (root)
 
 Every ``--interval`` seconds it reads the user and system CPU time of every process
 (``/proc/<pid>/stat``) and keeps each process's first and last reading; a process is
@@ -15,13 +16,20 @@ Ansible's short module processes). At the end it sums the CPU seconds by kind
 (its program in :data:`PROGRAMS`, else the first rule of :data:`KINDS` whose words the command line holds) and prints a
 table, most CPU first (and the command lines of kind ``other`` that used most), and one JSON line (also written to ``--out``) with the wall
 time, the machine's CPU seconds (``/proc/stat``) and the seconds per kind.
+
+With ``--acct FILE`` (root) the kernel's process accounting is on for the run, written to FILE: every process that
+ends leaves its name (15 characters), its parent's pid and its CPU time there. The CPU the sampler missed is then
+named too: ``short_lived`` gives it by the kind of the nearest sampled ancestor and the process's name
+(``ansible-playbook <- python`` is a ``python`` started by an ``ansible-playbook`` or by a child of one).
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import os
+import struct
 import subprocess
 import sys
 import time
@@ -70,6 +78,8 @@ KINDS = (
     ("git", ("git-",)),
 )
 TICKS = os.sysconf("SC_CLK_TCK")
+ACCT_RECORD = struct.Struct("<BBHIIIIIIf8H16s")  # struct acct_v3 (linux/acct.h): 64 bytes
+ACCT_HZ = 100  # the unit of its comp_t times (AHZ)
 COMM_MARK = "\x00"  # prefixes a process name read from /proc/<pid>/stat for want of a command line
 
 
@@ -99,8 +109,9 @@ def kind_of(cmdline: str) -> str:
     return "other"
 
 
-def read_procs() -> dict[int, tuple[float, str]]:
-    """pid -> (CPU seconds so far, command line) of every process that can be read now."""
+def read_procs(parents: dict[int, int] | None = None) -> dict[int, tuple[float, str]]:
+    """pid -> (CPU seconds so far, command line) of every process that can be read now (and pid -> parent's pid
+    into ``parents`` when given)."""
     found = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -114,6 +125,8 @@ def read_procs() -> dict[int, tuple[float, str]]:
             continue
         fields = stat.rpartition(")")[2].split()
         cpu = (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime
+        if parents is not None:
+            parents[int(name)] = int(fields[1])
         # a process that has ended and is not yet reaped (or a kernel thread) has no command line: its name then
         # (15 characters), marked so that the command line read earlier for the same process is kept
         found[int(name)] = (cpu, cmdline or COMM_MARK + stat.partition("(")[2].partition(")")[0])
@@ -137,13 +150,64 @@ def alive(proc: subprocess.Popen | None, pid: int | None) -> bool:
     return True
 
 
-def profile(interval: float, proc: subprocess.Popen | None, pid: int | None) -> dict:
+def comp_t(value: int) -> float:
+    """Seconds of an accounting record's time (13 bits of mantissa, 3 of base-8 exponent, in 1/AHZ s)."""
+    return ((value & 0x1FFF) << (3 * (value >> 13))) / ACCT_HZ
+
+
+def read_acct(path: str) -> list[tuple[int, int, float, str]]:
+    """(pid, parent's pid, CPU seconds, name) of every process an accounting file recorded."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    records = []
+    for offset in range(0, len(data) - ACCT_RECORD.size + 1, ACCT_RECORD.size):
+        fields = ACCT_RECORD.unpack_from(data, offset)
+        if fields[1] != 3:  # ac_version
+            continue
+        name = fields[-1].split(b"\0", 1)[0].decode("utf-8", "replace")
+        records.append((fields[6], fields[7], comp_t(fields[10]) + comp_t(fields[11]), name))
+    return records
+
+
+def set_acct(path: str | None) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.acct(path.encode() if path else None) != 0:
+        raise OSError(ctypes.get_errno(), "acct(%s): %s" % (path, os.strerror(ctypes.get_errno())))
+
+
+def short_lived(
+    records: list[tuple[int, int, float, str]],
+    used: dict[int, float],
+    parents: dict[int, int],
+    kinds: dict[int, str],
+) -> dict[str, float]:
+    """The CPU the sampler missed, by "<kind of the nearest sampled ancestor> <- <process name>": of each ended
+    process, its CPU beyond what the sampler counted of its pid."""
+    parent_of = dict(parents)
+    for pid, ppid, _cpu, _name in records:
+        parent_of.setdefault(pid, ppid)
+    found: dict[str, float] = {}
+    for pid, ppid, cpu, name in records:
+        missed = cpu - used.get(pid, 0.0)
+        if missed <= 0.005:
+            continue
+        ancestor, seen = ppid, set()
+        while ancestor and ancestor not in kinds and ancestor not in seen:
+            seen.add(ancestor)
+            ancestor = parent_of.get(ancestor, 0)
+        key = "%s <- %s" % (kinds.get(ancestor, "?"), name)
+        found[key] = found.get(key, 0.0) + missed
+    return found
+
+
+def profile(interval: float, proc: subprocess.Popen | None, pid: int | None, acct: str | None = None) -> dict:
     me = os.getpid()
     first: dict[int, float] = {}
     last: dict[int, tuple[float, str]] = {}
+    parents: dict[int, int] = {}
     start, machine_start = time.monotonic(), machine_cpu()
     while True:
-        for key, (cpu, read) in read_procs().items():
+        for key, (cpu, read) in read_procs(parents).items():
             if key == me:
                 continue
             # the same process, ended since the last reading: its command line read then
@@ -156,11 +220,15 @@ def profile(interval: float, proc: subprocess.Popen | None, pid: int | None) -> 
         time.sleep(interval)
     by_kind: dict[str, float] = {}
     others: dict[str, float] = {}
+    used_by_pid: dict[int, float] = {}
+    kinds: dict[int, str] = {}
     for key, (cpu, read) in last.items():
         used = cpu - first[key]
         cmdline = read.lstrip(COMM_MARK)
+        kinds[key] = kind_of(cmdline)
+        used_by_pid[key] = used
         if used > 0:
-            kind = kind_of(cmdline)
+            kind = kinds[key]
             by_kind[kind] = by_kind.get(kind, 0.0) + used
             if kind == "other":
                 words = cmdline.split()
@@ -168,11 +236,15 @@ def profile(interval: float, proc: subprocess.Popen | None, pid: int | None) -> 
                 others[program] = others.get(program, 0.0) + used
     machine = machine_cpu() - machine_start
     by_kind["(unsampled, short-lived)"] = max(0.0, machine - sum(by_kind.values()))
+    if acct:
+        set_acct(None)  # off before its file is read
+    missed = short_lived(read_acct(acct), used_by_pid, parents, kinds) if acct else {}
     return {
         "wall_s": round(time.monotonic() - start, 1),
         "machine_cpu_s": round(machine, 1),
         "cpu_s_by_kind": {k: round(v, 1) for k, v in sorted(by_kind.items(), key=lambda item: -item[1])},
         "other_top": {k: round(v, 1) for k, v in sorted(others.items(), key=lambda item: -item[1])[:15]},
+        "short_lived": {k: round(v, 1) for k, v in sorted(missed.items(), key=lambda item: -item[1])[:40]},
         "rc": proc.returncode if proc is not None else None,
     }
 
@@ -182,18 +254,28 @@ def main() -> int:
     parser.add_argument("--interval", type=float, default=1.0)
     parser.add_argument("--out")
     parser.add_argument("--pid", type=int)
+    parser.add_argument("--acct", help="turn the kernel's process accounting on into this file for the run (root)")
     parser.add_argument("command", nargs="*")
     args = parser.parse_args()
     if bool(args.pid) == bool(args.command):
         parser.error("give either --pid or a command after --")
-    proc = subprocess.Popen(args.command) if args.command else None
-    result = profile(args.interval, proc, args.pid)
+    if args.acct:
+        open(args.acct, "wb").close()
+        set_acct(args.acct)
+    try:
+        proc = subprocess.Popen(args.command) if args.command else None
+        result = profile(args.interval, proc, args.pid, args.acct)
+    finally:
+        if args.acct:
+            set_acct(None)
     for kind, seconds in result["cpu_s_by_kind"].items():
         print(
             "%-26s %9.1f s  %5.1f%%" % (kind, seconds, 100 * seconds / max(result["machine_cpu_s"], 1)), file=sys.stderr
         )
     for program, seconds in result["other_top"].items():
         print("  other: %-60s %8.1f s" % (program, seconds), file=sys.stderr)
+    for program, seconds in result["short_lived"].items():
+        print("  short-lived: %-54s %8.1f s" % (program, seconds), file=sys.stderr)
     line = json.dumps(result)
     print(line)
     if args.out:
