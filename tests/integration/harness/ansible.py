@@ -137,6 +137,14 @@ def _zygote_client(variable: str, what: str, python: str, options: Sequence[str]
     return str(client)
 
 
+def module_zygote_of(python: str) -> str | None:
+    """The client of a module zygote of ``python`` started now for this process, after :func:`use_zygotes` (``None``
+    before, with ``BMT_MODULE_ZYGOTE=0``, or when it does not start): what a launcher outside pytest
+    (``scripts/molecule-all.sh``) points its modules' interpreter at."""
+    with _ZYGOTE_LOCK:
+        return _zygote_client("BMT_MODULE_ZYGOTE", "module", python)
+
+
 @functools.cache
 def _module_interpreter() -> str:
     return _zygote_client("BMT_MODULE_ZYGOTE", "module", MODULE_PYTHON) or MODULE_PYTHON

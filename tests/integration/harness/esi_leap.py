@@ -69,7 +69,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import procs
+from . import postgres, procs
+from .keystone import cache_root
 
 if TYPE_CHECKING:
     from .openstack import OpenStackEnv, Project
@@ -438,7 +439,8 @@ def start_esi_leap(
     config_path.write_text(_config(root, port, env.keystone_server.auth_url, account, database_url))
     config_path.chmod(0o600)
     args = ["--config-file", str(config_path)]
-    _create_schema(venv, args, root, home)
+    seed = cache_root() / f"esi-leap-{venv_version(venv)}-schema.pgsql"
+    postgres.load_schema(database_url, seed, lambda: _create_schema(venv, args, root, home))
     run_env = {"HOME": str(home)}
     api = procs.start_process(
         "esi-leap-api", [str(venv / "bin" / "esi-leap-api"), *args], root, env={**run_env, "PGAPPNAME": API_APP}
