@@ -58,6 +58,8 @@ PROGRAMS = {
     "sshd": "sshd",
     "sshd:": "sshd",
     "git": "git",
+    "pylint": "ansible-test",  # ansible-test sanity's; its command line names the collection's files (ironic_*.py)
+    "mypy": "ansible-test",
     "module_zygote.py": "module-zygote",  # the modules run by the test bed's zygote (its forks keep its command line)
 }
 #: (kind, words any of which in the command line makes a process that kind), first match wins, for the processes
