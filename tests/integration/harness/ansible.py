@@ -233,6 +233,9 @@ def ansible_env(env: Mapping[str, str], workdir: Path, *, zygote: bool = True) -
         }
     )
     merged.setdefault("HOME", os.environ.get("HOME", "/root"))
+    # A module's own temporary files (AnsiballZ's payload directory) in the run's directory, unless the caller gave
+    # a TMPDIR: a module killed mid-way (the fault suites, a killed playbook's tree) left its payload in /tmp
+    merged.setdefault("TMPDIR", str(local_tmp))
     merged.setdefault("ANSIBLE_CONFIG", str(test_bed_config()))
     # The modules' Python compiled and the collections' routing parsed once per run, not once per process
     # (scripts/test_bed_caches.py, installed into the venv by make venv): the same source and routing, only their
