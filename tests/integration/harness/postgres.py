@@ -26,6 +26,7 @@ from there with ``psql`` by every later database (:func:`load_schema`).
 from __future__ import annotations
 
 import dataclasses
+import fcntl
 import glob
 import os
 import pwd
@@ -69,25 +70,34 @@ def _client_args(url: str) -> list[str]:
 def load_schema(url: str, seed: Path, create: Callable[[], None]) -> None:
     """Give the empty database at ``url`` its schema: ``seed`` (a ``pg_dump`` of a database ``create`` made) loaded
     with ``psql`` when it exists; else ``create()`` (a service's own schema command on ``url``), and the result
-    dumped into ``seed`` for the next databases (atomically; the last writer wins). The seed's name must change with
-    what ``create`` makes (the service's version)."""
-    bindir = pg_bin_dir()
-    if seed.exists():
-        load = subprocess.run(
-            [str(bindir / "psql"), *_client_args(url), "-q", "-v", "ON_ERROR_STOP=1", "-f", str(seed)],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if load.returncode != 0:
-            raise procs.ServiceStartError(f"psql -f {seed} failed: {load.stderr[-2000:]}")
-        return
-    create()
-    seed.parent.mkdir(parents=True, exist_ok=True)
+    dumped into ``seed`` for the next databases. One process at a time makes a seed (a lock beside it): the
+    sessions of a run start their stacks at once, and on a new machine the others wait for the first's seed
+    instead of each running the schema command. The seed's name must change with what ``create`` makes (the
+    service's version)."""
+    if not seed.exists():
+        seed.parent.mkdir(parents=True, exist_ok=True)
+        with open(seed.parent / (seed.name + ".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when closed
+            if not seed.exists():
+                create()
+                _dump(url, seed)
+                return
+    load = subprocess.run(
+        [str(pg_bin_dir() / "psql"), *_client_args(url), "-q", "-v", "ON_ERROR_STOP=1", "-f", str(seed)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if load.returncode != 0:
+        raise procs.ServiceStartError(f"psql -f {seed} failed: {load.stderr[-2000:]}")
+
+
+def _dump(url: str, seed: Path) -> None:
+    """``pg_dump`` of the database at ``url`` into ``seed`` (written aside, then renamed: a reader sees it whole)."""
     with tempfile.TemporaryDirectory(dir=seed.parent) as tmp:
         dump_path = Path(tmp, seed.name)
         dump = subprocess.run(
-            [str(bindir / "pg_dump"), *_client_args(url), "--no-owner", "--no-privileges", "-f", str(dump_path)],
+            [str(pg_bin_dir() / "pg_dump"), *_client_args(url), "--no-owner", "--no-privileges", "-f", str(dump_path)],
             capture_output=True,
             text=True,
             check=False,
