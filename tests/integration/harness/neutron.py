@@ -48,7 +48,7 @@ from pathlib import Path
 
 from . import procs
 from .keystone import REGION, Keystone, cache_root
-from .postgres import SUPERUSER, Postgres, pg_bin_dir
+from .postgres import Postgres, load_schema
 from .switch import BRIDGE, Switch
 
 NEUTRON_VERSION = "29.0.0"  # the default venv's (the Makefile's, scripts/build-neutron.sh)
@@ -222,35 +222,21 @@ def _run(argv: list[str], cwd: str | Path | None = None) -> None:
         raise procs.ServiceStartError(f"{' '.join(argv[:6])}... failed ({result.returncode}): {result.stderr[-4000:]}")
 
 
-def _pg_argv(postgres: Postgres, program: str) -> list[str]:
-    return [str(pg_bin_dir() / program), "-h", "127.0.0.1", "-p", str(postgres.port), "-U", SUPERUSER]
-
-
-def _build_seed(postgres: Postgres, venv: Path, seed: Path) -> None:
-    """Make the schema in a scratch database from the models, stamp it, dump it to ``seed`` (atomically)."""
-    database = f"neutron_seed_{os.getpid()}_{secrets.token_hex(4)}"
-    url = postgres.create_database(database)
-    try:
-        with tempfile.TemporaryDirectory(dir=seed.parent, prefix=seed.name + ".") as tmp:
-            conf = Path(tmp, "neutron.conf")
-            conf.write_text(f"[database]\nconnection = {url}\n")
-            _run([str(venv / "bin" / "python"), "-c", _CREATE_SCHEMA, url], tmp)
-            _run([str(venv / "bin" / "neutron-db-manage"), "--config-file", str(conf), "stamp", "heads"], tmp)
-            dump = Path(tmp, "schema.sql")
-            _run([*_pg_argv(postgres, "pg_dump"), "--no-owner", "-f", str(dump), database])
-            dump.replace(seed)  # atomic; last writer wins
-    finally:
-        postgres.execute("postgres", f'DROP DATABASE IF EXISTS "{database}"')
+def _create_schema(venv: Path, url: str, scratch: Path) -> None:
+    """Neutron's schema on the database at ``url``, made from the models and stamped at the heads (module docstring)."""
+    with tempfile.TemporaryDirectory(dir=scratch, prefix="neutron-schema.") as tmp:
+        conf = Path(tmp, "neutron.conf")
+        conf.write_text(f"[database]\nconnection = {url}\n")
+        _run([str(venv / "bin" / "python"), "-c", _CREATE_SCHEMA, url], tmp)
+        _run([str(venv / "bin" / "neutron-db-manage"), "--config-file", str(conf), "stamp", "heads"], tmp)
 
 
 def create_database(postgres: Postgres, venv: Path, name: str = "neutron") -> str:
-    """Database ``name`` with Neutron's schema, from the seed (built first if this machine has none)."""
+    """Database ``name`` with Neutron's schema, from the seed (made first if this machine has none:
+    :func:`harness.postgres.load_schema`)."""
     seed = cache_root() / f"neutron-{neutron_version(venv)}-schema{SCHEMA_FORMAT}.sql"
-    if not seed.exists():
-        seed.parent.mkdir(parents=True, exist_ok=True)
-        _build_seed(postgres, venv, seed)
     url = postgres.create_database(name)
-    _run([*_pg_argv(postgres, "psql"), "-q", "-v", "ON_ERROR_STOP=1", "-d", name, "-f", str(seed)])
+    load_schema(url, seed, lambda: _create_schema(venv, url, seed.parent))
     return url
 
 
