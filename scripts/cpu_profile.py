@@ -20,7 +20,9 @@ time, the machine's CPU seconds (``/proc/stat``) and the seconds per kind.
 With ``--acct FILE`` (root) the kernel's process accounting is on for the run, written to FILE: every process that
 ends leaves its name (15 characters), its parent's pid and its CPU time there. The CPU the sampler missed is then
 named too: ``short_lived`` gives it by the kind of the nearest sampled ancestor and the process's name
-(``ansible-playbook <- python`` is a ``python`` started by an ``ansible-playbook`` or by a child of one).
+(``ansible-playbook <- python`` is a ``python`` started by an ``ansible-playbook`` or by a child of one). Records
+are matched to the sampler's processes by pid alone, so a pid the machine reused during the run mixes two
+processes' figures: a diagnostic, good for the large rows.
 """
 
 from __future__ import annotations
