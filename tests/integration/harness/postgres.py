@@ -158,14 +158,13 @@ class Postgres:
         with pg_dump | psql; return the target's SQLAlchemy URL."""
         self.create_database(target)
         bindir = pg_bin_dir()
-        common = ["-h", "127.0.0.1", "-p", str(self.port), "-U", SUPERUSER]
         dump = subprocess.run(
-            [str(bindir / "pg_dump"), *common, "--no-owner", "-d", source], capture_output=True, check=False
+            [str(bindir / "pg_dump"), *_client_args(self.url(source)), "--no-owner"], capture_output=True, check=False
         )
         if dump.returncode != 0:
             raise procs.ServiceStartError(f"pg_dump {source} failed: {dump.stderr.decode()[-2000:]}")
         load = subprocess.run(
-            [str(bindir / "psql"), *common, "-q", "-v", "ON_ERROR_STOP=1", "-d", target],
+            [str(bindir / "psql"), *_client_args(self.url(target)), "-q", "-v", "ON_ERROR_STOP=1"],
             input=dump.stdout,
             capture_output=True,
             check=False,
