@@ -359,8 +359,6 @@ cache_connection: ~/.cache/ansible-inventory
 cache_timeout: 3600
 """
 
-import contextlib
-import gc
 import hashlib
 import json
 import os
@@ -372,6 +370,7 @@ from ansible.plugins.inventory import BaseInventoryPlugin, Cacheable, Constructa
 from ansible.utils.vars import combine_vars
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.auth import openstack_auth_from_env
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.cyclic_gc import cyclic_gc_paused
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import InvalidInput, TenancyError
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.params import check_at_least
 from ansible_collections.baremetal.tenancy.plugins.plugin_utils import inventory_model as model
@@ -401,25 +400,6 @@ MODEL_OPTIONS = (
     "host_variables",
 )
 CLOUDS_YAML = ("clouds.yaml", "~/.config/openstack/clouds.yaml", "/etc/openstack/clouds.yaml")
-
-
-@contextlib.contextmanager
-def _cyclic_gc_paused():
-    """Pause Python's cyclic garbage collector while the inventory is built, then restore it as it was.
-
-    Decoding and preparing tens of thousands of claims allocates millions of
-    containers, none of them garbage, and every full collection the allocations
-    trigger walks all of them again: at 20,000 claims that doubled the plugin's
-    own CPU time (bench/inventory.py). Reference counting still frees what goes
-    out of use meanwhile; cycles wait until the collector runs again.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _one_line(text):
@@ -471,7 +451,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         super().parse(inventory, loader, path, cache)
         self._read_config_data(path)
         try:
-            with _cyclic_gc_paused():
+            with cyclic_gc_paused():
                 self._parse(path, cache)
         except TenancyError as exc:
             raise AnsibleParserError(

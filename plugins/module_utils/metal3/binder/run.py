@@ -47,6 +47,7 @@ import os
 import socket
 import time
 
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.cyclic_gc import cyclic_gc_paused
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     InvalidInput,
     TenancyError,
@@ -173,7 +174,9 @@ class Binder:
 
     def run(self):
         try:
-            return self._run()
+            # a pass decodes every host and claim it reads and keeps them to its end (common/cyclic_gc.py)
+            with cyclic_gc_paused():
+                return self._run()
         finally:
             self.state.stop_watches()
             self.relay.close()

@@ -3,6 +3,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """One binder pass (binder): read, plan, execute, report; refused before any write when its input is wrong."""
 
+import gc
+
 import pytest
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
@@ -70,3 +72,27 @@ def test_missing_namespace_is_refused_before_any_write():
         binder(fake, namespaces=["tenant-a", "nope"]).run()
     assert exc.value.message == "option namespaces: namespace(s) nope do not exist"
     assert not [r for r in fake.requests if r[0] != "GET"]
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_a_pass_runs_with_the_cyclic_collector_paused_and_restores_it(fails, monkeypatch):
+    fake = world()
+    seen = []
+    pass_binder = binder(fake, binder_id="b1", namespaces=["tenant-a", "nope"] if fails else None)
+    read = pass_binder.state.read
+
+    def reading(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return read(*args, **kwargs)
+
+    monkeypatch.setattr(pass_binder.state, "read", reading)
+    gc.enable()
+    try:
+        if fails:
+            with pytest.raises(InvalidInput):
+                pass_binder.run()
+        else:
+            assert pass_binder.run()["summary"]["bound"] == 1
+        assert seen == [False] and gc.isenabled()
+    finally:
+        gc.enable()
