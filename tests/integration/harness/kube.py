@@ -493,9 +493,10 @@ class KubeEnv:
     ``timings`` (service name -> seconds to ready).
     """
 
-    def __init__(self, workdir: str | os.PathLike, bin_dir: Path | None = None):
+    def __init__(self, workdir: str | os.PathLike, bin_dir: Path | None = None, watch_cache: bool = False):
         self.workdir = Path(workdir)
         self.bin_dir = require_binaries(bin_dir)
+        self.watch_cache = watch_cache
         self.tokens = {key: secrets.token_hex(24) for key in IDENTITIES}
         self._started: list[Started] = []  # running services, oldest first
         self.history: list[Started] = []  # every service ever started here
@@ -647,8 +648,9 @@ class KubeEnv:
             # A test bed's few objects are read from etcd as fast as from a cache; the watch cache (a reflector,
             # a ring buffer and bookmark timers per resource, ~60 resources) cost an idle API server 2.1 % of a
             # core, 0.9 % without it. Clients see no bookmarks and list from etcd: behaviours a real cluster has
-            # too (bookmarks are optional; a watch's resourceVersion may be compacted there as well).
-            "--watch-cache=false",
+            # too (bookmarks are optional; a watch's resourceVersion may be compacted there as well). The benches
+            # that list thousands of objects turn it on (``watch_cache``), as every real cluster has it.
+            "--watch-cache=%s" % ("true" if self.watch_cache else "false"),
         ]
         admin_token = self.tokens["admin"]
         started = self._run(
