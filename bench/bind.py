@@ -111,8 +111,8 @@ DIALECTS = tuple(os.environ.get("BENCH_DIALECTS", "proposal,bmo").split(","))
 #: the client of the binders, the floor and the raw writes: ``light`` (the modules' transport) or ``library``
 CLIENT = os.environ.get("BENCH_CLIENT", "light")
 #: ``BENCH_WATCH_CACHE=1``: the API server of the hosts and claims keeps a watch cache, as real clusters' do (the
-#: default ``0`` is the test bed's setting, lists read from etcd: 0.36-0.42 s of a pass's read of 1,000 hosts and 500
-#: claims against 0.10-0.12 s with the cache)
+#: default ``0`` is the test bed's setting, lists read from etcd: 0.36-0.48 s of a pass's read of 1,000 hosts and 500
+#: claims against 0.10-0.16 s with the cache, bench/README.md 2026-12-01)
 WATCH_CACHE = os.environ.get("BENCH_WATCH_CACHE", "0") == "1"
 #: binders at once
 BINDERS = int(os.environ.get("BENCH_BINDERS", "4"))

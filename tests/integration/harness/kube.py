@@ -648,8 +648,8 @@ class KubeEnv:
             # A test bed's few objects are read from etcd as fast as from a cache; the watch cache (a reflector,
             # a ring buffer and bookmark timers per resource, ~60 resources) cost an idle API server 2.1 % of a
             # core, 0.9 % without it. Clients see no bookmarks and list from etcd: behaviours a real cluster has
-            # too (bookmarks are optional; a watch's resourceVersion may be compacted there as well). The benches
-            # that list thousands of objects turn it on (``watch_cache``), as every real cluster has it.
+            # too (bookmarks are optional; a watch's resourceVersion may be compacted there as well). A bench may
+            # turn it on (``watch_cache``: bench/bind.py's ``BENCH_WATCH_CACHE=1``), as real clusters have it.
             "--watch-cache=%s" % ("true" if self.watch_cache else "false"),
         ]
         admin_token = self.tokens["admin"]
