@@ -42,11 +42,13 @@ that is still being cleaned; once the baremetal-operator has deprovisioned it
 (``release_finished``), ``release_plan`` clears ``consumerRef`` and sets the
 node-reuse label.
 
-Cost: a pass over M claims and N hosts surveys each (namespace, selector)
-once, decides each (policy, namespace) once and hashes each claim and host
-once; each claim then reads its best free candidates from an index of its
-survey (:mod:`rendezvous_index`) instead of ranking them all, so 5,000 claims
-over 10,000 hosts plan in about a second and a half.
+Cost: a pass over M claims and N hosts judges each host once per selector,
+decides each (policy, namespace) once, surveys once per selector and set of
+policies admitting the namespace (namespaces admitted alike share the survey
+and its index) and hashes each claim and host once; each claim then reads its
+best free candidates from an index of its survey (:mod:`rendezvous_index`)
+instead of ranking them all, so 5,000 claims of 50 namespaces over 10,000
+hosts plan in about 0.7 s (2.3 s with a survey per namespace).
 """
 
 from __future__ import annotations
@@ -146,6 +148,13 @@ def _rejection(host, spec, decision, unavailable):
     """
     if not decision.allowed:
         return STAGE_NOT_SHARED, "NotShared", decision.reason
+    return _match_rejection(host, spec, unavailable)
+
+
+def _match_rejection(host, spec, unavailable):
+    """What rejects a host shared with the claim's namespace (``_rejection`` after the sharing decision): its
+    namespace (``hostSelector.inNamespace``), its labels, its availability; ``None`` for a candidate.  Depends
+    on the claim's spec only, not on its namespace."""
     in_namespace = spec.get("inNamespace")
     if in_namespace and host_key(host)[0] != in_namespace:
         return (
@@ -159,6 +168,11 @@ def _rejection(host, spec, decision, unavailable):
     if unavailable:
         return (STAGE_UNAVAILABLE, *unavailable)
     return None
+
+
+#: a survey's rejection of a host its sharing group does not share with the claim's namespace (the decision's own
+#: reason is not kept: surveys are shared by namespaces with equal decisions, and pending messages use stage and code)
+NOT_SHARED = (STAGE_NOT_SHARED, "NotShared", "the host is not shared with the claim's namespace")
 
 
 def sharing_decision(
@@ -439,10 +453,11 @@ def pending_reason(claim: dict, rejections: Sequence[tuple], taken_count: int = 
 class _Planner:
     """State of one planning pass.
 
-    Per-host facts (key, seed, node-reuse label, availability), the index of
-    ``consumerRef`` targets and the survey of each (namespace, selector) are
-    computed once, so a pass over M claims and N hosts costs O(M x N) cheap
-    comparisons and O(M + N) hashes.
+    Per-host facts (key, seed, node-reuse label, availability, sharing group),
+    the index of ``consumerRef`` targets, each host's match of each selector and
+    the survey of each (selector, sharing groups admitting the namespace) are
+    computed once, so a pass over M claims and N hosts costs O(N) comparisons per
+    selector and survey and O(M + N) hashes.
     """
 
     def __init__(self, hosts, namespaces, binder_id, deploy_policies=(), unanchored=False):
@@ -457,6 +472,9 @@ class _Planner:
         self.ranked = {}
         self.decisions = {}
         self.policy_keys = {}
+        self.groups = {}
+        self.shared = {}
+        self.matches = {}
         self.unavailable = {}
         self.surveys = {}
         self.indexes = {}
@@ -474,25 +492,52 @@ class _Planner:
             if isinstance(ref, dict) and ref.get("name"):
                 self.by_ref.setdefault((ref.get("namespace"), ref.get("name")), []).append(host)
 
+    def group_key(self, host: dict, dialect: str) -> tuple:
+        """The key of what decides whether ``host`` is shared with a namespace, on ``dialect``: hosts with equal
+        keys get equal decisions (baremetal-operator's dialect: the host's namespace, whose HostDeployPolicies
+        decide; else ``sharing_policy.decision_key``, the host's sharing annotation)."""
+        if dialect == BMO:
+            return (BMO, self.keys[id(host)][0])
+        policy_key = self.policy_keys.get(id(host))
+        if policy_key is None:
+            policy_key = self.policy_keys[id(host)] = decision_key(host)
+        return policy_key
+
     def decision(self, host: dict, namespace: str, dialect: str) -> tuple:
         """The namespace policy decision, computed once per (policy, namespace): hosts usually share policies.
 
         On baremetal-operator's dialect the policy is the HostDeployPolicies of the host's namespace.
         """
-        if dialect == BMO:
-            key = (BMO, self.keys[id(host)][0], namespace)
-            if key not in self.decisions:
-                self.decisions[key] = evaluate_namespace(
-                    self.deploy_policies, key[1], namespace, self.namespaces.get(namespace) or {}, self.unanchored
-                )
-            return self.decisions[key]
-        policy_key = self.policy_keys.get(id(host))
-        if policy_key is None:
-            policy_key = self.policy_keys[id(host)] = decision_key(host)
-        key = (policy_key, namespace)
+        key = (self.group_key(host, dialect), namespace)
         if key not in self.decisions:
-            self.decisions[key] = is_shared(host, namespace, self.namespaces.get(namespace) or {})
+            if dialect == BMO:
+                self.decisions[key] = evaluate_namespace(
+                    self.deploy_policies, key[0][1], namespace, self.namespaces.get(namespace) or {}, self.unanchored
+                )
+            else:
+                self.decisions[key] = is_shared(host, namespace, self.namespaces.get(namespace) or {})
         return self.decisions[key]
+
+    def sharing_groups(self, dialect: str) -> tuple[list, dict]:
+        """``(the group key of each host, in order; one host of each group)`` on ``dialect`` (``group_key``)."""
+        if dialect not in self.groups:
+            of_host, first = [], {}
+            for host in self.hosts:
+                group = self.group_key(host, dialect)
+                of_host.append(group)
+                first.setdefault(group, host)
+            self.groups[dialect] = (of_host, first)
+        return self.groups[dialect]
+
+    def shared_groups(self, namespace: str, dialect: str) -> frozenset:
+        """The sharing groups whose hosts are shared with ``namespace``: one decision per group, once per namespace."""
+        key = (namespace, dialect)
+        if key not in self.shared:
+            first = self.sharing_groups(dialect)[1]
+            self.shared[key] = frozenset(
+                group for group, host in first.items() if self.decision(host, namespace, dialect).allowed
+            )
+        return self.shared[key]
 
     def availability(self, host: dict) -> tuple[str, str] | None:
         if id(host) not in self.unavailable:
@@ -503,16 +548,32 @@ class _Planner:
         namespace, name = claim_identity(claim)[:2]
         return find_adopted_host(claim, self.by_ref.get((namespace, name)))
 
+    def matching(self, selector_key: tuple, spec: dict) -> list:
+        """Each host's ``_match_rejection`` for ``spec`` (``None``: it would be a candidate where shared), in
+        order: once per selector, whatever the namespace."""
+        if selector_key not in self.matches:
+            self.matches[selector_key] = [_match_rejection(host, spec, self.availability(host)) for host in self.hosts]
+        return self.matches[selector_key]
+
     def survey(self, claim: dict, spec: dict) -> tuple[list[dict], list[tuple]]:
-        """``(candidates, rejections)`` of one claim over all hosts (shared by claims with the same namespace and selector)."""
+        """``(candidates, rejections)`` of one claim over all hosts.
+
+        Shared by the claims with the same selector whose namespaces are shared the same sharing groups
+        (``shared_groups``): 50 namespaces admitted by one HostDeployPolicy survey 10,000 hosts once, not 50
+        times, and rank from one index.  The rejections give stage and code (``pending_reason``); a host not
+        shared is ``NOT_SHARED``."""
         namespace = claim_identity(claim)[0]
         dialect = claim_dialect_of(claim)
-        cache_key = (namespace, dialect, spec.get("inNamespace"), json.dumps(spec["hostSelector"], sort_keys=True))
+        selector_key = (dialect, spec.get("inNamespace"), json.dumps(spec["hostSelector"], sort_keys=True))
+        shared = self.shared_groups(namespace, dialect)
+        cache_key = (selector_key, shared)
         if cache_key not in self.surveys:
             candidates, rejections = [], []
-            for host in self.hosts:
-                rejection = _rejection(host, spec, self.decision(host, namespace, dialect), self.availability(host))
-                if rejection:
+            of_host = self.sharing_groups(dialect)[0]
+            for host, group, rejection in zip(self.hosts, of_host, self.matching(selector_key, spec)):
+                if group not in shared:
+                    rejections.append(NOT_SHARED)
+                elif rejection:
                     rejections.append(rejection)
                 else:
                     candidates.append(host)
@@ -570,7 +631,7 @@ class _Planner:
     def fill_alternatives(self) -> None:
         """Once every claim is served: the other candidates no claim of this plan uses."""
         for key, ranked in self.ranked.items():
-            self.actions[key]["alternatives"] = [_host_ref(h) for h in ranked if host_key(h) not in self.taken]
+            self.actions[key]["alternatives"] = [_host_ref(h) for h in ranked if self.keys[id(h)] not in self.taken]
 
     def reuse_phase(self, work: Iterable[tuple[dict, list[dict]]]) -> None:
         for claim, candidates in work:

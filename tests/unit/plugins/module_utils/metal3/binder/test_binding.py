@@ -20,6 +20,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api impor
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder import planner as b
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.bmc_data import find_bmc_data
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.dialect import FAILURE_DOMAIN_LABEL
 from ansible_collections.baremetal.tenancy.tests.unit.plugins.module_utils.metal3.metal3_objects import (
     BMC_VALUES,
     make_claim,
@@ -679,3 +680,114 @@ def test_concurrent_binders_never_double_book_after_conflicts(world):
             state[key]["metadata"]["resourceVersion"] = versions[key]
             winners[claim] = key
     assert len(set(winners.values())) == len(winners)
+
+
+# ------------------------------------------- shared surveys against a full scan
+
+
+class _ScanningPlanner(b._Planner):
+    """The planner with the survey it had before surveys were shared: every host scanned for every (namespace,
+    selector), each decided for the claim's own namespace."""
+
+    def survey(self, claim, spec):
+        namespace, dialect = claim["metadata"]["namespace"], b.claim_dialect_of(claim)
+        candidates, rejections = [], []
+        for host in self.hosts:
+            rejection = b._rejection(host, spec, self.decision(host, namespace, dialect), self.availability(host))
+            if rejection:
+                rejections.append(rejection)
+            else:
+                candidates.append(host)
+        return candidates, rejections
+
+
+def _scanning_plan(claims, hosts, namespaces, binder, policies=()):
+    return _ScanningPlanner(hosts, namespaces, binder, policies).plan(claims)
+
+
+BMO_NAMESPACES = dict(NAMESPACES, **{"infra": {}, "infra-2": {}})
+DEPLOY_POLICIES = st.sampled_from(
+    [
+        {"nameMatches": "tenant-.*"},
+        {"names": ["p-x"]},
+        {"hasLabels": ["team"]},
+        {"nameMatches": "tenant-a", "hasLabels": ["team=a"]},
+        {"nameMatches": "("},
+    ]
+)
+
+
+@st.composite
+def bmo_worlds(draw):
+    """Claims of baremetal-operator's dialect over hosts of two namespaces, shared by HostDeployPolicies."""
+    policies = []
+    for namespace in ("infra", "infra-2"):
+        for index in range(draw(st.integers(0, 2))):
+            policies.append(
+                {
+                    "metadata": {"name": "p%d" % index, "namespace": namespace},
+                    "spec": {"hostClaimNamespaces": draw(DEPLOY_POLICIES)},
+                }
+            )
+    hosts = []
+    for index in range(draw(st.integers(0, 8))):
+        labels = draw(HOST_LABELS)
+        if draw(st.booleans()):
+            labels[FAILURE_DOMAIN_LABEL] = draw(st.sampled_from(["fd-1", "fd-2"]))
+        hosts.append(
+            make_host(
+                "bmh-zq-%d" % index,
+                namespace=draw(st.sampled_from(["infra", "infra-2"])),
+                labels=labels,
+                policy=None,
+                state=draw(STATES),
+            )
+        )
+    claims = []
+    for index in range(draw(st.integers(0, 8))):
+        selector = dict(draw(SELECTORS) or {})
+        if draw(st.booleans()):
+            selector["inNamespace"] = draw(st.sampled_from(["infra", "infra-2"]))
+        spec = {"poweredOn": False, "hostSelector": selector}
+        if draw(st.booleans()):
+            spec["failureDomain"] = draw(st.sampled_from(["fd-1", "fd-2"]))
+        claims.append(make_claim("c%d" % index, namespace=draw(st.sampled_from(sorted(NAMESPACES))), spec=spec))
+    return claims, hosts, policies
+
+
+@settings(max_examples=300)
+@given(worlds(), st.sampled_from(["binder-0", "binder-1"]))
+def test_shared_surveys_plan_as_a_full_scan_does(world, binder):
+    claims, hosts = world
+    assert b.plan_pass(claims, hosts, NAMESPACES, binder) == _scanning_plan(claims, hosts, NAMESPACES, binder)
+
+
+@settings(max_examples=300)
+@given(bmo_worlds(), st.sampled_from(["binder-0", "binder-1"]))
+def test_shared_surveys_plan_as_a_full_scan_does_on_bmos_dialect(world, binder):
+    claims, hosts, policies = world
+    plan = b.plan_pass(claims, hosts, BMO_NAMESPACES, binder, policies)
+    assert plan == _scanning_plan(claims, hosts, BMO_NAMESPACES, binder, policies)
+    # the worlds reach every outcome a survey decides (over the examples: bound and each pending reason)
+    assert all(action["action"] in ("bind", "pending") for action in plan)
+
+
+def test_namespaces_with_equal_decisions_share_one_survey_and_one_index():
+    hosts = [make_host("h%d" % index, labels={"rack": "r1"}) for index in range(6)]
+    claims = [make_claim("c%d" % index, namespace=namespace) for index, namespace in enumerate(sorted(NAMESPACES))]
+    planner = b._Planner(hosts, NAMESPACES, "binder-0")
+    plan = planner.plan(claims)
+    assert [action["action"] for action in plan] == ["bind"] * 3
+    # three namespaces, one sharing policy admitting all three: one survey of the hosts, one index
+    assert len(planner.surveys) == 1 and len(planner.matches) == 1 and len(planner.indexes) == 1
+    # a namespace the policy refuses gets a survey of its own (no candidates), and its own pending reason
+    refusing = [make_host("h%d" % index, policy={"matches": "tenant-.*"}) for index in range(3)]
+    planner = b._Planner(refusing, NAMESPACES, "binder-0")
+    plan = planner.plan(claims)
+    assert dict((a["claim"]["namespace"], a["action"]) for a in plan) == {
+        "p-x": "pending",
+        "tenant-a": "bind",
+        "tenant-b": "bind",
+    }
+    assert [a["reason"] for a in plan if a["action"] == "pending"] == ["NoSharedHost"]
+    assert len(planner.surveys) == 2 and len(planner.matches) == 1
