@@ -221,12 +221,20 @@ class KubeIO:
             raise BackendError(obj, "the API answered with something that is not JSON") from exc
 
     def list_pages(
-        self, path: str, obj: str, query: dict | None = None, page_size: int = LIST_PAGE, hint_404: str | None = None
+        self,
+        path: str,
+        obj: str,
+        query: dict | None = None,
+        page_size: int = LIST_PAGE,
+        hint_404: str | None = None,
+        on_first_page: Callable[[], None] | None = None,
     ):
         """The items of a list, page by page (``limit`` + ``continue``), as raw dicts.
 
         The next page is asked for as soon as its ``continue`` token is
         known, so the API server prepares it while this page is used.
+        ``on_first_page`` is called once the first page is in: its
+        ``resourceVersion`` is the snapshot every later page is served at.
         """
 
         def page(token):
@@ -238,6 +246,8 @@ class KubeIO:
         with ThreadPoolExecutor(max_workers=1) as fetcher:
             document = page(None)
             self.list_versions[path] = get_path(document, "metadata", "resourceVersion")
+            if on_first_page is not None:
+                on_first_page()
             while True:
                 token = get_path(document, "metadata", "continue")
                 pending = fetcher.submit(page, token) if token else None
@@ -263,23 +273,36 @@ class KubeIO:
         workers: int = LIST_WORKERS,
         convert: Callable[[dict], Any] | None = None,
         hint_404: str | None = None,
+        snapshot: threading.Event | None = None,
     ) -> list:
         """The items of ``plural`` in ``namespaces`` (``None``: all namespaces), namespaces listed side by side.
 
         ``convert`` turns each raw item into what is kept (``None``: dropped)
         as pages arrive.  ``what`` names the kind in errors (``HostClaims``).
+        ``snapshot`` (an event) is set once every list has its first page,
+        and so its snapshot (``list_pages``).
         """
+        lists = [None] if namespaces is None else list(namespaces)
+        first_pages = {"waiting": len(lists)}
+        lock = threading.Lock()
+
+        def first_page():
+            with lock:
+                first_pages["waiting"] -= 1
+                if not first_pages["waiting"] and snapshot is not None:
+                    snapshot.set()
 
         def one(namespace):
             obj = "%s in namespace %s" % (what, namespace) if namespace else "%s (all namespaces)" % what
-            items = self.list_pages(api_path(group_version, plural, namespace), obj, query, page_size, hint_404)
+            path = api_path(group_version, plural, namespace)
+            items = self.list_pages(path, obj, query, page_size, hint_404, on_first_page=first_page)
             if convert is None:
                 return list(items)
             return [kept for kept in (convert(item) for item in items) if kept is not None]
 
         if namespaces is None:
             return one(None)
-        pages = parallel_map(one, list(namespaces), workers)
+        pages = parallel_map(one, lists, workers)
         return [item for page in pages for item in page]
 
     def watch(self, path, resource_version):
@@ -370,8 +393,9 @@ class KubeIO:
         )
 
     # -- BareMetalHosts --------------------------------------------------------
-    def list_hosts(self, namespaces=None):
-        return self.list_namespaced(GROUP_VERSION, HOSTS, "BareMetalHosts", namespaces)
+    def list_hosts(self, namespaces=None, snapshot=None):
+        """The BareMetalHosts (in ``namespaces``, or all); ``snapshot``: see ``list_namespaced``."""
+        return self.list_namespaced(GROUP_VERSION, HOSTS, "BareMetalHosts", namespaces, snapshot=snapshot)
 
     def get_host(self, namespace, name):
         return self.get_or_none(api_path(GROUP_VERSION, HOSTS, namespace, name), host_label(namespace, name))

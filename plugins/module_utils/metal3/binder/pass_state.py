@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import binascii
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     BackendError,
@@ -166,13 +167,23 @@ class PassState:
         """Read the pass's world; returns the claims in scope.  ``sweep``: the Secret copies are read even when no
         claim needs them; ``watch``: follow hosts and claims during the pass once it meets another writer
         (:meth:`count_conflict`)."""
-        hosts = self.io.list_hosts(self.host_namespaces)  # hosts first: see run's docstring
-        if self.name:
-            claim = self.io.get_claim(self.namespaces[0], self.name)
-            claims = [claim] if claim else []
-        else:
-            claims = self.io.list_claims(self.namespaces)
-        self.namespace_labels = self.io.list_namespaces()
+        # hosts first (see run's docstring): the claims are read once every host list has its first page, whose
+        # resourceVersion its later pages are served at, so the claims are read after the hosts' snapshot while
+        # the API server sends the hosts' later pages
+        snapshot = threading.Event()
+        with ThreadPoolExecutor(max_workers=1) as lister:
+            listing = lister.submit(self.io.list_hosts, self.host_namespaces, snapshot)
+            listing.add_done_callback(lambda _listing: snapshot.set())  # no host list to wait for, or it failed
+            snapshot.wait()
+            if listing.done():
+                listing.result()  # the hosts' error, before anything else is read
+            if self.name:
+                claim = self.io.get_claim(self.namespaces[0], self.name)
+                claims = [claim] if claim else []
+            else:
+                claims = self.io.list_claims(self.namespaces)
+            self.namespace_labels = self.io.list_namespaces()
+            hosts = listing.result()
         missing = [namespace for namespace in self.namespaces or [] if namespace not in self.namespace_labels]
         if missing:
             raise InvalidInput("option namespaces", "namespace(s) %s do not exist" % ", ".join(missing))

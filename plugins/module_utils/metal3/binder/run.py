@@ -20,9 +20,10 @@ leaves the claim to the next pass.  Kubernetes is reached through :class:`client
 
 The write order that makes concurrent binders safe:
 
-1. hosts are listed before claims, so a host bound to a claim that is not in
-   the claim list points at a claim that was deleted (the sweep re-reads the
-   claim before it releases anything);
+1. hosts are listed before claims (the claims once every host list has its
+   first page, whose snapshot its later pages are served from), so a host bound
+   to a claim that is not in the claim list points at a claim that was deleted
+   (the sweep re-reads the claim before it releases anything);
 2. a bind writes the host's ``consumerRef`` first, then commits on the claim
    (binding label, finalizer, imported metadata) with the claim's
    ``resourceVersion`` as observed when planning.  A binder whose commit gets
