@@ -12,16 +12,22 @@
 ``errors="return"`` an exception takes the place of its result, with
 ``errors="raise"`` (the default) the first exception in item order is
 raised once every item has finished.  One worker, or one item, runs inline.
+
+:func:`beside` runs a long task on a thread and a second one here once
+the first says it is far enough (an event it sets), so that the second
+overlaps the first's remainder.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
+S = TypeVar("S")
 
 
 def parallel_map(
@@ -49,6 +55,21 @@ def parallel_map(
                 raise result.exc
         return results
     return [result.exc if isinstance(result, _Failed) else result for result in results]
+
+
+def beside(background: Callable[[threading.Event], R], then: Callable[[], S]) -> tuple[R, S]:
+    """``(background(ready), then())``: ``background`` runs on a thread, ``then`` here once ``background`` has set
+    ``ready`` or ended.  A ``background`` that fails before ``then`` starts raises its error and ``then`` is not run;
+    otherwise both finish before either's error (``then``'s first) is raised."""
+    ready = threading.Event()
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        running = pool.submit(background, ready)
+        running.add_done_callback(lambda _running: ready.set())
+        ready.wait()
+        if running.done():
+            running.result()
+        done = then()
+        return running.result(), done
 
 
 class _Failed:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import base64
 import binascii
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors import (
     BackendError,
@@ -29,6 +28,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.common.errors im
 from ansible_collections.baremetal.tenancy.plugins.module_utils.common.merge_patch import (
     get_path,
 )
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.parallel import beside
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api import (
     API_VERSION,
     BINDING_LABEL,
@@ -163,6 +163,16 @@ class PassState:
             return False
         return self.name is None or name == self.name
 
+    def _read_claims(self):
+        """The claims (all those of the pass's namespaces, or the one it is for) and the namespaces' labels."""
+        if self.name:
+            claim = self.io.get_claim(self.namespaces[0], self.name)
+            claims = [claim] if claim else []
+        else:
+            claims = self.io.list_claims(self.namespaces)
+        self.namespace_labels = self.io.list_namespaces()
+        return claims
+
     def read(self, sweep, watch):
         """Read the pass's world; returns the claims in scope.  ``sweep``: the Secret copies are read even when no
         claim needs them; ``watch``: follow hosts and claims during the pass once it meets another writer
@@ -170,20 +180,7 @@ class PassState:
         # hosts first (see run's docstring): the claims are read once every host list has its first page, whose
         # resourceVersion its later pages are served at, so the claims are read after the hosts' snapshot while
         # the API server sends the hosts' later pages
-        snapshot = threading.Event()
-        with ThreadPoolExecutor(max_workers=1) as lister:
-            listing = lister.submit(self.io.list_hosts, self.host_namespaces, snapshot)
-            listing.add_done_callback(lambda _listing: snapshot.set())  # no host list to wait for, or it failed
-            snapshot.wait()
-            if listing.done():
-                listing.result()  # the hosts' error, before anything else is read
-            if self.name:
-                claim = self.io.get_claim(self.namespaces[0], self.name)
-                claims = [claim] if claim else []
-            else:
-                claims = self.io.list_claims(self.namespaces)
-            self.namespace_labels = self.io.list_namespaces()
-            hosts = listing.result()
+        hosts, claims = beside(lambda snapshot: self.io.list_hosts(self.host_namespaces, snapshot), self._read_claims)
         missing = [namespace for namespace in self.namespaces or [] if namespace not in self.namespace_labels]
         if missing:
             raise InvalidInput("option namespaces", "namespace(s) %s do not exist" % ", ".join(missing))

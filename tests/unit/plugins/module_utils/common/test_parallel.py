@@ -1,12 +1,13 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 import threading
+import time
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.common.parallel import parallel_map
+from ansible_collections.baremetal.tenancy.plugins.module_utils.common.parallel import beside, parallel_map
 
 
 @given(st.lists(st.integers()), st.integers(min_value=1, max_value=8))
@@ -58,3 +59,62 @@ def test_errors_raise_the_first_in_item_order_after_all_ran():
 def test_rejects_an_unknown_error_mode():
     with pytest.raises(ValueError):
         parallel_map(str, [1], 1, errors="ignore")
+
+
+def test_beside_runs_then_once_the_background_is_ready_and_before_it_ends():
+    order, release = [], threading.Event()
+
+    def background(ready):
+        order.append("started")
+        ready.set()
+        # ends only once ``then`` ran: a ``then`` that waited for the end would wait in vain
+        assert release.wait(timeout=10)
+        order.append("ended")
+        return "hosts"
+
+    def then():
+        order.append("then")
+        release.set()
+        return "claims"
+
+    assert beside(background, then) == ("hosts", "claims")
+    assert order == ["started", "then", "ended"]
+
+
+def test_beside_runs_then_when_the_background_ends_without_setting_ready():
+    assert beside(lambda ready: 1, lambda: 2) == (1, 2)
+
+
+@pytest.mark.parametrize("after_ready", [False, True])
+def test_beside_a_background_failure(after_ready):
+    ran = []
+
+    def background(ready):
+        if after_ready:
+            ready.set()
+        raise LookupError("hosts")
+
+    with pytest.raises(LookupError, match="hosts"):
+        beside(background, lambda: ran.append("then"))
+    if not after_ready:  # failed before it was ready: nothing else is run
+        assert ran == []
+    # after it was ready, ``then`` may have run or not: the background's error is raised either way
+
+
+def test_beside_raises_then_s_error_once_the_background_ended():
+    ended, failing = [], threading.Event()
+
+    def background(ready):
+        ready.set()
+        assert failing.wait(timeout=10)
+        time.sleep(0.05)  # still running when ``then`` has failed
+        ended.append(True)
+        return 1
+
+    def then():
+        failing.set()
+        raise KeyError("claims")
+
+    with pytest.raises(KeyError):
+        beside(background, then)
+    assert ended == [True]
