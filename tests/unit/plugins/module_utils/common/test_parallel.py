@@ -87,18 +87,22 @@ def test_beside_runs_then_when_the_background_ends_without_setting_ready():
 
 @pytest.mark.parametrize("after_ready", [False, True])
 def test_beside_a_background_failure(after_ready):
-    ran = []
+    ran, then_ran = [], threading.Event()
 
     def background(ready):
-        if after_ready:
+        if after_ready:  # fails once ``then`` has run
             ready.set()
+            assert then_ran.wait(timeout=10)
         raise LookupError("hosts")
 
+    def then():
+        ran.append("then")
+        then_ran.set()
+
     with pytest.raises(LookupError, match="hosts"):
-        beside(background, lambda: ran.append("then"))
-    if not after_ready:  # failed before it was ready: nothing else is run
-        assert ran == []
-    # after it was ready, ``then`` may have run or not: the background's error is raised either way
+        beside(background, then)
+    # before it was ready: nothing else is run; after: ``then`` ran and the background's error is still raised
+    assert ran == (["then"] if after_ready else [])
 
 
 def test_beside_raises_then_s_error_once_the_background_ended():
