@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+import os
 import re
 import threading
 import time
@@ -139,9 +140,38 @@ def plan_replay(sequences: dict, free_hosts: list[dict]) -> list[dict]:
     return plans
 
 
-def replay(io, plans: list[dict], claim_versions: dict, workers: int) -> tuple[float, float]:
+def server_cpu(pids: dict[str, int]) -> dict[str, float]:
+    """The CPU seconds (user and system) each server process of ``pids`` (``{name: pid}``) has used so far."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    used = {}
+    for name, pid in pids.items():
+        with open("/proc/%d/stat" % pid) as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        used[name] = (int(fields[11]) + int(fields[12])) / ticks  # utime, stime (fields 14, 15 of stat(5))
+    return used
+
+
+class ServerClock:
+    """The CPU seconds each server process of ``pids`` used while entered (:func:`server_cpu`): where the time of
+    the API server, etcd and the controller manager went during a pass and during its floor, on the same cores."""
+
+    def __init__(self, pids: dict[str, int]):
+        self.pids = dict(pids)
+        self.used: dict[str, float] = {}
+
+    def __enter__(self):
+        self._start = server_cpu(self.pids)
+        return self
+
+    def __exit__(self, *exc):
+        end = server_cpu(self.pids)
+        self.used = dict((name, round(end[name] - self._start[name], 2)) for name in self.pids)
+
+
+def replay(io, plans: list[dict], claim_versions: dict, workers: int, pids: dict | None = None):
     """The writes of ``plans`` sent by ``workers`` threads, a plan per thread at a time, each with the precondition
-    of its target's current version; the seconds they took, and this process's CPU seconds meanwhile."""
+    of its target's current version; the seconds they took, this process's CPU seconds meanwhile, and the servers'
+    of ``pids`` (:class:`ServerClock`)."""
 
     def one(plan):
         versions = {"host": plan["host_version"], "claim": claim_versions[plan["claim"]]}
@@ -153,14 +183,17 @@ def replay(io, plans: list[dict], claim_versions: dict, workers: int) -> tuple[f
                 result = io.patch_claim(plan["claim"][0], plan["claim"][1], body, status=status)
             versions[kind] = result["metadata"]["resourceVersion"]
 
-    started, cpu = time.monotonic(), time.process_time()
-    with ThreadPoolExecutor(workers) as pool:
-        list(pool.map(one, plans))
-    return time.monotonic() - started, time.process_time() - cpu
+    with ServerClock(pids or {}) as servers:
+        started, cpu = time.monotonic(), time.process_time()
+        with ThreadPoolExecutor(workers) as pool:
+            list(pool.map(one, plans))
+        seconds, cpu = time.monotonic() - started, time.process_time() - cpu
+    return seconds, cpu, servers.used
 
 
-def measure_floor(io, sequences: dict, host_namespace: str, workers: int) -> dict:
-    """Replay ``sequences`` on copies of their claims and the free hosts of ``host_namespace``; the floor's figures.
+def measure_floor(io, sequences: dict, host_namespace: str, workers: int, pids: dict | None = None) -> dict:
+    """Replay ``sequences`` on copies of their claims and the free hosts of ``host_namespace``; the floor's figures
+    (``server_cpu_seconds``: the CPU of the server processes of ``pids`` during the replay).
 
     ``seconds`` is scaled to every sequence when fewer hosts than sequences were free (``replayed`` < ``bound``).
     The copies are deleted and the hosts freed again (untimed)."""
@@ -187,13 +220,16 @@ def measure_floor(io, sequences: dict, host_namespace: str, workers: int) -> dic
 
     with ThreadPoolExecutor(workers) as pool:
         versions = dict(pool.map(create_copy, plans))
-    seconds, cpu = replay(io, plans, versions, workers)
+    seconds, cpu, servers = replay(io, plans, versions, workers, pids)
     writes = sum(len(plan["writes"]) for plan in plans)
     with ThreadPoolExecutor(workers) as pool:
         list(pool.map(give_back, plans))
     return {
         "seconds": round(seconds * len(sequences) / len(plans), 3),
         "cpu_seconds": round(cpu * len(sequences) / len(plans), 3),
+        "server_cpu_seconds": dict(
+            (name, round(used * len(sequences) / len(plans), 2)) for name, used in servers.items()
+        ),
         "bound": len(sequences),
         "replayed": len(plans),
         "writes": writes,
