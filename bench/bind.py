@@ -6,11 +6,11 @@ Sizes from the environment: ``BENCH_HOSTS`` (1,000), ``BENCH_CLAIMS`` (500), ``B
 ``BENCH_OPERATOR_HOSTS`` (20; 0 leaves the real operator out), ``BENCH_DIALECTS`` (``proposal,bmo``),
 ``BENCH_REPEATS`` (1, rounds of the binders at once), ``BENCH_PASS_REPEATS`` (1, single passes each against its
 floor: ``single_pass.ratios_to_floor`` and their median, the first pass's figures in the rest of ``single_pass``);
-``BENCH_PROFILE`` (a file: the single pass's CPU per function in every thread, yappi, saved as pstats); ``BENCH_CLIENT`` (``light``: the binders, the pass's floor and the raw writes
-on the collection's own transport, ``metal3/transport.py``'s ``light_client``, as the modules run them; ``library``:
-on the kubernetes library's ``ApiClient``, as this bench did before 2026-11-30); ``BENCH_WATCH_CACHE`` (``0``: lists read
-from etcd, the test bed's setting; ``1``: the API server of the hosts and claims keeps a watch cache, as real
-clusters do).
+``BENCH_PROFILE`` (a file: the single pass's CPU per function in every thread, yappi, saved as pstats);
+``BENCH_CLIENT`` (``light``: the binders, the pass's floor and the raw writes on the collection's own transport,
+``metal3/transport.py``'s ``light_client``, as the modules run them; ``library``: on the kubernetes library's
+``ApiClient``, as this bench did before 2026-11-30); ``BENCH_WATCH_CACHE`` (``0``: lists read from etcd, the test
+bed's setting; ``1``: the API server of the hosts and claims keeps a watch cache, as real clusters do).
 Issue 20's size: ``BENCH_HOSTS=10000 BENCH_CLAIMS=5000 BENCH_NAMESPACES=50 BENCH_BINDERS=8``.
 
 Starts its own control plane (etcd + kube-apiserver + kube-controller-manager,
