@@ -124,7 +124,7 @@ WATCH_CACHE = os.environ.get("BENCH_WATCH_CACHE", "0") == "1"
 BINDERS = int(os.environ.get("BENCH_BINDERS", "4"))
 #: rounds of BINDERS binders at once, each over fresh claims on the same hosts
 REPEATS = int(os.environ.get("BENCH_REPEATS", "1"))
-# single passes, each against its floor, on the same control plane (the world reset and fresh claims between them)
+#: single passes, each against its floor, on the same control plane (the world reset and fresh claims between them)
 PASS_REPEATS = int(os.environ.get("BENCH_PASS_REPEATS", "1"))
 #: processes x threads creating and resetting the world
 SEED_PROCESSES, SEED_THREADS = 2, 8
