@@ -19,6 +19,8 @@ PSYCOPG2_VERSION=2.9.13
 CACHE="${BMT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/baremetal-tenancy}"
 OUT="${1:-$CACHE/esi-leap-$ESI_LEAP_VERSION}"
 PYTHON="${PYTHON:-python3}"
+# shellcheck source=scripts/venv-install.sh
+source "$(dirname "$0")/venv-install.sh"
 BUILD_LEVEL=1  # bump when the way of building below changes
 PIN="esi-leap $ESI_LEAP_VERSION psycopg2-binary $PSYCOPG2_VERSION build $BUILD_LEVEL"
 
@@ -40,11 +42,10 @@ fi
 echo "building esi-leap $ESI_LEAP_VERSION in $OUT (a venv of its own: its pins conflict with the project's)"
 started=$SECONDS
 rm -rf "$OUT"
-"$PYTHON" -m venv "$OUT"
-"$OUT/bin/python" -m pip install -q --upgrade pip
-"$OUT/bin/python" -m pip install -q "esi-leap==$ESI_LEAP_VERSION" "psycopg2-binary==$PSYCOPG2_VERSION"
-"$OUT/bin/python" -m pip check
-"$OUT/bin/python" -m pip freeze >"$OUT/requirements.txt"
+venv_create
+venv_pip install "esi-leap==$ESI_LEAP_VERSION" "psycopg2-binary==$PSYCOPG2_VERSION"
+venv_pip check
+venv_pip freeze >"$OUT/requirements.txt"
 # Byte-compiled files are written at build time, so the services' first start does not.
 "$OUT/bin/python" -m compileall -q "$OUT/lib" >/dev/null || true
 echo "$PIN" >"$OUT/.built"

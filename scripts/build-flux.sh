@@ -66,6 +66,14 @@ if have_all; then
   echo "flux controllers ($FLUX_VERSION, helm-controller ${HC_COMMIT:0:9}): cached in $OUT"
   exit 0
 fi
+# Two builds at once (make test's early build and the gitops session's): the second waits, then finds it cached.
+mkdir -p "$(dirname "$OUT")"
+exec 9>"$OUT.lock"
+flock 9
+if have_all; then
+  echo "flux controllers ($FLUX_VERSION, helm-controller ${HC_COMMIT:0:9}): cached in $OUT"
+  exit 0
+fi
 
 command -v go >/dev/null || { echo "go is required to build the Flux controllers" >&2; exit 1; }
 

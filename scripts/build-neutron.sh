@@ -26,6 +26,8 @@ CONSTRAINTS="$root/requirements-test.txt"
 CACHE="${BMT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/baremetal-tenancy}"
 OUT="${1:-$CACHE/neutron-$NEUTRON_VERSION}"
 PYTHON="${PYTHON:-python3}"
+# shellcheck source=scripts/venv-install.sh
+source "$(dirname "$0")/venv-install.sh"
 BUILD_LEVEL=1 # bump when the way of building below changes
 # The project's pins are part of the stamp: a change of requirements-test.txt rebuilds the venv on them.
 PIN="neutron $NEUTRON_VERSION networking-generic-switch $NGS_VERSION constraints $(sha256sum <"$CONSTRAINTS" | cut -c1-16) build $BUILD_LEVEL"
@@ -48,12 +50,11 @@ fi
 echo "building neutron $NEUTRON_VERSION + networking-generic-switch $NGS_VERSION in $OUT (constraints: $CONSTRAINTS)"
 started=$SECONDS
 rm -rf "$OUT"
-"$PYTHON" -m venv "$OUT"
-"$OUT/bin/python" -m pip install -q --upgrade pip
-"$OUT/bin/python" -m pip install -q -c "$CONSTRAINTS" \
+venv_create
+venv_pip install -c "$CONSTRAINTS" \
   "neutron==$NEUTRON_VERSION" "networking-generic-switch==$NGS_VERSION" gunicorn psycopg2-binary
-"$OUT/bin/python" -m pip check
-"$OUT/bin/python" -m pip freeze >"$OUT/requirements.txt"
+venv_pip check
+venv_pip freeze >"$OUT/requirements.txt"
 [ -f "$OUT/etc/neutron/api-paste.ini" ] || { echo "$OUT/etc/neutron/api-paste.ini: not installed by the wheel" >&2; exit 1; }
 # Byte-compiled files are written at build time, so the server's first start does not.
 "$OUT/bin/python" -m compileall -q "$OUT/lib" >/dev/null || true

@@ -18,7 +18,18 @@ CACHE="${BMT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/baremetal-tenancy}"
 OUT="${1:-$CACHE/sops-$SOPS_VERSION-age-$AGE_VERSION}"
 PIN="sops $SOPS_VERSION age $AGE_VERSION"
 
-if [ -x "$OUT/bin/sops" ] && [ -x "$OUT/bin/age-keygen" ] && grep -qxF "$PIN" "$OUT/.built" 2>/dev/null; then
+cached() {
+  [ -x "$OUT/bin/sops" ] && [ -x "$OUT/bin/age-keygen" ] && grep -qxF "$PIN" "$OUT/.built" 2>/dev/null
+}
+if cached; then
+  echo "sops $SOPS_VERSION and age-keygen $AGE_VERSION: cached in $OUT"
+  exit 0
+fi
+# Two builds at once (make test's early build and the gitops session's): the second waits, then finds it cached.
+mkdir -p "$(dirname "$OUT")"
+exec 9>"$OUT.lock"
+flock 9
+if cached; then
   echo "sops $SOPS_VERSION and age-keygen $AGE_VERSION: cached in $OUT"
   exit 0
 fi

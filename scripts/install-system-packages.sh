@@ -16,10 +16,19 @@ case "${1:-}" in
   networks) PACKAGES=(openvswitch-switch openvswitch-common iputils-ping ethtool tcpdump) ;;
   *) echo "usage: $0 [networks]" >&2; exit 2 ;;
 esac
-missing=()
-for p in "${PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
+find_missing() {
+  missing=()
+  for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+}
+find_missing
+[ ${#missing[@]} -eq 0 ] && { echo "system packages${1:+ ($1)}: present"; exit 0; }
+# Two installs at once (make test's early builds beside a session's preparation) would meet at apt's lock and fail:
+# the second waits for the first, then installs what is still missing.
+exec 9>"${TMPDIR:-/tmp}/bmt-system-packages.lock"
+flock 9
+find_missing
 [ ${#missing[@]} -eq 0 ] && { echo "system packages${1:+ ($1)}: present"; exit 0; }
 if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
 echo "installing system packages: ${missing[*]}"

@@ -22,6 +22,8 @@
 # INTEGRATION_PREPARE_<session>, when set, is a command the session runs before its pytest (the Makefile
 # builds Flux, Neutron and ESI-Leap's venv there, so that a cold build overlaps the other sessions instead of delaying them all); its
 # output goes to the session's log and its failure fails the session.
+# Each session's preparation and end are also printed as they happen, so that a run cut short (CI's time limit) shows
+# how far each session got.
 # INTEGRATION_SERIAL=1 runs them one after the other. INTEGRATION_WORKERS=N (N > 1) splits each session
 # over N pytest-xdist workers, a test file per worker at a time (--dist loadfile): each worker is a session
 # of its own, with its own services.
@@ -59,15 +61,15 @@ run_session() {
     if [ -n "${!prepare_var:-}" ]; then
         echo "session $name: preparing: ${!prepare_var}" >>"$log"
         if ! bash -c "${!prepare_var}" >>"$log" 2>&1; then
-            echo "session $name: its preparation failed after $((SECONDS - start)) s" >>"$log"
+            echo "session $name: its preparation failed after $((SECONDS - start)) s" | tee -a "$log"
             return 1
         fi
-        echo "session $name: prepared after $((SECONDS - start)) s" >>"$log"
+        echo "session $name: prepared after $((SECONDS - start)) s" | tee -a "$log"
     fi
     BMT_SESSION=$name BMT_TIMINGS_DIR=$PWD/.tmp "${pytest[@]}" "${selection[@]}" -m "$marker" >>"$log" 2>&1 &
     echo $! >".tmp/integration-$name.pid"
     wait $! || rc=$?
-    echo "session $name: exit $rc after $((SECONDS - start)) s" >>"$log"
+    echo "session $name: exit $rc after $((SECONDS - start)) s" | tee -a "$log"
     [ "$rc" -eq 0 ] || [ "$rc" -eq 5 ]
 }
 
