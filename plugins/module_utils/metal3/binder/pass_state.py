@@ -41,7 +41,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.binder.pl
     host_is_candidate,
     host_key,
 )
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.bmc_data import bmc_needles
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.bmc_data import bmc_needles, bmc_rules
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.bmo_controller_signal import (
     controller_problem,
     foreign_writes,
@@ -383,7 +383,8 @@ class PassState:
         return sorted(self.copies.items(), key=lambda item: str(item[0]))
 
     def bmc_rule(self, host):
-        """``(needles, blocked)`` for ``import_metadata``: the host's BMC data, user and password included.
+        """``(rules, blocked)`` for ``import_metadata``: the host's BMC data, user and password included, as
+        ``bmc_rules`` (compiled once for every text of the host the pass matches against them).
 
         The credentials Secret is read once per pass and host, and only when
         the host has metadata that policy would import.  A Secret that cannot
@@ -407,7 +408,7 @@ class PassState:
                     "the BMC credentials Secret could not be read, so nothing is imported from this host",
                 )
             username, password = secret_text(secret, "username"), secret_text(secret, "password")
-        rule = (bmc_needles(host, username, password), blocked)
+        rule = (bmc_rules(bmc_needles(host, username, password)), blocked)
         with self._lock:
             self.bmc_rules[key] = rule
         return rule
@@ -430,9 +431,9 @@ class PassState:
         :meth:`bmc_rule` and ``upward.hardware_withheld``, once per host object."""
 
         def compute():
-            needles, blocked = self.bmc_rule(host)
-            return host_offer(host.get("metadata"), self.annotation_domains, needles, blocked), hardware_withheld(
-                host, needles
+            rules, blocked = self.bmc_rule(host)
+            return host_offer(host.get("metadata"), self.annotation_domains, rules, blocked), hardware_withheld(
+                host, rules
             )
 
         return self._once_per_host_object(self.offers, host, compute)

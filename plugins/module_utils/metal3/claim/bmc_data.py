@@ -429,10 +429,29 @@ def _rule(what, value):
     return _generic(lower)
 
 
+class BmcRules(tuple):
+    """The compiled rules of a set of BMC values (``bmc_rules``): ``[(what, test)]``.
+
+    Accepted wherever ``bmc_values`` are.  A caller that matches many texts against one host's BMC data (a bind
+    pass: each label, annotation, address and NIC of the host) builds them once, and each ``bmc_match`` then
+    neither normalises the values nor looks the set up again.
+    """
+
+    __slots__ = ()
+
+
 @lru_cache(maxsize=512)
 def _compiled(needles):
     """The rules of a needle set, once per set (the regular expressions compiled when a text first needs them)."""
-    return tuple((what or "BMC data", _rule(what, value)) for what, value in needles)
+    return BmcRules((what or "BMC data", _rule(what, value)) for what, value in needles)
+
+
+def bmc_rules(bmc_values: Sequence) -> BmcRules:
+    """``bmc_values`` (as ``bmc_match`` takes them) compiled once: pass the result as ``bmc_values`` to match many
+    texts against the same values.  Rules given are returned as they are."""
+    if isinstance(bmc_values, BmcRules):
+        return bmc_values
+    return _compiled(_normal(bmc_values))
 
 
 def _normal(bmc_values):
@@ -499,11 +518,12 @@ def bmc_match(text: str, bmc_values: Sequence):
       and digits), so that a one-character password does not withhold every value containing that
       character.
 
-    Empty values never match.  The first needle that matches names the result.
+    Empty values never match.  The first needle that matches names the result.  ``bmc_values`` may also be
+    the ``bmc_rules`` of such values, compiled once for many texts.
     """
     if not isinstance(text, str) or not text:
         return None
-    return _match(text, _compiled(_normal(bmc_values)))
+    return _match(text, bmc_rules(bmc_values))
 
 
 def mentions(text: str, bmc_values: Sequence) -> bool:
@@ -528,9 +548,9 @@ def find_bmc_data(obj, bmc_values: Sequence) -> list[str]:
     """Paths in ``obj`` (nested dicts/lists/strings) whose key or value repeats one of ``bmc_values``.
 
     ``bmc_values`` and the rule are those of ``bmc_match`` (the same matcher: ``[(what, value)]`` from
-    ``bmc_needles``, or plain values, non-strings as their ``str``).  Returns ``[]`` when nothing leaks.
+    ``bmc_needles``, or plain values, non-strings as their ``str``, or their ``bmc_rules``).  Returns ``[]`` when nothing leaks.
     """
-    rules = _compiled(_normal(bmc_values))
+    rules = bmc_rules(bmc_values)
     found = []
     if rules:
         _scan(obj, rules, "", found)

@@ -43,6 +43,7 @@ from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.api impor
 )
 from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim.bmc_data import (
     bmc_match,
+    bmc_rules,
     looks_sensitive,
     mentions,
 )
@@ -195,11 +196,7 @@ def host_offer(host_meta, annotation_domains=EXPORT_ANNOTATION_DOMAINS, bmc_valu
     write that imports from that host: the content rules scan every key and value for the host's BMC data.
     """
     host_meta = host_meta or {}
-    bmc_values = [
-        value
-        for value in bmc_values or ()
-        if (isinstance(value, str) and value) or (isinstance(value, tuple) and value[1])
-    ]
+    bmc_values = bmc_rules(bmc_values)  # once for every key and value of the host
     labels, labels_withheld = _offered(
         host_meta.get("labels") or {}, lambda k, v: label_verdict(k, v, bmc_values, blocked)
     )

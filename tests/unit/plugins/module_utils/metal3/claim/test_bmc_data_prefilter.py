@@ -9,7 +9,8 @@ before (each pattern compiled when the needle set is first seen, every text sear
 no prefilter.  The properties compare the two on generated addresses and on texts spelled from them (case,
 separators, leading zeros, IPv6 forms, brackets, UUID forms, percent-encoding) and mutated near them (a character
 dropped, changed or added), and check the prefilter's claim directly: every match of a pattern contains its
-literals.
+literals.  Rules compiled once (``bmc_rules``, what a bind pass keeps per host) match as the values they were
+compiled from do, wherever values are taken.
 """
 
 import ipaddress
@@ -22,7 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import bmc_data
+from ansible_collections.baremetal.tenancy.plugins.module_utils.metal3.claim import bmc_data, metadata_import
 
 # ---------------------------------------------------------------- the matcher before the prefilter
 
@@ -199,6 +200,49 @@ def test_the_scanner_gives_the_same_paths(first, second):
     if rules:
         bmc_data._scan(obj, rules, "", expected)
     assert bmc_data.find_bmc_data(obj, values) == expected
+
+
+# ---------------------------------------------------------------- rules compiled once (bmc_rules)
+
+_ODD_VALUES = st.lists(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-5, 70000),
+        st.text(alphabet="0123456789abcdef.-_:/%", max_size=12),
+        st.tuples(
+            st.sampled_from([None, bmc_data.BMC_PORT, bmc_data.BMC_USER]), st.one_of(st.none(), st.text(max_size=8))
+        ),
+    ),
+    max_size=4,
+)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(_case(), _ODD_VALUES)
+def test_rules_compiled_once_match_as_the_values_do(case, odd):
+    values, text = case
+    for given_values in (values, list(values) + odd, odd):
+        rules = bmc_data.bmc_rules(given_values)
+        assert isinstance(rules, bmc_data.BmcRules)
+        assert bmc_data.bmc_rules(rules) is rules  # rules given are kept, never compiled again
+        expected = _reference_match(text, given_values)
+        assert bmc_data.bmc_match(text, rules) == expected
+        assert bmc_data.mentions(text, rules) is (expected is not None)
+        obj = {"k": [text, {text or "x": 5}], "empty": ""}
+        assert bmc_data.find_bmc_data(obj, rules) == bmc_data.find_bmc_data(obj, given_values)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_case())
+def test_a_host_offer_with_rules_is_the_offer_with_the_values(case):
+    values, text = case
+    meta = {
+        "labels": {"rack": text[:63] or "r1", "example.com/" + (text[:20] or "k"): "v"},
+        "annotations": {"metal3.io/x": text, "note": "plain"},
+    }
+    with_values = metadata_import.host_offer(meta, ("example.com", "metal3.io"), values)
+    assert metadata_import.host_offer(meta, ("example.com", "metal3.io"), bmc_data.bmc_rules(values)) == with_values
 
 
 @settings(max_examples=1500, deadline=None)
