@@ -19,9 +19,9 @@
 # the operator and the BMCs. Each session writes its own log (.tmp/integration-<name>.log), printed whole
 # when all have ended, and its table of wall time per fixture and per test file (tests/integration/timings.py)
 # to .tmp/timings-<name>.json. A selection without tests for a session (pytest exit 5, "no tests ran") is fine.
-# INTEGRATION_PREPARE_<session>, when set, is a command the session runs before its pytest (the Makefile
-# builds Flux, Neutron and ESI-Leap's venv there, so that a cold build overlaps the other sessions instead of delaying them all); its
-# output goes to the session's log and its failure fails the session.
+# INTEGRATION_PREPARE_<session>, when set, is a command the session runs before its pytest (make integration builds
+# Flux, Neutron and ESI-Leap's venv there; make test builds them before the sessions start, so there they find them
+# built); its output goes to the session's log and its failure fails the session.
 # Each session's preparation and end are also printed as they happen, so that a run cut short (CI's time limit) shows
 # how far each session got.
 # INTEGRATION_SERIAL=1 runs them one after the other. INTEGRATION_WORKERS=N (N > 1) splits each session
